@@ -1,0 +1,107 @@
+"""Parsing magic lines: leading ``--options`` then free text kept verbatim.
+
+Free text is not shell-split, so ``%retain Revenue fell -3% in Q3`` keeps its spacing and dashes.
+Options come first (``--name value``, ``--name=value``, ``--name "two words"``); ``--`` ends them.
+Errors raise ``UsageError`` (one line, never ``SystemExit``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from IPython.core.error import UsageError
+
+_OPTION = re.compile(r"--([A-Za-z][\w-]*)(?:=|\s+|$)")
+
+Converter = Callable[[str], Any]
+FLAG: Converter = bool  # marker for options that take no value
+
+
+def _read_value(text: str) -> tuple[str, str]:
+    """Read one (possibly quoted) value from the start of ``text``; return (value, rest)."""
+    if text[:1] in ("'", '"'):
+        quote = text[0]
+        end = text.find(quote, 1)
+        if end < 0:
+            raise UsageError(f"Unclosed {quote} in the options.")
+        return text[1:end], text[end + 1 :]
+    match = re.match(r"\S+", text)
+    if not match:
+        return "", text
+    return match.group(0), text[match.end() :]
+
+
+def parse_options(
+    line: str, spec: Mapping[str, Converter], usage: str
+) -> tuple[dict[str, Any], str]:
+    """Split ``line`` into (options, remaining text). ``spec`` maps option name → converter."""
+    options: dict[str, Any] = {}
+    rest = line.lstrip()
+    while rest.startswith("--"):
+        if rest == "--" or rest.startswith(("-- ", "--\t", "--\n")):
+            rest = rest[2:].lstrip()
+            break
+        match = _OPTION.match(rest)
+        name = match.group(1) if match else rest.split()[0][2:]
+        key = name.replace("-", "_")
+        if not match or key not in spec:
+            valid = ", ".join("--" + n.replace("_", "-") for n in spec) or "none"
+            raise UsageError(f"Unknown option --{name}. Options: {valid}. Usage: {usage}")
+        rest = rest[match.end() :]
+        converter = spec[key]
+        if converter is FLAG:
+            options[key] = True
+        else:
+            raw, rest = _read_value(rest)
+            if not raw:
+                raise UsageError(f"--{name} needs a value. Usage: {usage}")
+            try:
+                options[key] = converter(raw)
+            except (TypeError, ValueError) as error:
+                raise UsageError(f"Invalid --{name} {raw!r}: {error}. Usage: {usage}") from None
+        rest = rest.lstrip()
+    return options, rest
+
+
+def choice(*allowed: str) -> Converter:
+    """A converter accepting only ``allowed`` values."""
+
+    def convert(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"use one of {', '.join(allowed)}")
+        return value
+
+    return convert
+
+
+def positive_int(value: str) -> int:
+    """An integer ≥ 1."""
+    number = int(value)
+    if number < 1:
+        raise ValueError("must be at least 1")
+    return number
+
+
+def positive_float(value: str) -> float:
+    """A number > 0."""
+    number = float(value)
+    if number <= 0:
+        raise ValueError("must be greater than 0")
+    return number
+
+
+def tag_list(value: str) -> tuple[str, ...]:
+    """Comma-separated tags, blanks dropped."""
+    tags = tuple(t.strip() for t in value.split(",") if t.strip())
+    if not tags:
+        raise ValueError("give at least one tag")
+    return tags
+
+
+def identifier(value: str) -> str:
+    """A Python variable name."""
+    if not value.isidentifier():
+        raise ValueError("not a valid Python variable name")
+    return value

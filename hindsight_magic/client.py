@@ -1,0 +1,316 @@
+"""``HindsightClient``: a thin synchronous httpx client for the Hindsight endpoints we use.
+
+One method per endpoint, a per-operation timeout, ``Authorization: Bearer`` when a key is set, and
+every failure mapped to ``HindsightError`` with one of three message shapes:
+``"<op> failed: <detail>"``, ``"<op> request timed out after Ns"``,
+``"<op> request failed: <reason>"``. httpx is imported on first use, not at extension load.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    import httpx
+
+USER_AGENT = f"hindsight-magic/{__version__}"
+BANKS = "/v1/default/banks"
+CONNECT_TIMEOUT_CAP_S = 10.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Per-operation deadlines in seconds."""
+
+    request: float = 30.0
+    retain: float = 60.0
+    recall: float = 30.0
+    reflect: float = 120.0
+
+
+class HindsightError(Exception):
+    """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
+
+    ``kind`` is ``"http"`` (the server answered with an error), ``"timeout"``, ``"connect"`` (no
+    reply at all) or ``"not_hindsight"`` (something answered that does not speak Hindsight).
+    """
+
+    def __init__(
+        self,
+        operation: str,
+        message: str,
+        status_code: int | None = None,
+        details: Any = None,
+        kind: str = "http",
+    ) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.status_code = status_code
+        self.details = details
+        self.kind = kind
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying later: no reply, a timeout, 408, 429 or a 5xx."""
+        if self.kind in ("timeout", "connect"):
+            return True
+        code = self.status_code or 0
+        return code in (408, 429) or code >= 500
+
+
+def _detail_of(parsed: Any, text: str) -> Any:
+    if isinstance(parsed, dict):
+        if parsed.get("detail") is not None:
+            return parsed["detail"]
+        if parsed.get("message") is not None:
+            return parsed["message"]
+    return parsed if parsed is not None else text
+
+
+def _one_line(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class HindsightClient:
+    """Synchronous Hindsight REST client; safe to share between threads (one httpx pool each)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeouts: Timeouts | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.timeouts = timeouts or Timeouts()
+        self._transport = transport
+        self._local = threading.local()
+        self._all: list[httpx.Client] = []
+        self._lock = threading.Lock()
+        self._identity: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        auth = "with key" if self._api_key else "no key"
+        return f"HindsightClient({self.base_url!r}, {auth})"
+
+    @property
+    def has_key(self) -> bool:
+        """Whether requests carry an Authorization header."""
+        return bool(self._api_key)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _http(self) -> httpx.Client:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            import httpx
+
+            headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            client = httpx.Client(
+                base_url=self.base_url, headers=headers, transport=self._transport
+            )
+            self._local.client = client
+            with self._lock:
+                self._all.append(client)
+        return client
+
+    def close(self) -> None:
+        """Close every connection pool this client opened."""
+        with self._lock:
+            clients, self._all = self._all, []
+        for client in clients:
+            client.close()
+        self._local = threading.local()
+
+    def _request(
+        self,
+        operation: str,
+        method: str,
+        path: str,
+        *,
+        timeout_s: float,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        allow_404: bool = False,
+        need_json: bool = True,
+    ) -> Any:
+        import httpx
+
+        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
+        try:
+            response = self._http().request(method, path, json=body, params=params, timeout=timeout)
+        except httpx.TimeoutException as error:
+            message = f"{operation} request timed out after {round(timeout_s)}s"
+            raise HindsightError(operation, message, details=error, kind="timeout") from None
+        except httpx.HTTPError as error:
+            reason = str(error) or type(error).__name__
+            message = f"{operation} request failed: {reason}"
+            raise HindsightError(operation, message, details=error, kind="connect") from None
+        if allow_404 and response.status_code == 404:
+            return None
+        text = response.text
+        try:
+            parsed = json.loads(text) if text.strip() else None
+            is_json = True
+        except ValueError:
+            parsed, is_json = None, False
+        if response.status_code >= 400:
+            details = _detail_of(parsed, text)
+            kind = "http" if is_json else "not_hindsight"
+            message = f"{operation} failed: {_one_line(details) or response.reason_phrase}"
+            raise HindsightError(operation, message, response.status_code, details, kind)
+        if need_json and not isinstance(parsed, dict | list):
+            ctype = response.headers.get("content-type", "?")
+            message = (
+                f"{operation} failed: the reply was not Hindsight JSON "
+                f"(HTTP {response.status_code}, {ctype})"
+            )
+            raise HindsightError(
+                operation, message, response.status_code, text[:200], "not_hindsight"
+            )
+        return parsed if parsed is not None else {}
+
+    @staticmethod
+    def _bank(bank_id: str) -> str:
+        return f"{BANKS}/{quote(bank_id, safe='')}"
+
+    # -- endpoints --------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """``GET /health``."""
+        return self._request("health", "GET", "/health", timeout_s=min(self.timeouts.request, 5))
+
+    def identity(self) -> dict[str, Any]:
+        """``GET /version``, checked to be Hindsight's; cached after the first success."""
+        if self._identity is None:
+            reply = self._request("version", "GET", "/version", timeout_s=self.timeouts.request)
+            if not isinstance(reply, dict) or "api_version" not in reply:
+                message = f"{self.base_url} answered but is not a Hindsight server"
+                raise HindsightError("version", message, 200, reply, "not_hindsight")
+            self._identity = reply
+        return self._identity
+
+    def create_bank(
+        self, bank_id: str, reflect_mission: str = "", retain_mission: str = ""
+    ) -> dict[str, Any]:
+        """``PUT /v1/default/banks/{bank}`` (idempotent); missions are left out when empty."""
+        body: dict[str, Any] = {}
+        if reflect_mission.strip():
+            body["reflect_mission"] = reflect_mission.strip()
+        if retain_mission.strip():
+            body["retain_mission"] = retain_mission.strip()
+        return self._request(
+            "createBank", "PUT", self._bank(bank_id), timeout_s=self.timeouts.request, body=body
+        )
+
+    def list_banks(self) -> list[dict[str, Any]]:
+        """``GET /v1/default/banks``."""
+        reply = self._request("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
+        return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
+
+    def retain_batch(
+        self,
+        bank_id: str,
+        items: Sequence[dict[str, Any]],
+        *,
+        operation_id: str | None = None,
+        async_: bool = True,
+    ) -> dict[str, Any]:
+        """``POST …/memories`` with ``async`` and a client ``operation_id`` (safe to re-send)."""
+        body: dict[str, Any] = {"items": list(items), "async": async_}
+        if operation_id:
+            body["operation_id"] = operation_id
+        reply = self._request(
+            "retainBatch",
+            "POST",
+            f"{self._bank(bank_id)}/memories",
+            timeout_s=self.timeouts.retain,
+            body=body,
+        )
+        if not isinstance(reply, dict) or reply.get("success") is False:
+            message = f"retainBatch failed: unexpected reply {_one_line(reply, 120)}"
+            raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
+        return reply
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: str = "mid",
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any] | None:
+        """``POST …/memories/recall``; None when the bank does not exist yet."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        if types:
+            body["types"] = list(types)
+        if tags:
+            body["tags"] = list(tags)
+            if tags_match:
+                body["tags_match"] = tags_match
+        try:
+            return self._request(
+                "recall",
+                "POST",
+                f"{self._bank(bank_id)}/memories/recall",
+                timeout_s=self.timeouts.recall,
+                body=body,
+            )
+        except HindsightError as error:
+            bank_missing = error.kind == "http" and error.status_code == 404
+            if bank_missing and "not found" in str(error.details).lower():
+                return None
+            raise
+
+    def reflect(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: str = "mid",
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any]:
+        """``POST …/reflect``."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if context:
+            body["context"] = context
+        if tags:
+            body["tags"] = list(tags)
+            if tags_match:
+                body["tags_match"] = tags_match
+        return self._request(
+            "reflect",
+            "POST",
+            f"{self._bank(bank_id)}/reflect",
+            timeout_s=self.timeouts.reflect,
+            body=body,
+        )
+
+    def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
+        """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
+        return self._request(
+            "getOperation",
+            "GET",
+            f"{self._bank(bank_id)}/operations/{quote(operation_id, safe='')}",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )

@@ -1,0 +1,233 @@
+"""The ``%hindsight`` subcommands: one small function each, routed by name."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from .arguments import parse_options, positive_float, positive_int
+from .config import (
+    CONFIGURABLE_NAMES,
+    SCOPE_MODES,
+    SECRET_FIELDS,
+    env_name,
+    unknown_setting_message,
+)
+from .display import Message, Report, plural
+from .errors import HindsightMagicError
+from .scope import project_label
+
+if TYPE_CHECKING:
+    from .magics import HindsightMagics
+
+Handler = Callable[["HindsightMagics", str], Any]
+
+HELP = {
+    "help": "this list",
+    "status": "server, bank, tags, queue",
+    "config": "show or change settings: config [NAME[=VALUE]] (NAME= resets)",
+    "scope": "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
+    "bank": "show or change the base bank: bank [NAME] [--prefix P]",
+    "flush": "send queued memories now and wait (bounded): flush [--timeout S]",
+    "retry": "re-send memories the server refused earlier",
+    "clear": "forget the local recall cache and notices (server memory stays)",
+    "server": "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
+}
+
+
+def cmd_help(magics: HindsightMagics, args: str) -> Report:
+    """List the subcommands."""
+    report = Report("%hindsight SUBCOMMAND — manage this notebook's memory session")
+    report.add("", list(HELP.items()))
+    report.footer = "Magics: %retain, %recall, %%reflect (add ? for help, e.g. %retain?)."
+    return report
+
+
+def cmd_status(magics: HindsightMagics, args: str) -> Report:
+    """Server, scope, queue and session."""
+    return magics.session.status()
+
+
+def _source(magics: HindsightMagics, name: str) -> str:
+    if getattr(magics, name, None) is not None:
+        return "config"
+    if os.environ.get(env_name(name), "").strip():
+        return "env"
+    if name == "api_key" and os.environ.get("HINDSIGHT_API_TOKEN", "").strip():
+        return "env"
+    return "default"
+
+
+def cmd_config(magics: HindsightMagics, args: str) -> Any:
+    """Show all settings, one, or set ``NAME=VALUE`` (``NAME=`` resets to env/default)."""
+    args = args.strip()
+    settings = magics.session.settings
+    if not args:
+        report = Report("Settings (config > env > default)")
+        rows = [
+            (name, f"{value}   [{_source(magics, name)}]")
+            for name, value in settings.public_items()
+        ]
+        report.add("", rows)
+        report.footer = "Change: %hindsight config NAME=VALUE   Reset: %hindsight config NAME="
+        return report
+    name, sep, value = args.partition("=")
+    name = name.strip()
+    if name in SECRET_FIELDS:
+        raise UsageError(
+            "Set the API key in the environment (HINDSIGHT_API_KEY) before starting the kernel: "
+            "a key typed into a cell is saved in the notebook."
+        )
+    if name not in CONFIGURABLE_NAMES:
+        raise UsageError(unknown_setting_message(name))
+    if not sep:
+        shown = dict(settings.public_items())[name]
+        return Message(f"{name} = {shown}   [{_source(magics, name)}]")
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    magics.set_setting(name, value if value else None)
+    shown = dict(magics.session.settings.public_items())[name]
+    return Message(f"{name} = {shown}")
+
+
+def cmd_scope(magics: HindsightMagics, args: str) -> Message:
+    """Show or change the scoping mode (re-reads the project from the working directory)."""
+    options, rest = parse_options(args, {"project": str}, "%hindsight scope [MODE] [--project L]")
+    mode = rest.strip()
+    session = magics.session
+    if not mode and not options:
+        return Message(f"Scope: {session.scope.describe()}; project {session.scope.label!r}.")
+    if mode and mode not in SCOPE_MODES:
+        raise UsageError(f"Invalid scope {mode!r}: use {', '.join(SCOPE_MODES)}.")
+    if mode:
+        magics.set_setting("scoping", mode)
+    label = options.get("project", "").strip().lower() or project_label(os.getcwd())
+    session.apply(magics.current_settings(), label=label)
+    return Message(f"Scope: {session.scope.describe()}.")
+
+
+def cmd_bank(magics: HindsightMagics, args: str) -> Message:
+    """Show or change the base bank id (and prefix)."""
+    options, rest = parse_options(args, {"prefix": str}, "%hindsight bank [NAME] [--prefix P]")
+    name = rest.strip()
+    if " " in name:
+        raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
+    if "prefix" in options:
+        magics.set_setting("bank_prefix", options["prefix"])
+    if name:
+        magics.set_setting("bank_id", name)
+    return Message(f"Scope: {magics.session.scope.describe()}.")
+
+
+def cmd_flush(magics: HindsightMagics, args: str) -> Message:
+    """Send everything queued now and report what happened."""
+    options, rest = parse_options(
+        args, {"timeout": positive_float}, "%hindsight flush [--timeout S]"
+    )
+    if rest.strip():
+        raise UsageError("Usage: %hindsight flush [--timeout S]")
+    session = magics.session
+    before = session.queue.stats()
+    outcome = session.flush(options.get("timeout"))
+    after = session.queue.stats()
+    sent = after.accepted - before.accepted
+    parts = [f"Flushed: {plural(sent, 'memory', 'memories')} accepted by the server."]
+    if outcome.retrying:
+        parts.append(
+            f"{plural(outcome.retrying, 'memory is', 'memories are')} waiting to retry "
+            f"({after.last_error}); they stay queued."
+        )
+    if outcome.pending:
+        parts.append(f"{plural(outcome.pending, 'memory is', 'memories are')} still being sent.")
+    if outcome.failed:
+        parts.append(f"{plural(outcome.failed, 'memory', 'memories')} failed: %hindsight retry.")
+    return Message(" ".join(parts))
+
+
+def cmd_retry(magics: HindsightMagics, args: str) -> Message:
+    """Re-send the memories the server refused, through the current connection."""
+    count = magics.session.retry_failed()
+    if not count:
+        return Message("Nothing to retry: no failed memories.")
+    magics.session.flush()
+    return Message(f"Re-sent {plural(count, 'memory', 'memories')}. See %hindsight status.")
+
+
+def cmd_clear(magics: HindsightMagics, args: str) -> Message:
+    """Forget local caches; memory on the server is untouched."""
+    magics.session.last_recall = None
+    magics.session.take_notices()
+    return Message(
+        "Hindsight memory is server-side; only the local recall cache was cleared. "
+        "Delete the Hindsight bank on the server to wipe upstream state."
+    )
+
+
+def cmd_server(magics: HindsightMagics, args: str) -> Any:
+    """Start, stop or inspect the local Hindsight server on this machine."""
+    from . import server
+
+    words = shlex.split(args)
+    action = words[0] if words else "status"
+    usage = "%hindsight server start [--port N] | stop | status | logs [--lines N]"
+    if action == "start":
+        options, _rest = parse_options(" ".join(words[1:]), {"port": positive_int}, usage)
+        print("Starting the local Hindsight server (about 15 s the first time)…", file=sys.stderr)
+        try:
+            info = server.start(port=options.get("port", server.DEFAULT_PORT))
+        except server.ServerError as error:
+            tail = getattr(error, "log_tail", "")
+            if tail:
+                print(tail, file=sys.stderr)
+            raise HindsightMagicError(str(error)) from None
+        magics.set_setting("api_url", info.url)
+        llm = info.llm_provider
+        note = " — reflect answers are placeholders (mock LLM)" if llm == "mock" else ""
+        return Message(
+            f"Hindsight server running at {info.url} (LLM: {llm}{note}); session uses it."
+        )
+    if action == "stop":
+        stopped = server.stop()
+        return Message("Local Hindsight server stopped." if stopped else "No local server running.")
+    if action == "status":
+        info = server.status()
+        if info is None:
+            return Message("No local Hindsight server running (start: %hindsight server start).")
+        return Message(
+            f"Local Hindsight server at {info.url} (pid {info.pid}, LLM {info.llm_provider})."
+        )
+    if action == "logs":
+        options, _ = parse_options(" ".join(words[1:]), {"lines": positive_int}, usage)
+        return Message(server.log_tail(lines=options.get("lines", 40)) or "(no server log yet)")
+    raise UsageError(f"Unknown server action {action!r}. Usage: {usage}")
+
+
+SUBCOMMANDS: dict[str, Handler] = {
+    "help": cmd_help,
+    "status": cmd_status,
+    "config": cmd_config,
+    "scope": cmd_scope,
+    "bank": cmd_bank,
+    "flush": cmd_flush,
+    "retry": cmd_retry,
+    "clear": cmd_clear,
+    "server": cmd_server,
+}
+
+
+def run_subcommand(magics: HindsightMagics, line: str) -> Any:
+    """Route ``%hindsight NAME ARGS`` to its handler; unknown names list the valid ones."""
+    name, _, args = line.strip().partition(" ")
+    name = name or "status"
+    handler = SUBCOMMANDS.get(name)
+    if handler is None:
+        raise UsageError(
+            f"Unknown subcommand {name!r}. Valid subcommands: {', '.join(SUBCOMMANDS)}."
+        )
+    return handler(magics, args)

@@ -1,0 +1,32 @@
+"""User-facing failures: one clear line with a hint, and no traceback unless debug is on."""
+
+from __future__ import annotations
+
+from .client import HindsightError
+
+
+class HindsightMagicError(Exception):
+    """An expected failure shown as one line (IPython calls ``_render_traceback_``)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"HindsightError: {self}"]
+
+
+def explain(error: HindsightError, url: str) -> str:
+    """The error's message plus what the user can do about it."""
+    message = str(error)
+    if error.kind == "connect":
+        return (
+            f"{message} — no Hindsight server at {url}: start one with "
+            "`%hindsight server start` or set HINDSIGHT_API_URL."
+        )
+    if error.kind == "timeout":
+        return f"{message} — the server at {url} is slow or unreachable; try again or check it."
+    if error.kind == "not_hindsight":
+        return (
+            f"{url} answered but is not a Hindsight server ({message}) — point HINDSIGHT_API_URL "
+            "at Hindsight, or run a local one with `%hindsight server start`."
+        )
+    if error.status_code in (401, 403):
+        return f"{message} — check HINDSIGHT_API_KEY (the server at {url} refused the request)."
+    return message

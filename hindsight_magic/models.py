@@ -1,0 +1,76 @@
+"""Request items and response models for the Hindsight endpoints used (lenient on extra fields)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+@dataclass(slots=True)
+class MemoryItem:
+    """One memory to retain; cheap to build on the kernel thread (no validation here)."""
+
+    content: str
+    timestamp: str
+    context: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] | None = None
+    document_id: str | None = None
+    update_mode: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form: only the fields that are set."""
+        body: dict[str, Any] = {"content": self.content, "timestamp": self.timestamp}
+        if self.context:
+            body["context"] = self.context
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        if self.tags:
+            body["tags"] = list(self.tags)
+        if self.document_id:
+            body["document_id"] = self.document_id
+        if self.update_mode:
+            body["update_mode"] = self.update_mode
+        return body
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Scores(_Lenient):
+    """Ranking scores of one recalled memory."""
+
+    final: float | None = None
+    semantic: float | None = None
+    keyword: float | None = None
+    reranker: float | None = None
+
+
+class Memory(_Lenient):
+    """One recalled memory."""
+
+    id: str | None = None
+    text: str = ""
+    type: str | None = None
+    context: str | None = None
+    mentioned_at: str | None = None
+    document_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    tags: list[str] | None = None
+    scores: Scores | None = None
+
+
+class RecallResponse(_Lenient):
+    """The body of ``POST …/memories/recall``."""
+
+    results: list[Memory] = []
+
+
+class ReflectResponse(_Lenient):
+    """The body of ``POST …/reflect``."""
+
+    text: str | None = None
+    based_on: Any = None

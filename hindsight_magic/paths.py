@@ -1,0 +1,32 @@
+"""Where hindsight_magic keeps its files: one per-user data directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+APP_NAME = "hindsight-magic"
+
+
+def data_dir() -> Path:
+    """The per-user data directory (created on first use).
+
+    ``HINDSIGHT_MAGIC_DATA_DIR`` wins; otherwise the platform's usual place:
+    ``$XDG_DATA_HOME/hindsight-magic`` (default ``~/.local/share/hindsight-magic``) on
+    Linux, ``~/Library/Application Support/hindsight-magic`` on macOS and
+    ``%LOCALAPPDATA%\\hindsight-magic`` on Windows.
+    """
+    explicit = os.environ.get("HINDSIGHT_MAGIC_DATA_DIR", "").strip()
+    if explicit:
+        path = Path(explicit).expanduser()
+    elif sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        path = Path(base) / APP_NAME
+    elif sys.platform == "darwin":
+        path = Path.home() / "Library" / "Application Support" / APP_NAME
+    else:
+        base = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
+        path = Path(base) / APP_NAME
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,106 @@
+"""Bank scope: the project label, which bank and tags a memory goes to, and the ensured-bank set."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+MISSION_SET_CAP = 10_000
+
+
+def _git_main_root(start: Path) -> Path | None:
+    """The main checkout root of the git repository containing ``start`` (worktrees included)."""
+    for folder in (start, *start.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return folder
+        if marker.is_file():
+            # A linked worktree: ".git" holds "gitdir: <main>/.git/worktrees/<name>".
+            try:
+                line = marker.read_text(encoding="utf-8").strip()
+            except OSError:
+                return folder
+            if not line.startswith("gitdir:"):
+                return folder
+            gitdir = Path(line.removeprefix("gitdir:").strip())
+            if not gitdir.is_absolute():
+                gitdir = (folder / gitdir).resolve()
+            commondir = gitdir / "commondir"
+            if commondir.is_file():
+                common = (gitdir / commondir.read_text(encoding="utf-8").strip()).resolve()
+                return common.parent if common.name == ".git" else common
+            return folder
+    return None
+
+
+def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
+    """Lowercased basename of the git main-checkout root containing ``cwd`` (else of ``cwd``)."""
+    try:
+        start = Path(cwd if cwd is not None else os.getcwd()).resolve()
+    except OSError:
+        return "unknown"
+    root = _git_main_root(start) or start
+    return root.name.strip().lower() or "unknown"
+
+
+@dataclass(frozen=True)
+class BankScope:
+    """Where memories go and which tags filter recall, for one scoping mode."""
+
+    mode: str
+    bank_id: str
+    label: str
+    retain_tags: tuple[str, ...] | None = None
+    recall_tags: tuple[str, ...] | None = None
+    tags_match: str | None = None
+
+    def describe(self) -> str:
+        """One line for status output."""
+        tags = f", tags {', '.join(self.retain_tags)}" if self.retain_tags else ""
+        return f"bank {self.bank_id} ({self.mode}{tags})"
+
+
+def base_bank(bank_id: str, prefix: str = "") -> str:
+    """``<prefix>-<bank>`` when a prefix is set."""
+    base = bank_id.strip() or "jupyter"
+    prefix = prefix.strip()
+    return f"{prefix}-{base}" if prefix else base
+
+
+def compute_scope(mode: str, bank_id: str, prefix: str, label: str) -> BankScope:
+    """The scope for ``mode``: global, per-project or per-project-tagged."""
+    base = base_bank(bank_id, prefix)
+    if mode == "global":
+        return BankScope(mode, base, label)
+    if mode == "per-project":
+        return BankScope(mode, f"{base}-{label}", label)
+    tags = (f"project:{label}",)
+    return BankScope(mode, base, label, tags, tags, "any")
+
+
+class EnsuredBanks:
+    """Banks already PUT in this process; capped, dropping the sorted first half when full."""
+
+    def __init__(self, cap: int = MISSION_SET_CAP) -> None:
+        self._cap = cap
+        self._ids: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, key: str) -> None:
+        """Remember ``key``; past the cap, forget the lexicographically first half."""
+        with self._lock:
+            self._ids.add(key)
+            if len(self._ids) > self._cap:
+                for old in sorted(self._ids)[: len(self._ids) >> 1]:
+                    self._ids.discard(old)
+
+
+ENSURED_BANKS = EnsuredBanks()

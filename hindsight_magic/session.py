@@ -1,0 +1,389 @@
+"""``HindsightSession``: the kernel-scoped owner of settings, client, scope and retain queue."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from .client import HindsightClient, HindsightError, Timeouts
+from .config import FALLBACK_API_URL, Settings
+from .display import RecallResult, ReflectResult, Report, plural
+from .models import MemoryItem, RecallResponse, ReflectResponse
+from .queue import Batch, RetainQueue, Route
+from .scope import ENSURED_BANKS, BankScope, compute_scope, project_label
+
+if TYPE_CHECKING:
+    import httpx
+
+log = logging.getLogger("hindsight_magic")
+log.addHandler(logging.NullHandler())  # never print from the worker into a cell
+
+FLUSH_BEFORE_READ_S = 5.0
+INDEXING_WAIT_S = 3.0
+INDEXING_POLL_S = 0.1
+EXIT_FLUSH_S = 3.0
+CONNECTION_FIELDS = (
+    "api_url",
+    "api_key",
+    "request_timeout_ms",
+    "retain_timeout_ms",
+    "recall_timeout_ms",
+    "reflect_timeout_ms",
+)
+SCOPE_FIELDS = ("bank_id", "bank_prefix", "scoping")
+
+
+_DEBUG_HANDLER = logging.StreamHandler(sys.stderr)
+_DEBUG_HANDLER.setFormatter(logging.Formatter("hindsight_magic %(levelname)s: %(message)s"))
+
+
+def configure_logging(debug: bool) -> None:
+    """With ``debug`` on, show the ``hindsight_magic`` logger's debug records on stderr."""
+    if debug:
+        log.setLevel(logging.DEBUG)
+        if _DEBUG_HANDLER not in log.handlers:
+            log.addHandler(_DEBUG_HANDLER)
+    else:
+        log.setLevel(logging.NOTSET)
+        log.removeHandler(_DEBUG_HANDLER)
+
+
+def kernel_id() -> str | None:
+    """The Jupyter kernel id from the connection file, when running in a kernel."""
+    if "ipykernel" not in sys.modules:
+        return None
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = os.path.basename(get_connection_file())
+    except Exception:
+        return None
+    match = re.fullmatch(r"kernel-(.+)\.json", name)
+    return match.group(1) if match else None
+
+
+def local_timestamp(moment: datetime | None = None) -> str:
+    """Local time with its UTC offset, ISO 8601, milliseconds dropped when zero."""
+    moment = (moment or datetime.now(timezone.utc)).astimezone()
+    spec = "seconds" if moment.microsecond < 1000 else "milliseconds"
+    return moment.isoformat(timespec=spec)
+
+
+def resolve_api_url(settings: Settings) -> str:
+    """Explicit setting, else a running local server, else Hindsight's default URL."""
+    if settings.api_url:
+        return settings.api_url
+    from .server import running_server
+
+    try:
+        info = running_server()
+    except Exception:  # a broken state file must not stop the extension
+        info = None
+    return info.url if info else FALLBACK_API_URL
+
+
+class HindsightSession:
+    """Everything one kernel needs to remember: built once at load, rebuilt on config changes."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        notebook: Callable[[], str | None] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        start_worker: bool = True,
+        queue_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        configure_logging(settings.debug)
+        self.session_id = session_id or kernel_id() or str(uuid.uuid4())
+        self.started_at = datetime.now(timezone.utc)
+        self._notebook = notebook or (lambda: os.environ.get("JPY_SESSION_NAME") or None)
+        self._transport = transport
+        self._clients: list[HindsightClient] = []
+        self._notices: deque[str] = deque(maxlen=50)
+        self._lock = threading.RLock()
+        self.label = project_label(cwd)
+        self.api_url = resolve_api_url(settings)
+        self.client = self._new_client()
+        self.scope = self._compute_scope()
+        self.last_recall: RecallResult | None = None
+        self.queue = RetainQueue(
+            self._send_batch, on_failure=self._note_failure, **(queue_options or {})
+        )
+        self._closed = False
+        atexit.register(self._at_exit)
+        if start_worker:
+            self.queue.start()
+
+    # -- construction -----------------------------------------------------------------------
+
+    def _new_client(self) -> HindsightClient:
+        s = self.settings
+        timeouts = Timeouts(
+            request=s.request_timeout_ms / 1000,
+            retain=s.retain_timeout_ms / 1000,
+            recall=s.recall_timeout_ms / 1000,
+            reflect=s.reflect_timeout_ms / 1000,
+        )
+        client = HindsightClient(self.api_url, s.key(), timeouts, transport=self._transport)
+        self._clients.append(client)
+        return client
+
+    def _compute_scope(self) -> BankScope:
+        s = self.settings
+        return compute_scope(s.scoping, s.bank_id, s.bank_prefix, self.label)
+
+    def apply(self, settings: Settings, *, label: str | None = None) -> None:
+        """Adopt new settings (and project label); a connection or scope change flushes first."""
+        with self._lock:
+            label = label or self.label
+            url = resolve_api_url(settings)
+            old = self.settings
+            connection = url != self.api_url or any(
+                getattr(old, f) != getattr(settings, f) for f in CONNECTION_FIELDS
+            )
+            scope = label != self.label or any(
+                getattr(old, f) != getattr(settings, f) for f in SCOPE_FIELDS
+            )
+            if connection or scope:
+                self.queue.flush(FLUSH_BEFORE_READ_S)
+            self.settings, self.label, self.api_url = settings, label, url
+            configure_logging(settings.debug)
+            if connection:
+                self.client = self._new_client()
+            self.scope = self._compute_scope()
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def metadata(self) -> dict[str, str]:
+        """``session_id`` and, when known, ``notebook``."""
+        meta = {"session_id": self.session_id}
+        notebook = self._notebook()
+        if notebook:
+            meta["notebook"] = notebook
+        return meta
+
+    def retain(
+        self,
+        content: str,
+        *,
+        context: str | None = None,
+        tags: Sequence[str] = (),
+        document_id: str | None = None,
+        update_mode: str | None = None,
+        timestamp: str | None = None,
+    ) -> int:
+        """Queue one memory on the current route; returns the number pending. No I/O."""
+        scope = self.scope
+        all_tags = tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))) or None
+        item = MemoryItem(
+            content=content,
+            timestamp=timestamp or local_timestamp(),
+            context=context or self.settings.retain_context,
+            metadata=self.metadata(),
+            tags=all_tags,
+            document_id=document_id,
+            update_mode=update_mode,
+        )
+        return self.queue.enqueue(Route(scope.bank_id, all_tags), item)
+
+    def _ensure_bank(self, client: HindsightClient, bank_id: str) -> None:
+        key = f"{client.base_url}#{bank_id}"
+        if key in ENSURED_BANKS:
+            return
+        try:
+            client.create_bank(bank_id, self.settings.bank_mission, self.settings.retain_mission)
+        except HindsightError as error:
+            log.debug("Hindsight: ensureBankExists failed: %s", error)
+            return
+        ENSURED_BANKS.add(key)
+        log.debug("Hindsight: ensured bank %s", bank_id)
+
+    def _send_batch(self, batch: Batch) -> None:
+        client = self.client
+        client.identity()
+        self._ensure_bank(client, batch.route.bank_id)
+        items = [item.to_json() for item in batch.items]
+        client.retain_batch(batch.route.bank_id, items, operation_id=batch.operation_id)
+
+    def _note_failure(self, batch: Batch, message: str) -> None:
+        count = plural(len(batch.items), "memory", "memories")
+        self._notices.append(f"Memory retention failed for {count}: {message}")
+
+    def take_notices(self) -> list[str]:
+        """Background outcomes not yet shown to the user (each is shown once)."""
+        notices = []
+        while self._notices:
+            notices.append(self._notices.popleft())
+        return notices
+
+    def flush(self, timeout_s: float | None = None) -> Any:
+        """Send everything queued now; wait until each batch was tried (bounded)."""
+        timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
+        return self.queue.flush(timeout)
+
+    def retry_failed(self) -> int:
+        """Re-send permanently failed memories through the current connection."""
+        count = self.queue.retry_failed()
+        self.queue.request_flush()
+        return count
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _prepare_read(self, bank_id: str) -> None:
+        """Send queued memories, then wait (≤ 3 s) until the server has indexed the new ones.
+
+        A retain is accepted asynchronously and becomes searchable about half a second later;
+        waiting here is what lets ``%retain X`` followed by ``%recall X`` find X.
+        """
+        self.queue.flush(FLUSH_BEFORE_READ_S)
+        waiting = self.queue.take_recent(bank_id)
+        deadline = time.monotonic() + INDEXING_WAIT_S
+        while waiting and time.monotonic() < deadline:
+            still = []
+            for route, operation_id in waiting:
+                try:
+                    reply = self.client.operation(route.bank_id, operation_id)
+                except HindsightError:
+                    continue
+                if reply and reply.get("status") == "pending":
+                    still.append((route, operation_id))
+            waiting = still
+            if waiting:
+                time.sleep(INDEXING_POLL_S)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget: str | None = None,
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+    ) -> RecallResult:
+        """Ranked memories for ``query`` in the current scope (queued memories sent first)."""
+        s, scope = self.settings, self.scope
+        self._prepare_read(scope.bank_id)
+        reply = self.client.recall(
+            scope.bank_id,
+            query,
+            budget=budget or s.recall_budget,
+            max_tokens=max_tokens or s.recall_max_tokens,
+            types=list(types) if types is not None else list(s.recall_types),
+            tags=scope.recall_tags,
+            tags_match=scope.tags_match,
+        )
+        memories = RecallResponse.model_validate(reply).results if reply else []
+        result = RecallResult(query, memories, scope.bank_id)
+        self.last_recall = result
+        return result
+
+    def reflect(
+        self, question: str, *, context: str | None = None, budget: str | None = None
+    ) -> ReflectResult:
+        """The server's synthesized answer to ``question`` over the current scope."""
+        scope = self.scope
+        self._prepare_read(scope.bank_id)
+        self._ensure_bank(self.client, scope.bank_id)
+        reply = self.client.reflect(
+            scope.bank_id,
+            question,
+            budget=budget or self.settings.recall_budget,
+            context=context,
+            tags=scope.recall_tags,
+            tags_match=scope.tags_match,
+        )
+        parsed = ReflectResponse.model_validate(reply)
+        return ReflectResult(parsed.text or "", question, parsed.based_on)
+
+    # -- status and lifecycle ---------------------------------------------------------------
+
+    def server_state(self) -> str:
+        """``ok (Hindsight 1.1.0)``, or why not — one short blocking check (≤ 5 s)."""
+        try:
+            self.client.health()
+            version = self.client.identity().get("api_version", "?")
+        except HindsightError as error:
+            if error.kind == "connect":
+                return "unreachable (start one with %hindsight server start)"
+            if error.kind == "not_hindsight":
+                return "answers, but is not a Hindsight server"
+            if error.status_code in (401, 403):
+                return "refuses the API key (check HINDSIGHT_API_KEY)"
+            return f"error: {error}"
+        return f"ok (Hindsight {version})"
+
+    def status(self, check_server: bool = True) -> Report:
+        """Server, scope, queue and session, as a report."""
+        from ._version import __version__
+
+        stats = self.queue.stats()
+        report = Report(f"hindsight_magic {__version__}")
+        server = [("url", self.api_url)]
+        if check_server:
+            server.append(("state", self.server_state()))
+        server.append(("api key", "set" if self.client.has_key else "not set"))
+        report.add("Server", server)
+        scope = self.scope
+        report.add(
+            "Scope",
+            [
+                ("mode", scope.mode),
+                ("bank", scope.bank_id),
+                ("project", scope.label),
+                ("tags", ", ".join(scope.retain_tags or ()) or "(none)"),
+            ],
+        )
+
+        def when(stamp: float | None) -> str:
+            if stamp is None:
+                return "never"
+            return datetime.fromtimestamp(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+        report.add(
+            "Queue",
+            [
+                ("pending", str(stats.pending)),
+                ("in flight", str(stats.in_flight)),
+                ("accepted", str(stats.accepted)),
+                ("retrying", str(stats.retrying)),
+                ("retrying at", when(stats.retry_at) if stats.retry_at else "-"),
+                ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
+                ("last flush", when(stats.last_flush)),
+                ("last error", stats.last_error or "-"),
+            ],
+        )
+        report.add("Session", [("id", self.session_id), ("notebook", self._notebook() or "-")])
+        return report
+
+    def close(self, timeout_s: float = EXIT_FLUSH_S) -> int:
+        """Flush (bounded), stop the worker, close connections; returns items left undelivered."""
+        with self._lock:
+            if self._closed:
+                return 0
+            self._closed = True
+        atexit.unregister(self._at_exit)
+        left = self.queue.close(timeout_s)
+        if left:
+            log.warning("Hindsight: %d memories were not delivered before unload", left)
+        for client in self._clients:
+            client.close()
+        return left
+
+    def _at_exit(self) -> None:
+        try:
+            self.close(EXIT_FLUSH_S)
+        except Exception:  # never raise at interpreter exit
+            log.debug("Hindsight: exit flush failed", exc_info=True)
