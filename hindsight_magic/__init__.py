@@ -28,9 +28,13 @@ def load_ipython_extension(ipython: Any) -> None:
     if id(ipython) in _loaded:
         return
     from .magics import HindsightMagics
+    from .questions import keep_question_marks
 
     magics = HindsightMagics(shell=ipython)
     ipython.register_magics(magics)
+    cleanup = getattr(ipython, "input_transformers_cleanup", None)
+    if cleanup is not None and keep_question_marks not in cleanup:
+        cleanup.append(keep_question_marks)
     _loaded[id(ipython)] = magics
 
 
@@ -39,6 +43,11 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(id(ipython), None)
     if magics is None:
         return
+    from .questions import keep_question_marks
+
+    cleanup = getattr(ipython, "input_transformers_cleanup", [])
+    if keep_question_marks in cleanup:
+        cleanup.remove(keep_question_marks)
     try:
         left = magics.close()
     finally:

@@ -152,7 +152,7 @@ class HindsightClient:
         try:
             response = self._http().request(method, path, json=body, params=params, timeout=timeout)
         except httpx.TimeoutException as error:
-            message = f"{operation} request timed out after {round(timeout_s)}s"
+            message = f"{operation} request timed out after {int(timeout_s + 0.5)}s"
             raise HindsightError(operation, message, details=error, kind="timeout") from None
         except httpx.HTTPError as error:
             reason = str(error) or type(error).__name__
@@ -166,19 +166,27 @@ class HindsightClient:
             is_json = True
         except ValueError:
             parsed, is_json = None, False
+        ctype = response.headers.get("content-type", "no content type")
         if response.status_code >= 400:
             details = _detail_of(parsed, text)
-            kind = "http" if is_json else "not_hindsight"
-            message = f"{operation} failed: {_one_line(details) or response.reason_phrase}"
-            raise HindsightError(operation, message, response.status_code, details, kind)
+            if is_json:
+                message = f"{operation} failed: {_one_line(details) or response.reason_phrase}"
+                raise HindsightError(operation, message, response.status_code, details)
+            if "html" in ctype or text.lstrip().startswith("<") or not text.strip():
+                shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
+            else:
+                shown = _one_line(text)
+            message = f"{operation} failed: {shown}"
+            raise HindsightError(
+                operation, message, response.status_code, text[:500], "not_hindsight"
+            )
         if need_json and not isinstance(parsed, dict | list):
-            ctype = response.headers.get("content-type", "?")
             message = (
                 f"{operation} failed: the reply was not Hindsight JSON "
                 f"(HTTP {response.status_code}, {ctype})"
             )
             raise HindsightError(
-                operation, message, response.status_code, text[:200], "not_hindsight"
+                operation, message, response.status_code, text[:500], "not_hindsight"
             )
         return parsed if parsed is not None else {}
 
@@ -195,7 +203,18 @@ class HindsightClient:
     def identity(self) -> dict[str, Any]:
         """``GET /version``, checked to be Hindsight's; cached after the first success."""
         if self._identity is None:
-            reply = self._request("version", "GET", "/version", timeout_s=self.timeouts.request)
+            try:
+                reply = self._request("version", "GET", "/version", timeout_s=self.timeouts.request)
+            except HindsightError as error:
+                if error.kind == "not_hindsight" and (error.status_code or 0) < 500:
+                    message = (
+                        f"{self.base_url} answered but is not a Hindsight server "
+                        f"(HTTP {error.status_code} for /version)"
+                    )
+                    raise HindsightError(
+                        "version", message, error.status_code, None, error.kind
+                    ) from None
+                raise
             if not isinstance(reply, dict) or "api_version" not in reply:
                 message = f"{self.base_url} answered but is not a Hindsight server"
                 raise HindsightError("version", message, 200, reply, "not_hindsight")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from .arguments import parse_options, positive_float, positive_int
+from .arguments import parse_words, positive_float, positive_int
 from .config import (
     CONFIGURABLE_NAMES,
     SCOPE_MODES,
@@ -98,12 +97,13 @@ def cmd_config(magics: HindsightMagics, args: str) -> Any:
 
 def cmd_scope(magics: HindsightMagics, args: str) -> Message:
     """Show or change the scoping mode (re-reads the project from the working directory)."""
-    options, rest = parse_options(args, {"project": str}, "%hindsight scope [MODE] [--project L]")
-    mode = rest.strip()
+    usage = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
+    options, words = parse_words(args, {"project": str}, usage)
     session = magics.session
-    if not mode and not options:
+    if not words and not options:
         return Message(f"Scope: {session.scope.describe()}; project {session.scope.label!r}.")
-    if mode and mode not in SCOPE_MODES:
+    mode = " ".join(words)
+    if len(words) > 1 or (mode and mode not in SCOPE_MODES):
         raise UsageError(f"Invalid scope {mode!r}: use {', '.join(SCOPE_MODES)}.")
     if mode:
         magics.set_setting("scoping", mode)
@@ -114,23 +114,22 @@ def cmd_scope(magics: HindsightMagics, args: str) -> Message:
 
 def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     """Show or change the base bank id (and prefix)."""
-    options, rest = parse_options(args, {"prefix": str}, "%hindsight bank [NAME] [--prefix P]")
-    name = rest.strip()
-    if " " in name:
+    options, words = parse_words(args, {"prefix": str}, "%hindsight bank [NAME] [--prefix P]")
+    if len(words) > 1:
         raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
     if "prefix" in options:
         magics.set_setting("bank_prefix", options["prefix"])
-    if name:
-        magics.set_setting("bank_id", name)
+    if words:
+        magics.set_setting("bank_id", words[0])
     return Message(f"Scope: {magics.session.scope.describe()}.")
 
 
 def cmd_flush(magics: HindsightMagics, args: str) -> Message:
     """Send everything queued now and report what happened."""
-    options, rest = parse_options(
+    options, words = parse_words(
         args, {"timeout": positive_float}, "%hindsight flush [--timeout S]"
     )
-    if rest.strip():
+    if words:
         raise UsageError("Usage: %hindsight flush [--timeout S]")
     session = magics.session
     before = session.queue.stats()
@@ -173,11 +172,10 @@ def cmd_server(magics: HindsightMagics, args: str) -> Any:
     """Start, stop or inspect the local Hindsight server on this machine."""
     from . import server
 
-    words = shlex.split(args)
-    action = words[0] if words else "status"
     usage = "%hindsight server start [--port N] | stop | status | logs [--lines N]"
+    options, words = parse_words(args, {"port": positive_int, "lines": positive_int}, usage)
+    action = words[0] if words else "status"
     if action == "start":
-        options, _rest = parse_options(" ".join(words[1:]), {"port": positive_int}, usage)
         print("Starting the local Hindsight server (about 15 s the first time)…", file=sys.stderr)
         try:
             info = server.start(port=options.get("port", server.DEFAULT_PORT))
@@ -203,7 +201,6 @@ def cmd_server(magics: HindsightMagics, args: str) -> Any:
             f"Local Hindsight server at {info.url} (pid {info.pid}, LLM {info.llm_provider})."
         )
     if action == "logs":
-        options, _ = parse_options(" ".join(words[1:]), {"lines": positive_int}, usage)
         return Message(server.log_tail(lines=options.get("lines", 40)) or "(no server log yet)")
     raise UsageError(f"Unknown server action {action!r}. Usage: {usage}")
 

@@ -91,10 +91,10 @@ class Settings(BaseModel):
             raise ValueError("has an invalid port") from None
         return url
 
-    @field_validator("bank_id", "bank_prefix", "retain_context")
+    @field_validator("bank_id", "bank_prefix", "retain_context", mode="before")
     @classmethod
-    def _strip(cls, value: str) -> str:
-        return value.strip()
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("recall_types", mode="before")
     @classmethod

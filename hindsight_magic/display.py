@@ -24,7 +24,9 @@ def plural(count: int, one: str, many: str) -> str:
 
 
 def utc_minute(moment: datetime | None = None) -> str:
-    """``YYYY-MM-DD HH:MM`` in UTC."""
+    """``YYYY-MM-DD HH:MM`` in UTC (a naive time is taken as UTC already)."""
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
     return (
         (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
     )
@@ -138,7 +140,7 @@ class RecallResult(Sequence[Memory]):
             return f"<p>{esc(NO_MEMORIES)}</p>"
         rows = []
         for memory in self.memories:
-            score = memory.scores.final if memory.scores and memory.scores.final else None
+            score = memory.scores.final if memory.scores else None
             rows.append(
                 "<tr>"
                 f"<td style='text-align:left'>{esc(memory.text)}</td>"

@@ -29,7 +29,7 @@ from .config import (
     env_name,
 )
 from .display import RetainResult
-from .errors import HindsightMagicError, explain
+from .errors import HindsightMagicError, explain, probe_identity
 from .session import HindsightSession
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +47,22 @@ def _trait_help(name: str) -> str:
     return f"{field.description} Default: {default!r}; env {env_name(name)}. None = not set here."
 
 
+def _drop_invalid_config(config: Any) -> None:
+    """Ignore (with one line each) invalid ``c.HindsightMagics.*`` values, so loading works."""
+    section = config.get("HindsightMagics") if "HindsightMagics" in config else None
+    if not section:
+        return
+    for name in list(section):
+        try:
+            if name not in CONFIGURABLE_NAMES:
+                raise SettingsError(f"Unknown setting {name!r}")
+            if section[name] is not None:
+                coerce_value(name, section[name])
+        except SettingsError as error:
+            print(f"HindsightMagics config: {error} Ignored.", file=sys.stderr)
+            del section[name]
+
+
 def user_facing(method: F) -> F:
     """Show pending background notices, then turn expected failures into one line."""
 
@@ -62,7 +78,9 @@ def user_facing(method: F) -> F:
             if isinstance(error, SettingsError):
                 raise UsageError(str(error)) from None
             if isinstance(error, HindsightError):
-                raise HindsightMagicError(explain(error, self.session.api_url)) from None
+                session = self.session
+                known = probe_identity(session.client) if error.kind == "not_hindsight" else None
+                raise HindsightMagicError(explain(error, session.api_url, known)) from None
             raise
 
     return wrapper  # type: ignore[return-value]
@@ -86,10 +104,9 @@ class HindsightMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         self._session: HindsightSession | None = None
-        try:
-            super().__init__(shell=shell, **kwargs)
-        except TraitError as error:
-            raise UsageError(f"HindsightMagics config: {error}") from None
+        if shell is not None:
+            _drop_invalid_config(shell.config)
+        super().__init__(shell=shell, **kwargs)
         self._session = HindsightSession(self.current_settings(), notebook=self._notebook_path)
 
     @property

@@ -313,8 +313,8 @@ class HindsightSession:
     def server_state(self) -> str:
         """``ok (Hindsight 1.1.0)``, or why not — one short blocking check (≤ 5 s)."""
         try:
-            self.client.health()
             version = self.client.identity().get("api_version", "?")
+            self.client.list_banks()  # /version is open even when the server wants a key
         except HindsightError as error:
             if error.kind == "connect":
                 return "unreachable (start one with %hindsight server start)"

@@ -1,0 +1,144 @@
+"""Shared fixtures: an isolated data dir, a real IPython shell, and a real Hindsight server.
+
+The server is started once per test session with the project's own launcher
+(``hindsight_magic.server.start``) in a temporary data dir, and stopped at the end. Set
+``HINDSIGHT_TEST_SERVER_URL`` to reuse a server you already run (faster while developing).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_DATA_DIR = tempfile.mkdtemp(prefix="hindsight-magic-tests-")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep tests away from the user's settings and data (kernels started by tests inherit)."""
+    for name in list(os.environ):
+        if name.startswith("HINDSIGHT_") and name != "HINDSIGHT_TEST_SERVER_URL":
+            del os.environ[name]
+    os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = _DATA_DIR
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (right now)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RunningServer:
+    """A Hindsight server for the tests."""
+
+    url: str
+    data_dir: Path | None = None
+
+
+@pytest.fixture(scope="session")
+def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A real Hindsight server, started by the project's launcher (once per test session)."""
+    reuse = os.environ.get("HINDSIGHT_TEST_SERVER_URL")
+    if reuse:
+        yield RunningServer(reuse.rstrip("/"))
+        return
+    from hindsight_magic import server
+
+    data_dir = tmp_path_factory.mktemp("hindsight-server")
+    info = server.start(port=free_port(), data_dir=data_dir)
+    try:
+        yield RunningServer(info.url, data_dir)
+    finally:
+        server.stop(data_dir)
+
+
+@pytest.fixture
+def bank_id() -> str:
+    """A bank no other test uses."""
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def ip() -> Any:
+    """IPython's global test shell (a real InteractiveShell)."""
+    from IPython.testing.globalipapp import start_ipython
+
+    return start_ipython()
+
+
+@dataclass
+class Cell:
+    """What a user sees after running one cell."""
+
+    result: Any
+    out: str
+    error: BaseException | None
+
+    @property
+    def text(self) -> str:
+        """Everything printed, including the error line."""
+        return self.out
+
+
+class Notebook:
+    """Runs cells in the shell and captures what they print (stdout and stderr)."""
+
+    def __init__(
+        self, ip: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.ip = ip
+        self.capsys = capsys
+        self.monkeypatch = monkeypatch
+
+    def load(self, **env: str) -> Any:
+        """Set ``HINDSIGHT_<NAME>`` env values, ``%load_ext hindsight_magic``; return the magics."""
+        for name, value in env.items():
+            self.monkeypatch.setenv(f"HINDSIGHT_{name.upper()}", value)
+        cell = self.run("%load_ext hindsight_magic")
+        assert cell.error is None, cell.text
+        return self.magics
+
+    def run(self, source: str) -> Cell:
+        """Run ``source`` as a cell with history (as a user's cell would)."""
+        self.capsys.readouterr()
+        outcome = self.ip.run_cell(source, store_history=True)
+        captured = self.capsys.readouterr()
+        error = outcome.error_before_exec or outcome.error_in_exec
+        return Cell(outcome.result, captured.out + captured.err, error)
+
+    @property
+    def magics(self) -> Any:
+        """The loaded ``HindsightMagics`` instance."""
+        return self.ip.magics_manager.registry["HindsightMagics"]
+
+
+@pytest.fixture
+def notebook(
+    ip: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Notebook]:
+    """A shell with the extension unloaded before and after the test; env changes undone."""
+    from hindsight_magic import unload_ipython_extension
+
+    unload_ipython_extension(ip)
+    book = Notebook(ip, capsys, monkeypatch)
+    try:
+        yield book
+    finally:
+        unload_ipython_extension(ip)
+        ip.extension_manager.loaded.discard("hindsight_magic")
+        ip.config.pop("HindsightMagics", None)  # %config values must not leak between tests
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """A URL where nothing answers."""
+    return f"http://127.0.0.1:{free_port()}"

@@ -1,0 +1,230 @@
+"""Magic-line parsing: leading ``--options``, verbatim free text, one-line ``UsageError``s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from hindsight_magic.arguments import (
+    FLAG,
+    choice,
+    identifier,
+    parse_options,
+    parse_words,
+    positive_float,
+    positive_int,
+    tag_list,
+)
+
+USAGE = "%recall [--budget low|mid|high] [--max-tokens N] QUERY"
+SPEC: dict[str, Any] = {
+    "budget": choice("low", "mid", "high"),
+    "max_tokens": positive_int,
+    "types": tag_list,
+    "var": identifier,
+    "context": str,
+    "split": FLAG,
+}
+
+
+def parse(line: str) -> tuple[dict[str, Any], str]:
+    return parse_options(line, SPEC, USAGE)
+
+
+def usage_error(line: str) -> str:
+    """The UsageError message for ``line`` (checked to be one line, never SystemExit)."""
+    with pytest.raises(UsageError) as info:
+        parse(line)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+# -- options --------------------------------------------------------------------------------------
+
+
+def test_no_options_and_empty_line() -> None:
+    assert parse("") == ({}, "")
+    assert parse("   ") == ({}, "")
+    assert parse("what did we learn") == ({}, "what did we learn")
+
+
+def test_space_separated_value() -> None:
+    assert parse("--budget high what is X") == ({"budget": "high"}, "what is X")
+
+
+def test_equals_value() -> None:
+    assert parse("--budget=low what is X") == ({"budget": "low"}, "what is X")
+
+
+def test_dashed_name_maps_to_underscored_key() -> None:
+    assert parse("--max-tokens 512 q") == ({"max_tokens": 512}, "q")
+    assert parse("--max-tokens=7 q") == ({"max_tokens": 7}, "q")
+
+
+def test_several_options_then_text() -> None:
+    options, text = parse("  --budget mid --max-tokens=20   --var out  the question")
+    assert options == {"budget": "mid", "max_tokens": 20, "var": "out"}
+    assert text == "the question"
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_quoted_value_with_spaces(quote: str) -> None:
+    line = f"--context {quote}two  words here{quote} then the text"
+    assert parse(line) == ({"context": "two  words here"}, "then the text")
+    assert parse(f"--context={quote}a b{quote} x") == ({"context": "a b"}, "x")
+
+
+def test_quoted_value_may_contain_the_other_quote() -> None:
+    assert parse('--context "it\'s fine" q') == ({"context": "it's fine"}, "q")
+
+
+def test_double_dash_ends_options() -> None:
+    assert parse("-- --budget high") == ({}, "--budget high")
+    assert parse("--budget low -- --not-an-option  here") == (
+        {"budget": "low"},
+        "--not-an-option  here",
+    )
+    assert parse("--budget low --") == ({"budget": "low"}, "")
+
+
+def test_flag_takes_no_value() -> None:
+    assert parse("--split first. second.") == ({"split": True}, "first. second.")
+    assert parse("--split") == ({"split": True}, "")
+    assert parse("--split --budget high q") == ({"split": True, "budget": "high"}, "q")
+
+
+def test_converters_are_applied() -> None:
+    options, _ = parse("--types world,experience --max-tokens 3 q")
+    assert options == {"types": ("world", "experience"), "max_tokens": 3}
+
+
+# -- free text verbatim ---------------------------------------------------------------------------
+
+
+def test_free_text_keeps_spacing_and_dashes() -> None:
+    assert parse("Revenue  fell -3% in Q3") == ({}, "Revenue  fell -3% in Q3")
+    assert parse("-3% is the change") == ({}, "-3% is the change")
+    assert parse("-x and -y") == ({}, "-x and -y")
+
+
+def test_options_after_text_are_text() -> None:
+    line = "--budget high revenue fell --not-an-option -3%  'quoted \"stuff'"
+    assert parse(line) == ({"budget": "high"}, "revenue fell --not-an-option -3%  'quoted \"stuff'")
+
+
+def test_text_keeps_newlines_and_trailing_spaces() -> None:
+    assert parse("--budget low line one\n  line two  ") == (
+        {"budget": "low"},
+        "line one\n  line two  ",
+    )
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def test_unknown_option_lists_the_valid_ones() -> None:
+    message = usage_error("--bogus 1 text")
+    assert message.startswith("Unknown option --bogus.")
+    for name in ("--budget", "--max-tokens", "--types", "--var", "--context", "--split"):
+        assert name in message
+    assert USAGE in message
+
+
+def test_unknown_option_with_empty_spec() -> None:
+    with pytest.raises(UsageError, match=r"Unknown option --x\. Options: none\."):
+        parse_options("--x q", {}, "u")
+
+
+def test_option_names_are_case_sensitive() -> None:
+    assert usage_error("--Budget high q").startswith("Unknown option --Budget.")
+
+
+def test_malformed_option_is_unknown() -> None:
+    assert usage_error("--budget:high q").startswith("Unknown option --budget:high.")
+    assert usage_error("--3% drop").startswith("Unknown option --3%.")
+
+
+@pytest.mark.parametrize(
+    "line", ["--budget", "--budget   ", "--budget=", "--budget '' q", '--var "" q']
+)
+def test_missing_value(line: str) -> None:
+    message = usage_error(line)
+    assert "needs a value" in message
+    assert USAGE in message
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_unclosed_quote(quote: str) -> None:
+    message = usage_error(f"--context {quote}never closed text")
+    assert message.startswith(f"Unclosed {quote}")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("--budget max q", "Invalid --budget 'max': use one of low, mid, high."),
+        ("--max-tokens 0 q", "Invalid --max-tokens '0': must be at least 1."),
+        ("--max-tokens -1 q", "Invalid --max-tokens '-1': must be at least 1."),
+        ("--max-tokens abc q", "Invalid --max-tokens 'abc': "),
+        ("--types , q", "Invalid --types ',': give at least one tag."),
+        ("--types ' , ' q", "Invalid --types ' , ': give at least one tag."),
+        ("--var 1x q", "Invalid --var '1x': not a valid Python variable name."),
+        ("--var a-b q", "Invalid --var 'a-b': not a valid Python variable name."),
+    ],
+)
+def test_converter_errors(line: str, expected: str) -> None:
+    message = usage_error(line)
+    assert message.startswith(expected)
+    assert message.endswith(f"Usage: {USAGE}")
+
+
+@pytest.mark.parametrize("line", ["--bogus", "--budget", "--budget max", "--context 'x"])
+def test_errors_are_usage_errors_never_system_exit(line: str) -> None:
+    with pytest.raises(BaseException) as info:  # noqa: PT011 - the exact type is the assertion
+        parse(line)
+    assert type(info.value) is UsageError
+
+
+# -- converters -----------------------------------------------------------------------------------
+
+
+def test_converter_functions() -> None:
+    assert choice("a", "b")("b") == "b"
+    assert positive_int("12") == 12
+    assert positive_float("0.5") == 0.5
+    with pytest.raises(ValueError, match="greater than 0"):
+        positive_float("0")
+    with pytest.raises(ValueError, match="greater than 0"):
+        positive_float("-2")
+    assert tag_list(" a, ,b ,") == ("a", "b")
+    assert identifier("_out1") == "_out1"
+
+
+# -- parse_words (for %hindsight subcommands) -----------------------------------------------------
+
+
+def test_parse_words_options_anywhere() -> None:
+    spec = {"port": positive_int, "verbose": FLAG}
+    options, words = parse_words("start --port 8899 now --verbose", spec, "u")
+    assert options == {"port": 8899, "verbose": True}
+    assert words == ["start", "now"]
+    options, words = parse_words("logs --port=9 'two words'", spec, "u")
+    assert options == {"port": 9}
+    assert words == ["logs", "two words"]
+
+
+def test_parse_words_errors_are_usage_errors() -> None:
+    spec = {"port": positive_int}
+    with pytest.raises(UsageError, match=r"^Unknown option --nope\. Options: --port\. Usage: u$"):
+        parse_words("x --nope", spec, "u")
+    with pytest.raises(UsageError, match=r"^--port needs a value\. Usage: u$"):
+        parse_words("x --port", spec, "u")
+    with pytest.raises(UsageError, match=r"^Invalid --port '0': must be at least 1\. Usage: u$"):
+        parse_words("x --port 0", spec, "u")
+    with pytest.raises(UsageError) as info:
+        parse_words("x 'unclosed", spec, "u")
+    assert "\n" not in str(info.value)
+    assert str(info.value).endswith("Usage: u")

@@ -1,0 +1,287 @@
+"""Result objects: what a user sees as text, HTML and Markdown."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from hindsight_magic.display import (
+    NO_MEMORIES,
+    NO_REFLECTION,
+    RECALL_PREAMBLE,
+    Message,
+    RecallResult,
+    ReflectResult,
+    Report,
+    RetainResult,
+    plural,
+    utc_minute,
+)
+from hindsight_magic.models import Memory, Scores
+
+AS_OF = datetime(2024, 3, 5, 14, 7, 59, tzinfo=timezone.utc)
+EVIL = "<script>alert('x')</script>"
+
+
+def memories() -> list[Memory]:
+    return [
+        Memory(text="Revenue fell 3% in Q3", type="world", mentioned_at="2024-03-01T09:30:00Z"),
+        Memory(text="User prefers polars", type="experience"),
+        Memory(text="Plain fact"),
+    ]
+
+
+def recall(items: list[Memory] | None = None) -> RecallResult:
+    return RecallResult("revenue", memories() if items is None else items, "jupyter", AS_OF)
+
+
+# -- RecallResult text ----------------------------------------------------------------------------
+
+
+def test_empty_recall_says_nothing_found() -> None:
+    result = recall([])
+    assert repr(result) == "No relevant memories found."
+    assert str(result) == NO_MEMORIES
+    assert result.headline() == NO_MEMORIES
+    assert result.as_context() == ""
+    assert len(result) == 0
+    assert result.texts == []
+    assert not result
+
+
+def test_recall_text_headline_and_bullets() -> None:
+    text = repr(recall())
+    assert text == (
+        "Found 3 relevant memories (as of 2024-03-05 14:07 UTC):\n\n"
+        "- Revenue fell 3% in Q3 [world] (2024-03-01T09:30:00Z)\n\n"
+        "- User prefers polars [experience]\n\n"
+        "- Plain fact"
+    )
+    assert str(recall()) == text
+
+
+def test_single_memory_headline_is_singular() -> None:
+    result = recall([Memory(text="only one")])
+    assert result.headline() == "Found 1 relevant memory (as of 2024-03-05 14:07 UTC):"
+    assert repr(result) == f"{result.headline()}\n\n- only one"
+
+
+def test_headline_time_is_utc() -> None:
+    plus_two = datetime(2024, 3, 5, 16, 7, tzinfo=timezone(timedelta(hours=2)))
+    result = RecallResult("q", [Memory(text="t")], "b", plus_two)
+    assert "(as of 2024-03-05 14:07 UTC)" in result.headline()
+
+
+def test_default_as_of_is_now() -> None:
+    before = utc_minute()
+    result = RecallResult("q", [Memory(text="t")], "b")
+    after = utc_minute()
+    assert result.as_of.tzinfo is not None
+    assert any(f"(as of {stamp} UTC)" in result.headline() for stamp in (before, after))
+
+
+def test_as_context_block() -> None:
+    context = recall().as_context()
+    assert context == (
+        "<memories>\n"
+        f"{RECALL_PREAMBLE}\n"
+        "Current time: 2024-03-05 14:07 UTC\n\n"
+        "- Revenue fell 3% in Q3 [world] (2024-03-01T09:30:00Z)\n\n"
+        "- User prefers polars [experience]\n\n"
+        "- Plain fact\n"
+        "</memories>"
+    )
+    assert RECALL_PREAMBLE.startswith("Relevant memories from past conversations")
+    assert RECALL_PREAMBLE.endswith("ignore the rest:")
+
+
+# -- RecallResult as a sequence -------------------------------------------------------------------
+
+
+def test_recall_is_a_sequence_of_memories() -> None:
+    result = recall()
+    assert len(result) == 3
+    assert result[0].text == "Revenue fell 3% in Q3"
+    assert result[-1].text == "Plain fact"
+    assert [m.text for m in result[1:]] == ["User prefers polars", "Plain fact"]
+    assert [m.text for m in result] == result.texts
+    assert result.texts == ["Revenue fell 3% in Q3", "User prefers polars", "Plain fact"]
+    assert result[1] in result
+    assert next(reversed(result)).text == "Plain fact"
+    assert result.index(result[2]) == 2
+    with pytest.raises(IndexError):
+        result[3]
+    assert result.query == "revenue"
+    assert result.bank_id == "jupyter"
+
+
+def test_recall_copies_the_input_list() -> None:
+    items = memories()
+    result = recall(items)
+    items.clear()
+    assert len(result) == 3
+
+
+# -- RecallResult HTML ----------------------------------------------------------------------------
+
+
+def test_html_empty() -> None:
+    assert recall([])._repr_html_() == "<p>No relevant memories found.</p>"
+
+
+def test_html_table_contents() -> None:
+    result = recall(
+        [
+            Memory(
+                text="Revenue fell",
+                type="world",
+                mentioned_at="2024-03-01T11:30:00+02:00",
+                tags=["project:a", "x"],
+                scores=Scores(final=0.87654),
+            )
+        ]
+    )
+    page = result._repr_html_()
+    assert page.startswith("<p>Found 1 relevant memory (as of 2024-03-05 14:07 UTC):</p>")
+    assert "<td style='text-align:left'>Revenue fell</td>" in page
+    assert "<td>world</td>" in page
+    assert "<td>2024-03-01 09:30</td>" in page  # converted to UTC
+    assert "<td>project:a, x</td>" in page
+    assert "<td>0.877</td>" in page
+    assert page.count("<tr>") == 2  # header + one row
+
+
+def test_html_unparsable_time_is_shown_as_is() -> None:
+    page = recall([Memory(text="t", mentioned_at="last Tuesday")])._repr_html_()
+    assert "<td>last Tuesday</td>" in page
+
+
+def test_html_escapes_text_tags_and_type() -> None:
+    result = recall([Memory(text=EVIL, type="<b>w</b>", tags=[EVIL], mentioned_at="<i>")])
+    page = result._repr_html_()
+    assert "<script>" not in page
+    assert "<b>w</b>" not in page
+    assert "<i>" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "&lt;b&gt;w&lt;/b&gt;" in page
+    assert page.count("&lt;script&gt;") == 2  # the text and the tag
+
+
+def test_text_repr_is_not_escaped() -> None:
+    # Plain text is shown as-is: escaping belongs only to the HTML form.
+    assert "- <script>alert('x')</script>" in repr(recall([Memory(text=EVIL)]))
+
+
+# -- ReflectResult --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t "])
+def test_blank_reflection(blank: str) -> None:
+    result = ReflectResult(blank, query="why?")
+    assert result == "No relevant information found to reflect on."
+    assert result == NO_REFLECTION
+    assert repr(result) == NO_REFLECTION
+
+
+def test_reflect_result_is_a_str() -> None:
+    result = ReflectResult("  The answer is 42.\n", query="q", based_on={"facts": []})
+    assert isinstance(result, str)
+    assert result == "The answer is 42."
+    assert repr(result) == "The answer is 42."
+    assert result.upper() == "THE ANSWER IS 42."
+    assert "42" in result
+    assert result.query == "q"
+    assert result.based_on == {"facts": []}
+
+
+def test_reflect_markdown_escapes_html() -> None:
+    result = ReflectResult("Use <b>bold</b> & **markdown** <script>x</script>")
+    markdown = result._repr_markdown_()
+    assert "<b>" not in markdown
+    assert "<script>" not in markdown
+    assert "&lt;b&gt;bold&lt;/b&gt;" in markdown
+    assert "&amp;" in markdown
+    assert "**markdown**" in markdown  # Markdown itself still renders
+    assert str(result) == "Use <b>bold</b> & **markdown** <script>x</script>"
+
+
+# -- Report ---------------------------------------------------------------------------------------
+
+
+def test_report_text() -> None:
+    report = Report("hindsight_magic status")
+    report.add("Server", [("url", "http://localhost:8899"), ("api key", "(not set)")])
+    report.add("", [("bank", "jupyter")])
+    report.footer = "Run %hindsight help for commands."
+    assert repr(report) == (
+        "hindsight_magic status\n"
+        "Server:\n"
+        "  url      http://localhost:8899\n"
+        "  api key  (not set)\n"
+        "  bank  jupyter\n"
+        "Run %hindsight help for commands."
+    )
+    assert str(report) == repr(report)
+
+
+def test_report_empty_section_and_no_footer() -> None:
+    report = Report("Title", [("Empty", [])])
+    assert repr(report) == "Title\nEmpty:"
+
+
+def test_report_html_escapes_everything() -> None:
+    report = Report(EVIL, footer="<i>foot</i>")
+    report.add("<h1>head</h1>", [("<b>label</b>", EVIL)])
+    page = report._repr_html_()
+    assert "<script>" not in page
+    assert "<b>label</b>" not in page
+    assert "<h1>" not in page
+    assert "<i>foot</i>" not in page
+    assert "&lt;b&gt;label&lt;/b&gt;" in page
+    assert "&lt;h1&gt;head&lt;/h1&gt;" in page
+    assert "&lt;i&gt;foot&lt;/i&gt;" in page
+    assert page.count("&lt;script&gt;") == 2
+    assert page.startswith("<p><b>")
+
+
+def test_report_html_structure() -> None:
+    report = Report("T")
+    report.add("S", [("a", "1")])
+    report.add("", [("b", "2")])
+    page = report._repr_html_()
+    assert page.count("<table>") == 2
+    assert page.count("<caption") == 1
+    assert "<td style='text-align:left'>a</td><td style='text-align:left'>1</td>" in page
+
+
+# -- Message --------------------------------------------------------------------------------------
+
+
+def test_message_equals_its_text() -> None:
+    message = Message("Bank set to notes.")
+    assert message == "Bank set to notes."
+    assert message == Message("Bank set to notes.")
+    assert message != "something else"
+    assert message != Message("other")
+    assert message != 3
+    assert repr(message) == "Bank set to notes."
+    assert str(message) == "Bank set to notes."
+
+
+def test_message_is_unhashable() -> None:
+    with pytest.raises(TypeError):
+        hash(Message("x"))
+
+
+def test_retain_result_counts() -> None:
+    assert RetainResult(1) == "1 memory queued."
+    assert RetainResult(3) == "3 memories queued."
+    assert RetainResult(0) == "0 memories queued."
+    assert RetainResult(2).count == 2
+
+
+def test_plural_and_utc_minute() -> None:
+    assert plural(1, "cell", "cells") == "1 cell"
+    assert plural(2, "cell", "cells") == "2 cells"
+    assert utc_minute(AS_OF) == "2024-03-05 14:07"

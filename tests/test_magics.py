@@ -1,0 +1,259 @@
+"""The magics in a real InteractiveShell: usage, bad input, lifecycle (no server needed)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import httpx
+import pytest
+from IPython.core.error import UsageError
+
+from hindsight_magic.client import HindsightClient, Timeouts
+
+
+def workers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "hindsight-magic-worker" and t.is_alive()]
+
+
+def one_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line, got:\n{text}"
+    assert "Traceback" not in text
+    return lines[0]
+
+
+@pytest.fixture
+def loaded(notebook: Any, dead_url: str) -> Any:
+    notebook.load(api_url=dead_url, bank_id="unit")
+    return notebook
+
+
+def test_retain_queues_without_touching_the_network(loaded: Any) -> None:
+    cell = loaded.run("%retain The churn table double-counts Q3 refunds.")
+    assert cell.error is None
+    assert str(cell.result) == "1 memory queued."
+    stats = loaded.magics.session.queue.stats()
+    assert stats.pending == 1
+    assert stats.requests == 0
+
+
+def test_cell_retain_split_and_options(loaded: Any) -> None:
+    cell = loaded.run(
+        "%%retain --split --tags methods,cv --context review\nUse 5-fold CV.\n\nClip at 3 sigma.\n"
+    )
+    assert str(cell.result) == "2 memories queued."
+    pending = list(loaded.magics.session.queue._pending)
+    assert [item.content for _, item in pending] == ["Use 5-fold CV.", "Clip at 3 sigma."]
+    route, first = pending[0]
+    assert first.context == "review"
+    assert route.tags is not None
+    assert {"methods", "cv"} <= set(route.tags)
+    assert first.metadata["session_id"] == loaded.magics.session.session_id
+
+
+def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
+    loaded.run("x = 5")
+    loaded.run("%retain Costs rose $x and {x} -3% in Q3")
+    _, item = loaded.magics.session.queue._pending[-1]
+    assert item.content == "Costs rose $x and {x} -3% in Q3"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("%retain", "Nothing to retain"),
+        ("%retain    ", "Nothing to retain"),
+        ("%%retain\n   \n", "Nothing to retain"),
+        ("%retain --nope x", "Unknown option --nope"),
+        ("%retain --tags", "--tags needs a value"),
+        ("%recall", "Nothing to search for"),
+        ("%recall --budget huge churn", "Invalid --budget 'huge'"),
+        ("%recall --max-tokens 0 churn", "Invalid --max-tokens '0'"),
+        ("%%reflect\n", "cell body is empty"),
+        ("%%reflect\n  \n", "Nothing to reflect on"),
+        ("%reflect --var 1x why", "Invalid --var '1x'"),
+        ("%hindsight bogus", "Valid subcommands: help, status, config"),
+        ("%hindsight scope nope", "Invalid scope 'nope': use global, per-project"),
+        ("%hindsight config recall_budget=huge", "Invalid recall_budget='huge'"),
+        ("%hindsight config retain_every_n_cells=0", "greater than or equal to 1"),
+        ("%hindsight config retain_every_n_cells=many", "Invalid retain_every_n_cells='many'"),
+        ("%hindsight config auto_retain=maybe", "use true or false"),
+        ("%hindsight config api_url=ftp://x", "Invalid api_url='ftp://x'"),
+        ("%hindsight config nope=1", "Unknown setting 'nope'"),
+        ("%hindsight config api_key=sk-123", "HINDSIGHT_API_KEY"),
+        ("%hindsight bank two words", "one word"),
+        ("%hindsight server fly", "Unknown server action 'fly'"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_nothing_is_lost(
+    loaded: Any, source: str, expected: str
+) -> None:
+    loaded.run("%retain keep this one")
+    cell = loaded.run(source)
+    assert isinstance(cell.error, UsageError)
+    line = one_line(cell.text)
+    assert expected in line
+    assert "sk-123" not in cell.text
+    assert loaded.magics.session.queue.stats().pending == 1
+
+
+def test_invalid_config_value_is_rolled_back(loaded: Any, caplog: Any) -> None:
+    loaded.run("%config HindsightMagics.recall_budget = 'huge'")
+    assert "Invalid recall_budget='huge'" in caplog.text  # IPython's %config logs the error
+    assert loaded.magics.recall_budget is None
+    assert loaded.magics.session.settings.recall_budget == "mid"
+
+
+def test_config_sets_shows_and_resets(loaded: Any) -> None:
+    assert str(loaded.run("%hindsight config recall_budget=high").result) == "recall_budget = high"
+    assert loaded.magics.session.settings.recall_budget == "high"
+    shown = str(loaded.run("%hindsight config recall_budget").result)
+    assert shown == "recall_budget = high   [config]"
+    loaded.run("%hindsight config recall_budget=")
+    assert loaded.magics.session.settings.recall_budget == "mid"
+    loaded.run("%config HindsightMagics.retain_every_n_cells = 5")
+    assert loaded.magics.session.settings.retain_every_n_cells == 5
+
+
+def test_config_listing_hides_the_key(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url, api_key="sk-live-SECRET-123")
+    listing = notebook.run("%hindsight config")
+    status = notebook.run("%hindsight status")
+    config_magic = notebook.run("%config HindsightMagics")
+    for cell in (listing, status, config_magic):
+        assert "SECRET" not in cell.text
+        assert "SECRET" not in repr(cell.result)
+    assert "api_key" in repr(listing.result)
+    assert "(set)" in repr(listing.result)
+
+
+def test_scope_changes_route_for_new_items_only(loaded: Any, tmp_path: Any, monkeypatch) -> None:
+    project = tmp_path / "MyProject"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    loaded.run("%hindsight scope per-project-tagged")
+    loaded.run("%retain tagged fact")
+    cell = loaded.run("%hindsight scope per-project")
+    assert "bank unit-myproject (per-project)" in str(cell.result)
+    loaded.run("%retain project fact")
+    routes = {item.content: route for route, item in loaded.magics.session.queue._pending}
+    # the scope change tried to flush first; with no server the items wait, routes unchanged
+    outbox = {b.items[0].content: b.route for b in loaded.magics.session.queue._outbox}
+    routes.update(outbox)
+    assert routes["tagged fact"].bank_id == "unit"
+    assert routes["tagged fact"].tags == ("project:myproject",)
+    assert routes["project fact"].bank_id == "unit-myproject"
+    assert routes["project fact"].tags is None
+    cell = loaded.run("%hindsight scope global --project Other")
+    assert "bank unit (global)" in str(cell.result)
+
+
+def test_dead_server_gives_the_start_hint_and_keeps_items(loaded: Any, dead_url: str) -> None:
+    loaded.run("%retain survives the outage")
+    cell = loaded.run("%recall anything")
+    line = one_line(cell.text)
+    assert f"no Hindsight server at {dead_url}" in line
+    assert "%hindsight server start" in line
+    flushed = loaded.run("%hindsight flush")
+    assert "waiting to retry" in str(flushed.result)
+    stats = loaded.magics.session.queue.stats()
+    assert stats.retrying == 1
+    assert stats.failed == 0
+
+
+def _swap_client(notebook: Any, handler: Any) -> None:
+    session = notebook.magics.session
+    session.client = HindsightClient(
+        session.api_url, None, Timeouts(request=1, retain=1, recall=1, reflect=1),
+        transport=httpx.MockTransport(handler),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (500, '{"detail": "database is down"}', "recall failed: database is down"),
+        (500, "{trunc", "recall failed: {trunc — the server at"),
+        (502, "<html>Bad gateway</html>", "(or a proxy in front of it) is failing"),
+        (404, "<html><body>Not Found</body></html>", "answered but is not a Hindsight server"),
+        (401, '{"detail": "Invalid API key"}', "check HINDSIGHT_API_KEY"),
+        (200, "<html>hello</html>", "answered but is not a Hindsight server"),
+    ],
+)
+def test_server_replies_become_one_line(loaded: Any, status: int, body: str, expected: str):
+    _swap_client(loaded, lambda request: httpx.Response(status, text=body))
+    cell = loaded.run("%recall churn")
+    assert expected in one_line(cell.text)
+
+
+def test_timeout_becomes_one_line(loaded: Any) -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("slow", request=request)
+
+    _swap_client(loaded, slow)
+    cell = loaded.run("%%reflect\nwhat now?")
+    assert "reflect request timed out after 1s" in one_line(cell.text)
+
+
+def test_debug_shows_the_full_traceback(loaded: Any) -> None:
+    loaded.run("%hindsight config debug=true")
+    cell = loaded.run("%recall anything")
+    assert "Traceback" in cell.text or len(cell.text.strip().splitlines()) > 1
+
+
+def test_background_failure_is_reported_once_on_the_next_magic(loaded: Any) -> None:
+    _swap_client(loaded, lambda request: httpx.Response(422, json={"detail": "bad field"}))
+    loaded.run("%retain rejected fact")
+    loaded.magics.session.flush(2)
+    first = loaded.run("%hindsight status")
+    assert "Memory retention failed for 1 memory: version failed: bad field" in first.text
+    second = loaded.run("%hindsight status")
+    assert "Memory retention failed" not in second.text
+    assert "failed       1 (%hindsight retry)" in repr(second.result)
+
+
+def test_help_lists_subcommands_and_docstrings_help(loaded: Any) -> None:
+    listing = repr(loaded.run("%hindsight help").result)
+    for name in ("status", "config", "scope", "bank", "flush", "retry", "clear", "server"):
+        assert name in listing
+    magic = loaded.ip.find_line_magic("retain")
+    assert "Queue a durable fact" in (magic.__doc__ or "")
+    assert "--context" in (loaded.ip.find_cell_magic("reflect").__doc__ or "")
+
+
+def test_invalid_ipython_config_is_ignored_with_one_line(notebook: Any, dead_url: str) -> None:
+    notebook.ip.config.HindsightMagics.recall_budget = "huge"
+    notebook.ip.config.HindsightMagics.retain_every_n_cells = 4
+    try:
+        notebook.monkeypatch.setenv("HINDSIGHT_API_URL", dead_url)
+        cell = notebook.run("%load_ext hindsight_magic")
+        assert cell.error is None
+        assert "Invalid recall_budget='huge'" in one_line(cell.text)
+        settings = notebook.magics.session.settings
+        assert (settings.recall_budget, settings.retain_every_n_cells) == ("mid", 4)
+    finally:
+        del notebook.ip.config["HindsightMagics"]
+
+
+def test_load_twice_and_reload_leave_one_worker(notebook: Any, dead_url: str) -> None:
+    before = len(workers())
+    notebook.load(api_url=dead_url)
+    notebook.run("%load_ext hindsight_magic")
+    assert len(workers()) == before + 1
+    first = notebook.magics
+    notebook.run("%reload_ext hindsight_magic")
+    assert notebook.magics is not first
+    assert len(workers()) == before + 1
+    assert str(notebook.run("%retain after reload").result) == "1 memory queued."
+
+
+def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: str) -> None:
+    before = len(workers())
+    notebook.load(api_url=dead_url)
+    notebook.run("%retain stranded while the server is down")
+    cell = notebook.run("%unload_ext hindsight_magic")
+    assert "1 memory could not be delivered" in cell.text
+    assert len(workers()) == before
+    gone = notebook.run("%retain x")
+    assert "not found" in gone.text

@@ -1,0 +1,269 @@
+"""The retain queue's policy, driven by a fake clock and ``pump()`` (no thread, no network)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hindsight_magic.client import HindsightError
+from hindsight_magic.models import MemoryItem
+from hindsight_magic.queue import Batch, QueueClosedError, RetainQueue, Route
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class Recorder:
+    """A sender that records batches and fails on demand."""
+
+    def __init__(self) -> None:
+        self.batches: list[Batch] = []
+        self.failures: list[HindsightError | Exception] = []
+
+    def __call__(self, batch: Batch) -> None:
+        self.batches.append(batch)
+        if self.failures:
+            raise self.failures.pop(0)
+
+    def contents(self) -> list[list[str]]:
+        return [[item.content for item in batch.items] for batch in self.batches]
+
+
+def item(text: str) -> MemoryItem:
+    return MemoryItem(content=text, timestamp="2026-11-30T10:00:00+00:00")
+
+
+A = Route("bank-a", ("project:a",))
+B = Route("bank-b")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def sender() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def queue(clock: FakeClock, sender: Recorder) -> RetainQueue:
+    return RetainQueue(sender, clock=clock, jitter=lambda: 1.0)
+
+
+def test_enqueue_returns_pending_count_and_sends_nothing(queue: RetainQueue, sender: Recorder):
+    assert queue.enqueue(A, item("one")) == 1
+    assert queue.enqueue(A, item("two")) == 2
+    assert queue.pump() == 0
+    assert sender.batches == []
+    assert queue.stats().pending == 2
+
+
+def test_window_is_fixed_from_the_first_item(queue, clock, sender):
+    queue.enqueue(A, item("first"))
+    clock.advance(4.0)
+    queue.enqueue(A, item("second"))  # does not reset the window
+    queue.pump()
+    assert sender.batches == []
+    clock.advance(1.0)  # 5 s after the first item
+    assert queue.pump() == 1
+    assert sender.contents() == [["first", "second"]]
+
+
+def test_sixteen_items_flush_at_once(queue, sender):
+    for n in range(15):
+        queue.enqueue(A, item(f"m{n}"))
+    queue.pump()
+    assert sender.batches == []
+    queue.enqueue(A, item("m15"))
+    assert queue.pump() == 1
+    assert len(sender.batches[0].items) == 16
+    assert queue.stats().accepted == 16
+
+
+def test_one_request_per_consecutive_route_run(queue, sender):
+    for text, route in [("a1", A), ("a2", A), ("b1", B), ("a3", A)]:
+        queue.enqueue(route, item(text))
+    queue.request_flush()
+    queue.pump()
+    assert sender.contents() == [["a1", "a2"], ["b1"], ["a3"]]
+    assert [b.route for b in sender.batches] == [A, B, A]
+    assert len({b.operation_id for b in sender.batches}) == 3
+
+
+def test_large_bursts_are_split_into_bounded_batches(clock, sender):
+    queue = RetainQueue(sender, clock=clock, max_batch_items=10)
+    for n in range(25):
+        queue.enqueue(A, item(f"m{n}"))
+    queue.pump()
+    assert [len(b.items) for b in sender.batches] == [10, 10, 5]
+
+
+def test_transient_failure_retries_with_backoff_and_same_operation_id(queue, clock, sender):
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: busy", 503)] * 2
+    queue.enqueue(A, item("keep me"))
+    queue.request_flush()
+    queue.pump()
+    stats = queue.stats()
+    assert (stats.retrying, stats.accepted, stats.failed) == (1, 0, 0)
+    assert stats.last_error == "retainBatch failed: busy"
+    clock.advance(0.9)  # back-off 1 s (jitter pinned to the top of its range)
+    assert queue.pump() == 0
+    clock.advance(0.2)
+    queue.pump()  # second failure: back-off doubles to 2 s
+    clock.advance(1.5)
+    assert queue.pump() == 0
+    clock.advance(0.6)
+    queue.pump()
+    assert queue.stats().accepted == 1
+    assert len({b.operation_id for b in sender.batches}) == 1  # re-sent as the same operation
+    assert len(sender.batches) == 3
+
+
+def test_backoff_doubles_then_is_capped(clock, sender):
+    queue = RetainQueue(
+        sender, clock=clock, wall=lambda: 0.0, backoff_cap_s=4.0, jitter=lambda: 1.0
+    )
+    sender.failures = [HindsightError("x", "x request failed: down", kind="connect")] * 10
+    queue.enqueue(A, item("m"))
+    queue.request_flush()
+    delays = []
+    for _ in range(5):
+        queue.pump()
+        delay = queue.stats().retry_at  # wall clock pinned at 0: seconds until the retry
+        assert delay is not None
+        delays.append(round(delay, 3))
+        clock.advance(delay)
+    assert delays == [1.0, 2.0, 4.0, 4.0, 4.0]
+    assert len(sender.batches) == 5
+
+
+def test_jitter_spreads_retries_between_half_and_full_delay(clock, sender):
+    low = RetainQueue(sender, clock=clock, wall=lambda: 0.0, jitter=lambda: 0.0)
+    sender.failures = [HindsightError("x", "x request failed: down", kind="connect")]
+    low.enqueue(A, item("m"))
+    low.request_flush()
+    low.pump()
+    assert low.stats().retry_at == pytest.approx(0.5)
+
+
+def test_later_batches_of_a_route_wait_behind_a_retrying_one(queue, clock, sender):
+    sender.failures = [HindsightError("x", "x request failed: down", kind="connect")]
+    queue.enqueue(A, item("a-first"))
+    queue.request_flush()
+    queue.pump()
+    queue.enqueue(A, item("a-second"))
+    queue.enqueue(B, item("b-other"))
+    queue.request_flush()  # a flush retries at once
+    queue.pump()
+    assert sender.contents() == [["a-first"], ["a-first"], ["a-second"], ["b-other"]]
+
+
+def test_blocked_route_does_not_hold_up_other_routes(clock, sender):
+    queue = RetainQueue(sender, clock=clock, backoff_base_s=10.0, jitter=lambda: 1.0)
+    sender.failures = [HindsightError("x", "x request failed: down", kind="connect")]
+    queue.enqueue(A, item("a1"))
+    queue.request_flush()
+    queue.pump()  # a1 fails; its retry is due in 10 s
+    queue.enqueue(A, item("a2"))
+    queue.enqueue(B, item("b1"))
+    clock.advance(5.0)  # the window closes
+    queue.pump()
+    assert sender.contents() == [["a1"], ["b1"]]  # a2 waits behind a1, b1 does not
+    clock.advance(5.0)
+    queue.pump()
+    assert sender.contents() == [["a1"], ["b1"], ["a1"], ["a2"]]
+
+
+def test_permanent_failure_goes_to_failed_list_and_notifies(clock, sender):
+    notices: list[str] = []
+    queue = RetainQueue(sender, clock=clock, on_failure=lambda b, m: notices.append(m))
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: bad field", 422)]
+    queue.enqueue(A, item("rejected"))
+    queue.enqueue(B, item("fine"))
+    queue.request_flush()
+    queue.pump()
+    stats = queue.stats()
+    assert (stats.failed, stats.accepted, stats.retrying) == (1, 1, 0)
+    assert notices == ["retainBatch failed: bad field"]
+    assert [b.items[0].content for b in queue.failed_batches()] == ["rejected"]
+
+
+def test_retry_failed_resends_with_a_new_operation_id(queue, sender):
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: unauthorized", 401)]
+    queue.enqueue(A, item("later"))
+    queue.request_flush()
+    queue.pump()
+    first_id = sender.batches[0].operation_id
+    assert queue.retry_failed() == 1
+    queue.pump()
+    stats = queue.stats()
+    assert (stats.failed, stats.accepted) == (0, 1)
+    assert sender.batches[1].operation_id != first_id
+    assert sender.batches[1].route == A
+
+
+def test_unexpected_exception_keeps_items_visible(queue, sender):
+    sender.failures = [RuntimeError("bug")]
+    queue.enqueue(A, item("m"))
+    queue.request_flush()
+    queue.pump()
+    stats = queue.stats()
+    assert stats.failed == 1
+    assert "RuntimeError: bug" in (stats.last_error or "")
+
+
+def test_take_recent_returns_accepted_operations_once(queue, sender):
+    queue.enqueue(A, item("a"))
+    queue.enqueue(B, item("b"))
+    queue.request_flush()
+    queue.pump()
+    recent = queue.take_recent("bank-a")
+    assert [op for _, op in recent] == [sender.batches[0].operation_id]
+    assert queue.take_recent("bank-a") == []
+    assert len(queue.take_recent("bank-b")) == 1
+
+
+def test_worker_thread_flushes_and_close_stops_it(sender):
+    queue = RetainQueue(sender)
+    queue.start()
+    for n in range(3):
+        queue.enqueue(A, item(f"m{n}"))
+    outcome = queue.flush(5.0)
+    assert outcome.settled
+    assert queue.stats().accepted == 3
+    assert queue.close(2.0) == 0
+    workers = [t for t in threading.enumerate() if t.name == "hindsight-magic-worker"]
+    assert all(not t.is_alive() for t in workers if t is queue._thread)
+    with pytest.raises(QueueClosedError, match=r"Hindsight retain queue is closed\."):
+        queue.enqueue(A, item("late"))
+
+
+def test_worker_sends_after_the_window_without_a_flush(sender):
+    queue = RetainQueue(sender, window_s=0.2)
+    queue.start()
+    queue.enqueue(A, item("by the timer"))
+    deadline = time.monotonic() + 5
+    while not sender.batches and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert sender.contents() == [["by the timer"]]
+    queue.close(1.0)
+
+
+def test_close_reports_what_could_not_be_delivered(sender):
+    sender.failures = [HindsightError("x", "x request failed: down", kind="connect")] * 5
+    queue = RetainQueue(sender)
+    queue.start()
+    queue.enqueue(A, item("stranded"))
+    assert queue.close(1.0) == 1
