@@ -35,6 +35,7 @@ HELP = {
     "flush": "send queued memories now and wait (bounded): flush [--timeout S]",
     "retry": "re-send memories the server refused earlier",
     "clear": "forget the local recall cache and notices (server memory stays)",
+    "autoretain": "retain recent cells automatically: autoretain [on|off|every N|now|status]",
     "server": "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
 }
 
@@ -168,6 +169,30 @@ def cmd_clear(magics: HindsightMagics, args: str) -> Message:
     )
 
 
+def cmd_autoretain(magics: HindsightMagics, args: str) -> Any:
+    """Turn auto-retain on/off, set its interval, retain now, or show its counters."""
+    usage = "%hindsight autoretain [on|off|every N|now|status]"
+    words = args.split()
+    action = words[0] if words else "status"
+    session = magics.session
+    if action in ("on", "off") and len(words) == 1:
+        magics.set_setting("auto_retain", action == "on")
+    elif action == "every" and len(words) == 2:
+        magics.set_setting("retain_every_n_cells", words[1])
+    elif action == "now" and len(words) == 1:
+        session.autoretain.process(force=True)
+        session.flush()
+    elif action != "status" or len(words) > 1:
+        raise UsageError(f"Usage: {usage}")
+    auto = session.autoretain.status()
+    state = "on" if auto.enabled else "off"
+    return Message(
+        f"Auto-retain {state}: {auto.mode}, every {auto.every} cells; "
+        f"{auto.counted} cells counted, next retain in {auto.until_next}, "
+        f"{auto.retained} transcripts queued."
+    )
+
+
 def cmd_server(magics: HindsightMagics, args: str) -> Any:
     """Start, stop or inspect the local Hindsight server on this machine."""
     from . import server
@@ -214,6 +239,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "flush": cmd_flush,
     "retry": cmd_retry,
     "clear": cmd_clear,
+    "autoretain": cmd_autoretain,
     "server": cmd_server,
 }
 

@@ -108,6 +108,8 @@ class HindsightMagics(Magics):
             _drop_invalid_config(shell.config)
         super().__init__(shell=shell, **kwargs)
         self._session = HindsightSession(self.current_settings(), notebook=self._notebook_path)
+        if shell is not None:
+            self._session.autoretain.register(shell)
 
     @property
     def session(self) -> HindsightSession:
@@ -298,6 +300,7 @@ class HindsightMagics(Magics):
         - ``flush`` — send queued memories now and wait (bounded);
         - ``retry`` — re-send memories the server refused earlier;
         - ``clear`` — forget the local recall cache and notices (server memory stays);
+        - ``autoretain [on|off|every N|now|status]`` — the every-N-cells transcript;
         - ``server start|stop|status|logs`` — the local Hindsight server on this machine.
         """
         from .commands import run_subcommand
@@ -307,5 +310,7 @@ class HindsightMagics(Magics):
     # -- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> int:
-        """Flush and stop the session; returns how many memories were left undelivered."""
+        """Unhook, retain the last cells, flush and stop; returns memories left undelivered."""
+        if self.shell is not None:
+            self.session.autoretain.unregister(self.shell)
         return self.session.close()

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+
+def local_timestamp(moment: datetime | None = None) -> str:
+    """Local time with its UTC offset, ISO 8601, milliseconds dropped when zero."""
+    moment = (moment or datetime.now(timezone.utc)).astimezone()
+    spec = "seconds" if moment.microsecond < 1000 else "milliseconds"
+    return moment.isoformat(timespec=spec)
 
 
 @dataclass(slots=True)
@@ -19,6 +27,15 @@ class MemoryItem:
     tags: tuple[str, ...] | None = None
     document_id: str | None = None
     update_mode: str | None = None
+    parts: int = 1  # how many queued memories this item carries (appends get merged)
+
+    def merge_append(self, other: MemoryItem) -> bool:
+        """Fold a later append to the same document into this item; False if not possible."""
+        if self.update_mode != "append" or other.update_mode != "append":
+            return False
+        self.content = f"{self.content}\n\n{other.content}"
+        self.parts += other.parts
+        return True
 
     def to_json(self) -> dict[str, Any]:
         """The wire form: only the fields that are set."""

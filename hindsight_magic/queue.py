@@ -18,12 +18,9 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .client import HindsightError
-
-if TYPE_CHECKING:
-    from .models import MemoryItem
+from .models import MemoryItem
 
 log = logging.getLogger("hindsight_magic")
 
@@ -65,6 +62,11 @@ class Batch:
     attempts: int = 0
     next_attempt_at: float = 0.0
     error: str | None = None
+
+    @property
+    def count(self) -> int:
+        """How many queued memories the batch carries."""
+        return sum(item.parts for item in self.items)
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ class RetainQueue:
         self._last_error: str | None = None
         self._thread: threading.Thread | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
+        self._jobs: deque[Callable[[], object]] = deque()
 
     # -- kernel-thread API ------------------------------------------------------------------
 
@@ -153,6 +156,16 @@ class RetainQueue:
             elif count == self._batch_size:
                 self._cond.notify()
             return count
+
+    def submit(self, job: Callable[[], object]) -> bool:
+        """Run ``job`` on the worker thread soon (coalesced: queued once until it runs)."""
+        with self._cond:
+            if self._stopping:
+                return False
+            if job not in self._jobs:
+                self._jobs.append(job)
+                self._cond.notify()
+            return True
 
     def request_flush(self) -> None:
         """Ask the worker to send everything now (retrying batches included); do not wait."""
@@ -176,9 +189,9 @@ class RetainQueue:
                 self._cond.wait(remaining if remaining is None else min(remaining, 0.5))
             return FlushOutcome(
                 self._settled(),
-                len(self._pending) + (len(self._in_flight.items) if self._in_flight else 0),
-                sum(len(b.items) for b in self._outbox),
-                sum(len(b.items) for b in self._failed),
+                len(self._pending) + (self._in_flight.count if self._in_flight else 0),
+                sum(b.count for b in self._outbox),
+                sum(b.count for b in self._failed),
             )
 
     def retry_failed(self) -> int:
@@ -188,7 +201,7 @@ class RetainQueue:
             for batch in batches:
                 self._outbox.append(Batch(batch.route, batch.items))
             self._cond.notify_all()
-            return sum(len(b.items) for b in batches)
+            return sum(b.count for b in batches)
 
     def stats(self) -> QueueStats:
         """A snapshot of the counters."""
@@ -198,10 +211,10 @@ class RetainQueue:
             retry_at = now_wall + max(0.0, min(waiting) - now_mono) if waiting else None
             return QueueStats(
                 pending=len(self._pending),
-                in_flight=len(self._in_flight.items) if self._in_flight else 0,
+                in_flight=self._in_flight.count if self._in_flight else 0,
                 accepted=self._accepted,
-                failed=sum(len(b.items) for b in self._failed),
-                retrying=sum(len(b.items) for b in self._outbox if b.attempts),
+                failed=sum(b.count for b in self._failed),
+                retrying=sum(b.count for b in self._outbox if b.attempts),
                 retry_at=retry_at,
                 last_flush=self._last_flush,
                 last_error=self._last_error,
@@ -264,6 +277,7 @@ class RetainQueue:
 
         The worker calls this; tests with a fake clock call it directly, without a thread.
         """
+        self._run_jobs()
         sent = 0
         while True:
             with self._cond:
@@ -277,6 +291,17 @@ class RetainQueue:
             self._deliver(batch)
             sent += 1
 
+    def _run_jobs(self) -> None:
+        while True:
+            with self._cond:
+                if not self._jobs:
+                    return
+                job = self._jobs.popleft()
+            try:
+                job()
+            except Exception:
+                log.exception("Hindsight: background job failed")
+
     def _deliver(self, batch: Batch) -> None:
         try:
             self._send(batch)
@@ -288,12 +313,12 @@ class RetainQueue:
         else:
             with self._cond:
                 self._in_flight = None
-                self._accepted += len(batch.items)
+                self._accepted += batch.count
                 self._requests += 1
                 self._last_flush = self._wall()
                 self._recent.append((batch.route, batch.operation_id))
                 self._cond.notify_all()
-            log.debug("Hindsight retain queue: batch flushed (%d items)", len(batch.items))
+            log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
 
     def _record_failure(self, batch: Batch, message: str, transient: bool) -> None:
         with self._cond:
@@ -331,13 +356,21 @@ class RetainQueue:
         self._flush_requested = False
         self._first_pending_at = None
         current: Batch | None = None
+        documents: dict[str, MemoryItem] = {}
         while self._pending:
             route, item = self._pending.popleft()
             full = current is not None and len(current.items) >= self._max_batch_items
-            if current is None or full or current.route != route:
+            same_doc = documents.get(item.document_id) if item.document_id else None
+            mergeable = same_doc is not None and not full and current.route == route
+            if mergeable and same_doc.merge_append(item):
+                continue  # one item per document in a batch: the server refuses duplicates
+            if current is None or full or current.route != route or same_doc is not None:
                 current = Batch(route, [])
                 self._outbox.append(current)
+                documents = {}
             current.items.append(item)
+            if item.document_id:
+                documents[item.document_id] = item
 
     def _next_sendable(self) -> Batch | None:
         now = self._clock()
@@ -352,7 +385,7 @@ class RetainQueue:
         return None
 
     def _has_work(self) -> bool:
-        return self._window_closed() or self._next_sendable() is not None
+        return bool(self._jobs) or self._window_closed() or self._next_sendable() is not None
 
     def _settled(self) -> bool:
         return not self._pending and self._in_flight is None and self._next_sendable() is None

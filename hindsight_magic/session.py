@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 from .client import HindsightClient, HindsightError, Timeouts
 from .config import FALLBACK_API_URL, Settings
 from .display import RecallResult, ReflectResult, Report, plural
-from .models import MemoryItem, RecallResponse, ReflectResponse
+from .hook import AutoRetainer
+from .models import MemoryItem, RecallResponse, ReflectResponse, local_timestamp
 from .queue import Batch, RetainQueue, Route
 from .scope import ENSURED_BANKS, BankScope, compute_scope, project_label
+from .transcript import redact, secret_values
 
 if TYPE_CHECKING:
     import httpx
@@ -72,13 +74,6 @@ def kernel_id() -> str | None:
     return match.group(1) if match else None
 
 
-def local_timestamp(moment: datetime | None = None) -> str:
-    """Local time with its UTC offset, ISO 8601, milliseconds dropped when zero."""
-    moment = (moment or datetime.now(timezone.utc)).astimezone()
-    spec = "seconds" if moment.microsecond < 1000 else "milliseconds"
-    return moment.isoformat(timespec=spec)
-
-
 def resolve_api_url(settings: Settings) -> str:
     """Explicit setting, else a running local server, else Hindsight's default URL."""
     if settings.api_url:
@@ -123,6 +118,7 @@ class HindsightSession:
         self.queue = RetainQueue(
             self._send_batch, on_failure=self._note_failure, **(queue_options or {})
         )
+        self.autoretain = AutoRetainer(self)
         self._closed = False
         atexit.register(self._at_exit)
         if start_worker:
@@ -216,11 +212,16 @@ class HindsightSession:
         client = self.client
         client.identity()
         self._ensure_bank(client, batch.route.bank_id)
-        items = [item.to_json() for item in batch.items]
+        secrets = secret_values(self.settings.key())
+        items = []
+        for item in batch.items:
+            body = item.to_json()
+            body["content"] = redact(body["content"], secrets)
+            items.append(body)
         client.retain_batch(batch.route.bank_id, items, operation_id=batch.operation_id)
 
     def _note_failure(self, batch: Batch, message: str) -> None:
-        count = plural(len(batch.items), "memory", "memories")
+        count = plural(batch.count, "memory", "memories")
         self._notices.append(f"Memory retention failed for {count}: {message}")
 
     def take_notices(self) -> list[str]:
@@ -365,6 +366,17 @@ class HindsightSession:
                 ("last error", stats.last_error or "-"),
             ],
         )
+        auto = self.autoretain.status()
+        report.add(
+            "Auto-retain",
+            [
+                ("state", "on" if auto.enabled else "off"),
+                ("mode", f"{auto.mode}, every {auto.every} cells"),
+                ("cells counted", str(auto.counted)),
+                ("next retain in", f"{auto.until_next} cells"),
+                ("transcripts queued", str(auto.retained)),
+            ],
+        )
         report.add("Session", [("id", self.session_id), ("notebook", self._notebook() or "-")])
         return report
 
@@ -375,6 +387,10 @@ class HindsightSession:
                 return 0
             self._closed = True
         atexit.unregister(self._at_exit)
+        try:
+            self.autoretain.process(force=True)  # the cells not yet retained
+        except Exception:
+            log.debug("Hindsight: final auto-retain failed", exc_info=True)
         left = self.queue.close(timeout_s)
         if left:
             log.warning("Hindsight: %d memories were not delivered before unload", left)

@@ -1,0 +1,193 @@
+"""Auto-retain in real Jupyter kernels (jupyter_client) against the real server.
+
+Each test runs cells one by one, as a notebook front end does, then reads the server's documents
+directly to see what the extension sent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import RunningServer
+
+pytestmark = pytest.mark.integration
+
+SECRET_SK = "sk-proj-" + "Q7x9" * 6
+SECRET_GHP = "ghp_" + "a1B2c3D4e5" * 3
+SECRET_ENV = "envsecret-7h3-v4lu3-42"
+
+
+class Kernel:
+    """A real IPython kernel whose cells run like a notebook's."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        from jupyter_client.manager import start_new_kernel
+
+        self.manager, self.client = start_new_kernel(
+            kernel_name="python3", env={**os.environ, **env}, cwd=str(cwd)
+        )
+
+    def run(self, code: str) -> str:
+        """Execute one cell (stored in history); return its text output and errors."""
+        chunks: list[str] = []
+
+        def hook(msg: dict[str, Any]) -> None:
+            content = msg["content"]
+            if msg["msg_type"] == "stream":
+                chunks.append(content["text"])
+            elif msg["msg_type"] == "error":
+                chunks.append(f"Error {content['ename']}: {content['evalue']}")
+            elif msg["msg_type"] in ("execute_result", "display_data"):
+                chunks.append(content["data"].get("text/plain", ""))
+
+        self.client.execute_interactive(code, timeout=120, output_hook=hook)
+        return "".join(chunks)
+
+    def shutdown(self) -> None:
+        """A polite shutdown (atexit handlers run), as when a notebook is closed."""
+        self.client.shutdown()
+        deadline = time.monotonic() + 30
+        while self.manager.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.client.stop_channels()
+        if self.manager.is_alive():
+            self.manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel_factory(tmp_path: Path) -> Iterator[Any]:
+    kernels: list[Kernel] = []
+
+    def start(**env: str) -> Kernel:
+        kernel = Kernel(env, tmp_path)
+        kernels.append(kernel)
+        return kernel
+
+    yield start
+    for kernel in kernels:
+        if kernel.manager.is_alive():
+            kernel.client.stop_channels()
+            kernel.manager.shutdown_kernel(now=True)
+
+
+def session_id_of(kernel: Kernel) -> str:
+    code = "print(get_ipython().magics_manager.registry['HindsightMagics'].session.session_id)"
+    return kernel.run(code).strip()
+
+
+def documents(url: str, bank: str) -> dict[str, str]:
+    """Document id → text, read from the server."""
+    reply = httpx.get(f"{url}/v1/default/banks/{bank}/documents", params={"limit": 100})
+    if reply.status_code == 404:
+        return {}
+    texts = {}
+    for item in reply.json()["items"]:
+        doc = httpx.get(f"{url}/v1/default/banks/{bank}/documents/{item['id']}").json()
+        texts[item["id"]] = doc.get("original_text") or ""
+    return texts
+
+
+def wait_for_documents(url: str, bank: str, check: Any, timeout_s: float = 30.0) -> dict[str, str]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        docs = documents(url, bank)
+        if check(docs) or time.monotonic() > deadline:
+            return docs
+        time.sleep(0.3)
+
+
+CELLS = [
+    "import statistics",
+    "sales = [120, 135, 128, 150, 149]",
+    "mean_sales = statistics.mean(sales)\nmean_sales",
+    "growth = (sales[-1] - sales[0]) / sales[0]",
+    "labels = [f'week {n}' for n in range(5)]",
+    "best = max(zip(sales, labels))\nbest",
+    "spread = statistics.pstdev(sales)",
+    "report = {'mean': mean_sales, 'growth': growth}",
+    "summary = f'growth was {growth:.0%}'\nsummary",
+    "final_note = 'ship the weekly sales report on Monday'",
+]
+
+
+def test_full_session_is_one_growing_document_and_exit_sends_the_rest(
+    kernel_factory: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    kernel = kernel_factory(HINDSIGHT_API_URL=hindsight_server.url, HINDSIGHT_BANK_ID=bank_id)
+    assert "Error" not in kernel.run("%load_ext hindsight_magic")
+    for cell in CELLS[:9]:
+        assert "Error" not in kernel.run(cell)
+    session_id = session_id_of(kernel)
+    kernel.run("%hindsight flush")
+    docs = wait_for_documents(
+        hindsight_server.url, bank_id, lambda d: CELLS[8].split("\n")[0] in d.get(session_id, "")
+    )
+    assert list(docs) == [session_id], docs.keys()  # one document for the whole session
+    text = docs[session_id]
+    positions = [text.index(cell.split("\n")[0]) for cell in CELLS[:9]]
+    assert positions == sorted(positions), "cells out of order"
+    assert "mean_sales\n[result]\n136.4" in text  # the last expression's value
+    assert CELLS[9] not in text
+
+    assert "Error" not in kernel.run(CELLS[9])  # one cell short of the next retain
+    kernel.shutdown()
+    docs = wait_for_documents(
+        hindsight_server.url, bank_id, lambda d: "final_note" in d.get(session_id, "")
+    )
+    assert "ship the weekly sales report on Monday" in docs[session_id]
+
+
+def test_secrets_and_skipped_cells_never_reach_the_server(
+    kernel_factory: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    kernel = kernel_factory(
+        HINDSIGHT_API_URL=hindsight_server.url,
+        HINDSIGHT_BANK_ID=bank_id,
+        MY_SERVICE_TOKEN=SECRET_ENV,
+    )
+    kernel.run("%load_ext hindsight_magic")
+    kernel.run(f"openai_key = '{SECRET_SK}'")
+    kernel.run(f"github = '{SECRET_GHP}'")
+    kernel.run("import os\nservice = os.environ['MY_SERVICE_TOKEN']\nservice")
+    kernel.run("# hindsight: skip\nprivate_plan = 'acquire the competitor in spring'")
+    kernel.run("token_count = 3")
+    kernel.run("%hindsight autoretain now")
+    docs = wait_for_documents(
+        hindsight_server.url, bank_id, lambda d: any("token_count" in t for t in d.values())
+    )
+    text = "\n".join(docs.values())
+    assert "openai_key = '[REDACTED]'" in text
+    assert "github = '[REDACTED]'" in text
+    assert "token_count = 3" in text  # ordinary text is left alone
+    for secret in (SECRET_SK, SECRET_GHP, SECRET_ENV, "acquire the competitor"):
+        assert secret not in text
+
+
+def test_last_cells_mode_makes_separate_overlapping_documents(
+    kernel_factory: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    kernel = kernel_factory(
+        HINDSIGHT_API_URL=hindsight_server.url,
+        HINDSIGHT_BANK_ID=bank_id,
+        HINDSIGHT_RETAIN_MODE="last-cells",
+    )
+    kernel.run("%load_ext hindsight_magic")
+    for cell in CELLS[:6]:
+        kernel.run(cell)
+    kernel.run("%hindsight flush")
+    docs = wait_for_documents(hindsight_server.url, bank_id, lambda d: len(d) >= 2)
+    assert len(docs) == 2, list(docs)
+    session_id = session_id_of(kernel)
+    assert all(doc_id.startswith(f"{session_id}-") for doc_id in docs)
+    first, second = sorted(docs.values(), key=len)
+    assert "import statistics" in first
+    # the second window is the last N + overlap = 5 cells: cells 2-6, overlapping the first
+    assert "sales = [120" in second
+    assert "best = max" in second
+    assert "import statistics" not in second
