@@ -32,16 +32,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("hindsight_magic")
 
 MAX_UNPROCESSED = 10_000
+IDLE_S = 0.25  # transcripts are built once the kernel has been idle this long…
+MAX_DEFERRED = 500  # …or once this many cells are waiting
 
 
-@dataclass(slots=True)
-class CellRun:
-    """What the hook keeps of one executed cell (no formatting on the kernel thread)."""
-
-    number: int
-    source: str
-    ran_at: float
-    result: Any
+# One executed cell as the hook keeps it: (number, source, ran_at, ExecutionResult).
+CellRun = tuple[int, str, float, Any]
 
 
 @dataclass(frozen=True)
@@ -95,6 +91,9 @@ class AutoRetainer:
         self._last_error: str | None = None
         self._needed = session.settings.retain_every_n_cells
         self._paused = False
+        self._enabled = session.settings.auto_retain
+        self._scheduled = False
+        self._last_cell = 0.0
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -102,13 +101,22 @@ class AutoRetainer:
         """IPython ``post_run_cell`` callback: O(1), silent, never raises."""
         try:
             info = result.info
-            if not info.store_history or self._paused or not self._session.settings.auto_retain:
+            if not (self._enabled and info.store_history):
                 return
-            self._raw.append(CellRun(result.execution_count, info.raw_cell, time.time(), result))
-            if len(self._raw) >= self._needed:
-                self._session.queue.submit(self.process)
+            now = time.time()
+            raw = self._raw
+            raw.append((result.execution_count, info.raw_cell, now, result))
+            self._last_cell = now
+            if len(raw) >= self._needed and not self._scheduled:
+                self._scheduled = True
+                self._session.queue.submit(self._process_when_idle, IDLE_S)
         except Exception:  # a hook must never disturb the user's cell
             log.debug("Hindsight: auto-retain hook failed", exc_info=True)
+
+    def configure(self, enabled: bool, every: int) -> None:
+        """Follow the settings (called by the session when they change)."""
+        self._enabled = enabled and not self._paused
+        self._needed = min(self._needed, every)
 
     def register(self, shell: Any) -> None:
         """Attach to ``shell`` (once)."""
@@ -124,8 +132,18 @@ class AutoRetainer:
     def pause(self, paused: bool = True) -> None:
         """Stop (or resume) counting cells without changing settings."""
         self._paused = paused
+        self._enabled = self._session.settings.auto_retain and not paused
 
     # -- worker thread ----------------------------------------------------------------------
+
+    def _process_when_idle(self) -> None:
+        """Build transcripts when the kernel is idle, so the work never slows a running cell."""
+        busy = time.time() - self._last_cell < IDLE_S
+        if busy and len(self._raw) < MAX_DEFERRED:
+            self._session.queue.submit(self._process_when_idle, IDLE_S)
+            return
+        self._scheduled = False
+        self.process()
 
     def process(self, force: bool = False) -> bool:
         """Turn recorded cells into entries; queue a transcript when due (or ``force``)."""
@@ -134,16 +152,16 @@ class AutoRetainer:
             every = settings.retain_every_n_cells
             window = every + settings.retain_overlap_cells
             while self._raw:
-                run = self._raw.popleft()
-                if is_skipped(run.source):
+                number, source, ran_at, result = self._raw.popleft()
+                if is_skipped(source):
                     continue
-                result_text, error_text, stdout = _outputs_of(run.result, self._shell)
-                cell = CellText(run.number, run.source, result_text, error_text, stdout)
+                result_text, error_text, stdout = _outputs_of(result, self._shell)
+                cell = CellText(number, source, result_text, error_text, stdout)
                 entry = format_cell(cell, settings.retain_outputs)
                 if not entry:
                     continue
                 self._counted += 1
-                self._since_last.append((run.ran_at, entry))
+                self._since_last.append((ran_at, entry))
                 self._recent.append(entry)
                 while len(self._recent) > window:
                     self._recent.popleft()

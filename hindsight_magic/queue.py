@@ -139,7 +139,7 @@ class RetainQueue:
         self._last_error: str | None = None
         self._thread: threading.Thread | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
-        self._jobs: deque[Callable[[], object]] = deque()
+        self._jobs: list[tuple[float, Callable[[], object]]] = []  # (due, job)
 
     # -- kernel-thread API ------------------------------------------------------------------
 
@@ -157,13 +157,13 @@ class RetainQueue:
                 self._cond.notify()
             return count
 
-    def submit(self, job: Callable[[], object]) -> bool:
-        """Run ``job`` on the worker thread soon (coalesced: queued once until it runs)."""
+    def submit(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
+        """Run ``job`` on the worker thread after ``delay_s`` (unless it is already waiting)."""
         with self._cond:
             if self._stopping:
                 return False
-            if job not in self._jobs:
-                self._jobs.append(job)
+            if all(job != queued for _, queued in self._jobs):
+                self._jobs.append((self._clock() + delay_s, job))
                 self._cond.notify()
             return True
 
@@ -294,11 +294,13 @@ class RetainQueue:
     def _run_jobs(self) -> None:
         while True:
             with self._cond:
-                if not self._jobs:
+                now = self._clock()
+                due = next((entry for entry in self._jobs if entry[0] <= now), None)
+                if due is None:
                     return
-                job = self._jobs.popleft()
+                self._jobs.remove(due)
             try:
-                job()
+                due[1]()
             except Exception:
                 log.exception("Hindsight: background job failed")
 
@@ -385,14 +387,16 @@ class RetainQueue:
         return None
 
     def _has_work(self) -> bool:
-        return bool(self._jobs) or self._window_closed() or self._next_sendable() is not None
+        now = self._clock()
+        job_due = any(due <= now for due, _ in self._jobs)
+        return job_due or self._window_closed() or self._next_sendable() is not None
 
     def _settled(self) -> bool:
         return not self._pending and self._in_flight is None and self._next_sendable() is None
 
     def _idle_delay(self) -> float | None:
         now = self._clock()
-        deadlines = [b.next_attempt_at for b in self._outbox]
+        deadlines = [b.next_attempt_at for b in self._outbox] + [due for due, _ in self._jobs]
         if self._first_pending_at is not None:
             deadlines.append(self._first_pending_at + self._window_s)
         if not deadlines:

@@ -158,6 +158,7 @@ class HindsightSession:
                 self.queue.flush(FLUSH_BEFORE_READ_S)
             self.settings, self.label, self.api_url = settings, label, url
             configure_logging(settings.debug)
+            self.autoretain.configure(settings.auto_retain, settings.retain_every_n_cells)
             if connection:
                 self.client = self._new_client()
             self.scope = self._compute_scope()
@@ -232,8 +233,9 @@ class HindsightSession:
         return notices
 
     def flush(self, timeout_s: float | None = None) -> Any:
-        """Send everything queued now; wait until each batch was tried (bounded)."""
+        """Queue due transcripts, send everything now, wait until each batch was tried."""
         timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
+        self.autoretain.process()
         return self.queue.flush(timeout)
 
     def retry_failed(self) -> int:
@@ -250,7 +252,7 @@ class HindsightSession:
         A retain is accepted asynchronously and becomes searchable about half a second later;
         waiting here is what lets ``%retain X`` followed by ``%recall X`` find X.
         """
-        self.queue.flush(FLUSH_BEFORE_READ_S)
+        self.flush(FLUSH_BEFORE_READ_S)
         waiting = self.queue.take_recent(bank_id)
         deadline = time.monotonic() + INDEXING_WAIT_S
         while waiting and time.monotonic() < deadline:
