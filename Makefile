@@ -29,8 +29,8 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not integration and not browser"
 
 lint: $(STAMP)
-	$(BIN)/ruff check hindsight_magic tests
-	$(BIN)/ruff format --check hindsight_magic tests
+	$(BIN)/ruff check hindsight_magic tests bench
+	$(BIN)/ruff format --check hindsight_magic tests bench
 
 clean:
 	rm -rf $(VENV) hindsight-demo .pytest_cache .ruff_cache
