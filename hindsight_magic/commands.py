@@ -12,6 +12,7 @@ from IPython.core.error import UsageError
 from .arguments import parse_words, positive_float, positive_int
 from .config import (
     CONFIGURABLE_NAMES,
+    ENV_ALIASES,
     SCOPE_MODES,
     SECRET_FIELDS,
     env_name,
@@ -19,6 +20,7 @@ from .config import (
 )
 from .display import Message, Report, plural
 from .errors import HindsightMagicError
+from .model_commands import cmd_context, cmd_models
 from .scope import project_label
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ HELP = {
     "clear": "forget the local recall cache and notices (server memory stays)",
     "autoretain": "retain recent cells automatically: autoretain [on|off|every N|now|status]",
     "server": "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
+    "models": "mental models: models [list|show ID|refresh [ID]|seed|delete ID|history ID]",
+    "context": "the <mental_models> + last <memories> block for a prompt: p = %hindsight context",
 }
 
 
@@ -58,7 +62,7 @@ def _source(magics: HindsightMagics, name: str) -> str:
         return "config"
     if os.environ.get(env_name(name), "").strip():
         return "env"
-    if name == "api_key" and os.environ.get("HINDSIGHT_API_TOKEN", "").strip():
+    if name in ENV_ALIASES and os.environ.get(ENV_ALIASES[name], "").strip():
         return "env"
     return "default"
 
@@ -188,8 +192,8 @@ def cmd_autoretain(magics: HindsightMagics, args: str) -> Any:
     state = "on" if auto.enabled else "off"
     return Message(
         f"Auto-retain {state}: {auto.mode}, every {auto.every} cells; "
-        f"{auto.counted} cells counted, next retain in {auto.until_next}, "
-        f"{auto.retained} transcripts queued."
+        f"{plural(auto.counted, 'cell', 'cells')} counted, next retain in {auto.until_next}, "
+        f"{plural(auto.retained, 'transcript', 'transcripts')} queued."
     )
 
 
@@ -241,6 +245,8 @@ SUBCOMMANDS: dict[str, Handler] = {
     "clear": cmd_clear,
     "autoretain": cmd_autoretain,
     "server": cmd_server,
+    "models": cmd_models,
+    "context": cmd_context,
 }
 
 

@@ -23,6 +23,7 @@ BUDGETS: tuple[str, ...] = ("low", "mid", "high")
 FALLBACK_API_URL = "http://localhost:8888"
 ENV_PREFIX = "HINDSIGHT_"
 SECRET_FIELDS = frozenset({"api_key"})
+ENV_ALIASES = {"api_key": "HINDSIGHT_API_TOKEN", "journal_path": "HINDSIGHT_JOURNAL"}
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
@@ -73,6 +74,9 @@ class Settings(BaseModel):
     mental_model_refresh_s: float = Field(300.0, gt=0, description="Mental-model cache TTL (s).")
     mental_model_max_render_chars: int = Field(
         16_000, ge=0, description="Cap of the <mental_models> block."
+    )
+    journal_path: str = Field(
+        "", description="On-disk queue file ('' = in the data dir, 'off' = memory only)."
     )
     debug: bool = Field(False, description="Full tracebacks and debug logs.")
 
@@ -155,8 +159,8 @@ def parse_env(env: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name, field in Settings.model_fields.items():
         raw = env.get(env_name(name))
-        if name == "api_key" and not (raw and raw.strip()):
-            raw = env.get("HINDSIGHT_API_TOKEN")
+        if not (raw and raw.strip()) and name in ENV_ALIASES:
+            raw = env.get(ENV_ALIASES[name])
         if raw is None or not raw.strip():
             continue
         raw = raw.strip()

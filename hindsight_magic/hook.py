@@ -94,6 +94,7 @@ class AutoRetainer:
         self._enabled = session.settings.auto_retain
         self._scheduled = False
         self._last_cell = 0.0
+        self._last_stamp = 0
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -108,8 +109,7 @@ class AutoRetainer:
             raw.append((result.execution_count, info.raw_cell, now, result))
             self._last_cell = now
             if len(raw) >= self._needed and not self._scheduled:
-                self._scheduled = True
-                self._session.queue.submit(self._process_when_idle, IDLE_S)
+                self._scheduled = self._session.queue.submit(self._process_when_idle, IDLE_S)
         except Exception:  # a hook must never disturb the user's cell
             log.debug("Hindsight: auto-retain hook failed", exc_info=True)
 
@@ -140,7 +140,7 @@ class AutoRetainer:
         """Build transcripts when the kernel is idle, so the work never slows a running cell."""
         busy = time.time() - self._last_cell < IDLE_S
         if busy and len(self._raw) < MAX_DEFERRED:
-            self._session.queue.submit(self._process_when_idle, IDLE_S)
+            self._scheduled = self._session.queue.submit(self._process_when_idle, IDLE_S)
             return
         self._scheduled = False
         self.process()
@@ -151,13 +151,15 @@ class AutoRetainer:
             settings = self._session.settings
             every = settings.retain_every_n_cells
             window = every + settings.retain_overlap_cells
+            secrets = secret_values(settings.key()) if self._raw else []
+            queued = False
             while self._raw:
                 number, source, ran_at, result = self._raw.popleft()
                 if is_skipped(source):
                     continue
                 result_text, error_text, stdout = _outputs_of(result, self._shell)
                 cell = CellText(number, source, result_text, error_text, stdout)
-                entry = format_cell(cell, settings.retain_outputs)
+                entry = format_cell(cell, settings.retain_outputs, secrets)
                 if not entry:
                     continue
                 self._counted += 1
@@ -165,18 +167,21 @@ class AutoRetainer:
                 self._recent.append(entry)
                 while len(self._recent) > window:
                     self._recent.popleft()
-            due = len(self._since_last) >= every or (force and self._since_last)
+                if len(self._since_last) >= every:  # every N cells, however late we look
+                    queued = self._retain(settings.retain_mode) or queued
+            if force and self._since_last:
+                queued = self._retain(settings.retain_mode) or queued
             self._needed = max(1, every - len(self._since_last))
-            if not due:
-                return False
-            return self._retain(settings.retain_mode)
+            return queued
 
     def _retain(self, mode: str) -> bool:
         session = self._session
         first_ran = datetime.fromtimestamp(self._since_last[0][0], timezone.utc)
         if mode == "last-cells":
             entries = list(self._recent)
-            document_id = f"{session.session_id}-{int(time.time() * 1000)}"
+            stamp = max(int(self._since_last[-1][0] * 1000), self._last_stamp + 1)
+            self._last_stamp = stamp  # unique even for windows closed in one millisecond
+            document_id = f"{session.session_id}-{stamp}"
             update_mode = None
         else:
             entries = [entry for _, entry in self._since_last]

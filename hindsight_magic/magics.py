@@ -301,7 +301,11 @@ class HindsightMagics(Magics):
         - ``retry`` — re-send memories the server refused earlier;
         - ``clear`` — forget the local recall cache and notices (server memory stays);
         - ``autoretain [on|off|every N|now|status]`` — the every-N-cells transcript;
-        - ``server start|stop|status|logs`` — the local Hindsight server on this machine.
+        - ``server start|stop|status|logs`` — the local Hindsight server on this machine;
+        - ``models [list | show ID | refresh [ID] | seed | delete ID | history ID]`` — the bank's
+          mental models (curated summaries the server keeps up to date);
+        - ``context`` — the ``<mental_models>`` block plus the last ``%recall``'s ``<memories>``
+          block as one string, e.g. ``prompt = %hindsight context``.
         """
         from .commands import run_subcommand
 

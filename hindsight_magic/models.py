@@ -28,6 +28,7 @@ class MemoryItem:
     document_id: str | None = None
     update_mode: str | None = None
     parts: int = 1  # how many queued memories this item carries (appends get merged)
+    journal_ids: list[int] = field(default_factory=list)  # its rows in the journal
 
     def merge_append(self, other: MemoryItem) -> bool:
         """Fold a later append to the same document into this item; False if not possible."""
@@ -35,6 +36,7 @@ class MemoryItem:
             return False
         self.content = f"{self.content}\n\n{other.content}"
         self.parts += other.parts
+        self.journal_ids = [*self.journal_ids, *other.journal_ids]
         return True
 
     def to_json(self) -> dict[str, Any]:

@@ -4,101 +4,56 @@
 16 items are pending, when the 5 s window since the first pending item closes (a fixed window,
 not reset by later items) or when a flush is requested; it sends one batch per route with a
 client-made ``operation_id``. Transient failures keep the batch and retry it with capped,
-jittered exponential back-off (later batches of the same route wait behind it, so order holds);
+jittered exponential back-off (later items of the same route wait behind it, so order holds);
 permanent failures move the batch to a failed list that ``retry_failed`` can re-send.
+
+With a journal every item is written to disk at enqueue and removed when the server accepted
+it; memory holds at most ``memory_cap`` items and the rest wait in the journal only.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from .batches import (
+    MAX_BATCH_ITEMS,
+    Batch,
+    FlushOutcome,
+    QueueClosedError,
+    QueueFullError,
+    QueueStats,
+    Route,
+    form_batches,
+)
 from .client import HindsightError
 from .models import MemoryItem
+from .worker import BackgroundWorker
+
+if TYPE_CHECKING:
+    from .journal import Journal
+
+__all__ = ["Batch", "QueueClosedError", "QueueFullError", "RetainQueue", "Route"]
 
 log = logging.getLogger("hindsight_magic")
 
 FLUSH_BATCH_SIZE = 16
 FLUSH_WINDOW_S = 5.0
-MAX_BATCH_ITEMS = 256
+MEMORY_CAP = 10_000
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
 RECENT_OPERATIONS = 64
 
 
-class QueueClosedError(RuntimeError):
-    """Raised by ``enqueue`` after the queue was closed."""
-
-    def __init__(self) -> None:
-        super().__init__("Hindsight retain queue is closed.")
-
-
-@dataclass(frozen=True)
-class Route:
-    """Which bank and tags a queued item goes to, captured when it is queued.
-
-    The connection (URL and key) is not part of the route: the session's current connection
-    sends every batch, so pointing the session at a working server (or fixing the key)
-    delivers what is already queued.
-    """
-
-    bank_id: str
-    tags: tuple[str, ...] | None = None
-
-
-@dataclass(eq=False)
-class Batch:
-    """Items of one route sent (and re-sent) as one request under one ``operation_id``."""
-
-    route: Route
-    items: list[MemoryItem]
-    operation_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    attempts: int = 0
-    next_attempt_at: float = 0.0
-    error: str | None = None
-
-    @property
-    def count(self) -> int:
-        """How many queued memories the batch carries."""
-        return sum(item.parts for item in self.items)
-
-
-@dataclass(frozen=True)
-class QueueStats:
-    """A consistent snapshot of the queue, for status and the panel."""
-
-    pending: int
-    in_flight: int
-    accepted: int
-    failed: int
-    retrying: int
-    retry_at: float | None
-    last_flush: float | None
-    last_error: str | None
-    requests: int
-
-
-@dataclass(frozen=True)
-class FlushOutcome:
-    """What a flush left behind when it returned."""
-
-    settled: bool
-    pending: int
-    retrying: int
-    failed: int
-
-
 Sender = Callable[[Batch], None]
 
 
-class RetainQueue:
-    """Batches memories and delivers them from one background thread."""
+class RetainQueue(BackgroundWorker):
+    """Batches memories and delivers them from the background thread."""
 
     def __init__(
         self,
@@ -112,10 +67,12 @@ class RetainQueue:
         backoff_base_s: float = BACKOFF_BASE_S,
         backoff_cap_s: float = BACKOFF_CAP_S,
         jitter: Callable[[], float] = random.random,
-        on_failure: Callable[[Batch, str], None] | None = None,
+        on_failure: Callable[[Batch, str], None] | None = None,  # quick: runs under the lock
+        journal: Journal | None = None,
+        memory_cap: int = MEMORY_CAP,
     ) -> None:
+        super().__init__(clock)
         self._send = send
-        self._clock = clock
         self._wall = wall
         self._batch_size = batch_size
         self._window_s = window_s
@@ -124,7 +81,6 @@ class RetainQueue:
         self._backoff_cap_s = backoff_cap_s
         self._jitter = jitter
         self._on_failure = on_failure
-        self._cond = threading.Condition()
         self._pending: deque[tuple[Route, MemoryItem]] = deque()
         self._first_pending_at: float | None = None
         self._outbox: list[Batch] = []
@@ -132,22 +88,36 @@ class RetainQueue:
         self._failed: list[Batch] = []
         self._flush_requested = False
         self._closed = False
-        self._stopping = False
         self._accepted = 0
         self._requests = 0
         self._last_flush: float | None = None
         self._last_error: str | None = None
-        self._thread: threading.Thread | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
-        self._jobs: list[tuple[float, Callable[[], object]]] = []  # (due, job)
+        self._journal = journal
+        self._memory_cap = memory_cap
+        self._spilled = 0  # pending items in the journal only (memory was full)
+        self._loaded_through = 0  # highest journal row id held in memory
 
     # -- kernel-thread API ------------------------------------------------------------------
 
     def enqueue(self, route: Route, item: MemoryItem) -> int:
-        """Queue one item (O(1), no I/O); returns the number pending."""
+        """Queue one item (O(1); with a journal, one local insert); returns the number pending."""
         with self._cond:
             if self._closed:
                 raise QueueClosedError
+            held = len(self._pending) + self._failed_count()
+            if self._journal is not None:
+                row = self._journal.add(route.bank_id, route.tags, item)
+                item.journal_ids = [row]
+                if self._spilled or held >= self._memory_cap:
+                    self._spilled += 1  # waits on disk; the worker loads it when there is room
+                    return len(self._pending) + self._spilled
+                self._loaded_through = row
+            elif held >= self._memory_cap:
+                raise QueueFullError(
+                    f"{held} memories are waiting in memory and the journal is off; "
+                    "check the server with %hindsight status."
+                )
             self._pending.append((route, item))
             count = len(self._pending)
             if count == 1:
@@ -155,17 +125,7 @@ class RetainQueue:
                 self._cond.notify()
             elif count == self._batch_size:
                 self._cond.notify()
-            return count
-
-    def submit(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
-        """Run ``job`` on the worker thread after ``delay_s`` (unless it is already waiting)."""
-        with self._cond:
-            if self._stopping:
-                return False
-            if all(job != queued for _, queued in self._jobs):
-                self._jobs.append((self._clock() + delay_s, job))
-                self._cond.notify()
-            return True
+            return count + self._spilled
 
     def request_flush(self) -> None:
         """Ask the worker to send everything now (retrying batches included); do not wait."""
@@ -181,7 +141,7 @@ class RetainQueue:
         deadline = None if timeout_s is None else self._clock() + timeout_s
         with self._cond:
             while not self._settled():
-                if self._thread is None or not self._thread.is_alive():
+                if not self.running:
                     break
                 remaining = None if deadline is None else deadline - self._clock()
                 if remaining is not None and remaining <= 0:
@@ -189,19 +149,60 @@ class RetainQueue:
                 self._cond.wait(remaining if remaining is None else min(remaining, 0.5))
             return FlushOutcome(
                 self._settled(),
-                len(self._pending) + (self._in_flight.count if self._in_flight else 0),
+                len(self._pending)
+                + self._spilled
+                + (self._in_flight.count if self._in_flight else 0),
                 sum(b.count for b in self._outbox),
-                sum(b.count for b in self._failed),
+                self._failed_count(),
             )
 
     def retry_failed(self) -> int:
         """Move failed batches back to the outbox (fresh operation ids); returns the item count."""
         with self._cond:
             batches, self._failed = self._failed, []
-            for batch in batches:
-                self._outbox.append(Batch(batch.route, batch.items))
+            for old in batches:
+                batch = Batch(old.route, old.items)
+                if self._journal is not None:
+                    self._journal.mark_batched(batch.operation_id, batch.journal_ids)
+                self._outbox.append(batch)
             self._cond.notify_all()
             return sum(b.count for b in batches)
+
+    def drop_failed(self) -> int:
+        """Discard the failed batches for good; returns the item count."""
+        with self._cond:
+            batches, self._failed = self._failed, []
+            if self._journal is not None:
+                self._journal.delete(row for b in batches for row in b.journal_ids)
+            return sum(b.count for b in batches)
+
+    def recover(self) -> int:
+        """Adopt what dead kernels left in the journal (and our own rows); returns item count.
+
+        Batches keep their ``operation_id``: re-sending one the server already accepted is the
+        same operation to it, so nothing is stored twice.
+        """
+        if self._journal is None:
+            return 0
+        self._journal.claim_orphans()
+        with self._cond:
+            found = 0
+            for state in ("batched", "failed"):
+                groups: dict[str, list[tuple[Route, MemoryItem]]] = {}
+                for row in self._journal.rows(state):
+                    key = row.operation_id or f"row-{row.id}"
+                    groups.setdefault(key, []).append((Route(row.bank_id, row.tags), row.item))
+                for operation_id, entries in groups.items():
+                    for batch in form_batches(entries, len(entries)):
+                        batch.operation_id = operation_id
+                        batch.error = "left by an earlier kernel"
+                        (self._outbox if state == "batched" else self._failed).append(batch)
+                        found += batch.count
+            self._spilled = self._journal.count("pending")
+            found += self._spilled
+            self._refill()
+            self._cond.notify_all()
+            return found
 
     def stats(self) -> QueueStats:
         """A snapshot of the counters."""
@@ -210,15 +211,16 @@ class RetainQueue:
             now_mono, now_wall = self._clock(), self._wall()
             retry_at = now_wall + max(0.0, min(waiting) - now_mono) if waiting else None
             return QueueStats(
-                pending=len(self._pending),
+                pending=len(self._pending) + self._spilled,
                 in_flight=self._in_flight.count if self._in_flight else 0,
                 accepted=self._accepted,
-                failed=sum(b.count for b in self._failed),
+                failed=self._failed_count(),
                 retrying=sum(b.count for b in self._outbox if b.attempts),
                 retry_at=retry_at,
                 last_flush=self._last_flush,
                 last_error=self._last_error,
                 requests=self._requests,
+                journal=str(self._journal.path) if self._journal is not None else None,
             )
 
     def take_recent(self, bank_id: str) -> list[tuple[Route, str]]:
@@ -237,47 +239,27 @@ class RetainQueue:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the worker thread (once)."""
-        with self._cond:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(
-                target=self._run, name="hindsight-magic-worker", daemon=True
-            )
-            self._thread.start()
-
     def close(self, timeout_s: float = 5.0) -> int:
         """Flush (bounded), stop the worker; returns how many items were left undelivered."""
         with self._cond:
             self._closed = True
         self.flush(timeout_s)
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(0.1, min(timeout_s, 2.0)))
+        self.stop(min(timeout_s, 2.0))
         stats = self.stats()
+        if self._journal is not None:
+            self._journal.close()
         return stats.pending + stats.in_flight + stats.retrying + stats.failed
 
     # -- worker -----------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._stopping and not self._has_work():
-                    self._cond.wait(self._idle_delay())
-                if self._stopping:
-                    return
-            self.pump()
 
     def pump(self) -> int:
         """Do all work that is due now (forming and sending batches); returns batches sent.
 
         The worker calls this; tests with a fake clock call it directly, without a thread.
         """
-        self._run_jobs()
+        self.run_due_jobs()
+        if self._journal is not None:
+            self._journal.heartbeat()
         sent = 0
         while True:
             with self._cond:
@@ -291,19 +273,6 @@ class RetainQueue:
             self._deliver(batch)
             sent += 1
 
-    def _run_jobs(self) -> None:
-        while True:
-            with self._cond:
-                now = self._clock()
-                due = next((entry for entry in self._jobs if entry[0] <= now), None)
-                if due is None:
-                    return
-                self._jobs.remove(due)
-            try:
-                due[1]()
-            except Exception:
-                log.exception("Hindsight: background job failed")
-
     def _deliver(self, batch: Batch) -> None:
         try:
             self._send(batch)
@@ -313,6 +282,8 @@ class RetainQueue:
             log.exception("Hindsight retain queue: batch flush failed")
             self._record_failure(batch, f"{type(error).__name__}: {error}", transient=False)
         else:
+            if self._journal is not None:
+                self._journal.delete(batch.journal_ids)
             with self._cond:
                 self._in_flight = None
                 self._accepted += batch.count
@@ -335,11 +306,13 @@ class RetainQueue:
                 self._outbox.insert(0, batch)
             else:
                 self._failed.append(batch)
+                if self._journal is not None:
+                    self._journal.mark_failed(batch.journal_ids, message)
+                if self._on_failure is not None:  # before a waiting flush can return
+                    self._on_failure(batch, message)
             self._cond.notify_all()
         level = logging.INFO if transient else logging.WARNING
         log.log(level, "Hindsight retain queue: batch flush failed: %s", message)
-        if not transient and self._on_failure is not None:
-            self._on_failure(batch, message)
 
     # -- decisions (called with the lock held) ----------------------------------------------
 
@@ -351,28 +324,42 @@ class RetainQueue:
         assert self._first_pending_at is not None
         return self._clock() >= self._first_pending_at + self._window_s
 
+    def _failed_count(self) -> int:
+        return sum(b.count for b in self._failed)
+
+    def _refill(self) -> None:
+        """Load spilled items from the journal while memory has room (oldest first)."""
+        if not self._spilled or self._journal is None:
+            return
+        room = self._memory_cap - len(self._pending) - self._failed_count()
+        if room <= 0:
+            return
+        rows = self._journal.pending_after(self._loaded_through, room)
+        for row in rows:
+            self._pending.append((Route(row.bank_id, row.tags), row.item))
+            self._loaded_through = row.id
+        self._spilled = max(0, self._spilled - len(rows)) if rows else 0
+        if self._pending and self._first_pending_at is None:
+            self._first_pending_at = self._clock()
+
     def _form_batches_if_due(self) -> None:
+        self._refill()
         if not self._window_closed():
             self._flush_requested = False
             return
         self._flush_requested = False
         self._first_pending_at = None
-        current: Batch | None = None
-        documents: dict[str, MemoryItem] = {}
-        while self._pending:
-            route, item = self._pending.popleft()
-            full = current is not None and len(current.items) >= self._max_batch_items
-            same_doc = documents.get(item.document_id) if item.document_id else None
-            mergeable = same_doc is not None and not full and current.route == route
-            if mergeable and same_doc.merge_append(item):
-                continue  # one item per document in a batch: the server refuses duplicates
-            if current is None or full or current.route != route or same_doc is not None:
-                current = Batch(route, [])
-                self._outbox.append(current)
-                documents = {}
-            current.items.append(item)
-            if item.document_id:
-                documents[item.document_id] = item
+        now = self._clock()
+        waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
+        ready = [entry for entry in self._pending if entry[0] not in waiting]
+        held = [entry for entry in self._pending if entry[0] in waiting]
+        self._pending = deque(held)  # a retrying route's items wait here, in order
+        if held:
+            self._first_pending_at = now
+        for batch in form_batches(ready, self._max_batch_items):
+            if self._journal is not None:
+                self._journal.mark_batched(batch.operation_id, batch.journal_ids)
+            self._outbox.append(batch)
 
     def _next_sendable(self) -> Batch | None:
         now = self._clock()
@@ -387,18 +374,21 @@ class RetainQueue:
         return None
 
     def _has_work(self) -> bool:
-        now = self._clock()
-        job_due = any(due <= now for due, _ in self._jobs)
-        return job_due or self._window_closed() or self._next_sendable() is not None
+        return self._job_due() or self._window_closed() or self._next_sendable() is not None
 
     def _settled(self) -> bool:
-        return not self._pending and self._in_flight is None and self._next_sendable() is None
+        now = self._clock()
+        waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
+        stuck = all(route in waiting for route, _ in self._pending)
+        return stuck and self._in_flight is None and self._next_sendable() is None
 
     def _idle_delay(self) -> float | None:
         now = self._clock()
-        deadlines = [b.next_attempt_at for b in self._outbox] + [due for due, _ in self._jobs]
+        deadlines = [b.next_attempt_at for b in self._outbox] + self._job_deadlines()
         if self._first_pending_at is not None:
             deadlines.append(self._first_pending_at + self._window_s)
+        if self._journal is not None:
+            deadlines.append(now + 20.0)  # keep the journal heartbeat fresh
         if not deadlines:
             return None
         return max(0.0, min(deadlines) - now) + 0.001

@@ -5,8 +5,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import re
-import sys
 import threading
 import time
 import uuid
@@ -15,10 +13,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .bootstrap import configure_logging, kernel_id, open_journal, resolve_api_url
 from .client import HindsightClient, HindsightError, Timeouts
-from .config import FALLBACK_API_URL, Settings
+from .config import Settings
 from .display import RecallResult, ReflectResult, Report, plural
 from .hook import AutoRetainer
+from .model_cache import MentalModelCache
 from .models import MemoryItem, RecallResponse, ReflectResponse, local_timestamp
 from .queue import Batch, RetainQueue, Route
 from .scope import ENSURED_BANKS, BankScope, compute_scope, project_label
@@ -43,48 +43,7 @@ CONNECTION_FIELDS = (
     "reflect_timeout_ms",
 )
 SCOPE_FIELDS = ("bank_id", "bank_prefix", "scoping")
-
-
-_DEBUG_HANDLER = logging.StreamHandler(sys.stderr)
-_DEBUG_HANDLER.setFormatter(logging.Formatter("hindsight_magic %(levelname)s: %(message)s"))
-
-
-def configure_logging(debug: bool) -> None:
-    """With ``debug`` on, show the ``hindsight_magic`` logger's debug records on stderr."""
-    if debug:
-        log.setLevel(logging.DEBUG)
-        if _DEBUG_HANDLER not in log.handlers:
-            log.addHandler(_DEBUG_HANDLER)
-    else:
-        log.setLevel(logging.NOTSET)
-        log.removeHandler(_DEBUG_HANDLER)
-
-
-def kernel_id() -> str | None:
-    """The Jupyter kernel id from the connection file, when running in a kernel."""
-    if "ipykernel" not in sys.modules:
-        return None
-    try:
-        from ipykernel.connect import get_connection_file
-
-        name = os.path.basename(get_connection_file())
-    except Exception:
-        return None
-    match = re.fullmatch(r"kernel-(.+)\.json", name)
-    return match.group(1) if match else None
-
-
-def resolve_api_url(settings: Settings) -> str:
-    """Explicit setting, else a running local server, else Hindsight's default URL."""
-    if settings.api_url:
-        return settings.api_url
-    from .server import running_server
-
-    try:
-        info = running_server()
-    except Exception:  # a broken state file must not stop the extension
-        info = None
-    return info.url if info else FALLBACK_API_URL
+SECRETS_TTL_S = 2.0
 
 
 class HindsightSession:
@@ -115,14 +74,28 @@ class HindsightSession:
         self.client = self._new_client()
         self.scope = self._compute_scope()
         self.last_recall: RecallResult | None = None
+        journal, problem = open_journal(settings)
+        if problem:
+            self._notices.append(problem)
         self.queue = RetainQueue(
-            self._send_batch, on_failure=self._note_failure, **(queue_options or {})
+            self._send_batch,
+            on_failure=self._note_failure,
+            journal=journal,
+            **(queue_options or {}),
         )
+        self._secrets: tuple[float, list[str]] = (0.0, [])
+        recovered = self.queue.recover()
+        if recovered:
+            count = plural(recovered, "memory", "memories")
+            self._notices.append(f"Recovered {count} left by an earlier kernel; sending now.")
+            self.queue.request_flush()
         self.autoretain = AutoRetainer(self)
+        self.mental_models = MentalModelCache(self)  # mental models: first load on the worker
         self._closed = False
         atexit.register(self._at_exit)
         if start_worker:
             self.queue.start()
+        self.mental_models.start()
 
     # -- construction -----------------------------------------------------------------------
 
@@ -162,6 +135,11 @@ class HindsightSession:
             if connection:
                 self.client = self._new_client()
             self.scope = self._compute_scope()
+            # mental models: a new scope/connection or switching them on loads them again
+            mm_fields = ("mental_models", "mental_model_auto_seed")
+            mm_changed = any(getattr(old, f) != getattr(settings, f) for f in mm_fields)
+            if connection or scope or mm_changed:
+                self.mental_models.reload()
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -187,7 +165,7 @@ class HindsightSession:
         scope = self.scope
         all_tags = tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))) or None
         item = MemoryItem(
-            content=content,
+            content=redact(content, self._secret_values()),
             timestamp=timestamp or local_timestamp(),
             context=context or self.settings.retain_context,
             metadata=self.metadata(),
@@ -196,6 +174,15 @@ class HindsightSession:
             update_mode=update_mode,
         )
         return self.queue.enqueue(Route(scope.bank_id, all_tags), item)
+
+    def _secret_values(self) -> list[str]:
+        """Values to redact (cached briefly: the environment rarely changes)."""
+        expires, values = self._secrets
+        now = time.monotonic()
+        if now >= expires:
+            values = secret_values(self.settings.key())
+            self._secrets = (now + SECRETS_TTL_S, values)
+        return values
 
     def _ensure_bank(self, client: HindsightClient, bank_id: str) -> None:
         key = f"{client.base_url}#{bank_id}"
@@ -213,7 +200,7 @@ class HindsightSession:
         client = self.client
         client.identity()
         self._ensure_bank(client, batch.route.bank_id)
-        secrets = secret_values(self.settings.key())
+        secrets = self._secret_values()
         items = []
         for item in batch.items:
             body = item.to_json()
@@ -313,74 +300,11 @@ class HindsightSession:
 
     # -- status and lifecycle ---------------------------------------------------------------
 
-    def server_state(self) -> str:
-        """``ok (Hindsight 1.1.0)``, or why not — one short blocking check (≤ 5 s)."""
-        try:
-            version = self.client.identity().get("api_version", "?")
-            self.client.list_banks()  # /version is open even when the server wants a key
-        except HindsightError as error:
-            if error.kind == "connect":
-                return "unreachable (start one with %hindsight server start)"
-            if error.kind == "not_hindsight":
-                return "answers, but is not a Hindsight server"
-            if error.status_code in (401, 403):
-                return "refuses the API key (check HINDSIGHT_API_KEY)"
-            return f"error: {error}"
-        return f"ok (Hindsight {version})"
-
     def status(self, check_server: bool = True) -> Report:
-        """Server, scope, queue and session, as a report."""
-        from ._version import __version__
+        """Server, scope, queue, auto-retain, mental models and session, as a report."""
+        from .status import status_report
 
-        stats = self.queue.stats()
-        report = Report(f"hindsight_magic {__version__}")
-        server = [("url", self.api_url)]
-        if check_server:
-            server.append(("state", self.server_state()))
-        server.append(("api key", "set" if self.client.has_key else "not set"))
-        report.add("Server", server)
-        scope = self.scope
-        report.add(
-            "Scope",
-            [
-                ("mode", scope.mode),
-                ("bank", scope.bank_id),
-                ("project", scope.label),
-                ("tags", ", ".join(scope.retain_tags or ()) or "(none)"),
-            ],
-        )
-
-        def when(stamp: float | None) -> str:
-            if stamp is None:
-                return "never"
-            return datetime.fromtimestamp(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-        report.add(
-            "Queue",
-            [
-                ("pending", str(stats.pending)),
-                ("in flight", str(stats.in_flight)),
-                ("accepted", str(stats.accepted)),
-                ("retrying", str(stats.retrying)),
-                ("retrying at", when(stats.retry_at) if stats.retry_at else "-"),
-                ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
-                ("last flush", when(stats.last_flush)),
-                ("last error", stats.last_error or "-"),
-            ],
-        )
-        auto = self.autoretain.status()
-        report.add(
-            "Auto-retain",
-            [
-                ("state", "on" if auto.enabled else "off"),
-                ("mode", f"{auto.mode}, every {auto.every} cells"),
-                ("cells counted", str(auto.counted)),
-                ("next retain in", f"{auto.until_next} cells"),
-                ("transcripts queued", str(auto.retained)),
-            ],
-        )
-        report.add("Session", [("id", self.session_id), ("notebook", self._notebook() or "-")])
-        return report
+        return status_report(self, check_server)
 
     def close(self, timeout_s: float = EXIT_FLUSH_S) -> int:
         """Flush (bounded), stop the worker, close connections; returns items left undelivered."""

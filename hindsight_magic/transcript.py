@@ -31,8 +31,8 @@ CREDENTIAL_SHAPES = re.compile(
             r"\bgithub_pat_[A-Za-z0-9_]{20,}",
             r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
             r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
-            r"\bAIza[0-9A-Za-z_\-]{35}\b",
-            r"(?<=Bearer )[A-Za-z0-9\-._~+/]{8,}=*",
+            r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])",
+            r"(?<=Bearer )(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{12,}=*",
         )
     ),
     re.DOTALL,
@@ -47,15 +47,17 @@ MIN_TRANSCRIPT_CHARS = 10
 
 def is_skipped(source: str) -> bool:
     """Empty cells, ``# hindsight: skip`` cells and cells that only run this extension's magics."""
-    if not source.strip():
+    lines = [line for line in source.splitlines() if line.strip()]
+    if not lines:
         return True
-    first = source.lstrip("\n").split("\n", 1)[0]
+    first = lines[0]
     if SKIP_MARKER.match(first):
         return True
     if first.lstrip().startswith("%%") and OWN_MAGIC.match(first):
         return True  # a cell magic of ours owns the whole cell
-    lines = [line for line in source.splitlines() if line.strip()]
-    return all(OWN_MAGIC.match(line) or line.lstrip().startswith("#") for line in lines)
+    ours = [line for line in lines if OWN_MAGIC.match(line)]
+    comments = [line for line in lines if line.lstrip().startswith("#")]
+    return bool(ours) and len(ours) + len(comments) == len(lines)
 
 
 def cap(text: str, limit: int) -> str:
@@ -102,28 +104,32 @@ class CellText:
     stdout: str | None = None
 
 
-def _clean(text: str | None, limit: int) -> str:
+def _clean(text: str | None, limit: int, secrets: Iterable[str]) -> str:
     if not text:
         return ""
-    text = strip_memory_tags(text).strip()
+    text = redact(strip_memory_tags(text), secrets).strip()  # before the cap cuts a secret
     return cap(text, limit) if HAS_WORD.search(text) else ""
 
 
-def format_cell(cell: CellText, outputs: str = "result") -> str:
-    """``[cell N]``, the source, and the outputs allowed by ``outputs`` (none|result|all)."""
-    source = _clean(cell.source, SOURCE_CAP)
+def format_cell(cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()) -> str:
+    """``[cell N]``, the source, and the outputs allowed by ``outputs`` (none|result|all).
+
+    Every part is redacted (``secrets`` plus credential shapes) before it is capped.
+    """
+    secrets = list(secrets)
+    source = _clean(cell.source, SOURCE_CAP, secrets)
     if not source:
         return ""
     parts = [f"[cell {cell.number}]", source]
     if outputs in ("result", "all"):
-        result = _clean(cell.result, RESULT_CAP)
+        result = _clean(cell.result, RESULT_CAP, secrets)
         if result:
             parts += ["[result]", result]
-        error = _clean(cell.error, ERROR_CAP)
+        error = _clean(cell.error, ERROR_CAP, secrets)
         if error:
             parts += ["[error]", error]
     if outputs == "all":
-        stdout = _clean(cell.stdout, STREAM_CAP)
+        stdout = _clean(cell.stdout, STREAM_CAP, secrets)
         if stdout:
             parts += ["[output]", stdout]
     return "\n".join(parts)

@@ -123,12 +123,17 @@ class Notebook:
 
 @pytest.fixture
 def notebook(
-    ip: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ip: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> Iterator[Notebook]:
     """A shell with the extension unloaded before and after the test; env changes undone."""
     from hindsight_magic import unload_ipython_extension
 
     unload_ipython_extension(ip)
+    # each test its own journal, so no test adopts memories another one left behind
+    monkeypatch.setenv("HINDSIGHT_JOURNAL_PATH", str(tmp_path / "journal.sqlite3"))
     book = Notebook(ip, capsys, monkeypatch)
     try:
         yield book

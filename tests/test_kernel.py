@@ -65,6 +65,7 @@ def kernel_factory(tmp_path: Path) -> Iterator[Any]:
     kernels: list[Kernel] = []
 
     def start(**env: str) -> Kernel:
+        env.setdefault("HINDSIGHT_JOURNAL_PATH", str(tmp_path / f"journal-{len(kernels)}.db"))
         kernel = Kernel(env, tmp_path)
         kernels.append(kernel)
         return kernel

@@ -1,0 +1,111 @@
+"""The retain queue's data: routes, batches, counters, and how pending items become batches."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .models import MemoryItem
+
+MAX_BATCH_ITEMS = 256
+
+
+class QueueClosedError(RuntimeError):
+    """Raised by ``enqueue`` after the queue was closed."""
+
+    def __init__(self) -> None:
+        super().__init__("Hindsight retain queue is closed.")
+
+
+class QueueFullError(RuntimeError):
+    """Too many memories waiting in memory (only without a journal)."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """Which bank and tags a queued item goes to, captured when it is queued.
+
+    The connection (URL and key) is not part of the route: the session's current connection
+    sends every batch, so pointing the session at a working server (or fixing the key)
+    delivers what is already queued.
+    """
+
+    bank_id: str
+    tags: tuple[str, ...] | None = None
+
+
+@dataclass(eq=False)
+class Batch:
+    """Items of one route sent (and re-sent) as one request under one ``operation_id``."""
+
+    route: Route
+    items: list[MemoryItem]
+    operation_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    attempts: int = 0
+    next_attempt_at: float = 0.0
+    error: str | None = None
+
+    @property
+    def count(self) -> int:
+        """How many queued memories the batch carries."""
+        return sum(item.parts for item in self.items)
+
+    @property
+    def journal_ids(self) -> list[int]:
+        """The journal rows behind this batch."""
+        return [row for item in self.items for row in item.journal_ids]
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """A consistent snapshot of the queue, for status and the panel."""
+
+    pending: int
+    in_flight: int
+    accepted: int
+    failed: int
+    retrying: int
+    retry_at: float | None
+    last_flush: float | None
+    last_error: str | None
+    requests: int
+    journal: str | None = None
+
+
+@dataclass(frozen=True)
+class FlushOutcome:
+    """What a flush left behind when it returned."""
+
+    settled: bool
+    pending: int
+    retrying: int
+    failed: int
+
+
+def form_batches(
+    entries: Iterable[tuple[Route, MemoryItem]], max_items: int = MAX_BATCH_ITEMS
+) -> list[Batch]:
+    """Runs of consecutive same-route items, at most ``max_items`` per batch.
+
+    The server refuses two items with one ``document_id`` in an async batch, so a later append
+    to a document already in the batch is folded into that item; any other repeat of a
+    document starts a new batch.
+    """
+    batches: list[Batch] = []
+    current: Batch | None = None
+    documents: dict[str, MemoryItem] = {}
+    for route, item in entries:
+        full = current is not None and len(current.items) >= max_items
+        same_doc = documents.get(item.document_id) if item.document_id else None
+        mergeable = same_doc is not None and not full and current is not None
+        if mergeable and current.route == route and same_doc.merge_append(item):
+            continue
+        if current is None or full or current.route != route or same_doc is not None:
+            current = Batch(route, [])
+            batches.append(current)
+            documents = {}
+        current.items.append(item)
+        if item.document_id:
+            documents[item.document_id] = item
+    return batches

@@ -1,0 +1,70 @@
+"""Where a session's pieces come from: kernel id, server URL, journal, logging."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from pathlib import Path
+
+from .config import FALLBACK_API_URL, Settings
+from .journal import Journal, JournalError
+from .paths import data_dir
+
+log = logging.getLogger("hindsight_magic")
+log.addHandler(logging.NullHandler())  # never print from the worker into a cell
+
+JOURNAL_FILE = "journal.sqlite3"
+_DEBUG_HANDLER = logging.StreamHandler(sys.stderr)
+_DEBUG_HANDLER.setFormatter(logging.Formatter("hindsight_magic %(levelname)s: %(message)s"))
+
+
+def configure_logging(debug: bool) -> None:
+    """With ``debug`` on, show the ``hindsight_magic`` logger's debug records on stderr."""
+    if debug:
+        log.setLevel(logging.DEBUG)
+        if _DEBUG_HANDLER not in log.handlers:
+            log.addHandler(_DEBUG_HANDLER)
+    else:
+        log.setLevel(logging.NOTSET)
+        log.removeHandler(_DEBUG_HANDLER)
+
+
+def kernel_id() -> str | None:
+    """The Jupyter kernel id from the connection file, when running in a kernel."""
+    if "ipykernel" not in sys.modules:
+        return None
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = os.path.basename(get_connection_file())
+    except Exception:
+        return None
+    match = re.fullmatch(r"kernel-(.+)\.json", name)
+    return match.group(1) if match else None
+
+
+def open_journal(settings: Settings) -> tuple[Journal | None, str | None]:
+    """The on-disk queue the settings ask for, or (None, why not)."""
+    path = settings.journal_path.strip()
+    if path.lower() == "off":
+        return None, None
+    target = Path(path).expanduser() if path else data_dir() / JOURNAL_FILE
+    try:
+        return Journal(target), None
+    except JournalError as error:
+        return None, f"{error}; queued memories are kept in memory only."
+
+
+def resolve_api_url(settings: Settings) -> str:
+    """Explicit setting, else a running local server, else Hindsight's default URL."""
+    if settings.api_url:
+        return settings.api_url
+    from .server import running_server
+
+    try:
+        info = running_server()
+    except Exception:  # a broken state file must not stop the extension
+        info = None
+    return info.url if info else FALLBACK_API_URL

@@ -1,0 +1,542 @@
+"""Auto-retain in a real InteractiveShell: the post_run_cell hook, the every-N-cells tracker and
+``%hindsight autoretain``. The server is unreachable, so what would be sent stays in the queue.
+
+The worker builds transcripts in the background; the tests call ``session.autoretain.process()``
+themselves (it is idempotent and locked) and then read what was queued.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from hindsight_magic import hook
+from hindsight_magic.models import MemoryItem, local_timestamp
+from hindsight_magic.queue import Batch, RetainQueue, Route
+from hindsight_magic.transcript import SOURCE_CAP
+
+SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
+
+
+def session_of(notebook: Any) -> Any:
+    return notebook.magics.session
+
+
+def queued(session: Any) -> list[MemoryItem]:
+    """Every item the queue holds, oldest first (pending, batched, in flight or failed)."""
+    queue = session.queue
+    with queue._cond:
+        batches = list(queue._failed) + list(queue._outbox)
+        if queue._in_flight is not None:
+            batches.append(queue._in_flight)
+        items = [item for batch in batches for item in batch.items]
+        items += [item for _, item in queue._pending]
+    return items
+
+
+def transcripts(session: Any) -> list[MemoryItem]:
+    """The auto-retain items (document ids start with the session id), after processing."""
+    session.autoretain.process()
+    return [
+        item
+        for item in queued(session)
+        if item.document_id and item.document_id.startswith(session.session_id)
+    ]
+
+
+def run(notebook: Any, source: str) -> int:
+    """Run ``source`` as a user's cell; return its cell number."""
+    number = notebook.ip.execution_count
+    cell = notebook.run(source)
+    assert cell.error is None, cell.text
+    return number
+
+
+def run_all(notebook: Any, sources: list[str]) -> list[int]:
+    return [run(notebook, source) for source in sources]
+
+
+def headers(item: MemoryItem) -> list[int]:
+    return [int(n) for n in re.findall(r"^\[cell (\d+)\]$", item.content, re.MULTILINE)]
+
+
+def our_callbacks(ip: Any) -> list[Any]:
+    return [
+        callback
+        for callback in ip.events.callbacks["post_run_cell"]
+        if type(getattr(callback, "__self__", None)).__name__ == "AutoRetainer"
+    ]
+
+
+class FakeClock:
+    """Stands in for the ``time`` module inside ``hindsight_magic.hook``: time() is set by hand."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.fixture
+def loaded(notebook: Any, dead_url: str) -> Any:
+    notebook.monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    notebook.load(api_url=dead_url)
+    return notebook
+
+
+@pytest.fixture
+def clock(notebook: Any) -> FakeClock:
+    fake = FakeClock(1_700_000_000.0)
+    notebook.monkeypatch.setattr(hook, "time", fake)
+    return fake
+
+
+# -- what counts -----------------------------------------------------------------------------
+
+
+def test_cells_without_history_do_not_count(loaded: Any) -> None:
+    session = session_of(loaded)
+    for source in SOURCES[:4]:
+        outcome = loaded.ip.run_cell(source, store_history=False)
+        assert outcome.success
+    session.autoretain.process(force=True)
+    assert session.autoretain.status().counted == 0
+    assert transcripts(session) == []
+    run(loaded, SOURCES[5])
+    assert session.autoretain.status().counted == 1
+
+
+def test_skipped_cells_do_not_count(loaded: Any) -> None:
+    session = session_of(loaded)
+    loaded.ip.run_cell("", store_history=True)
+    loaded.ip.run_cell("   \n", store_history=True)
+    run(loaded, "# hindsight: skip\nhidden_value = 1")
+    run(loaded, "# note\n%hindsight autoretain status")
+    run(loaded, "%hindsight config retain_context")
+    run(loaded, "found = %hindsight help")
+    assert session.autoretain.status().counted == 0
+    assert transcripts(session) == []
+    numbers = run_all(loaded, SOURCES[:3])
+    [item] = transcripts(session)
+    assert headers(item) == numbers
+    assert "hidden_value" not in item.content
+    assert "%hindsight" not in item.content
+
+
+# -- full-session mode -----------------------------------------------------------------------
+
+
+def test_full_session_appends_only_the_new_cells_every_three(loaded: Any) -> None:
+    session = session_of(loaded)
+    assert session.settings.retain_mode == "full-session"
+    first = run_all(loaded, SOURCES[:2])
+    assert transcripts(session) == []  # two cells: not yet
+    first += [run(loaded, SOURCES[2])]
+    [item] = transcripts(session)
+    assert item.document_id == session.session_id
+    assert item.update_mode == "append"
+    assert item.content == "\n\n".join(
+        f"[cell {n}]\n{source}" for n, source in zip(first, SOURCES[:3], strict=True)
+    )
+    assert item.context == "jupyter"
+
+    second = run_all(loaded, SOURCES[3:5])
+    assert len(transcripts(session)) == 1
+    second += [run(loaded, SOURCES[5])]
+    items = transcripts(session)
+    assert len(items) == 2
+    assert items[0] is item
+    new = items[1]
+    assert (new.document_id, new.update_mode) == (session.session_id, "append")
+    assert headers(new) == second
+    for source in SOURCES[:3]:
+        assert source not in new.content
+    positions = [new.content.index(source) for source in SOURCES[3:6]]
+    assert positions == sorted(positions)
+    status = session.autoretain.status()
+    assert (status.counted, status.retained, status.until_next) == (6, 2, 3)
+
+
+def test_config_changes_the_cadence(loaded: Any) -> None:
+    session = session_of(loaded)
+    cell = loaded.run("%hindsight config retain_every_n_cells=2")
+    assert str(cell.result) == "retain_every_n_cells = 2"
+    first = [run(loaded, SOURCES[0])]
+    assert transcripts(session) == []
+    first.append(run(loaded, SOURCES[1]))
+    assert [headers(item) for item in transcripts(session)] == [first]
+    second = run_all(loaded, SOURCES[2:4])
+    assert [headers(item) for item in transcripts(session)] == [first, second]
+
+
+def test_hook_processes_in_the_background(loaded: Any) -> None:
+    """Without any explicit processing, the worker queues the transcript soon after the cells."""
+    session = session_of(loaded)
+    numbers = run_all(loaded, SOURCES[:3])
+    deadline = time.monotonic() + 3.0
+    found: list[MemoryItem] = []
+    while time.monotonic() < deadline and not found:
+        found = [i for i in queued(session) if i.document_id == session.session_id]
+        time.sleep(0.05)
+    assert len(found) == 1
+    assert headers(found[0]) == numbers
+
+
+# -- last-cells mode -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_last_cells_windows_overlap(notebook: Any, dead_url: str, clock: FakeClock, how: str):
+    if how == "env":
+        notebook.load(api_url=dead_url, retain_mode="last-cells")
+    else:
+        notebook.load(api_url=dead_url)
+        notebook.run("%hindsight config retain_mode=last-cells")
+    session = session_of(notebook)
+    assert session.settings.retain_mode == "last-cells"
+    numbers: list[int] = []
+    expected_ids = []
+    for start in (0, 3, 6):
+        clock.now += 10.0
+        numbers += run_all(notebook, SOURCES[start : start + 3])
+        assert len(transcripts(session)) == start // 3 + 1
+        expected_ids.append(f"{session.session_id}-{int(clock.now * 1000)}")
+    items = transcripts(session)
+    assert [headers(item) for item in items] == [numbers[0:3], numbers[1:6], numbers[4:9]]
+    assert [item.document_id for item in items] == expected_ids
+    assert len(set(expected_ids)) == 3
+    assert all(item.update_mode is None for item in items)
+    assert SOURCES[0] not in items[1].content
+    assert SOURCES[4] in items[2].content
+    assert SOURCES[3] not in items[2].content
+
+
+def test_last_cells_document_ids_differ_with_the_real_clock(notebook: Any, dead_url: str):
+    notebook.load(api_url=dead_url, retain_mode="last-cells", retain_every_n_cells="1")
+    session = session_of(notebook)
+    for source in SOURCES[:3]:
+        run(notebook, source)
+        transcripts(session)
+        time.sleep(0.005)
+    ids = [item.document_id for item in transcripts(session)]
+    assert len(ids) == 3
+    assert len(set(ids)) == 3
+    for document_id in ids:
+        assert re.fullmatch(re.escape(session.session_id) + r"-\d{13}", document_id)
+
+
+# -- batching of appends ---------------------------------------------------------------------
+
+
+def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
+    sent: list[Batch] = []
+    queue = RetainQueue(sent.append)
+    route = Route("bank", ("project:x",))
+    for part in ("[cell 1]\nfirst part", "[cell 4]\nsecond part"):
+        item = MemoryItem(part, "2025-01-01T00:00:00+00:00", document_id="d", update_mode="append")
+        queue.enqueue(route, item)
+    queue.request_flush()
+    assert queue.pump() == 1
+    [batch] = sent
+    [item] = batch.items
+    assert item.content == "[cell 1]\nfirst part\n\n[cell 4]\nsecond part"
+    assert item.document_id == "d"
+    assert batch.count == 2
+
+
+def test_session_appends_queued_before_a_flush_are_sent_as_one_item(loaded: Any) -> None:
+    session = session_of(loaded)
+    sent: list[Batch] = []
+    loaded.monkeypatch.setattr(session.queue, "_send", sent.append)
+    first = run_all(loaded, SOURCES[:3])
+    assert len(transcripts(session)) == 1
+    second = run_all(loaded, SOURCES[3:6])
+    assert len(transcripts(session)) == 2
+    outcome = session.queue.flush(2.0)
+    assert outcome.settled
+    [batch] = sent
+    [item] = batch.items
+    assert batch.count == 2
+    assert item.document_id == session.session_id
+    assert headers(item) == first + second
+
+
+# -- what an item carries --------------------------------------------------------------------
+
+
+def test_timestamp_is_when_the_first_cell_ran(loaded: Any, clock: FakeClock) -> None:
+    session = session_of(loaded)
+    started = clock.now
+    run(loaded, SOURCES[0])
+    clock.now += 60
+    run_all(loaded, SOURCES[1:3])
+    clock.now += 3600  # processed (and later flushed) much later
+    [item] = transcripts(session)
+    assert item.timestamp == local_timestamp(datetime.fromtimestamp(started, timezone.utc))
+    clock.now += 100
+    run(loaded, SOURCES[3])
+    clock.now += 100
+    run_all(loaded, SOURCES[4:6])
+    later = transcripts(session)[1]
+    assert later.timestamp == local_timestamp(datetime.fromtimestamp(started + 3760, timezone.utc))
+
+
+def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
+    notebook.monkeypatch.setenv("JPY_SESSION_NAME", "analysis/churn.ipynb")
+    notebook.load(api_url=dead_url)
+    session = session_of(notebook)
+    run_all(notebook, SOURCES[:3])
+    [item] = transcripts(session)
+    assert item.metadata == {"session_id": session.session_id, "notebook": "analysis/churn.ipynb"}
+    assert session.scope.mode == "per-project-tagged"
+    assert item.tags == (f"project:{session.label}",)
+    [(route, _)] = [(r, i) for r, i in session.queue._pending if i is item]
+    assert route.tags == item.tags
+    assert route.bank_id == session.scope.bank_id
+
+
+def test_metadata_without_a_notebook_name(loaded: Any) -> None:
+    session = session_of(loaded)
+    run_all(loaded, SOURCES[:3])
+    [item] = transcripts(session)
+    assert item.metadata == {"session_id": session.session_id}
+
+
+def test_secrets_are_redacted_before_queueing(notebook: Any, dead_url: str) -> None:
+    env_secret = "env-token-value-0123456789"
+    api_key = "hs-api-key-abcdef-9876"
+    openai = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123"
+    notebook.monkeypatch.setenv("MY_API_TOKEN", env_secret)
+    notebook.load(api_url=dead_url, api_key=api_key)
+    session = session_of(notebook)
+    run(notebook, f"client_key = {openai!r}")
+    run(notebook, f"token = {env_secret!r}\ntoken")  # the result repeats the secret
+    run(notebook, f"print({api_key!r}[:4])\nkey = {api_key!r}")
+    [item] = transcripts(session)
+    assert item.content.count("[REDACTED]") >= 4
+    for secret in (env_secret, api_key, openai, openai[8:20], env_secret[:12]):
+        assert secret not in item.content
+    assert "client_key = '[REDACTED]'" in item.content
+    assert "[result]\n'[REDACTED]'" in item.content
+
+
+def test_a_secret_at_the_length_cap_is_not_leaked(notebook: Any, dead_url: str) -> None:
+    secret = "env-token-value-0123456789abcdef"
+    notebook.monkeypatch.setenv("MY_API_TOKEN", secret)
+    notebook.load(api_url=dead_url)
+    session = session_of(notebook)
+    # the cap falls inside the secret, and still does after the secret is redacted
+    run(notebook, f"pad = '{'x' * (SOURCE_CAP - 20)} {secret} {'y' * 40}'")
+    run_all(notebook, SOURCES[:2])
+    [item] = transcripts(session)
+    assert "more characters]" in item.content
+    assert secret[:6] not in item.content
+
+
+@pytest.mark.parametrize("outputs", ["none", "result", "all"])
+def test_retain_outputs(notebook: Any, dead_url: str, outputs: str) -> None:
+    notebook.load(api_url=dead_url, retain_outputs=outputs)
+    session = session_of(notebook)
+    run(notebook, "print('std' + 'out text')")
+    run(notebook, "6 * 7")
+    cell = notebook.run("1/0")
+    assert isinstance(cell.error, ZeroDivisionError)
+    [item] = transcripts(session)
+    content = item.content
+    assert "Traceback" not in content
+    assert ("[result]\n42" in content) == (outputs != "none")
+    assert ("[error]\nZeroDivisionError: division by zero" in content) == (outputs != "none")
+    assert ("[output]\nstdout text" in content) == (outputs == "all")
+    if outputs == "none":
+        assert "[result]" not in content
+        assert "[error]" not in content
+
+
+def test_memory_blocks_in_outputs_never_feed_back(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url, retain_outputs="all")
+    session = session_of(notebook)
+    run(notebook, "recalled = ''.join(['<memo', 'ries>', 'churn', ' is 5%', '</memo', 'ries>'])")
+    run(notebook, "recalled + ' and more'")
+    run(notebook, "print(recalled)\nprint('visible')")
+    [item] = transcripts(session)
+    assert "churn is 5%" not in item.content
+    assert "[result]\n' and more'" in item.content
+    assert "[output]\nvisible" in item.content
+
+
+# -- the hook is silent and robust -----------------------------------------------------------
+
+
+def test_hook_never_prints(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url, retain_every_n_cells="1")
+    session = session_of(notebook)
+    numbers = [notebook.ip.execution_count]
+    assert notebook.run("print('only this')").text == "only this\n"
+    numbers.append(notebook.ip.execution_count)
+    assert notebook.run("quiet = 1").text == ""
+    assert notebook.run("# hindsight: skip\nquiet2 = 2").text == ""
+    time.sleep(0.4)  # let the worker build a transcript in the background
+    numbers.append(notebook.ip.execution_count)
+    assert notebook.run("quiet3 = 3").text == ""
+    assert notebook.run("quiet3").text.strip() == f"Out[{numbers[-1] + 1}]: 3"
+    items = transcripts(session)
+    assert [n for item in items for n in headers(item)] == [*numbers, numbers[-1] + 1]
+
+
+def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url, retain_every_n_cells="1")
+    session = session_of(notebook)
+    kernel_thread = threading.current_thread()
+    real_submit = session.queue.submit
+    calls: list[Any] = []
+
+    def broken(job: Any, *args: Any, **kwargs: Any) -> bool:
+        if threading.current_thread() is not kernel_thread:
+            return real_submit(job, *args, **kwargs)  # the worker's own re-scheduling
+        calls.append(job)
+        raise RuntimeError("worker is gone")
+
+    notebook.monkeypatch.setattr(session.queue, "submit", broken)
+    deadline = time.monotonic() + 3.0
+    n = 0
+    while not calls and time.monotonic() < deadline:  # until the hook itself hit the failure
+        n += 1
+        cell = notebook.run(f"answer = 21 * 2 + {n}\nanswer")
+        assert cell.error is None
+        assert cell.result == 42 + n
+        assert cell.text.strip().endswith(f": {42 + n}")
+        assert "Error in callback" not in cell.text
+        assert "worker is gone" not in cell.text
+        assert "Traceback" not in cell.text
+        time.sleep(0.35)  # idle long enough for the worker to finish with the cells so far
+    assert calls, "the hook never reached the broken queue"
+    cell = notebook.run("answer + 1")
+    assert cell.error is None
+    assert cell.result == 43 + n
+    assert "Error in callback" not in cell.text
+
+
+# -- %hindsight autoretain -------------------------------------------------------------------
+
+
+def test_autoretain_off_stops_counting_and_on_resumes(loaded: Any) -> None:
+    session = session_of(loaded)
+    off = loaded.run("%hindsight autoretain off")
+    assert str(off.result).startswith("Auto-retain off")
+    run_all(loaded, SOURCES[:4])
+    session.autoretain.process(force=True)
+    assert session.autoretain.status().counted == 0
+    assert transcripts(session) == []
+    on = loaded.run("%hindsight autoretain on")
+    assert str(on.result).startswith("Auto-retain on")
+    numbers = run_all(loaded, SOURCES[4:7])
+    [item] = transcripts(session)
+    assert headers(item) == numbers
+    assert SOURCES[0] not in item.content
+
+
+def test_autoretain_every_sets_the_interval(loaded: Any) -> None:
+    session = session_of(loaded)
+    cell = loaded.run("%hindsight autoretain every 5")
+    assert "every 5 cells" in str(cell.result)
+    assert session.settings.retain_every_n_cells == 5
+    numbers = run_all(loaded, SOURCES[:4])
+    assert transcripts(session) == []
+    numbers.append(run(loaded, SOURCES[4]))
+    [item] = transcripts(session)
+    assert headers(item) == numbers
+
+
+def test_autoretain_now_retains_below_the_threshold(loaded: Any) -> None:
+    session = session_of(loaded)
+    numbers = run_all(loaded, SOURCES[:2])
+    cell = loaded.run("%hindsight autoretain now")
+    assert cell.error is None, cell.text
+    assert re.search(r"\b1 transcripts? queued", str(cell.result))
+    [item] = transcripts(session)
+    assert headers(item) == numbers
+    assert item.document_id == session.session_id
+
+
+def test_autoretain_now_with_nothing_new_queues_nothing(loaded: Any) -> None:
+    session = session_of(loaded)
+    loaded.run("%hindsight autoretain now")
+    assert transcripts(session) == []
+
+
+def test_autoretain_status_shows_the_counts(loaded: Any) -> None:
+    run_all(loaded, SOURCES[:2])
+    for line in ("%hindsight autoretain status", "%hindsight autoretain"):
+        text = str(loaded.run(line).result)
+        assert text.startswith("Auto-retain on: full-session, every 3 cells;")
+        assert "2 cells counted" in text
+        assert "next retain in 1" in text
+        assert "0 transcripts queued" in text
+    run(loaded, SOURCES[2])
+    text = str(loaded.run("%hindsight autoretain status").result)
+    assert "3 cells counted" in text
+    assert "next retain in 3" in text
+    assert re.search(r"\b1 transcripts? queued", text)
+
+
+@pytest.mark.parametrize("args", ["sometimes", "every", "on off", "now please", "status x"])
+def test_autoretain_bad_usage_is_one_line(loaded: Any, args: str) -> None:
+    cell = loaded.run(f"%hindsight autoretain {args}")
+    lines = [line for line in cell.text.splitlines() if line.strip()]
+    assert lines == ["UsageError: Usage: %hindsight autoretain [on|off|every N|now|status]"]
+
+
+@pytest.mark.parametrize("value", ["0", "x", "-2"])
+def test_autoretain_bad_interval_is_one_line(loaded: Any, value: str) -> None:
+    cell = loaded.run(f"%hindsight autoretain every {value}")
+    lines = [line for line in cell.text.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert lines[0].startswith("UsageError:")
+    assert "retain_every_n_cells" in lines[0]
+    assert session_of(loaded).settings.retain_every_n_cells == 3
+
+
+# -- lifecycle -------------------------------------------------------------------------------
+
+
+def test_reload_leaves_one_callback_and_unload_none(loaded: Any) -> None:
+    ip = loaded.ip
+    assert len(our_callbacks(ip)) == 1
+    loaded.run("%load_ext hindsight_magic")
+    assert len(our_callbacks(ip)) == 1
+    loaded.run("%reload_ext hindsight_magic")
+    [callback] = our_callbacks(ip)
+    assert callback.__self__ is session_of(loaded).autoretain
+    loaded.run("%reload_ext hindsight_magic")
+    assert len(our_callbacks(ip)) == 1
+    loaded.run("%unload_ext hindsight_magic")
+    assert our_callbacks(ip) == []
+
+
+def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
+    session = session_of(loaded)
+    numbers = run_all(loaded, SOURCES[:2])
+    snapshots: list[list[MemoryItem]] = []
+    close = session.queue.close
+
+    def snapshot_then_close(*args: Any, **kwargs: Any) -> int:
+        snapshots.append(queued(session))
+        return close(*args, **kwargs)
+
+    loaded.monkeypatch.setattr(session.queue, "close", snapshot_then_close)
+    assert transcripts(session) == []
+    loaded.run("%unload_ext hindsight_magic")
+    [items] = snapshots
+    [item] = [i for i in items if i.document_id == session.session_id]
+    assert headers(item) == numbers
+    assert item.update_mode == "append"
+    assert our_callbacks(loaded.ip) == []

@@ -1,0 +1,230 @@
+"""The durable queue: the SQLite journal alone, and the retain queue on top of it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hindsight_magic import journal as journal_module
+from hindsight_magic.batches import Batch, Route
+from hindsight_magic.client import HindsightError
+from hindsight_magic.journal import Journal, JournalError
+from hindsight_magic.models import MemoryItem
+from hindsight_magic.queue import QueueFullError, RetainQueue
+
+A = Route("bank-a", ("project:a",))
+DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
+
+
+def item(text: str, **fields: str) -> MemoryItem:
+    return MemoryItem(content=text, timestamp="2026-11-30T10:00:00+00:00", **fields)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.batches: list[Batch] = []
+        self.failures: list[Exception] = []
+
+    def __call__(self, batch: Batch) -> None:
+        self.batches.append(batch)
+        if self.failures:
+            raise self.failures.pop(0)
+
+    def contents(self) -> list[str]:
+        return [i.content for b in self.batches for i in b.items]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "journal.sqlite3"
+
+
+def rows_in(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as db:
+        return db.execute("select state, body from items order by id").fetchall()
+
+
+def test_rows_live_from_enqueue_until_the_server_accepts(path: Path) -> None:
+    sender = Recorder()
+    queue = RetainQueue(sender, journal=Journal(path))
+    queue.enqueue(A, item("kept on disk"))
+    assert [state for state, _ in rows_in(path)] == ["pending"]
+    sender.failures = [DOWN]
+    queue.request_flush()
+    queue.pump()
+    assert [state for state, _ in rows_in(path)] == ["batched"]
+    queue.request_flush()
+    queue.pump()
+    assert rows_in(path) == []
+    assert queue.stats().accepted == 1
+
+
+def test_refused_batches_are_kept_failed_then_retried_or_dropped(path: Path) -> None:
+    sender = Recorder()
+    queue = RetainQueue(sender, journal=Journal(path))
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: too large", 413)]
+    queue.enqueue(A, item("too big"))
+    queue.enqueue(Route("bank-b"), item("fine"))
+    queue.request_flush()
+    queue.pump()
+    assert [state for state, _ in rows_in(path)] == ["failed"]
+    assert queue.stats().accepted == 1  # nothing else stalled behind the refused batch
+    assert queue.retry_failed() == 1
+    assert [state for state, _ in rows_in(path)] == ["batched"]
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: too large", 413)]
+    queue.pump()
+    assert queue.drop_failed() == 1
+    assert rows_in(path) == []
+
+
+def test_a_new_queue_adopts_what_a_dead_owner_left(path: Path) -> None:
+    dead = Journal(path)
+    dead_queue = RetainQueue(Recorder(), journal=dead)
+    for n in range(5):
+        dead_queue.enqueue(A, item(f"pending {n}"))
+    sender = Recorder()
+    sender.failures = [DOWN]
+    dead_queue._send = sender  # type: ignore[method-assign]
+    dead_queue.request_flush()
+    dead_queue.pump()  # one batch now carries an operation id, then the "kernel dies"
+    dead_queue.enqueue(A, item("pending late"))
+    operation_id = sender.batches[0].operation_id
+    dead._db.execute("update owners set pid = 999999999")  # its process is gone
+
+    survivor = Recorder()
+    queue = RetainQueue(survivor, journal=Journal(path))
+    assert queue.recover() == 6
+    queue.request_flush()
+    queue.pump()
+    assert survivor.batches[0].operation_id == operation_id  # same operation: no duplicate
+    assert sorted(survivor.contents()) == sorted(
+        [f"pending {n}" for n in range(5)] + ["pending late"]
+    )
+    assert rows_in(path) == []
+
+
+def test_a_live_owner_keeps_its_rows(path: Path) -> None:
+    alive = Journal(path)
+    RetainQueue(Recorder(), journal=alive).enqueue(A, item("mine"))
+    other = RetainQueue(Recorder(), journal=Journal(path))
+    assert other.recover() == 0
+    assert other.stats().pending == 0
+
+
+def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = Journal(path)
+    RetainQueue(Recorder(), journal=stale).enqueue(A, item("orphan"))
+    stale._db.execute("update owners set heartbeat = heartbeat - ?", (10 * 3600,))
+    other = RetainQueue(Recorder(), journal=Journal(path))
+    assert other.recover() == 1
+
+
+CLAIM = (
+    "import sys; from pathlib import Path; from hindsight_magic.journal import Journal; "
+    "print(Journal(Path(sys.argv[1])).claim_orphans())"
+)
+
+
+def test_two_kernels_never_claim_the_same_rows(path: Path) -> None:
+    dead = Journal(path)
+    queue = RetainQueue(Recorder(), journal=dead)
+    for n in range(200):
+        queue.enqueue(A, item(f"orphan {n}"))
+    dead._db.execute("update owners set pid = 999999999")
+    claimers = [
+        subprocess.Popen([sys.executable, "-c", CLAIM, str(path)], stdout=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    claimed = sorted(int(proc.communicate(timeout=60)[0]) for proc in claimers)
+    assert sum(claimed) == 200
+    assert claimed.count(200) == 1  # one claimer took everything, the others nothing
+
+
+def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
+    sender = Recorder()
+    queue = RetainQueue(sender, journal=Journal(path), memory_cap=10, max_batch_items=4)
+    for n in range(25):
+        queue.enqueue(A, item(f"m{n:02d}"))
+    assert len(queue._pending) == 10
+    assert queue.stats().pending == 25
+    queue.request_flush()
+    while queue.stats().pending:
+        queue.request_flush()
+        queue.pump()
+    assert sender.contents() == [f"m{n:02d}" for n in range(25)]  # order kept across spills
+    assert rows_in(path) == []
+
+
+def test_without_a_journal_a_full_queue_says_so(path: Path) -> None:
+    queue = RetainQueue(Recorder(), memory_cap=3)
+    for n in range(3):
+        queue.enqueue(A, item(f"m{n}"))
+    with pytest.raises(QueueFullError, match="journal is off"):
+        queue.enqueue(A, item("one too many"))
+    assert queue.stats().pending == 3
+
+
+def test_a_retrying_route_holds_new_items_in_order(path: Path) -> None:
+    clock = [100.0]
+    sender = Recorder()
+    queue = RetainQueue(sender, journal=Journal(path), clock=lambda: clock[0])
+    sender.failures = [DOWN]
+    queue.enqueue(A, item("first"))
+    queue.request_flush()
+    queue.pump()
+    for n in range(3):
+        queue.enqueue(A, item(f"later {n}"))
+    clock[0] += 6  # the window closes while "first" still waits to retry (~1 s, then 6 s later)
+    queue.pump()
+    assert sender.contents() == ["first", "first", "later 0", "later 1", "later 2"]
+
+
+def test_appends_recovered_from_one_batch_are_merged_again(path: Path) -> None:
+    dead = Journal(path)
+    queue = RetainQueue(Recorder(), journal=dead)
+    for n in range(3):
+        queue.enqueue(A, item(f"[cell {n}]", document_id="session", update_mode="append"))
+    sender = Recorder()
+    sender.failures = [DOWN]
+    queue._send = sender  # type: ignore[method-assign]
+    queue.request_flush()
+    queue.pump()
+    dead._db.execute("update owners set pid = 999999999")
+    survivor = Recorder()
+    fresh = RetainQueue(survivor, journal=Journal(path))
+    fresh.recover()
+    fresh.request_flush()
+    fresh.pump()
+    [batch] = survivor.batches
+    assert len(batch.items) == 1  # the server refuses one document twice in a batch
+    assert batch.items[0].content == "[cell 0]\n\n[cell 1]\n\n[cell 2]"
+    assert batch.count == 3
+
+
+def test_a_journal_that_cannot_be_opened_is_one_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(JournalError, match="cannot use the journal"):
+        Journal(blocker / "journal.sqlite3")
+
+
+def test_the_journal_file_is_private(path: Path) -> None:
+    Journal(path)
+    assert os.stat(path).st_mode & 0o077 == 0
+
+
+def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = Journal(path)
+    before = journal._last_beat
+    journal.heartbeat()
+    assert journal._last_beat == before
+    monkeypatch.setattr(journal_module, "HEARTBEAT_S", 0.0)
+    time.sleep(0.01)
+    journal.heartbeat()
+    assert journal._last_beat > before

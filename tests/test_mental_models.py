@@ -1,0 +1,482 @@
+"""Mental models without a server: seeds, create-only seeding, rendering, client methods, cache.
+
+``FakeHindsight`` is a small in-memory stand-in for the mental-model endpoints (served through
+``httpx.MockTransport``); ``test_model_commands.py`` uses it too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+import httpx
+import pytest
+
+from hindsight_magic import mental_models as mm
+from hindsight_magic.client import HindsightClient, HindsightError, Timeouts
+from hindsight_magic.config import build_settings
+from hindsight_magic.mental_models import MentalModel, render_block, resolve_seeds
+from hindsight_magic.scope import compute_scope
+from hindsight_magic.session import HindsightSession
+
+URL = "http://hindsight.test"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class FakeHindsight:
+    """In-memory banks of mental models behind the real endpoint paths."""
+
+    def __init__(self) -> None:
+        self.banks: dict[str, dict[str, dict[str, Any]]] = {}
+        self.history: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+        self.fail: dict[str, tuple[int, Any]] = {}  # "METHOD /suffix-regex" → (status, body)
+        self.url = f"http://hindsight-{uuid.uuid4().hex[:8]}.test"  # its own ensured-bank keys
+
+    @property
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    def client(self) -> HindsightClient:
+        return HindsightClient(self.url, None, Timeouts(1, 1, 1, 1), transport=self.transport)
+
+    def add(
+        self,
+        bank: str,
+        model_id: str,
+        name: str,
+        content: str = "",
+        tags: tuple[str, ...] = (),
+        auto: bool = True,
+    ) -> dict[str, Any]:
+        model = {
+            "id": model_id,
+            "bank_id": bank,
+            "name": name,
+            "source_query": f"about {name}",
+            "content": content,
+            "tags": list(tags),
+            "max_tokens": 600,
+            "trigger": {"mode": "delta", "refresh_after_consolidation": auto},
+            "last_refreshed_at": now_iso(),
+            "created_at": now_iso(),
+        }
+        self.banks.setdefault(bank, {})[model_id] = model
+        return model
+
+    def calls(self, method: str, pattern: str = "") -> list[tuple[str, str, dict[str, str], Any]]:
+        return [r for r in self.requests if r[0] == method and re.search(pattern, r[1])]
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        method, path = request.method, request.url.path
+        body = json.loads(request.content) if request.content else None
+        self.requests.append((method, path, dict(request.url.params), body))
+        for key, (status, reply) in self.fail.items():
+            want_method, _, pattern = key.partition(" ")
+            if method == want_method and re.search(pattern, path):
+                return httpx.Response(status, json=reply)
+        if path == "/version":
+            return httpx.Response(200, json={"api_version": "1.1.0"})
+        match = re.fullmatch(
+            r"/v1/default/banks/([^/]+)(/mental-models)?(?:/([^/]+))?(/\w+)?", path
+        )
+        if not match:
+            return httpx.Response(404, json={"detail": "Not Found"})
+        bank, models_part, model_id, action = match.groups()
+        if not models_part and method == "PUT":
+            self.banks.setdefault(bank, {})
+            return httpx.Response(200, json={"bank_id": bank})
+        if bank not in self.banks:
+            return httpx.Response(404, json={"detail": f"Bank '{bank}' not found"})
+        models = self.banks[bank]
+        if model_id is None:
+            if method == "POST":
+                new = self.add(bank, body.get("id") or "generated", body["name"])
+                new.update(content="", tags=body.get("tags", []), trigger=body.get("trigger"))
+                new.update(source_query=body["source_query"], max_tokens=body.get("max_tokens"))
+                return httpx.Response(
+                    200, json={"mental_model_id": new["id"], "operation_id": "op"}
+                )
+            detail = request.url.params.get("detail", "metadata")
+            items = [dict(m) for m in models.values()]
+            for item in items:
+                if detail == "metadata":
+                    item.update(content=None, trigger=None)
+            return httpx.Response(200, json={"items": items, "total": len(items)})
+        model = models.get(model_id)
+        if model is None:
+            return httpx.Response(404, json={"detail": f"Mental model '{model_id}' not found"})
+        if action == "/refresh":
+            old, model["content"] = model["content"], "mock response\n"
+            if old != model["content"]:
+                entry = {"previous_content": old, "changed_at": now_iso()}
+                self.history.setdefault((bank, model_id), []).insert(0, entry)
+            return httpx.Response(200, json={"operation_id": "op", "status": "queued"})
+        if action == "/history":
+            return httpx.Response(200, json=self.history.get((bank, model_id), []))
+        if method == "DELETE":
+            del models[model_id]
+            return httpx.Response(200, json={})
+        return httpx.Response(200, json=model)
+
+
+def model(name: str, content: str = "x", refreshed: str | None = None) -> MentalModel:
+    return MentalModel(name.lower(), name, content=content, last_refreshed_at=refreshed)
+
+
+# -- seeds -------------------------------------------------------------------------------------
+
+
+def test_global_scope_gets_only_the_untagged_user_preferences() -> None:
+    seeds = resolve_seeds(compute_scope("global", "jupyter", "", "churn"))
+    assert [(s.id, s.tags, s.legacy_ids) for s in seeds] == [("user-preferences", (), ())]
+    assert seeds[0].max_tokens == 600
+    assert seeds[0].trigger == {"mode": "delta", "refresh_after_consolidation": True}
+
+
+def test_per_project_scope_keeps_bare_ids_and_no_tags() -> None:
+    seeds = resolve_seeds(compute_scope("per-project", "jupyter", "", "churn"))
+    assert [(s.id, s.tags, s.legacy_ids, s.max_tokens) for s in seeds] == [
+        ("user-preferences", (), (), 600),
+        ("project-conventions", (), (), 800),
+        ("project-decisions", (), (), 800),
+    ]
+
+
+def test_tagged_scope_suffixes_project_seeds_and_keeps_legacy_ids() -> None:
+    seeds = resolve_seeds(compute_scope("per-project-tagged", "jupyter", "", "churn"))
+    assert [(s.id, s.tags, s.legacy_ids) for s in seeds] == [
+        ("user-preferences", (), ()),
+        ("project-conventions-churn", ("project:churn",), ("project-conventions",)),
+        ("project-decisions-churn", ("project:churn",), ("project-decisions",)),
+    ]
+    assert all(s.trigger["refresh_after_consolidation"] is True for s in seeds)
+
+
+@pytest.mark.parametrize(
+    ("label", "suffix"),
+    [("My Repo.v2", "My-Repo.v2"), ("a//b__c", "a-b__c"), ("  ??  ", "project"), ("-x-", "x")],
+)
+def test_project_suffix_is_sanitised(label: str, suffix: str) -> None:
+    seeds = resolve_seeds(compute_scope("per-project-tagged", "jupyter", "", label))
+    assert seeds[1].id == f"project-conventions-{suffix}"
+    assert seeds[1].tags == (f"project:{label}",)
+
+
+def test_seed_queries_are_about_notebook_work() -> None:
+    text = " ".join(seed.source_query for seed in mm.SEEDS).lower()
+    for word in ("dataset", "notebook", "methods", "decisions", "conventions"):
+        assert word in text
+    for agent_word in ("pull request", " pr ", "coding agent", "code review"):
+        assert agent_word not in text
+
+
+def test_existence_by_id_or_legacy_id_with_the_same_tags() -> None:
+    seed = resolve_seeds(compute_scope("per-project-tagged", "jupyter", "", "churn"))[1]
+    assert mm.seed_exists(seed, [MentalModel("project-conventions-churn", "X")])
+    legacy_same = MentalModel("project-conventions", "X", tags=("project:churn",))
+    assert mm.seed_exists(seed, [legacy_same])
+    legacy_other = MentalModel("project-conventions", "X", tags=("project:other",))
+    assert not mm.seed_exists(seed, [legacy_other])
+    legacy_untagged = MentalModel("project-conventions", "X")
+    assert not mm.seed_exists(seed, [legacy_untagged])
+    assert not mm.seed_exists(seed, [MentalModel("user-preferences", "X")])
+
+
+def test_ensure_seeds_creates_only_missing_models_and_never_edits() -> None:
+    fake = FakeHindsight()
+    fake.banks["b"] = {}
+    fake.add("b", "project-conventions", "Edited by hand", tags=("project:churn",))
+    seeds = resolve_seeds(compute_scope("per-project-tagged", "b", "", "churn"))
+    outcome = mm.ensure_seeds(fake.client(), "b", seeds)
+    assert outcome.created == ["user-preferences", "project-decisions-churn"]
+    assert outcome.present == ["project-conventions-churn"]
+    listing = fake.calls("GET", "/mental-models$")
+    assert listing[0][2] == {"detail": "metadata"}
+    bodies = {body["id"]: body for _, _, _, body in fake.calls("POST", "/mental-models$")}
+    assert "tags" not in bodies["user-preferences"]
+    assert bodies["project-decisions-churn"]["tags"] == ["project:churn"]
+    assert bodies["project-decisions-churn"]["max_tokens"] == 800
+    assert bodies["user-preferences"]["trigger"] == mm.AUTO_REFRESH
+    assert not [r for r in fake.requests if r[0] in ("PATCH", "DELETE", "PUT")]
+    assert fake.banks["b"]["project-conventions"]["name"] == "Edited by hand"
+
+
+def test_ensure_seeds_reports_create_failures_and_raises_on_list_failure() -> None:
+    fake = FakeHindsight()
+    fake.banks["b"] = {}
+    fake.fail["POST /mental-models$"] = (422, {"detail": "bad seed"})
+    outcome = mm.ensure_seeds(
+        fake.client(), "b", resolve_seeds(compute_scope("global", "b", "", "x"))
+    )
+    assert outcome.failed == [("user-preferences", "createMentalModel failed: bad seed")]
+    fake.fail["GET /mental-models$"] = (500, {"detail": "db down"})
+    with pytest.raises(HindsightError, match="listMentalModels failed: db down"):
+        mm.ensure_seeds(fake.client(), "b", resolve_seeds(compute_scope("global", "b", "", "x")))
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def test_render_exact_block_sorted_by_name() -> None:
+    models = [model("beta", "  second  "), model("Alpha", "first", refreshed="2026-01-02")]
+    assert render_block(models, 16_000) == (
+        "<mental_models>\n" + mm.PREAMBLE + "\n\n"
+        "# Alpha _(refreshed 2026-01-02)_\nfirst\n\n# beta\nsecond\n</mental_models>"
+    )
+
+
+def test_render_is_empty_below_the_minimum_budget_or_without_content() -> None:
+    models = [model("A", "content")]
+    minimum = mm.CLEAN_OVERHEAD + mm.MIN_CONTENT_ROOM
+    assert render_block(models, minimum - 1) == ""
+    assert render_block(models, minimum).startswith("<mental_models>")
+    assert render_block([model("A", "   ")], 16_000) == ""
+    assert render_block([], 16_000) == ""
+
+
+@pytest.mark.parametrize("budget", [400, 437, 520, 700, 1_000, 2_500, 16_000])
+@pytest.mark.parametrize("count", [1, 3, 12])
+def test_render_never_exceeds_the_budget(budget: int, count: int) -> None:
+    models = [model(f"Model {i:02d} " + "n" * 40, "word " * 900) for i in range(count)]
+    block = render_block(models, budget)
+    assert len(block) <= budget
+    if block:
+        assert block.startswith("<mental_models>\n" + mm.PREAMBLE)
+        assert block.endswith("\n</mental_models>")
+
+
+def test_each_model_gets_at_least_120_chars_and_cuts_are_marked() -> None:
+    models = [model(f"M{i}", str(i) * 1_000) for i in range(10)]
+    budget = mm.TRUNCATED_OVERHEAD + 700  # 700 // 10 = 70 < 120: the floor applies
+    block = render_block(models, budget)
+    assert len(block) <= budget
+    assert "# M0\n" + "0" * 119 + "…" in block  # the first section is always kept, 120 chars
+    assert block.endswith(mm.TRUNCATION_MARKER + "\n</mental_models>")
+    assert "# M9" not in block
+
+
+def test_sections_are_cut_per_model_without_the_marker_when_all_fit() -> None:
+    models = [model("A", "a" * 5_000), model("B", "b" * 10)]
+    block = render_block(models, 3_000)
+    inner = 3_000 - mm.TRUNCATED_OVERHEAD
+    assert "a" * (inner // 2 - 1) + "…" in block
+    assert "# B\nbbbbbbbbbb" in block
+    assert mm.TRUNCATION_MARKER not in block
+
+
+def test_inventory_line() -> None:
+    tagged = MentalModel(
+        "p-x", "Proj", tags=("project:x", "team"), last_refreshed_at="2026-03-04T05:06:07Z"
+    )
+    assert (
+        mm.inventory_line(tagged)
+        == "- p-x: Proj [project:x, team] (refreshed 2026-03-04 05:06 UTC)"
+    )
+    assert mm.inventory_line(MentalModel("u", "User")) == "- u: User (never refreshed)"
+
+
+def test_visibility_by_recall_tags() -> None:
+    assert mm.visible(MentalModel("a", "A"), ("project:x",))
+    assert mm.visible(MentalModel("a", "A", tags=("project:y",)), None)
+    assert mm.visible(MentalModel("a", "A", tags=("project:x", "t")), ("project:x",))
+    assert not mm.visible(MentalModel("a", "A", tags=("project:y",)), ("project:x",))
+
+
+# -- client ------------------------------------------------------------------------------------
+
+
+def recording(status: int = 200, reply: Any = None) -> tuple[HindsightClient, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(status, json={} if reply is None else reply)
+
+    client = HindsightClient(
+        URL, None, Timeouts(1, 1, 1, 1), transport=httpx.MockTransport(handler)
+    )
+    return client, seen
+
+
+def test_client_paths_and_detail_query() -> None:
+    client, seen = recording(reply={"items": [{"id": "m"}]})
+    assert client.list_mental_models("my bank") == [{"id": "m"}]
+    assert client.get_mental_model("b", "a/b", detail="full") == {"items": [{"id": "m"}]}
+    client.refresh_mental_model("b", "m1")
+    client.create_mental_model("b", "N", "q?", model_id="m1", tags=["t"], max_tokens=600)
+    assert client.delete_mental_model("b", "m1") is True
+    client.mental_model_history("b", "m1")
+    shown = [(r.method, r.url.raw_path.decode(), r.content) for r in seen]
+    assert shown[0] == ("GET", "/v1/default/banks/my%20bank/mental-models?detail=content", b"")
+    assert shown[1] == ("GET", "/v1/default/banks/b/mental-models/a%2Fb?detail=full", b"")
+    assert shown[2] == ("POST", "/v1/default/banks/b/mental-models/m1/refresh", b"")
+    assert shown[3][:2] == ("POST", "/v1/default/banks/b/mental-models")
+    assert json.loads(shown[3][2]) == {
+        "name": "N", "source_query": "q?", "id": "m1", "tags": ["t"], "max_tokens": 600
+    }  # fmt: skip
+    assert shown[4][:2] == ("DELETE", "/v1/default/banks/b/mental-models/m1")
+    assert shown[5][:2] == ("GET", "/v1/default/banks/b/mental-models/m1/history")
+
+
+def test_client_404s_mean_missing() -> None:
+    client, _ = recording(404, {"detail": "Mental model 'x' not found"})
+    assert client.get_mental_model("b", "x") is None
+    assert client.delete_mental_model("b", "x") is False
+    assert client.list_mental_models("b") == []  # a bank that does not exist yet
+    with pytest.raises(HindsightError, match="getMentalModelHistory failed: Mental model 'x'"):
+        client.mental_model_history("b", "x")
+
+
+@pytest.mark.parametrize(
+    ("call", "operation"),
+    [
+        (lambda c: c.list_mental_models("b"), "listMentalModels"),
+        (lambda c: c.get_mental_model("b", "m"), "getMentalModel"),
+        (lambda c: c.create_mental_model("b", "n", "q"), "createMentalModel"),
+        (lambda c: c.refresh_mental_model("b", "m"), "refreshMentalModel"),
+        (lambda c: c.delete_mental_model("b", "m"), "deleteMentalModel"),
+        (lambda c: c.mental_model_history("b", "m"), "getMentalModelHistory"),
+    ],
+)
+def test_client_errors_name_the_operation(call: Any, operation: str) -> None:
+    client, _ = recording(500, {"detail": "boom"})
+    with pytest.raises(HindsightError, match=f"^{operation} failed: boom$"):
+        call(client)
+
+
+def test_history_accepts_a_list_or_items() -> None:
+    entry = {"previous_content": "a", "changed_at": "2026-01-01T00:00:00Z"}
+    assert recording(reply=[entry])[0].mental_model_history("b", "m") == [entry]
+    assert recording(reply={"items": [entry]})[0].mental_model_history("b", "m") == [entry]
+
+
+# -- the cache ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    return FakeHindsight()
+
+
+@pytest.fixture
+def make_session(fake: FakeHindsight) -> Iterator[Any]:
+    sessions: list[HindsightSession] = []
+
+    def make(**settings: Any) -> HindsightSession:
+        values = {"api_url": fake.url, "bank_id": "nb", "journal_path": "off", **settings}
+        session = HindsightSession(
+            build_settings(values), cwd="/tmp/churn", transport=fake.transport, start_worker=False
+        )
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        session.close(0.1)
+
+
+def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, make_session: Any):
+    session = make_session()
+    cache = session.mental_models
+    assert not cache.wait_first_load(timeout=0.05)  # the worker has not run yet
+    assert cache.status_rows()[0] == ("state", "loading")
+    session.queue.pump()
+    assert cache.wait_first_load(timeout=0)
+    methods = [(m, p.rsplit("/", 1)[-1], q.get("detail")) for m, p, q, _ in fake.requests]
+    assert methods[0] == ("PUT", "nb", None)
+    assert methods[1] == ("GET", "mental-models", "metadata")
+    assert methods[-1] == ("GET", "mental-models", "content")
+    seeded = {"user-preferences", "project-conventions-churn", "project-decisions-churn"}
+    assert set(fake.banks["nb"]) == seeded
+    assert cache.models == ()  # seeds have no content yet
+    assert cache.block() == ""
+
+
+def test_cache_keeps_visible_models_with_content_and_renders_them(
+    fake: FakeHindsight, make_session: Any
+):
+    fake.banks["nb"] = {}
+    fake.add("nb", "mine", "Mine", "ours", tags=("project:churn",))
+    fake.add("nb", "theirs", "Theirs", "not ours", tags=("project:other",))
+    fake.add("nb", "shared", "Shared", "everyone")
+    fake.add("nb", "empty", "Empty", "  ")
+    session = make_session(mental_model_auto_seed=False)
+    session.queue.pump()
+    assert [m.id for m in session.mental_models.models] == ["mine", "shared"]
+    block = session.mental_models.block()
+    assert "# Mine" in block
+    assert "# Shared" in block
+    assert "Theirs" not in block
+    assert not fake.calls("POST")  # auto-seed off: nothing created
+    rows = dict(session.mental_models.status_rows())
+    assert rows["state"].startswith("ok, 2 loaded")
+    assert rows["models"] == "mine, shared"
+
+
+def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
+    fake: FakeHindsight, make_session: Any
+):
+    session = make_session()
+    session.queue.pump()
+    created = len(fake.calls("POST"))
+    session.mental_models.reload(clear=False).wait(0)
+    session.queue.pump()
+    assert len(fake.calls("POST")) == created == 3
+    assert len(fake.calls("GET", "mental-models$")) == 3  # metadata once, content twice
+
+
+def test_failed_list_is_recorded_and_the_block_is_empty(fake: FakeHindsight, make_session: Any):
+    fake.fail["GET /mental-models$"] = (500, {"detail": "db down"})
+    session = make_session()
+    session.queue.pump()
+    assert session.mental_models.wait_first_load(timeout=0)
+    state = dict(session.mental_models.status_rows())["state"]
+    assert state == "unavailable: listMentalModels failed: db down"
+    assert session.mental_models.block() == ""
+    del fake.fail["GET /mental-models$"]  # the server recovers: the next load seeds and lists
+    session.mental_models.reload(clear=False)
+    session.queue.pump()
+    assert dict(session.mental_models.status_rows())["state"].startswith("ok")
+    assert len(fake.calls("POST")) == 3
+
+
+def test_disabled_means_no_requests(fake: FakeHindsight, make_session: Any) -> None:
+    session = make_session(mental_models=False)
+    session.queue.pump()
+    assert fake.requests == []
+    assert session.mental_models.wait_first_load(timeout=0)
+    assert session.mental_models.block() == ""
+    assert session.mental_models.status_rows() == [("state", "disabled (mental_models = false)")]
+
+
+def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session: Any) -> None:
+    fake.banks["other"] = {}
+    fake.add("other", "o", "Other bank model", "hello")
+    session = make_session(mental_model_auto_seed=False)
+    session.queue.pump()
+    assert session.mental_models.models == ()
+    session.apply(build_settings({"api_url": fake.url, "bank_id": "other", "journal_path": "off",
+                                  "mental_model_auto_seed": False}))  # fmt: skip
+    assert not session.mental_models.wait_first_load(timeout=0)  # old snapshot dropped
+    session.queue.pump()
+    assert [m.id for m in session.mental_models.models] == ["o"]
+    assert session.mental_models.state.bank_id == "other"
+
+
+def test_loads_repeat_every_refresh_interval(fake: FakeHindsight, make_session: Any) -> None:
+    session = make_session(mental_model_refresh_s=0.05, mental_model_auto_seed=False)
+    session.queue.pump()
+    first = session.mental_models.state.loaded_at
+    time.sleep(0.06)
+    session.queue.pump()
+    assert session.mental_models.state.loaded_at > first
+    assert len(fake.calls("GET", "mental-models$")) == 2

@@ -1,0 +1,222 @@
+"""Mental models against a real Hindsight server (started once per test session).
+
+What the extension did is checked by reading the server directly over HTTP. With the mock LLM a
+model's content is ``"mock response\\n"`` once its bank holds a memory (and ``""`` before), so
+long content cannot be made; the render cap is exercised with long model names instead (the
+server allows 256 characters).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from conftest import RunningServer
+
+from hindsight_magic.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
+from hindsight_magic.scope import project_label
+
+pytestmark = pytest.mark.integration
+
+SEED_QUERIES = {seed.id: seed.source_query for seed in SEEDS}
+
+
+def banks(url: str) -> str:
+    return f"{url}/v1/default/banks"
+
+
+def server_models(url: str, bank: str) -> dict[str, dict[str, Any]]:
+    """The bank's models by id, with content (read directly, not through the extension)."""
+    reply = httpx.get(f"{banks(url)}/{bank}/mental-models", params={"detail": "content"})
+    if reply.status_code == 404:
+        return {}
+    reply.raise_for_status()
+    return {item["id"]: item for item in reply.json()["items"]}
+
+
+def wait_for(check: Callable[[], Any], timeout_s: float = 20.0) -> Any:
+    """Poll ``check`` until it returns something truthy (or the timeout passes)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+def remember(url: str, bank: str, text: str) -> None:
+    """A memory in ``bank`` (synchronously), so that refreshes produce content."""
+    reply = httpx.post(
+        f"{banks(url)}/{bank}/memories", json={"items": [{"content": text}], "async": False},
+        timeout=60,
+    )  # fmt: skip
+    reply.raise_for_status()
+
+
+def load(notebook: Any, server: RunningServer, bank: str, **env: str) -> Any:
+    magics = notebook.load(api_url=server.url, bank_id=bank, **env)
+    assert magics.session.mental_models.wait_first_load(timeout=15)
+    return magics
+
+
+def text_of(notebook: Any, line: str) -> str:
+    cell = notebook.run(line)
+    assert cell.error is None, cell.text
+    return repr(cell.result)
+
+
+@pytest.mark.parametrize("scoping", ["per-project-tagged", "per-project", "global"])
+def test_fresh_bank_gets_exactly_the_applicable_seeds_once(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str, scoping: str
+) -> None:
+    magics = load(notebook, hindsight_server, bank_id, scoping=scoping)
+    scope = magics.session.scope
+    label, bank = scope.label, scope.bank_id
+    if scoping == "per-project-tagged":
+        tag = f"project:{label}"
+        suffix = tag_suffix(tag)
+        expected = {
+            "user-preferences": [],
+            f"project-conventions-{suffix}": [tag],
+            f"project-decisions-{suffix}": [tag],
+        }
+    elif scoping == "per-project":
+        assert bank == f"{bank_id}-{label}"
+        expected = {"user-preferences": [], "project-conventions": [], "project-decisions": []}
+    else:
+        expected = {"user-preferences": []}
+    models = server_models(hindsight_server.url, bank)
+    assert {mid: m["tags"] for mid, m in models.items()} == expected
+    for mid, model in models.items():
+        seed_id = mid if mid in SEED_QUERIES else mid.rsplit("-", 1)[0]
+        assert model["source_query"] == SEED_QUERIES[seed_id]
+        assert model["max_tokens"] == (600 if seed_id == "user-preferences" else 800)
+        assert model["trigger"]["mode"] == "delta"
+        assert model["trigger"]["refresh_after_consolidation"] is True
+    created = {mid: m["created_at"] for mid, m in models.items()}
+
+    notebook.run("%reload_ext hindsight_magic")  # a second load (a new session) creates none
+    assert notebook.magics.session.mental_models.wait_first_load(timeout=15)
+    again = server_models(hindsight_server.url, bank)
+    assert {mid: m["created_at"] for mid, m in again.items()} == created
+
+
+def test_seed_edited_on_the_server_stays_edited(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    load(notebook, hindsight_server, bank_id)
+    url = f"{banks(hindsight_server.url)}/{bank_id}/mental-models/user-preferences"
+    edit = {"name": "Our Preferences", "source_query": "What does Ana like in charts?"}
+    httpx.patch(url, json=edit).raise_for_status()
+    notebook.run("%reload_ext hindsight_magic")
+    assert notebook.magics.session.mental_models.wait_first_load(timeout=15)
+    assert text_of(notebook, "%hindsight models seed") == (
+        "Seeded 0 new mental model(s); 3 already present."
+    )
+    model = server_models(hindsight_server.url, bank_id)["user-preferences"]
+    assert (model["name"], model["source_query"]) == (edit["name"], edit["source_query"])
+
+
+def test_a_legacy_project_model_with_the_same_tags_counts_as_present(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    tag = f"project:{project_label()}"  # the kernel's working directory is this process's
+    httpx.put(f"{banks(hindsight_server.url)}/{bank_id}", json={}).raise_for_status()
+    legacy = {"id": "project-conventions", "name": "Old", "source_query": "old?", "tags": [tag]}
+    httpx.post(f"{banks(hindsight_server.url)}/{bank_id}/mental-models", json=legacy)
+    load(notebook, hindsight_server, bank_id)
+    ids = set(server_models(hindsight_server.url, bank_id))
+    suffix = tag_suffix(tag)
+    assert ids == {"user-preferences", "project-conventions", f"project-decisions-{suffix}"}
+
+
+def test_show_and_history_of_a_refreshed_model_and_delete(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    load(notebook, hindsight_server, bank_id)
+    assert text_of(notebook, "%hindsight models history user-preferences") == (
+        "No history recorded for user-preferences."
+    )
+    remember(hindsight_server.url, bank_id, "Ana prefers seaborn plots with a white background.")
+    assert text_of(notebook, "%hindsight models refresh user-preferences") == (
+        "Refresh queued for mental model user-preferences."
+    )
+
+    def content() -> str:
+        return server_models(hindsight_server.url, bank_id)["user-preferences"]["content"]
+
+    assert wait_for(content) == "mock response\n"
+    shown = text_of(notebook, "%hindsight models show user-preferences")
+    assert shown.startswith("User Preferences\n  id: user-preferences\n")
+    assert shown.endswith("\nmock response")
+    history = text_of(notebook, "%hindsight models history user-preferences")
+    assert history.startswith("History of user-preferences (")
+    assert "\nchanged " in history
+    assert history.endswith("+ mock response")
+    listing = text_of(notebook, "%hindsight models list")
+    assert "- user-preferences: User Preferences (refreshed " in listing
+
+    assert text_of(notebook, "%hindsight models delete nope") == "Mental model not found: nope"
+    assert text_of(notebook, "%hindsight models delete user-preferences") == (
+        f"Deleted mental model user-preferences from bank {bank_id}."
+    )
+    assert "user-preferences" not in server_models(hindsight_server.url, bank_id)
+    assert text_of(notebook, "%hindsight models show user-preferences") == (
+        "Mental model not found: user-preferences"
+    )
+
+
+def test_context_block_respects_the_render_cap(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    load(notebook, hindsight_server, bank_id, mental_model_auto_seed="false")
+    remember(hindsight_server.url, bank_id, "Sales figures come from the nightly warehouse export.")
+    names = [f"{letter} " + "long model name " * 12 for letter in "EDCBA"]
+    for i, name in enumerate(names):
+        model = {
+            "id": f"long-{i}",
+            "name": name,
+            "source_query": "Where does sales data come from?",
+        }
+        httpx.post(f"{banks(hindsight_server.url)}/{bank_id}/mental-models", json=model)
+
+    def filled() -> bool:
+        models = server_models(hindsight_server.url, bank_id).values()
+        return len(models) == 5 and all(m["content"] for m in models)
+
+    assert wait_for(filled)
+    assert text_of(notebook, "%hindsight models reload") == "Mental-model cache reloaded."
+
+    full = notebook.run("%hindsight context").result
+    assert full.count("\nmock response") == 5
+    assert TRUNCATION_MARKER not in full
+    headers = [line for line in full.splitlines() if line.startswith("# ")]
+    assert [h[2] for h in headers] == list("ABCDE")  # sorted by name
+
+    notebook.run("%hindsight config mental_model_max_render_chars=1200")
+    capped = notebook.run("%hindsight context").result
+    assert 0 < len(capped) <= 1200
+    assert capped.endswith(TRUNCATION_MARKER + "\n</mental_models>")
+    assert capped.startswith("<mental_models>\n")
+    assert "# A long model name" in capped
+    assert "# E long model name" not in capped
+
+    notebook.run("%hindsight config mental_model_max_render_chars=300")  # below the minimum
+    assert notebook.run("%hindsight context").result == ""
+
+
+def test_server_down_at_load_keeps_everything_usable(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url)
+    assert notebook.magics.session.mental_models.wait_first_load(timeout=5)
+    assert text_of(notebook, "%retain the server is down but this is queued") == "1 memory queued."
+    status = text_of(notebook, "%hindsight status")
+    section = status.split("Mental models:")[1]
+    assert "state      unavailable: " in section
+    assert "request failed" in section
+    assert notebook.run("%hindsight context").result == ""
+    cell = notebook.run("%hindsight models list")
+    assert f"no Hindsight server at {dead_url}" in cell.text
+    assert "Traceback" not in cell.text

@@ -1,0 +1,416 @@
+"""Cells → transcript text: skip rules, caps, memory-tag stripping, redaction (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight_magic.transcript import (
+    ERROR_CAP,
+    REDACTED,
+    RESULT_CAP,
+    SOURCE_CAP,
+    STREAM_CAP,
+    CellText,
+    cap,
+    format_cell,
+    is_skipped,
+    join_transcript,
+    redact,
+    secret_values,
+    strip_memory_tags,
+)
+
+# -- is_skipped ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "",
+        "   ",
+        "\n\n\t \n",
+        "# hindsight: skip\nx = 1",
+        "# hindsight: skip",
+        "#hindsight:skip\nsecret_stuff()",
+        "  #   HINDSIGHT  :   Skip\nx = 1",
+        "# Hindsight: SKIP (scratch work)\nx = 1\ny = 2",
+        "%retain The churn table double-counts Q3 refunds.",
+        "%recall churn data quality",
+        "%reflect what did we decide?",
+        "%hindsight status",
+        "%hindsight autoretain off",
+        "  %retain indented",
+        "memories = %recall churn",
+        "m=%recall --budget high outliers",
+        "self.notes = %recall churn",
+        "%%reflect\nWhat did we learn about refunds?\nx = 1",
+        "%%retain --split\nUse 5-fold CV.\n\nClip at 3 sigma.",
+        "%%recall --max-tokens 512\nrefunds",
+        "%load_ext hindsight_magic",
+        "# set up memory\n%load_ext hindsight_magic",
+        "%reload_ext hindsight_magic",
+        "%unload_ext hindsight_magic",
+        "# remember this\n%retain A fact.\n\n# and look up that\n%recall B",
+        "%retain one\n%retain two\n%hindsight flush",
+    ],
+)
+def test_skipped_cells(source: str) -> None:
+    assert is_skipped(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = 1",
+        "x = 1\n# hindsight: skip",  # the marker only counts on the first line
+        "import pandas as pd\n# hindsight: skip\ndf = pd.DataFrame()",
+        "# hindsight skip\nx = 1",  # no colon: not the marker
+        "# hindsight: skipping ahead\nx = 1",
+        "%retain A fact.\nx = 1",  # our magic mixed with code
+        "x = 1\n%recall churn",
+        "%retainer x",
+        "%recalled",
+        "%reflection",
+        "%hindsightful",
+        "%%timeit\n%retain x",
+        "%load_ext autoreload",
+        "%load_ext hindsight_magic_extra",
+        "print('%retain not a magic here')",
+        "%time x = 1",
+    ],
+)
+def test_cells_that_are_not_skipped(source: str) -> None:
+    assert not is_skipped(source)
+
+
+# -- cap -------------------------------------------------------------------------------------
+
+
+def test_cap_keeps_short_text_and_marks_what_it_cuts() -> None:
+    assert cap("hello", 10) == "hello"
+    assert cap("x" * 10, 10) == "x" * 10
+    assert cap("abcdefghij", 4) == "abcd …[6 more characters]"
+    assert cap("abc   defgh", 5) == "abc …[6 more characters]"  # trailing space of the cut trimmed
+    long = "y" * 5000
+    capped = cap(long, SOURCE_CAP)
+    assert capped.startswith("y" * SOURCE_CAP)
+    assert capped.endswith(f"…[{5000 - SOURCE_CAP} more characters]")
+
+
+# -- strip_memory_tags -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tag", ["memories", "mental_models", "hindsight_memories", "relevant_memories"]
+)
+def test_strip_memory_tags_removes_each_kind(tag: str) -> None:
+    text = f"before\n<{tag}>\n- recalled fact one\n- recalled fact two\n</{tag}>\nafter"
+    assert strip_memory_tags(text) == "before\n\nafter"
+
+
+def test_strip_memory_tags_several_blocks_non_greedy() -> None:
+    text = (
+        "A <memories>first</memories> B <mental_models>\nmodel\n</mental_models> C "
+        "<memories>second\nline</memories> D"
+    )
+    assert strip_memory_tags(text) == "A  B  C  D"
+
+
+def test_strip_memory_tags_leaves_other_and_unbalanced_tags() -> None:
+    for text in (
+        "<notes>keep me</notes>",
+        "<memories>unterminated block",
+        "<memories>mismatched</mental_models>",
+        "plain text about memories and mental models",
+    ):
+        assert strip_memory_tags(text) == text
+
+
+# -- secret_values ---------------------------------------------------------------------------
+
+
+def test_secret_values_collects_key_and_credential_env_values_longest_first() -> None:
+    environ = {
+        "MY_API_TOKEN": "tok-12345678",
+        "db_password": "hunter2hunter2hunter2",
+        "Aws_Secret_Access_Key": "wJalrXUtnFEMI/K7MDENG",
+        "OPENAI_API_KEY": "sk-abcdefghijklmnopqrstu",
+        "GITHUB_TOKEN": "short",  # under 8 characters: ignored
+        "EXACTLY_KEY": "12345678",  # exactly 8: kept
+        "HOME": "/home/someone/long/path",
+        "PATH": "/usr/local/bin:/usr/bin",
+    }
+    values = secret_values("hs-api-key-0001", environ)
+    assert set(values) == {
+        "hs-api-key-0001",
+        "tok-12345678",
+        "hunter2hunter2hunter2",
+        "wJalrXUtnFEMI/K7MDENG",
+        "sk-abcdefghijklmnopqrstu",
+        "12345678",
+    }
+    lengths = [len(v) for v in values]
+    assert lengths == sorted(lengths, reverse=True)
+
+
+def test_secret_values_without_key_and_no_duplicates() -> None:
+    assert secret_values(None, {}) == []
+    assert secret_values("", {"SOME_TOKEN": "abc"}) == []
+    assert secret_values("same-value-123", {"X_SECRET": "same-value-123"}) == ["same-value-123"]
+
+
+def test_secret_values_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZZ_TEST_PASSWORD", "correct-horse-battery")
+    assert "correct-horse-battery" in secret_values()
+
+
+# -- redact ----------------------------------------------------------------------------------
+
+SHAPES = {
+    "openai": "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2",
+    "anthropic": "sk-ant-api03-" + "Xy9_Zw8-Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe",
+    "openai-project": "sk-proj-" + "AbCdEfGhIjKlMnOpQrStUvWx0123",
+    "github-classic": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "github-oauth": "gho_" + "16C7e42F292c6912E7710c838347Ae178B4a",
+    "github-fine-grained": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "slack": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "google": "AIza" + "SyDaGmWKa4JsXZ5HjGw7ISLn3namBGewQeA",
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_redact_credential_shapes(name: str) -> None:
+    token = SHAPES[name]
+    text = f'client = Client(key="{token}")\nprint({token!r}) # {token}'
+    redacted = redact(text)
+    assert token not in redacted
+    assert token[6:14] not in redacted
+    assert redacted == f"client = Client(key=\"{REDACTED}\")\nprint('{REDACTED}') # {REDACTED}"
+
+
+def test_google_key_shape_is_exactly_39_characters() -> None:
+    assert len(SHAPES["google"]) == 39
+
+
+def test_redact_bearer_token_keeps_the_word() -> None:
+    text = "headers = {'Authorization': 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig-_+/='}"
+    assert redact(text) == f"headers = {{'Authorization': 'Bearer {REDACTED}'}}"
+    assert redact("curl -H 'Authorization: Bearer abcdef123456'") == (
+        f"curl -H 'Authorization: Bearer {REDACTED}'"
+    )
+
+
+@pytest.mark.parametrize(
+    "kind", ["RSA PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY"]
+)
+def test_redact_pem_private_key_block(kind: str) -> None:
+    body = "MIIEowIBAAKCAQEA0Z3VS5\nJJcds3xfn/ygWyF0"
+    block = f"-----BEGIN {kind}-----\n{body}\n-----END {kind}-----"
+    text = f"key = '''\n{block}\n'''\nprint('after the key')"
+    redacted = redact(text)
+    assert redacted == f"key = '''\n{REDACTED}\n'''\nprint('after the key')"
+    assert "MIIE" not in redacted
+
+
+def test_redact_unterminated_pem_block_to_the_end() -> None:
+    text = "before\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nmore base64"
+    assert redact(text) == f"before\n{REDACTED}"
+
+
+def test_redact_explicit_secret_values_anywhere() -> None:
+    secrets = ["hunter2hunter2"]
+    assert redact("pw = 'hunter2hunter2'", secrets) == f"pw = '{REDACTED}'"
+    assert redact("xxhunter2hunter2yy and hunter2hunter2", secrets) == (
+        f"xx{REDACTED}yy and {REDACTED}"
+    )
+    assert redact("a URL: https://u:hunter2hunter2@db/x", secrets) == (
+        f"a URL: https://u:{REDACTED}@db/x"
+    )
+
+
+def test_redact_longest_secret_first_leaves_no_partial_leftover() -> None:
+    environ = {"SHORT_TOKEN": "abcdefgh", "LONG_TOKEN": "abcdefgh-and-the-rest-of-it"}
+    text = "value: abcdefgh-and-the-rest-of-it; other: abcdefgh"
+    assert redact(text, secret_values(None, environ)) == f"value: {REDACTED}; other: {REDACTED}"
+
+
+def test_redact_ignores_empty_secret_values() -> None:
+    assert redact("plain words", ["", "not-present-here"]) == "plain words"
+
+
+DATAFRAME_REPR = (
+    "   customer_id  token_count  sk  password_length  api_key_set\n"
+    "0         1001            3   1               12         True\n"
+    "1         1002            5   0                9        False\n"
+    "2         1003            8   1               16         True"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "skip",
+        "token_count = 3",
+        "sk = 1",
+        "sk-short",
+        "task-list of the risk-free items",
+        "AKIA",
+        "AKIA1234",
+        "ghp_short",
+        "Bearer",
+        "Authorization: Bearer",
+        "the Bearer scheme",
+        "password_length = 12",
+        "api_key = os.environ['OPENAI_API_KEY']",
+        "secret_santa = ['ann', 'bob']",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        DATAFRAME_REPR,
+    ],
+)
+def test_redact_leaves_ordinary_text_alone(text: str) -> None:
+    assert redact(text) == text
+    assert redact(text, ["not-in-the-text-at-all"]) == text
+
+
+# -- format_cell -----------------------------------------------------------------------------
+
+CELL = CellText(
+    7, "df.describe()\nraise_if_bad()", result="count 42", error="ValueError: bad row", stdout="hi"
+)
+
+
+def test_format_cell_outputs_none() -> None:
+    assert format_cell(CELL, "none") == "[cell 7]\ndf.describe()\nraise_if_bad()"
+
+
+def test_format_cell_outputs_result() -> None:
+    assert format_cell(CELL, "result") == (
+        "[cell 7]\ndf.describe()\nraise_if_bad()\n[result]\ncount 42\n[error]\nValueError: bad row"
+    )
+    assert format_cell(CELL) == format_cell(CELL, "result")  # the default
+
+
+def test_format_cell_outputs_all_adds_stdout() -> None:
+    assert format_cell(CELL, "all") == (
+        "[cell 7]\ndf.describe()\nraise_if_bad()\n[result]\ncount 42\n"
+        "[error]\nValueError: bad row\n[output]\nhi"
+    )
+
+
+def test_format_cell_only_source() -> None:
+    assert format_cell(CellText(1, "  x = 1  \n"), "all") == "[cell 1]\nx = 1"
+
+
+def test_format_cell_caps_each_part_with_the_marker() -> None:
+    source = "s" * (SOURCE_CAP + 50)
+    result = "r" * (RESULT_CAP + 60)
+    error = "E" * (ERROR_CAP + 70)
+    stdout = "o" * (STREAM_CAP + 80)
+    entry = format_cell(CellText(3, source, result, error, stdout), "all")
+    assert entry == "\n".join(
+        [
+            "[cell 3]",
+            "s" * SOURCE_CAP + " …[50 more characters]",
+            "[result]",
+            "r" * RESULT_CAP + " …[60 more characters]",
+            "[error]",
+            "E" * ERROR_CAP + " …[70 more characters]",
+            "[output]",
+            "o" * STREAM_CAP + " …[80 more characters]",
+        ]
+    )
+
+
+def test_format_cell_drops_outputs_without_letters_or_digits() -> None:
+    cell = CellText(4, "show()", result="...", error=None, stdout="----\n  \n___")
+    assert format_cell(cell, "all") == "[cell 4]\nshow()"
+
+
+def test_format_cell_strips_memory_tags_from_source_and_outputs() -> None:
+    cell = CellText(
+        5,
+        "prompt = ctx + q\n<memories>old fact in the source</memories>",
+        result="<memories>\n- recalled: churn is 5%\n</memories>\nAnswer: 42",
+        stdout="<mental_models>model text</mental_models>printed",
+    )
+    entry = format_cell(cell, "all")
+    assert "recalled" not in entry
+    assert "old fact" not in entry
+    assert "model text" not in entry
+    assert entry == "[cell 5]\nprompt = ctx + q\n[result]\nAnswer: 42\n[output]\nprinted"
+
+
+def test_format_cell_result_that_is_only_memories_is_dropped() -> None:
+    cell = CellText(6, "m.as_context()", result="<memories>\n- a\n- b\n</memories>")
+    assert format_cell(cell) == "[cell 6]\nm.as_context()"
+
+
+@pytest.mark.parametrize(
+    "source", ["", "   \n", "...", "<memories>only recalled text</memories>", "# ---\n"]
+)
+def test_format_cell_source_that_becomes_empty_gives_nothing(source: str) -> None:
+    assert format_cell(CellText(8, source, result="42", stdout="out"), "all") == ""
+
+
+# -- join_transcript -------------------------------------------------------------------------
+
+
+def test_join_transcript_blank_line_join_and_empty_entries_skipped() -> None:
+    assert join_transcript(["[cell 1]\na = 1", "", "[cell 2]\nb = 2"]) == (
+        "[cell 1]\na = 1\n\n[cell 2]\nb = 2"
+    )
+
+
+def test_join_transcript_too_short_is_none() -> None:
+    assert join_transcript([]) is None
+    assert join_transcript(["", ""]) is None
+    assert join_transcript(["short"]) is None
+    assert join_transcript(["123456789"]) is None  # 9 characters
+    assert join_transcript(["   12345678   "]) is None  # whitespace does not count
+    assert join_transcript(["1234567890"]) == "1234567890"  # 10 characters
+    assert join_transcript(["12345", "678"]) == "12345\n\n678"
+
+
+# -- redaction inside format_cell ----------------------------------------------------------
+
+
+def test_redact_google_key_ending_with_a_dash() -> None:
+    token = "AIza" + "SyDaGmWKa4JsXZ5HjGw7ISLn3namBGewQe-"
+    assert len(token) == 39
+    assert redact(f"key = '{token}'") == f"key = '{REDACTED}'"
+    assert redact(f"{token}") == REDACTED
+
+
+def test_format_cell_redacts_every_part() -> None:
+    secret = "env-secret-value-123"
+    cell = CellText(
+        2,
+        f"key = {secret!r}",
+        result=f"'{secret}'",
+        error=f"ValueError: bad key {secret}",
+        stdout="token sk-abcdefghijklmnopqrstuvwxyz printed",
+    )
+    entry = format_cell(cell, "all", [secret])
+    assert secret not in entry
+    assert "sk-abcdef" not in entry
+    assert entry == (
+        f"[cell 2]\nkey = '{REDACTED}'\n[result]\n'{REDACTED}'\n"
+        f"[error]\nValueError: bad key {REDACTED}\n[output]\ntoken {REDACTED} printed"
+    )
+
+
+@pytest.mark.parametrize("offset", [1, 6, 12, 20])
+def test_a_secret_cut_by_the_cap_is_not_leaked(offset: int) -> None:
+    """Redaction runs before the cap: a cap must never leave the head of a secret behind."""
+    secret = "tok3n-value-from-the-env-0123456789"
+    shaped = "sk-" + "q" * 30
+    for value, secrets in ((secret, [secret]), (shaped, [])):
+        source = "x" * (SOURCE_CAP - offset - 1) + " " + value + " tail"
+        entry = format_cell(CellText(1, source), "none", secrets)
+        body = entry.removeprefix("[cell 1]\n")
+        assert body.startswith("x" * (SOURCE_CAP - offset - 1) + " ")
+        kept = body[SOURCE_CAP - offset :].split(" …[", 1)[0]
+        assert kept
+        assert not value.startswith(kept), f"leaked {kept!r}"
+        assert REDACTED.startswith(kept) or kept.startswith(REDACTED)
