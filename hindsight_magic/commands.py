@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from .arguments import parse_words, positive_float, positive_int
+from .arguments import FLAG, parse_words, positive_float, positive_int
 from .config import (
     CONFIGURABLE_NAMES,
     ENV_ALIASES,
@@ -35,7 +35,7 @@ HELP = {
     "scope": "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
     "bank": "show or change the base bank: bank [NAME] [--prefix P]",
     "flush": "send queued memories now and wait (bounded): flush [--timeout S]",
-    "retry": "re-send memories the server refused earlier",
+    "retry": "re-send memories the server refused earlier (--drop discards them)",
     "clear": "forget the local recall cache and notices (server memory stays)",
     "autoretain": "retain recent cells automatically: autoretain [on|off|every N|now|status]",
     "server": "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
@@ -147,7 +147,9 @@ def cmd_flush(magics: HindsightMagics, args: str) -> Message:
             f"{plural(outcome.retrying, 'memory is', 'memories are')} waiting to retry "
             f"({after.last_error}); they stay queued."
         )
-    if outcome.pending:
+    if outcome.pending and outcome.retrying:
+        parts.append(f"{plural(outcome.pending, 'more waits', 'more wait')} behind them.")
+    elif outcome.pending:
         parts.append(f"{plural(outcome.pending, 'memory is', 'memories are')} still being sent.")
     if outcome.failed:
         parts.append(f"{plural(outcome.failed, 'memory', 'memories')} failed: %hindsight retry.")
@@ -155,7 +157,13 @@ def cmd_flush(magics: HindsightMagics, args: str) -> Message:
 
 
 def cmd_retry(magics: HindsightMagics, args: str) -> Message:
-    """Re-send the memories the server refused, through the current connection."""
+    """Re-send the memories the server refused (``--drop`` discards them instead)."""
+    options, words = parse_words(args, {"drop": FLAG}, "%hindsight retry [--drop]")
+    if words:
+        raise UsageError("Usage: %hindsight retry [--drop]")
+    if options.get("drop"):
+        dropped = magics.session.queue.drop_failed()
+        return Message(f"Dropped {plural(dropped, 'failed memory', 'failed memories')}.")
     count = magics.session.retry_failed()
     if not count:
         return Message("Nothing to retry: no failed memories.")

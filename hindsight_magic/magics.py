@@ -298,7 +298,7 @@ class HindsightMagics(Magics):
           where memories go;
         - ``bank [NAME] [--prefix P]`` — show or change the base bank;
         - ``flush`` — send queued memories now and wait (bounded);
-        - ``retry`` — re-send memories the server refused earlier;
+        - ``retry [--drop]`` — re-send (or discard) memories the server refused earlier;
         - ``clear`` — forget the local recall cache and notices (server memory stays);
         - ``autoretain [on|off|every N|now|status]`` — the every-N-cells transcript;
         - ``server start|stop|status|logs`` — the local Hindsight server on this machine;

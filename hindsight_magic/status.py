@@ -55,7 +55,6 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
             ("tags", ", ".join(scope.retain_tags or ()) or "(none)"),
         ],
     )
-
     report.add(
         "Queue",
         [
@@ -67,6 +66,7 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
             ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
             ("last flush", _when(stats.last_flush)),
             ("last error", stats.last_error or "-"),
+            ("journal", stats.journal or "off (memory only)"),
         ],
     )
     auto = session.autoretain.status()

@@ -125,9 +125,11 @@ def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPa
     assert other.recover() == 1
 
 
+# A claimer reports what it took, then stays alive (owning its rows) until stdin closes.
 CLAIM = (
     "import sys; from pathlib import Path; from hindsight_magic.journal import Journal; "
-    "print(Journal(Path(sys.argv[1])).claim_orphans())"
+    "journal = Journal(Path(sys.argv[1])); print(journal.claim_orphans(), flush=True); "
+    "sys.stdin.read()"
 )
 
 
@@ -138,12 +140,20 @@ def test_two_kernels_never_claim_the_same_rows(path: Path) -> None:
         queue.enqueue(A, item(f"orphan {n}"))
     dead._db.execute("update owners set pid = 999999999")
     claimers = [
-        subprocess.Popen([sys.executable, "-c", CLAIM, str(path)], stdout=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", CLAIM, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
-    claimed = sorted(int(proc.communicate(timeout=60)[0]) for proc in claimers)
-    assert sum(claimed) == 200
-    assert claimed.count(200) == 1  # one claimer took everything, the others nothing
+    try:
+        claimed = sorted(int(proc.stdout.readline()) for proc in claimers)  # type: ignore[union-attr]
+    finally:
+        for proc in claimers:
+            proc.communicate(timeout=30)
+    assert claimed == [0, 0, 0, 200]  # one claimer took everything, the others nothing
 
 
 def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
