@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit install clean
+.PHONY: demo test lint unit install clean bench
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10+ is needed"'
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[server,demo,test]'
+	$(BIN)/python -m pip install --quiet -e '.[server,demo,test,bench]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,15 +22,25 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/hindsight-magic demo
 
+# Lint, tests/, then the notebooks top to bottom against a real server (notebooks/conftest.py
+# starts it): a separate pytest run, because tests/ and notebooks/ each have a module named
+# conftest. Both runs always happen; the target fails if either does.
 test: $(STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest; tests=$$?; \
+	$(BIN)/python -m pytest --nbval-lax notebooks/; notebooks=$$?; \
+	test $$tests -eq 0 && test $$notebooks -eq 0
+
+# The benchmarks: the extension vs. calling Hindsight by hand, against a real local server
+# (started and stopped again if none runs); writes BENCHMARKS.md. About 3-5 minutes.
+bench: $(STAMP)
+	$(BIN)/python -m bench
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not integration and not browser"
 
 lint: $(STAMP)
-	$(BIN)/ruff check hindsight_magic tests bench
-	$(BIN)/ruff format --check hindsight_magic tests bench
+	$(BIN)/ruff check hindsight_magic tests bench notebooks/conftest.py
+	$(BIN)/ruff format --check hindsight_magic tests bench notebooks/conftest.py
 
 clean:
 	rm -rf $(VENV) hindsight-demo .pytest_cache .ruff_cache

@@ -43,14 +43,21 @@ def measure_cost(url: str, blocks: int, cells_per_block: int) -> dict[str, Any]:
     quiet_cells: list[float] = []
     trigger_cells: list[float] = []
     _time_cells(shell, 200)  # warm up IPython itself
+    block_ratios: dict[str, list[float]] = {"quiet": [], "trigger": []}
     for _ in range(blocks):
-        baseline += _time_cells(shell, cells_per_block)
+        block_base = _time_cells(shell, cells_per_block)
+        baseline += block_base
         load_ipython_extension(shell)
         magics = shell.magics_manager.registry["HindsightMagics"]
         every = magics.session.settings.retain_every_n_cells
         timings = _time_cells(shell, cells_per_block)
+        block: dict[str, list[float]] = {"quiet": [], "trigger": []}
         for index, value in enumerate(timings, start=1):
-            (trigger_cells if index % every == 0 else quiet_cells).append(value)
+            block["trigger" if index % every == 0 else "quiet"].append(value)
+        for kind, values in block.items():
+            block_ratios[kind].append(statistics.median(values) / statistics.median(block_base))
+        quiet_cells += block["quiet"]
+        trigger_cells += block["trigger"]
         magics.session.flush(30)
         unload_ipython_extension(shell)
     base = statistics.median(baseline)
@@ -61,6 +68,10 @@ def measure_cost(url: str, blocks: int, cells_per_block: int) -> dict[str, Any]:
         "quiet_ratio": statistics.median(quiet_cells) / base,
         "trigger_ratio": statistics.median(trigger_cells) / base,
         "samples": (len(baseline), len(quiet_cells), len(trigger_cells)),
+        # per block: median(loaded cells) / median(the block's baseline cells), for min/max
+        "quiet_ratio_blocks": block_ratios["quiet"],
+        "trigger_ratio_blocks": block_ratios["trigger"],
+        "baseline_range_us": (min(baseline), max(baseline)),
     }
 
 

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -36,3 +44,136 @@ def quiet_shell() -> Any:
     shell.displayhook.write_output_prompt = lambda: None  # type: ignore[method-assign]
     shell.displayhook.write_format_data = lambda *a, **k: None  # type: ignore[method-assign]
     return shell
+
+
+@dataclass(frozen=True)
+class Stat:
+    """Median, min and max of repeated measurements (in the unit they were taken in)."""
+
+    median: float
+    min: float
+    max: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Stat:
+        """Summarize ``values`` (at least one)."""
+        data = list(values)
+        return cls(statistics.median(data), min(data), max(data), len(data))
+
+    def to_json(self) -> dict[str, float]:
+        """A plain dict, for passing between processes."""
+        return {"median": self.median, "min": self.min, "max": self.max, "n": self.n}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, float]) -> Stat:
+        """The inverse of ``to_json``."""
+        return cls(data["median"], data["min"], data["max"], int(data["n"]))
+
+
+def load_average() -> str:
+    """The 1-minute load average (other processes compete for the cores), or ``n/a``."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:
+        return "n/a"
+
+
+def new_bank(kind: str) -> str:
+    """A bank no earlier run used."""
+    return f"bench-{kind}-{uuid.uuid4().hex[:8]}"
+
+
+def api_headers() -> dict[str, str]:
+    """Headers a hand-written call would send (the key from the environment, if any)."""
+    key = os.environ.get("HINDSIGHT_API_KEY") or os.environ.get("HINDSIGHT_API_TOKEN")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def raw_client(url: str) -> Any:
+    """A persistent ``httpx.Client`` for the hand-written HTTP calls."""
+    import httpx
+
+    return httpx.Client(base_url=url, headers=api_headers(), timeout=120.0, trust_env=False)
+
+
+def delete_bank(url: str, bank_id: str, attempts: int = 5) -> bool:
+    """Remove a benchmark bank and its queued server work (best effort)."""
+    import httpx
+
+    with raw_client(url) as http:
+        for attempt in range(attempts):
+            try:
+                if http.delete(f"/v1/default/banks/{bank_id}").status_code in (200, 404):
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(1.0 + attempt)
+    return False
+
+
+def kernel_env(url: str, bank_id: str, journal: str, **extra: str) -> dict[str, str]:
+    """``HINDSIGHT_*`` settings for a benchmark session: this server, this bank, a fresh journal."""
+    env = {
+        "HINDSIGHT_API_URL": url,
+        "HINDSIGHT_BANK_ID": bank_id,
+        "HINDSIGHT_JOURNAL_PATH": journal,
+    }
+    env.update({f"HINDSIGHT_{name.upper()}": value for name, value in extra.items()})
+    return env
+
+
+def run_child(
+    args: list[str],
+    env: Mapping[str, str] | None = None,
+    timeout: float = 900,
+    unset: Iterable[str] = (),
+) -> Any:
+    """Run ``python ARGS`` in a fresh process; its last stdout line is JSON, returned parsed.
+
+    ``env`` is added to this process's environment after the names in ``unset`` are removed.
+    """
+    child_env = {k: v for k, v in os.environ.items() if k not in set(unset)}
+    child_env.update(env or {})
+    done = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env=child_env,
+        timeout=timeout,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"benchmark child {args[:2]} failed (exit {done.returncode}):\n"
+            f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        )
+    return json.loads(lines[-1])
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process in MB (VmHWM; getrusage elsewhere)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def current_rss_mb() -> float:
+    """Resident set size now, in MB (VmRSS; the peak where /proc is missing)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return peak_rss_mb()

@@ -16,7 +16,22 @@ log = logging.getLogger("hindsight_magic")
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell
 
 JOURNAL_FILE = "journal.sqlite3"
-_DEBUG_HANDLER = logging.StreamHandler(sys.stderr)
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time (kernels and test runners replace it;
+    a stream captured at import may be closed by then)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
+_DEBUG_HANDLER = _CurrentStderr()
 _DEBUG_HANDLER.setFormatter(logging.Formatter("hindsight_magic %(levelname)s: %(message)s"))
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import demo, server
+from . import demo, doctor, server
 from ._version import __version__
 
 Handler = Callable[[argparse.Namespace], int]
@@ -95,7 +95,11 @@ def _add_server(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
 
 # Top-level subcommands: name -> function adding its parser (and a `handler` default).
 # `demo` and `doctor` are added here by their own modules.
-SUBCOMMANDS: dict[str, Registrar] = {"server": _add_server, "demo": demo.add_parser}
+SUBCOMMANDS: dict[str, Registrar] = {
+    "server": _add_server,
+    "demo": demo.add_parser,
+    "doctor": doctor.add_parser,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,7 +39,8 @@ class HindsightError(Exception):
     """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
 
     ``kind`` is ``"http"`` (the server answered with an error), ``"timeout"``, ``"connect"`` (no
-    reply at all) or ``"not_hindsight"`` (something answered that does not speak Hindsight).
+    reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
+    ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
     """
 
     def __init__(
@@ -58,8 +59,8 @@ class HindsightError(Exception):
 
     @property
     def transient(self) -> bool:
-        """Worth retrying later: no reply, a timeout, 408, 429 or a 5xx."""
-        if self.kind in ("timeout", "connect"):
+        """Worth retrying later: no reply, a timeout, an unreadable 2xx, 408, 429 or a 5xx."""
+        if self.kind in ("timeout", "connect", "unconfirmed"):
             return True
         code = self.status_code or 0
         return code in (408, 429) or code >= 500
@@ -72,6 +73,20 @@ def _detail_of(parsed: Any, text: str) -> Any:
         if parsed.get("message") is not None:
             return parsed["message"]
     return parsed if parsed is not None else text
+
+
+def _readable(details: Any) -> Any:
+    """FastAPI's validation errors (a list of ``{loc, msg}``) as ``items.0.timestamp: msg``."""
+    if not isinstance(details, list) or not details:
+        return details
+    if not all(isinstance(d, dict) and "msg" in d for d in details):
+        return details
+    parts = []
+    for entry in details:
+        loc = ".".join(str(part) for part in entry.get("loc") or () if part != "body")
+        msg = str(entry["msg"]).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
 
 
 def _one_line(value: Any, limit: int = 300) -> str:
@@ -170,9 +185,13 @@ class HindsightClient:
         if response.status_code >= 400:
             details = _detail_of(parsed, text)
             if is_json:
-                message = f"{operation} failed: {_one_line(details) or response.reason_phrase}"
-                raise HindsightError(operation, message, response.status_code, details)
-            if "html" in ctype or text.lstrip().startswith("<") or not text.strip():
+                shown = _one_line(_readable(details)) or response.reason_phrase
+                raise HindsightError(
+                    operation, f"{operation} failed: {shown}", response.status_code, details
+                )
+            if response.status_code == 413:
+                shown = "HTTP 413, too large for the server (or a proxy in front of it)"
+            elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
                 shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
             else:
                 shown = _one_line(text)
@@ -251,13 +270,23 @@ class HindsightClient:
         body: dict[str, Any] = {"items": list(items), "async": async_}
         if operation_id:
             body["operation_id"] = operation_id
-        reply = self._request(
-            "retainBatch",
-            "POST",
-            f"{self._bank(bank_id)}/memories",
-            timeout_s=self.timeouts.retain,
-            body=body,
-        )
+        try:
+            reply = self._request(
+                "retainBatch",
+                "POST",
+                f"{self._bank(bank_id)}/memories",
+                timeout_s=self.timeouts.retain,
+                body=body,
+            )
+        except HindsightError as error:
+            if error.kind != "not_hindsight" or not 200 <= (error.status_code or 0) < 300:
+                raise
+            # A 2xx whose body cannot be read: the server may well have accepted the batch, so
+            # re-send it under the same operation_id (idempotent) instead of failing it.
+            message = f"{error} — delivery unconfirmed; re-sending the same operation"
+            raise HindsightError(
+                "retainBatch", message, error.status_code, error.details, "unconfirmed"
+            ) from None
         if not isinstance(reply, dict) or reply.get("success") is False:
             message = f"retainBatch failed: unexpected reply {_one_line(reply, 120)}"
             raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")

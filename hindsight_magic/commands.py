@@ -19,8 +19,10 @@ from .config import (
     unknown_setting_message,
 )
 from .display import Message, Report, plural
+from .doctor import cmd_doctor
 from .errors import HindsightMagicError
 from .model_commands import cmd_context, cmd_models
+from .panel import cmd_panel
 from .scope import project_label
 
 if TYPE_CHECKING:
@@ -41,6 +43,8 @@ HELP = {
     "server": "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
     "models": "mental models: models [list|show ID|refresh [ID]|seed|delete ID|history ID]",
     "context": "the <mental_models> + last <memories> block for a prompt: p = %hindsight context",
+    "panel": "a live panel: queue, auto-retain, mental models, buttons (text without widgets)",
+    "doctor": "check packages, server, key, bank, journal and widgets; each ok or what to fix",
 }
 
 
@@ -255,6 +259,8 @@ SUBCOMMANDS: dict[str, Handler] = {
     "server": cmd_server,
     "models": cmd_models,
     "context": cmd_context,
+    "panel": cmd_panel,
+    "doctor": cmd_doctor,
 }
 
 

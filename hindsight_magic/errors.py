@@ -31,10 +31,17 @@ def explain(error: HindsightError, url: str, is_hindsight: bool | None = None) -
             f"{url} answered but is not a Hindsight server ({message}) — point HINDSIGHT_API_URL "
             "at Hindsight, or run a local one with `%hindsight server start`."
         )
+    if error.status_code in (401, 403):  # also a proxy's HTML login page
+        return f"{message} — check HINDSIGHT_API_KEY (the server at {url} refused the request)."
     if error.kind == "not_hindsight":
         return f"{message} — the server at {url} (or a proxy in front of it) is failing; try again."
-    if error.status_code in (401, 403):
-        return f"{message} — check HINDSIGHT_API_KEY (the server at {url} refused the request)."
+    if error.status_code == 429:
+        return f"{message} — the server at {url} is busy; try again in a moment."
+    if (error.status_code or 0) >= 500:
+        return (
+            f"{message} — the server at {url} failed; try again, or read its log "
+            "(`%hindsight server logs` for the local one)."
+        )
     return message
 
 

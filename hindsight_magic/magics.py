@@ -37,6 +37,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 RETAIN_USAGE = "%retain [--context TEXT] [--tags a,b] TEXT  |  %%retain [--split] … + cell"
 RECALL_USAGE = "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--var NAME] QUERY"
 REFLECT_USAGE = "%%reflect [--context TEXT] [--budget low|mid|high] [--var NAME] + question"
+MAX_MEMORY_CHARS = 1_000_000  # one %retain memory; bigger is refused before anything is queued
 
 
 def _trait_help(name: str) -> str:
@@ -181,6 +182,7 @@ class HindsightMagics(Magics):
         Options: ``--context TEXT`` (where the fact comes from; default the
         ``retain_context`` setting), ``--tags a,b`` (extra tags, added to the scope's),
         ``--split`` (cell only: each blank-line-separated paragraph is its own memory).
+        One memory holds at most 1,000,000 characters; larger text is refused.
 
         Returns at once with "1 memory queued."; a background worker sends the queue in
         batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. Check delivery with
@@ -202,6 +204,12 @@ class HindsightMagics(Magics):
             pieces = [text.strip()] if text.strip() else []
         if not pieces:
             raise UsageError(f"Nothing to retain: give the fact to remember. Usage: {RETAIN_USAGE}")
+        largest = max(len(piece) for piece in pieces)
+        if largest > MAX_MEMORY_CHARS:
+            raise UsageError(
+                f"Too large to retain: {largest:,} characters in one memory (the limit is "
+                f"{MAX_MEMORY_CHARS:,}). Retain a summary, or paragraphs with %%retain --split."
+            )
         for piece in pieces:
             self.session.retain(piece, context=options.get("context"), tags=options.get("tags", ()))
         return RetainResult(len(pieces))
@@ -305,7 +313,11 @@ class HindsightMagics(Magics):
         - ``models [list | show ID | refresh [ID] | seed | delete ID | history ID]`` — the bank's
           mental models (curated summaries the server keeps up to date);
         - ``context`` — the ``<mental_models>`` block plus the last ``%recall``'s ``<memories>``
-          block as one string, e.g. ``prompt = %hindsight context``.
+          block as one string, e.g. ``prompt = %hindsight context``;
+        - ``panel`` — a live panel (queue, auto-retain, mental models; buttons to flush, retry,
+          refresh and pause) that updates itself; a text snapshot where widgets cannot show;
+        - ``doctor`` — check packages, server, key, bank, journal and widgets: ``ok`` or ``fix:``
+          lines saying what to do.
         """
         from .commands import run_subcommand
 

@@ -5,7 +5,9 @@
 not reset by later items) or when a flush is requested; it sends one batch per route with a
 client-made ``operation_id``. Transient failures keep the batch and retry it with capped,
 jittered exponential back-off (later items of the same route wait behind it, so order holds);
-permanent failures move the batch to a failed list that ``retry_failed`` can re-send.
+permanent failures move the batch to a failed list that ``retry_failed`` can re-send. A batch
+refused for what it carries (400, 413, 422) is first split in halves and re-sent, so only the
+memory at fault ends in the failed list.
 
 With a journal every item is written to disk at enqueue and removed when the server accepted
 it; memory holds at most ``memory_cap`` items and the rest wait in the journal only.
@@ -47,6 +49,9 @@ MEMORY_CAP = 10_000
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
 RECENT_OPERATIONS = 64
+# Refusals caused by what a batch carries (too large, an invalid field), not by the connection:
+# such a batch is split in halves and re-sent, so one bad memory does not fail the others.
+ITEM_REFUSALS = frozenset({400, 413, 422})
 
 
 Sender = Callable[[Batch], None]
@@ -189,13 +194,15 @@ class RetainQueue(BackgroundWorker):
             found = 0
             for state in ("batched", "failed"):
                 groups: dict[str, list[tuple[Route, MemoryItem]]] = {}
+                reasons: dict[str, str | None] = {}  # a refused batch keeps the server's reason
                 for row in self._journal.rows(state):
                     key = row.operation_id or f"row-{row.id}"
                     groups.setdefault(key, []).append((Route(row.bank_id, row.tags), row.item))
+                    reasons.setdefault(key, row.error)
                 for operation_id, entries in groups.items():
                     for batch in form_batches(entries, len(entries)):
                         batch.operation_id = operation_id
-                        batch.error = "left by an earlier kernel"
+                        batch.error = reasons[operation_id] or "left by an earlier kernel"
                         (self._outbox if state == "batched" else self._failed).append(batch)
                         found += batch.count
             self._spilled = self._journal.count("pending")
@@ -211,7 +218,10 @@ class RetainQueue(BackgroundWorker):
             now_mono, now_wall = self._clock(), self._wall()
             retry_at = now_wall + max(0.0, min(waiting) - now_mono) if waiting else None
             return QueueStats(
-                pending=len(self._pending) + self._spilled,
+                # batches formed but never tried yet (e.g. behind a retrying one) are pending too
+                pending=len(self._pending)
+                + self._spilled
+                + sum(b.count for b in self._outbox if not b.attempts),
                 in_flight=self._in_flight.count if self._in_flight else 0,
                 accepted=self._accepted,
                 failed=self._failed_count(),
@@ -277,7 +287,8 @@ class RetainQueue(BackgroundWorker):
         try:
             self._send(batch)
         except HindsightError as error:
-            self._record_failure(batch, str(error), error.transient)
+            split = not error.transient and error.status_code in ITEM_REFUSALS
+            self._record_failure(batch, str(error), error.transient, split=split)
         except Exception as error:  # a bug or an unexpected reply: keep the items, visibly
             log.exception("Hindsight retain queue: batch flush failed")
             self._record_failure(batch, f"{type(error).__name__}: {error}", transient=False)
@@ -293,7 +304,9 @@ class RetainQueue(BackgroundWorker):
                 self._cond.notify_all()
             log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
 
-    def _record_failure(self, batch: Batch, message: str, transient: bool) -> None:
+    def _record_failure(
+        self, batch: Batch, message: str, transient: bool, split: bool = False
+    ) -> None:
         with self._cond:
             self._in_flight = None
             self._requests += 1
@@ -304,6 +317,15 @@ class RetainQueue(BackgroundWorker):
                 delay = min(self._backoff_cap_s, self._backoff_base_s * 2 ** (batch.attempts - 1))
                 batch.next_attempt_at = self._clock() + delay * (0.5 + self._jitter() / 2)
                 self._outbox.insert(0, batch)
+            elif split and len(batch.items) > 1:
+                # refused before it became an operation: the halves go under new operation ids
+                middle = len(batch.items) // 2
+                halves = [Batch(batch.route, batch.items[:middle])]
+                halves.append(Batch(batch.route, batch.items[middle:]))
+                for half in halves:
+                    if self._journal is not None:
+                        self._journal.mark_batched(half.operation_id, half.journal_ids)
+                self._outbox[0:0] = halves
             else:
                 self._failed.append(batch)
                 if self._journal is not None:
@@ -311,7 +333,8 @@ class RetainQueue(BackgroundWorker):
                 if self._on_failure is not None:  # before a waiting flush can return
                     self._on_failure(batch, message)
             self._cond.notify_all()
-        level = logging.INFO if transient else logging.WARNING
+        retried = transient or (split and len(batch.items) > 1)
+        level = logging.INFO if retried else logging.WARNING
         log.log(level, "Hindsight retain queue: batch flush failed: %s", message)
 
     # -- decisions (called with the lock held) ----------------------------------------------

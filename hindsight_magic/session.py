@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import threading
 import time
 import uuid
@@ -17,6 +18,7 @@ from .bootstrap import configure_logging, kernel_id, open_journal, resolve_api_u
 from .client import HindsightClient, HindsightError, Timeouts
 from .config import Settings
 from .display import RecallResult, ReflectResult, Report, plural
+from .errors import explain
 from .hook import AutoRetainer
 from .model_cache import MentalModelCache
 from .models import MemoryItem, RecallResponse, ReflectResponse, local_timestamp
@@ -44,6 +46,13 @@ CONNECTION_FIELDS = (
 )
 SCOPE_FIELDS = ("bank_id", "bank_prefix", "scoping")
 SECRETS_TTL_S = 2.0
+# Lone surrogates (e.g. "\ud800" from a JSON front end) cannot be encoded as UTF-8: httpx would
+# refuse the whole batch, so they become U+FFFD when a memory is queued.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    return _SURROGATES.sub("\ufffd", text)
 
 
 class HindsightSession:
@@ -163,11 +172,12 @@ class HindsightSession:
     ) -> int:
         """Queue one memory on the current route; returns the number pending. No I/O."""
         scope = self.scope
+        tags = [_encodable(tag) for tag in tags]
         all_tags = tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))) or None
         item = MemoryItem(
-            content=redact(content, self._secret_values()),
+            content=redact(_encodable(content), self._secret_values()),
             timestamp=timestamp or local_timestamp(),
-            context=context or self.settings.retain_context,
+            context=_encodable(context or self.settings.retain_context),
             metadata=self.metadata(),
             tags=all_tags,
             document_id=document_id,
@@ -206,11 +216,22 @@ class HindsightSession:
             body = item.to_json()
             body["content"] = redact(body["content"], secrets)
             items.append(body)
-        client.retain_batch(batch.route.bank_id, items, operation_id=batch.operation_id)
+        try:
+            client.retain_batch(batch.route.bank_id, items, operation_id=batch.operation_id)
+        except HindsightError as error:
+            if error.status_code not in (401, 403):
+                raise
+            message = explain(error, self.api_url)  # says to check HINDSIGHT_API_KEY
+            raise HindsightError(
+                error.operation, message, error.status_code, error.details, error.kind
+            ) from None
 
     def _note_failure(self, batch: Batch, message: str) -> None:
         count = plural(batch.count, "memory", "memories")
-        self._notices.append(f"Memory retention failed for {count}: {message}")
+        self._notices.append(
+            f"Memory retention failed for {count}: {message} "
+            "(kept: %hindsight retry re-sends, %hindsight retry --drop discards)"
+        )
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""

@@ -61,6 +61,23 @@ def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
         server.stop(data_dir)
 
 
+# An API key planted for the secrets suite: it must never show up anywhere but the header.
+PLANTED_KEY = f"sk-planted-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="session")
+def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A real Hindsight server with auth on, accepting ``PLANTED_KEY`` only (once per session)."""
+    from hindsight_magic import server
+
+    data_dir = tmp_path_factory.mktemp("hindsight-keyed-server")
+    info = server.start(port=free_port(), data_dir=data_dir, api_key=PLANTED_KEY)
+    try:
+        yield RunningServer(info.url, data_dir)
+    finally:
+        server.stop(data_dir)
+
+
 @pytest.fixture
 def bank_id() -> str:
     """A bank no other test uses."""

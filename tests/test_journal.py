@@ -83,6 +83,19 @@ def test_refused_batches_are_kept_failed_then_retried_or_dropped(path: Path) -> 
     assert rows_in(path) == []
 
 
+def test_a_refused_batch_keeps_the_servers_reason_in_the_next_kernel(path: Path) -> None:
+    sender = Recorder()
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: Invalid API key", 401)]
+    queue = RetainQueue(sender, journal=Journal(path))
+    queue.enqueue(A, item("refused"))
+    queue.request_flush()
+    queue.pump()
+    queue.close(0.1)  # the kernel goes away; its rows stay
+    later = RetainQueue(Recorder(), journal=Journal(path))
+    assert later.recover() == 1
+    assert [b.error for b in later.failed_batches()] == ["retainBatch failed: Invalid API key"]
+
+
 def test_a_new_queue_adopts_what_a_dead_owner_left(path: Path) -> None:
     dead = Journal(path)
     dead_queue = RetainQueue(Recorder(), journal=dead)

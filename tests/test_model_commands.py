@@ -213,7 +213,11 @@ def test_bad_usage_is_one_line(book: Any, line: str, usage: str) -> None:
 def test_server_errors_are_one_line(book: Any, fake: FakeHindsight) -> None:
     fake.fail["GET /mental-models$"] = (500, {"detail": "db down"})
     cell = book.run("%hindsight models list")
-    assert one_line(cell.text) == "HindsightError: listMentalModels failed: db down"
+    line = one_line(cell.text)
+    assert line.startswith("HindsightError: listMentalModels failed: db down — the server at")
+    assert line.endswith(
+        "failed; try again, or read its log (`%hindsight server logs` for the local one)."
+    )
 
 
 def test_disabled_models(book: Any, fake: FakeHindsight) -> None:

@@ -200,6 +200,63 @@ def test_permanent_failure_goes_to_failed_list_and_notifies(clock, sender):
     assert [b.items[0].content for b in queue.failed_batches()] == ["rejected"]
 
 
+class RefuseContaining(Recorder):
+    """A server that refuses (``status``) every batch carrying an item with "bad" in it."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__()
+        self.status = status
+
+    def __call__(self, batch: Batch) -> None:
+        self.batches.append(batch)
+        if any("bad" in i.content for i in batch.items):
+            raise HindsightError("retainBatch", "retainBatch failed: no", self.status)
+
+
+@pytest.mark.parametrize("status", [400, 413, 422])
+def test_an_item_refusal_splits_the_batch_so_only_the_bad_memory_fails(clock, status):
+    sender = RefuseContaining(status)
+    notices: list[str] = []
+    queue = RetainQueue(sender, clock=clock, on_failure=lambda b, m: notices.append(m))
+    for n in range(7):
+        queue.enqueue(A, item(f"bad {n}" if n == 4 else f"good {n}"))
+    queue.request_flush()
+    queue.pump()
+    stats = queue.stats()
+    assert (stats.accepted, stats.failed, stats.retrying, stats.pending) == (6, 1, 0, 0)
+    assert [b.items[0].content for b in queue.failed_batches()] == ["bad 4"]
+    assert notices == ["retainBatch failed: no"]  # one notice, for the one memory at fault
+    accepted = [c for c in sender.contents() if "bad 4" not in c]
+    assert sorted(t for c in accepted for t in c) == [f"good {n}" for n in (0, 1, 2, 3, 5, 6)]
+    assert len({b.operation_id for b in sender.batches}) == len(sender.batches)
+
+
+def test_an_auth_refusal_is_not_split(queue, sender):
+    sender.failures = [HindsightError("retainBatch", "retainBatch failed: Invalid API key", 401)]
+    for n in range(4):
+        queue.enqueue(A, item(f"m{n}"))
+    queue.request_flush()
+    queue.pump()
+    assert len(sender.batches) == 1
+    assert queue.stats().failed == 4
+
+
+def test_batches_formed_behind_a_retrying_one_still_count_as_pending(queue, clock, sender):
+    down = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
+    sender.failures = [down, down]
+    queue.enqueue(A, item("a1"))
+    queue.request_flush()
+    queue.pump()  # a1 fails and waits to retry
+    queue.enqueue(A, item("a2"))
+    queue.enqueue(A, item("a3"))
+    clock.advance(5.0)  # a1 is due again and a2, a3 become a batch behind it
+    queue.request_flush()
+    queue.pump()  # a1 fails again; a2, a3 were batched but never tried
+    stats = queue.stats()
+    assert (stats.retrying, stats.pending, stats.accepted) == (1, 2, 0)
+    assert queue.close(0.1) == 3  # what close reports as undelivered counts them too
+
+
 def test_retry_failed_resends_with_a_new_operation_id(queue, sender):
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: unauthorized", 401)]
     queue.enqueue(A, item("later"))

@@ -1,0 +1,223 @@
+"""The panel's widgets (core ipywidgets only); imported when ``%hindsight panel`` shows one.
+
+``HindsightPanel.show(snapshot)`` is the only method that writes widget values after the panel
+was built, and the session's worker thread is the only caller (through ``PanelHub.push``): each
+call sets every changed value inside ``hold_sync`` of each widget, so one update message per
+changed widget reaches the front end. Every string from the session or the server is
+HTML-escaped; mental-model content goes through the escaping Markdown renderer. Elements carry
+stable ``hm-*`` classes (``hm-panel``, ``hm-flush``, ``hm-queue-pending`` …) for styling and
+browser tests.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from .markdown_html import markdown_to_html
+from .mental_models import MentalModel, short_time
+
+if TYPE_CHECKING:
+    from .panel import PanelHub, Snapshot
+
+Rows = Sequence[tuple[str, str]]
+
+_TABLE = "border-collapse:collapse;font-size:12px;line-height:1.5"
+_TH = "text-align:left;font-weight:normal;color:#666;padding:0 10px 0 0;white-space:nowrap"
+_TD = "text-align:left;padding:0 12px 0 0;overflow-wrap:anywhere"
+_HEALTH_COLORS = {"ok": "#2e7d32", "checking…": "#888"}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def rows_table(section: str, rows: Rows) -> str:
+    """A two-column table; each value cell has the class ``hm-<section>-<label>``."""
+    esc, prefix = html.escape, _slug(section)
+    body = "".join(
+        f"<tr><th style='{_TH}'>{esc(label)}</th>"
+        f"<td class='hm-{prefix}-{_slug(label)}' style='{_TD}'>{esc(value)}</td></tr>"
+        for label, value in rows
+    )
+    return f"<table class='hm-table' style='{_TABLE}'><tbody>{body}</tbody></table>"
+
+
+def section_html(title: str, section: str, rows: Rows) -> str:
+    """A titled block around ``rows_table``."""
+    return (
+        f"<div style='margin:2px 16px 4px 0'><div style='font-weight:600;font-size:12px'>"
+        f"{html.escape(title)}</div>{rows_table(section, rows)}</div>"
+    )
+
+
+def header_html(title: str, sections: dict[str, list[tuple[str, str]]]) -> str:
+    """Title with a health badge, then the Server and Scope rows side by side."""
+    server = sections.get("Server", [])
+    health = dict(server).get("state", "unknown")
+    color = _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
+    badge = (
+        f"<span class='hm-health' style='color:{color};font-weight:600'>● "
+        f"{html.escape(health)}</span>"
+    )
+    blocks = section_html("Server", "server", server) + section_html(
+        "Scope", "scope", sections.get("Scope", [])
+    )
+    return (
+        f"<div style='font-size:14px;font-weight:700'>{html.escape(title)} {badge}</div>"
+        f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
+    )
+
+
+def model_title(model: MentalModel) -> str:
+    """``name — refreshed YYYY-MM-DD HH:MM UTC`` (or ``never refreshed``)."""
+    stamp = short_time(model.last_refreshed_at)
+    return f"{model.name} — {'refreshed ' + stamp if stamp else 'never refreshed'}"
+
+
+def model_html(model: MentalModel) -> str:
+    """A model's id, tags and refresh time, then its content rendered from Markdown."""
+    meta = [model.id, ", ".join(model.tags) or "untagged", model_title(model).split(" — ")[1]]
+    return (
+        f"<div class='hm-model-meta' style='color:#666;font-size:11px'>"
+        f"{html.escape(' · '.join(meta))}</div>"
+        f"<div class='hm-model-content'>{markdown_to_html(model.content or '')}</div>"
+    )
+
+
+class HindsightPanel(widgets.VBox):
+    """The live panel: header, queue, auto-retain, buttons and mental models."""
+
+    def __init__(self, hub: PanelHub, snapshot: Snapshot) -> None:
+        self._hub = hub
+        self._closed = False
+        self._model_ids: tuple[str, ...] = ()
+        self.w_header = widgets.HTML()
+        self.w_queue = widgets.HTML(layout=widgets.Layout(flex="0 1 auto", max_width="60%"))
+        self.w_auto = widgets.HTML(layout=widgets.Layout(flex="0 1 auto"))
+        self.w_models_state = widgets.HTML()
+        self.w_models = widgets.Accordion()
+        self.w_notice = widgets.Label()
+        self.w_details = widgets.HTML()
+        self.w_flush = self._button("Flush now", "hm-flush", "upload", "flush_now")
+        self.w_retry = self._button("Retry failed", "hm-retry", "redo", "retry_failed")
+        self.w_refresh = self._button(
+            "Refresh mental models", "hm-refresh", "refresh", "refresh_models"
+        )
+        self.w_pause = self._button("Pause auto-retain", "hm-pause", "pause", "toggle_autoretain")
+        for widget, name in [
+            (self.w_header, "hm-header"),
+            (self.w_queue, "hm-queue"),
+            (self.w_auto, "hm-autoretain"),
+            (self.w_models_state, "hm-models-state"),
+            (self.w_models, "hm-models"),
+            (self.w_notice, "hm-notice"),
+            (self.w_details, "hm-details"),
+        ]:
+            widget.add_class(name)
+        buttons = widgets.HBox([self.w_flush, self.w_retry, self.w_refresh, self.w_pause])
+        super().__init__(
+            [
+                self.w_header,
+                widgets.HBox([self.w_queue, self.w_auto]),
+                buttons,
+                self.w_notice,
+                self.w_models_state,
+                self.w_models,
+                self.w_details,
+            ],
+            layout=widgets.Layout(border="1px solid #ccc", padding="6px 10px", max_width="980px"),
+        )
+        self._boxes = [buttons, self.children[1]]
+        self.add_class("hm-panel")
+        self.snapshot = snapshot
+        self.show(snapshot)
+
+    def _button(self, label: str, css: str, icon: str, action: str) -> widgets.Button:
+        """A button whose click runs ``PanelHub.<action>`` (quick: it never waits on I/O)."""
+        button = widgets.Button(description=label, icon=icon, layout=widgets.Layout(width="auto"))
+        button.add_class(css)
+        button.on_click(lambda _button: self._hub.act(action))
+        return button
+
+    def _leaves(self) -> Iterator[widgets.Widget]:
+        yield from (self.w_header, self.w_queue, self.w_auto, self.w_models_state)
+        yield from (self.w_models, self.w_notice, self.w_details)
+        yield from (self.w_flush, self.w_retry, self.w_refresh, self.w_pause)
+
+    @property
+    def is_open(self) -> bool:
+        """False once ``close()`` was called."""
+        return not self._closed and self.comm is not None
+
+    def show(self, snapshot: Snapshot) -> None:
+        """Display ``snapshot``: one ``hold_sync`` per widget, so one message per change."""
+        sections = dict(snapshot.report.sections)
+        auto_label = {"on": "Pause auto-retain", "paused": "Resume auto-retain"}
+        with ExitStack() as stack:
+            for widget in self._leaves():
+                stack.enter_context(widget.hold_sync())
+            self.w_header.value = header_html(snapshot.report.title, sections)
+            self.w_queue.value = section_html("Queue", "queue", sections.get("Queue", []))
+            self.w_auto.value = section_html(
+                "Auto-retain", "autoretain", sections.get("Auto-retain", [])
+            )
+            self.w_models_state.value = section_html(
+                "Mental models", "models", sections.get("Mental models", [])
+            )
+            self.w_details.value = rows_table("session", sections.get("Session", []))
+            self.w_notice.value = snapshot.notice
+            self.w_notice.layout.display = "" if snapshot.notice else "none"
+            self.w_retry.disabled = snapshot.closed or not snapshot.failed
+            self.w_pause.description = auto_label.get(snapshot.auto, "Auto-retain off")
+            self.w_pause.tooltip = (
+                "%hindsight autoretain on turns it on" if snapshot.auto == "off" else ""
+            )
+            self.w_pause.disabled = snapshot.closed or snapshot.auto == "off"
+            self.w_flush.disabled = self.w_refresh.disabled = snapshot.closed
+            self._show_models(snapshot.models)
+        self.snapshot = snapshot
+
+    def _show_models(self, models: Sequence[MentalModel]) -> None:
+        ids = tuple(m.id for m in models)
+        accordion = self.w_models
+        if ids != self._model_ids:
+            old = accordion.children
+            accordion.children = tuple(
+                widgets.HTML(value=model_html(m), _dom_classes=("hm-model",)) for m in models
+            )
+            for child in old:
+                child.close()
+            self._model_ids = ids
+        else:
+            for child, model in zip(accordion.children, models, strict=True):
+                child.value = model_html(model)
+        titles = [model_title(m) for m in models]
+        if hasattr(accordion, "titles"):  # ipywidgets 8
+            accordion.titles = tuple(titles)
+        else:  # pragma: no cover - ipywidgets 7
+            for index, title in enumerate(titles):
+                accordion.set_title(index, title)
+        accordion.layout.display = "" if models else "none"
+
+    def close(self) -> None:
+        """Stop updates and close every widget of the panel."""
+        self._closed = True
+        self._hub.detach(self)  # waits for a push in progress
+        for widget in (*self._leaves(), *self.w_models.children, *self._boxes):
+            widget.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return repr(self.snapshot.report)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle["text/plain"] = repr(self)  # the whole snapshot, not 110 characters
+        return bundle

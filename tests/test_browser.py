@@ -1,0 +1,219 @@
+"""The live panel in a real browser: JupyterLab + Debian's headless Chromium + Playwright.
+
+JupyterLab runs on 127.0.0.1 with a token and a temporary root holding a generated notebook; its
+kernels talk to the real Hindsight server of the ``hindsight_server`` fixture. The test runs the
+notebook (load the extension, show the panel, retain memories), clicks the panel's "Flush now"
+and waits until the panel shows pending 0 and the memories accepted. Screenshots go to
+``artifacts/`` (gitignored); ``UPDATE_DOCS_SCREENSHOT=1`` also refreshes ``docs/panel.png``
+(the README's picture; opt-in, so a test run leaves the work tree clean).
+
+Needs ``chromium`` on PATH (``apt-get install chromium``; ``.ci/run`` installs it) and the Python
+``playwright`` and ``jupyterlab`` packages (the ``test`` extra). Browser downloads
+(``playwright install``) do not work here, so Playwright drives Debian's binary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import free_port
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+RETAINED = 5
+QUIET_LAB = {  # no news or update toasts over the panel
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+        "doNotDisturbMode": True,
+    },
+}
+
+
+def _require(what: str, found: bool) -> None:
+    """Missing tools fail in CI (the browser test must run there) and skip elsewhere."""
+    if not found:
+        message = f"browser test needs {what}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab."""
+
+    url: str
+    token: str
+    root: Path
+
+
+def _notebook(path: Path) -> None:
+    import nbformat
+
+    retains = "\n".join(
+        f"%retain Browser test fact {n}: the churn table is deduplicated on order_id."
+        for n in range(1, RETAINED + 1)
+    )
+    book = nbformat.v4.new_notebook()
+    book.cells = [
+        nbformat.v4.new_code_cell("%load_ext hindsight_magic"),
+        nbformat.v4.new_code_cell("%hindsight panel"),
+        nbformat.v4.new_code_cell(retains),
+    ]
+    book.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(book, str(path))
+
+
+@pytest.fixture
+def lab(hindsight_server: Any, bank_id: str, tmp_path: Path) -> Iterator[Lab]:
+    """JupyterLab on 127.0.0.1 whose kernels use the test server and a fresh bank."""
+    _require("jupyterlab (pip install jupyterlab)", find_spec("jupyterlab") is not None)
+    root, home = tmp_path / "churn-analysis", tmp_path / "home"  # the project label
+    root.mkdir()
+    _notebook(root / "panel.ipynb")
+    settings = home / "lab-settings"
+    for name, values in QUIET_LAB.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(values))
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        HINDSIGHT_API_URL=hindsight_server.url,
+        HINDSIGHT_BANK_ID=bank_id,
+        HINDSIGHT_JOURNAL_PATH=str(tmp_path / "journal.sqlite3"),
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        IPYTHONDIR=str(home / "ipython"),
+    )
+    if hindsight_server.data_dir is not None:  # the panel can then tell the LLM mode
+        env["HINDSIGHT_MAGIC_DATA_DIR"] = str(hindsight_server.data_dir)
+    port, token = free_port(), secrets.token_hex(16)
+    log = (tmp_path / "jupyterlab.log").open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        ],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                reply = httpx.get(f"{url}/api/status", params={"token": token}, timeout=2)
+                if reply.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                tail = (tmp_path / "jupyterlab.log").read_text(errors="replace")[-3000:]
+                pytest.fail(f"JupyterLab did not start:\n{tail}")
+            time.sleep(0.3)
+        yield Lab(url, token, root)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(tmp_path / "jupyterlab.log", ARTIFACTS / "browser-jupyterlab.log")
+
+
+def _number(text: str) -> int:
+    return int(text.strip()) if text.strip().isdigit() else -1
+
+
+def test_panel_flushes_in_jupyterlab(lab: Lab) -> None:
+    chromium = shutil.which("chromium")
+    _require("Debian's chromium (apt-get install chromium)", chromium is not None)
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        _require("the playwright package (pip install playwright)", False)
+    ARTIFACTS.mkdir(exist_ok=True)
+    started = time.monotonic()
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.set_default_timeout(60_000)
+        try:
+            page.goto(f"{lab.url}/lab/tree/panel.ipynb?token={lab.token}")
+            idle = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
+            expect(idle).to_be_visible(timeout=120_000)  # the kernel started and connected
+            choose = page.get_by_role("button", name="Select", exact=True)
+            if choose.is_visible():  # a kernel-choice dialog, if this JupyterLab asks
+                choose.click()
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+            panel = page.locator(".hm-panel")
+            expect(panel).to_be_visible(timeout=120_000)
+            pending = panel.locator(".hm-queue-pending")
+            accepted = panel.locator(".hm-queue-accepted")
+            expect(panel.locator(".hm-health")).to_contain_text("ok", timeout=90_000)
+            # the retains reached the panel (still pending, or already sent by the 5 s window)
+            deadline, seen = time.monotonic() + 60, []
+            while time.monotonic() < deadline:
+                seen.append((_number(pending.inner_text()), _number(accepted.inner_text())))
+                if seen[-1][0] > 0 or seen[-1][1] >= RETAINED:
+                    break
+                time.sleep(0.1)
+            assert seen[-1][0] > 0 or seen[-1][1] >= RETAINED, seen
+            expect(idle).to_be_visible(timeout=60_000)
+
+            panel.locator("button.hm-flush").click()
+            expect(panel.locator(".hm-notice")).to_contain_text("Flush requested.")
+            expect(pending).to_have_text("0", timeout=60_000)
+            deadline = time.monotonic() + 60
+            while _number(accepted.inner_text()) < RETAINED and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert _number(accepted.inner_text()) >= RETAINED, accepted.inner_text()
+            assert panel.locator(".hm-queue-last-flush").inner_text() != "never"
+            panel.screenshot(path=str(ARTIFACTS / "browser-panel.png"))
+            if os.environ.get("UPDATE_DOCS_SCREENSHOT"):  # (HINDSIGHT_* is wiped by conftest)
+                (ROOT / "docs").mkdir(exist_ok=True)
+                panel.screenshot(path=str(ROOT / "docs" / "panel.png"))
+        finally:
+            page.screenshot(path=str(ARTIFACTS / "browser-page.png"), full_page=True)
+            browser.close()
+    print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the browser")

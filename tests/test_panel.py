@@ -1,0 +1,420 @@
+"""``%hindsight panel`` headless: widgets built without a front end, driven through the session.
+
+Widgets get a recording comm (conventions §4.2), so the tests can count the update messages
+that would reach a browser. The session talks to a fake Hindsight (``httpx.MockTransport``)
+except in the one integration test; a "black hole" server (accepts, never answers) proves that
+clicks do not wait on the network.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from hindsight_magic.client import HindsightClient, Timeouts
+from hindsight_magic.display import Report
+from hindsight_magic.markdown_html import markdown_to_html
+from hindsight_magic.panel import NO_FRONTEND, PUSH_INTERVAL_S, hub_for
+
+
+class RecordingComm:
+    """Stands in for a kernel comm: remembers every message a widget sends."""
+
+    kernel = "recording"
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.comm_id = uuid.uuid4().hex
+        self.messages: list[dict[str, Any]] = []
+        self.closed = False
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def on_msg(self, callback: Any) -> None:
+        pass
+
+    def send(self, data: Any = None, buffers: Any = None, **kwargs: Any) -> None:
+        self.messages.append(data)
+
+    def close(self, *args: Any, **kwargs: Any) -> None:
+        self.closed = True
+
+
+class FakeHindsight:
+    """A tiny Hindsight API for the MockTransport: accepts (or refuses) retains, lists models."""
+
+    def __init__(self) -> None:
+        self.refuse = False
+        self.models: list[dict[str, Any]] = []
+        self.retained = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path, method = request.url.path, request.method
+        if path == "/version":
+            return httpx.Response(200, json={"api_version": "1.1.0"})
+        if path.endswith("/memories") and method == "POST":
+            if self.refuse:
+                return httpx.Response(422, json={"detail": "bad field"})
+            self.retained += len(json.loads(request.content)["items"])
+            return httpx.Response(200, json={"success": True, "operation_id": "op"})
+        if path.endswith("/mental-models") and method == "GET":
+            return httpx.Response(200, json={"items": self.models})
+        if path == "/v1/default/banks":
+            return httpx.Response(200, json={"banks": []})
+        if method == "PUT":
+            return httpx.Response(200, json={})
+        return httpx.Response(404, json={"detail": "not found"})
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what or check}")
+
+
+def cell(html_text: str, name: str) -> str:
+    """The value cell ``hm-<name>`` of a panel section's HTML."""
+    found = re.search(rf"class='hm-{name}'[^>]*>(.*?)</td>", html_text)
+    assert found, f"hm-{name} not in {html_text[:200]}"
+    return found.group(1)
+
+
+@pytest.fixture
+def comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
+    """Every comm a widget opens during the test."""
+    import comm
+    import ipykernel.ipkernel  # noqa: F401  (importing it installs its own create_comm)
+
+    made: list[RecordingComm] = []
+
+    def create(**kwargs: Any) -> RecordingComm:
+        made.append(RecordingComm(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(comm, "create_comm", create)
+    return made
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    return FakeHindsight()
+
+
+@pytest.fixture
+def kernel_nb(notebook: Any, comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The notebook fixture, looking like a Jupyter kernel (widgets can show)."""
+    monkeypatch.setattr(notebook.ip, "kernel", object(), raising=False)
+    return notebook
+
+
+def load_fake(nb: Any, fake: FakeHindsight, dead_url: str) -> Any:
+    nb.load(api_url=dead_url, mental_model_auto_seed="false", bank_id="panel")
+    session = nb.magics.session
+    session.client = HindsightClient(
+        session.api_url, None, Timeouts(request=2, retain=2, recall=2, reflect=2),
+        transport=httpx.MockTransport(fake),
+    )  # fmt: skip
+    session.mental_models.reload().wait(5)
+    return session
+
+
+def show(nb: Any) -> Any:
+    result = nb.run("%hindsight panel")
+    assert result.error is None, result.text
+    assert type(result.result).__name__ == "HindsightPanel"
+    return result.result
+
+
+# -- the panel follows the session ------------------------------------------------------------
+
+
+def test_enqueue_and_flush_change_the_queue_widgets(kernel_nb: Any, fake: FakeHindsight, dead_url):
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    assert cell(panel.w_queue.value, "queue-pending") == "0"
+    wait_for(lambda: "ok (Hindsight 1.1.0)" in panel.w_header.value, what="health ok")
+    assert cell(panel.w_header.value, "server-llm") == "unknown"
+    kernel_nb.run("%retain one\n%retain two\n%retain three")
+    wait_for(lambda: cell(panel.w_queue.value, "queue-pending") == "3", what="pending 3")
+    assert cell(panel.w_queue.value, "queue-accepted") == "0"
+    session.flush(5)
+    wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "3", what="accepted 3")
+    assert cell(panel.w_queue.value, "queue-pending") == "0"
+    assert cell(panel.w_queue.value, "queue-last-flush") != "never"
+    assert fake.retained == 3
+
+
+def test_a_refused_batch_shows_and_retry_resends_it(kernel_nb: Any, fake: FakeHindsight, dead_url):
+    session = load_fake(kernel_nb, fake, dead_url)
+    fake.refuse = True
+    panel = show(kernel_nb)
+    assert panel.w_retry.disabled
+    kernel_nb.run("%retain refused fact")
+    session.flush(5)
+    wait_for(lambda: cell(panel.w_queue.value, "queue-failed").startswith("1"), what="failed 1")
+    assert "bad field" in cell(panel.w_queue.value, "queue-last-error")
+    wait_for(lambda: not panel.w_retry.disabled, what="retry enabled")
+    fake.refuse = False
+    panel.w_retry.click()
+    wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "1", what="accepted 1")
+    wait_for(lambda: panel.w_retry.disabled, what="retry disabled again")
+    assert cell(panel.w_queue.value, "queue-failed") == "0"
+    assert "Re-sending 1 failed memory." in panel.w_notice.value
+
+
+def test_mental_models_render_as_escaped_markdown(kernel_nb: Any, fake: FakeHindsight, dead_url):
+    fake.models = [
+        {
+            "id": "conventions",
+            "name": "Project conventions",
+            "content": "# Data\n- **dedupe** on `order_id`\n<script>alert(1)</script>",
+            "last_refreshed_at": "2026-01-02T03:04:05Z",
+        }
+    ]
+    load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    assert panel.w_models.titles == ("Project conventions — refreshed 2026-01-02 03:04 UTC",)
+    content = panel.w_models.children[0].value
+    assert "<strong>dedupe</strong>" in content
+    assert "<code>order_id</code>" in content
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in content
+    assert "<script>" not in content
+    fake.models = [dict(fake.models[0], content="Use **UTC** everywhere.")]
+    panel.w_refresh.click()  # the cache's reload, on the worker
+    wait_for(lambda: "<strong>UTC</strong>" in panel.w_models.children[0].value, what="reload")
+
+
+def test_pause_button_toggles_auto_retain(kernel_nb: Any, fake: FakeHindsight, dead_url) -> None:
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    assert panel.w_pause.description == "Pause auto-retain"
+    panel.w_pause.click()
+    assert not session.autoretain.status().enabled
+    wait_for(lambda: panel.w_pause.description == "Resume auto-retain", what="resume label")
+    assert cell(panel.w_auto.value, "autoretain-state") == "off"
+    panel.w_pause.click()
+    assert session.autoretain.status().enabled
+    wait_for(lambda: panel.w_pause.description == "Pause auto-retain", what="pause label")
+    sent = panel.w_pause.comm.messages
+    before = len(sent)
+    kernel_nb.run("%hindsight autoretain off")  # the setting: the button can't resume it
+    wait_for(lambda: panel.w_pause.description == "Auto-retain off", what="off label")
+    wait_for(lambda: panel.w_pause.disabled, what="pause disabled")
+    time.sleep(2 * PUSH_INTERVAL_S)
+    updates = [m for m in sent[before:] if m.get("method") == "update"]
+    assert len(updates) == 1, updates  # hold_sync: three traits, one message
+    assert {"description", "tooltip", "disabled"} <= set(updates[0]["state"])
+
+
+# -- throttling, batching, consistency ---------------------------------------------------------
+
+
+def test_throttle_holds_under_1000_rapid_enqueues(
+    kernel_nb: Any, fake: FakeHindsight, dead_url: str, comms: list[RecordingComm]
+) -> None:
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    hub = hub_for(session)
+    wait_for(lambda: hub.pushes >= 1, what="first push")  # the health check
+    time.sleep(PUSH_INTERVAL_S)
+    before = hub.pushes
+    started = time.monotonic()
+    for index in range(1000):  # ~3 s of enqueues, so most ticks see a change
+        session.retain(f"rapid fact {index}")
+        panel.w_flush.click()  # each click also asks for an update at once
+        if index >= 800:
+            hub.push()  # and a hostile caller asks for a push after every enqueue
+        time.sleep(0.003)
+    session.queue.request_flush()
+    wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "1000", what="all accepted")
+    elapsed = time.monotonic() - started
+    times = [t for t in hub.push_times if t >= started]
+    pushes = hub.pushes - before
+    print(f"\n{pushes} pushes in {elapsed:.2f} s ({pushes / elapsed:.1f}/s) for 1000 enqueues")
+    assert pushes >= 5  # it kept updating while the queue filled and drained
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= PUSH_INTERVAL_S - 1e-6, gaps
+    for t in times:  # no second holds more than 4 pushes
+        assert sum(t <= u < t + 1.0 - 1e-6 for u in times) <= 4
+    # hold_sync: each widget sends at most one update per push (+1 for the panel's first show)
+    updates = [
+        sum(1 for m in c.messages if m and m.get("method") == "update") for c in comms
+    ]  # fmt: skip
+    assert max(updates) <= hub.pushes + 1, (max(updates), hub.pushes)
+
+
+def test_several_panels_show_the_same_snapshot(kernel_nb: Any, fake: FakeHindsight, dead_url):
+    session = load_fake(kernel_nb, fake, dead_url)
+    first, second = show(kernel_nb), show(kernel_nb)
+    for index in range(5):
+        session.retain(f"shared fact {index}")
+    session.flush(5)
+    third = show(kernel_nb)
+    wait_for(lambda: cell(first.w_queue.value, "queue-accepted") == "5", what="accepted 5")
+    wait_for(lambda: first.snapshot == second.snapshot == third.snapshot, what="same snapshot")
+    for name in ("w_header", "w_queue", "w_auto", "w_models_state", "w_notice"):
+        values = {getattr(panel, name).value for panel in (first, second, third)}
+        assert len(values) == 1, name
+    first.w_flush.click()
+    wait_for(lambda: "Flush requested." in third.w_notice.value, what="notice everywhere")
+    assert second.w_notice.value == third.w_notice.value
+
+
+def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, dead_url):
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    hub = hub_for(session)
+    wait_for(lambda: hub.pushes >= 1, what="first push")
+    panel.close()
+    assert not panel.is_open
+    assert hub.views == []
+    frozen, pushes = panel.w_queue.value, hub.pushes
+    session.retain("after close")
+    time.sleep(4 * PUSH_INTERVAL_S)
+    assert panel.w_queue.value == frozen
+    assert hub.pushes == pushes
+    jobs = [job for _, job in session.queue._jobs]
+    assert hub._tick not in jobs  # nothing re-submits itself
+
+
+def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str) -> None:
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    hub = hub_for(session)
+    wait_for(lambda: hub.pushes >= 1, what="first push")
+    kernel_nb.run("%unload_ext hindsight_magic")
+    assert not session.queue.running  # the worker (and with it the panel job) is gone
+    pushes = hub.pushes
+    panel.w_flush.click()  # a click after unload only marks the panel closed
+    assert panel.w_flush.disabled
+    assert "Extension unloaded." in panel.w_notice.value
+    assert hub.views == []
+    time.sleep(4 * PUSH_INTERVAL_S)
+    assert hub.pushes == pushes
+    gone = weakref.ref(session)
+    del session
+    gc.collect()
+    assert gone() is None  # an open panel does not keep the unloaded session alive
+
+
+# -- clicks and fallbacks ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """A server that accepts connections and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_clicks_never_wait_on_the_network(kernel_nb: Any, black_hole: str) -> None:
+    kernel_nb.load(
+        api_url=black_hole, request_timeout_ms="1500", retain_timeout_ms="1500", bank_id="panel"
+    )
+    panel = show(kernel_nb)
+    kernel_nb.run("%retain stuck fact")
+    for button in (panel.w_flush, panel.w_retry, panel.w_refresh, panel.w_pause, panel.w_pause):
+        started = time.perf_counter()
+        button.click()
+        assert time.perf_counter() - started < 0.2, button.description
+
+
+def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url, bank_id="panel")
+    notebook.run("%retain a fact for the snapshot")
+    result = notebook.run("%hindsight panel")
+    assert isinstance(result.result, Report)
+    text = repr(result.result)
+    assert NO_FRONTEND in text
+    assert re.search(r"pending\s+1\b", text)
+    assert "unreachable" in text
+    assert "llm" in text
+    assert "Traceback" not in result.text
+
+
+def test_missing_ipywidgets_falls_back_to_text(kernel_nb: Any, monkeypatch, dead_url) -> None:
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import raises ImportError
+    kernel_nb.load(api_url=dead_url, bank_id="panel")
+    result = kernel_nb.run("%hindsight panel")
+    assert isinstance(result.result, Report)
+
+
+def test_panel_text_repr_is_the_whole_snapshot(kernel_nb: Any, fake: FakeHindsight, dead_url):
+    load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    bundle = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    text = bundle["text/plain"]
+    assert text == repr(panel)
+    assert text.startswith("Hindsight memory")
+    for heading in ("Server:", "Queue:", "Auto-retain:", "Mental models:"):
+        assert heading in text
+
+
+def test_panel_takes_no_arguments(kernel_nb: Any, dead_url: str) -> None:
+    kernel_nb.load(api_url=dead_url, bank_id="panel")
+    assert "Usage: %hindsight panel" in kernel_nb.run("%hindsight panel now").text
+
+
+def test_loading_the_extension_does_not_import_ipywidgets(dead_url: str, tmp_path) -> None:
+    code = (
+        "import sys\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_line_magic('load_ext', 'hindsight_magic')\n"
+        "ip.run_line_magic('hindsight', 'panel')\n"
+        "print('ipywidgets' in sys.modules)\n"
+    )
+    env = dict(os.environ, HINDSIGHT_API_URL=dead_url, HINDSIGHT_JOURNAL_PATH="off")
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
+
+
+def test_markdown_is_escaped_before_it_is_rendered() -> None:
+    out = markdown_to_html(
+        "## Title <b>x</b>\n\n1. *one*\n2. [ok](https://example.org/a?b=1&c=2)\n\n"
+        "[bad](javascript:alert(1)) <img src=x onerror=alert(1)>\n```\n<i>raw</i>\n```"
+    )
+    assert "<h2>Title &lt;b&gt;x&lt;/b&gt;</h2>" in out
+    assert "<ol>\n<li><em>one</em></li>" in out
+    assert 'href="https://example.org/a?b=1&amp;c=2"' in out
+    assert "javascript:" not in out.replace("[bad](javascript:alert(1))", "")
+    assert "<img" not in out
+    assert "<pre><code>&lt;i&gt;raw&lt;/i&gt;</code></pre>" in out
+
+
+# -- against the real server -------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_panel_against_the_real_server(kernel_nb: Any, hindsight_server: Any, bank_id: str):
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id)
+    panel = show(kernel_nb)
+    # a shared server can be slow to create the bank and seed models (on the same worker)
+    wait_for(lambda: "ok (Hindsight" in panel.w_header.value, 90, "health ok")
+    kernel_nb.run("%retain The panel test retains this.\n%retain And this.")
+    panel.w_flush.click()
+    wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "2", 90, "accepted 2")
+    assert cell(panel.w_queue.value, "queue-pending") == "0"
