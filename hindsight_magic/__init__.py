@@ -1,8 +1,8 @@
 """hindsight_magic — long-term memory for Jupyter notebooks, backed by a Hindsight server.
 
 Load it with ``%load_ext hindsight_magic``; then ``%retain``, ``%recall``, ``%%reflect`` and
-``%hindsight help``. Importing this package is cheap: the magics, httpx and pydantic are imported
-when the extension is loaded.
+``%hindsight help``. Importing this package is cheap: the magics are imported at load, httpx and
+pydantic on first use, ipywidgets only for a panel.
 """
 
 from __future__ import annotations

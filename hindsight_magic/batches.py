@@ -5,8 +5,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .models import MemoryItem
+
+if TYPE_CHECKING:
+    from .journal import JournalRow
 
 MAX_BATCH_ITEMS = 256
 
@@ -108,4 +112,31 @@ def form_batches(
         current.items.append(item)
         if item.document_id:
             documents[item.document_id] = item
+    return batches
+
+
+def halve(batch: Batch) -> list[Batch]:
+    """The two halves of a refused batch, each a new operation (so one bad item is found)."""
+    middle = len(batch.items) // 2
+    return [Batch(batch.route, batch.items[:middle]), Batch(batch.route, batch.items[middle:])]
+
+
+def batches_from_rows(rows: Iterable[JournalRow]) -> list[Batch]:
+    """Journal rows regrouped into their batches, each under its stored ``operation_id``.
+
+    Appends to one document are merged again (as when the batch was first formed), and a
+    refused batch keeps the server's reason.
+    """
+    groups: dict[str, list[tuple[Route, MemoryItem]]] = {}
+    reasons: dict[str, str | None] = {}
+    for row in rows:
+        key = row.operation_id or f"row-{row.id}"
+        groups.setdefault(key, []).append((Route(row.bank_id, row.tags), row.item))
+        reasons.setdefault(key, row.error)
+    batches = []
+    for operation_id, entries in groups.items():
+        for batch in form_batches(entries, len(entries)):
+            batch.operation_id = operation_id
+            batch.error = reasons[operation_id] or "left by an earlier kernel"
+            batches.append(batch)
     return batches

@@ -16,9 +16,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ._version import __version__
+from .client_errors import HindsightError, bank_missing, detail_of, one_line, readable
+from .client_models import MentalModelEndpoints
 
 if TYPE_CHECKING:
     import httpx
+
+__all__ = ["HindsightClient", "HindsightError", "Timeouts"]
 
 USER_AGENT = f"hindsight-magic/{__version__}"
 BANKS = "/v1/default/banks"
@@ -35,67 +39,7 @@ class Timeouts:
     reflect: float = 120.0
 
 
-class HindsightError(Exception):
-    """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
-
-    ``kind`` is ``"http"`` (the server answered with an error), ``"timeout"``, ``"connect"`` (no
-    reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
-    ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
-    """
-
-    def __init__(
-        self,
-        operation: str,
-        message: str,
-        status_code: int | None = None,
-        details: Any = None,
-        kind: str = "http",
-    ) -> None:
-        super().__init__(message)
-        self.operation = operation
-        self.status_code = status_code
-        self.details = details
-        self.kind = kind
-
-    @property
-    def transient(self) -> bool:
-        """Worth retrying later: no reply, a timeout, an unreadable 2xx, 408, 429 or a 5xx."""
-        if self.kind in ("timeout", "connect", "unconfirmed"):
-            return True
-        code = self.status_code or 0
-        return code in (408, 429) or code >= 500
-
-
-def _detail_of(parsed: Any, text: str) -> Any:
-    if isinstance(parsed, dict):
-        if parsed.get("detail") is not None:
-            return parsed["detail"]
-        if parsed.get("message") is not None:
-            return parsed["message"]
-    return parsed if parsed is not None else text
-
-
-def _readable(details: Any) -> Any:
-    """FastAPI's validation errors (a list of ``{loc, msg}``) as ``items.0.timestamp: msg``."""
-    if not isinstance(details, list) or not details:
-        return details
-    if not all(isinstance(d, dict) and "msg" in d for d in details):
-        return details
-    parts = []
-    for entry in details:
-        loc = ".".join(str(part) for part in entry.get("loc") or () if part != "body")
-        msg = str(entry["msg"]).removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts)
-
-
-def _one_line(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class HindsightClient:
+class HindsightClient(MentalModelEndpoints):
     """Synchronous Hindsight REST client; safe to share between threads (one httpx pool each)."""
 
     def __init__(
@@ -183,9 +127,9 @@ class HindsightClient:
             parsed, is_json = None, False
         ctype = response.headers.get("content-type", "no content type")
         if response.status_code >= 400:
-            details = _detail_of(parsed, text)
+            details = detail_of(parsed, text)
             if is_json:
-                shown = _one_line(_readable(details)) or response.reason_phrase
+                shown = one_line(readable(details)) or response.reason_phrase
                 raise HindsightError(
                     operation, f"{operation} failed: {shown}", response.status_code, details
                 )
@@ -194,7 +138,7 @@ class HindsightClient:
             elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
                 shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
             else:
-                shown = _one_line(text)
+                shown = one_line(text)
             message = f"{operation} failed: {shown}"
             raise HindsightError(
                 operation, message, response.status_code, text[:500], "not_hindsight"
@@ -258,6 +202,16 @@ class HindsightClient:
         reply = self._request("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
         return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
 
+    def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
+        """``GET …/banks/{bank}/stats``; None when the bank does not exist yet."""
+        return self._request(
+            "bankStats",
+            "GET",
+            f"{self._bank(bank_id)}/stats",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+
     def retain_batch(
         self,
         bank_id: str,
@@ -288,7 +242,7 @@ class HindsightClient:
                 "retainBatch", message, error.status_code, error.details, "unconfirmed"
             ) from None
         if not isinstance(reply, dict) or reply.get("success") is False:
-            message = f"retainBatch failed: unexpected reply {_one_line(reply, 120)}"
+            message = f"retainBatch failed: unexpected reply {one_line(reply, 120)}"
             raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
         return reply
 
@@ -322,8 +276,7 @@ class HindsightClient:
                 body=body,
             )
         except HindsightError as error:
-            bank_missing = error.kind == "http" and error.status_code == 404
-            if bank_missing and "not found" in str(error.details).lower():
+            if bank_missing(error):
                 return None
             raise
 
@@ -362,106 +315,3 @@ class HindsightClient:
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
-
-    # -- mental models ----------------------------------------------------------------------
-
-    def _model(self, bank_id: str, model_id: str) -> str:
-        return f"{self._bank(bank_id)}/mental-models/{quote(model_id, safe='')}"
-
-    def list_mental_models(self, bank_id: str, detail: str = "content") -> list[dict[str, Any]]:
-        """``GET …/mental-models?detail=…`` (``content`` includes content and trigger).
-
-        A bank that does not exist yet has no models: ``[]``, not an error.
-        """
-        try:
-            reply = self._request(
-                "listMentalModels",
-                "GET",
-                f"{self._bank(bank_id)}/mental-models",
-                timeout_s=self.timeouts.request,
-                params={"detail": detail},
-            )
-        except HindsightError as error:
-            bank_missing = error.kind == "http" and error.status_code == 404
-            if bank_missing and "not found" in str(error.details).lower():
-                return []
-            raise
-        items = reply.get("items", []) if isinstance(reply, dict) else reply
-        return [item for item in items if isinstance(item, dict)]
-
-    def get_mental_model(
-        self, bank_id: str, model_id: str, detail: str = "content"
-    ) -> dict[str, Any] | None:
-        """``GET …/mental-models/{id}?detail=…``; None when there is no such model."""
-        return self._request(
-            "getMentalModel",
-            "GET",
-            self._model(bank_id, model_id),
-            timeout_s=self.timeouts.request,
-            params={"detail": detail},
-            allow_404=True,
-        )
-
-    def create_mental_model(
-        self,
-        bank_id: str,
-        name: str,
-        source_query: str,
-        *,
-        model_id: str | None = None,
-        tags: Sequence[str] | None = None,
-        max_tokens: int | None = None,
-        trigger: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """``POST …/mental-models``; returns ``{mental_model_id, operation_id}``.
-
-        The server fills the content in the background; empty tags are left out.
-        """
-        body: dict[str, Any] = {"name": name, "source_query": source_query}
-        if model_id:
-            body["id"] = model_id
-        if tags:
-            body["tags"] = list(tags)
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
-        if trigger is not None:
-            body["trigger"] = dict(trigger)
-        return self._request(
-            "createMentalModel",
-            "POST",
-            f"{self._bank(bank_id)}/mental-models",
-            timeout_s=self.timeouts.request,
-            body=body,
-        )
-
-    def refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
-        """``POST …/mental-models/{id}/refresh`` (no body); returns ``{operation_id, status}``."""
-        return self._request(
-            "refreshMentalModel",
-            "POST",
-            f"{self._model(bank_id, model_id)}/refresh",
-            timeout_s=self.timeouts.request,
-        )
-
-    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
-        """``DELETE …/mental-models/{id}``; False when there was no such model."""
-        reply = self._request(
-            "deleteMentalModel",
-            "DELETE",
-            self._model(bank_id, model_id),
-            timeout_s=self.timeouts.request,
-            allow_404=True,
-            need_json=False,
-        )
-        return reply is not None
-
-    def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
-        """``GET …/mental-models/{id}/history``: ``{previous_content, changed_at}`` newest first."""
-        reply = self._request(
-            "getMentalModelHistory",
-            "GET",
-            f"{self._model(bank_id, model_id)}/history",
-            timeout_s=self.timeouts.request,
-        )
-        items = reply.get("items", []) if isinstance(reply, dict) else reply
-        return [item for item in items if isinstance(item, dict)]

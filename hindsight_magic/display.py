@@ -6,9 +6,11 @@ import html
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-from .models import Memory
+if TYPE_CHECKING:
+    from .responses import Memory
+
 
 RECALL_PREAMBLE = (
     "Relevant memories from past conversations (prioritize recent when conflicting). Only use "
@@ -71,7 +73,7 @@ class RetainResult(Message):
         super().__init__(f"{plural(count, 'memory', 'memories')} queued.")
 
 
-class RecallResult(Sequence[Memory]):
+class RecallResult(Sequence["Memory"]):
     """Ranked memories from ``%recall``; a sequence of ``Memory`` with rich reprs."""
 
     def __init__(

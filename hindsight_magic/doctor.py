@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from ._version import __version__
-from .client import BANKS, HindsightClient, HindsightError, Timeouts
+from .client import HindsightClient, HindsightError, Timeouts
 
 if TYPE_CHECKING:
     import httpx
@@ -158,11 +157,8 @@ def check_auth(client: HindsightClient) -> Check:
 
 def check_bank(client: HindsightClient, bank_id: str) -> Check:
     """The session's bank can be read (``GET …/banks/{bank}/stats``); a new bank is fine."""
-    path = f"{BANKS}/{quote(bank_id, safe='')}/stats"
     try:
-        stats = client._request(  # read-only; the client has no public stats call
-            "bankStats", "GET", path, timeout_s=client.timeouts.request, allow_404=True
-        )
+        stats = client.bank_stats(bank_id)
     except HindsightError as error:
         if error.status_code in (401, 403):
             hint = "use a key that may read this bank, or another bank: %hindsight bank NAME"

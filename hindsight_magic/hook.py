@@ -208,9 +208,14 @@ class AutoRetainer:
         log.debug("Hindsight: auto-retain queued %d cells", len(entries))
         return True
 
-    def status(self) -> AutoRetainStatus:
-        """Counters for status and the panel (cells not yet looked at are processed first)."""
-        if self._raw:
+    def status(self, process: bool = True) -> AutoRetainStatus:
+        """Counters for status and the panel.
+
+        With ``process`` (a user-run ``%hindsight status``), cells not yet looked at are
+        processed first; the panel's background refresh passes False, so that transcript work
+        still waits for an idle kernel.
+        """
+        if process and self._raw:
             self.process()
         settings = self._session.settings
         return AutoRetainStatus(

@@ -98,6 +98,7 @@ class Journal:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.RLock()
         self._last_beat = 0.0
+        self._closed = False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -126,6 +127,8 @@ class Journal:
 
     def heartbeat(self, force: bool = False) -> None:
         """Tell other kernels this owner is alive (at most every ``HEARTBEAT_S``)."""
+        if self._closed:  # unloading: the next kernel adopts what is left
+            return
         now = time.time()
         if not force and now - self._last_beat < HEARTBEAT_S:
             return
@@ -140,6 +143,8 @@ class Journal:
 
     def add(self, bank_id: str, tags: tuple[str, ...] | None, item: MemoryItem) -> int:
         """Store one pending memory; returns its row id."""
+        if self._closed:  # unloading: the next kernel adopts what is left
+            return 0
         body = json.dumps(item.to_json())
         with self._lock:
             cursor = self._db.execute(
@@ -150,6 +155,8 @@ class Journal:
 
     def mark_batched(self, operation_id: str, ids: Iterable[int]) -> None:
         """Rows now travel in the batch ``operation_id``."""
+        if self._closed:  # unloading: the next kernel adopts what is left
+            return
         with self._transaction() as db:
             db.executemany(
                 "update items set state = 'batched', operation_id = ?, error = null where id = ?",
@@ -158,6 +165,8 @@ class Journal:
 
     def mark_failed(self, ids: Iterable[int], error: str) -> None:
         """The server refused these rows; keep them for ``%hindsight retry``."""
+        if self._closed:  # unloading: the next kernel adopts what is left
+            return
         with self._transaction() as db:
             db.executemany(
                 "update items set state = 'failed', error = ? where id = ?",
@@ -166,6 +175,8 @@ class Journal:
 
     def delete(self, ids: Iterable[int]) -> None:
         """Forget rows (the server accepted them, or the user dropped them)."""
+        if self._closed:  # unloading: the next kernel adopts what is left
+            return
         with self._transaction() as db:
             db.executemany("delete from items where id = ?", [(row_id,) for row_id in ids])
 
@@ -180,6 +191,8 @@ class Journal:
         return self._select("state = ?", (state,), -1)
 
     def _select(self, where: str, args: tuple[Any, ...], limit: int) -> list[JournalRow]:
+        if self._closed:
+            return []
         with self._lock:
             cursor = self._db.execute(
                 "select id, bank, tags, body, state, operation_id, error from items "
@@ -202,6 +215,8 @@ class Journal:
 
     def count(self, state: str) -> int:
         """How many of this owner's rows are in ``state``."""
+        if self._closed:
+            return 0
         with self._lock:
             row = self._db.execute(
                 "select count(*) from items where owner = ? and state = ?", (self.owner, state)
@@ -212,6 +227,8 @@ class Journal:
 
     def claim_orphans(self) -> int:
         """Take over the rows of owners that died; returns how many rows were claimed."""
+        if self._closed:  # unloading: the next kernel adopts what is left
+            return 0
         host, now = socket.gethostname(), time.time()
         with self._transaction() as db:
             owners = db.execute("select owner, host, pid, heartbeat from owners").fetchall()
@@ -238,6 +255,9 @@ class Journal:
     def close(self) -> None:
         """Release ownership (rows left behind are claimed by the next kernel) and close."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             try:
                 self._db.execute("delete from owners where owner = ?", (self.owner,))
             finally:

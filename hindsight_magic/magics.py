@@ -22,6 +22,7 @@ from .client import HindsightError
 from .config import (
     BUDGETS,
     CONFIGURABLE_NAMES,
+    SPEC_BY_NAME,
     Settings,
     SettingsError,
     build_settings,
@@ -41,7 +42,7 @@ MAX_MEMORY_CHARS = 1_000_000  # one %retain memory; bigger is refused before any
 
 
 def _trait_help(name: str) -> str:
-    field = Settings.model_fields[name]
+    field = SPEC_BY_NAME[name]
     default = field.default
     if isinstance(default, tuple):
         default = ",".join(default)

@@ -68,13 +68,13 @@ class MentalModelCache:
         """Models visible in the current scope that have content, in name order."""
         return self._state.models
 
-    def start(self) -> None:
-        """Load now on the worker, then every ``mental_model_refresh_s`` (idempotent)."""
+    def start(self, delay_s: float = 0.0) -> None:
+        """Load on the worker after ``delay_s``, then every ``mental_model_refresh_s``."""
         with self._lock:
             if self._ticking:
                 return
             self._ticking = True
-        self._session.queue.submit(self._tick)
+        self._session.queue.submit(self._tick, delay_s)
 
     def reload(self, clear: bool = True) -> threading.Event:
         """Load again on the worker soon; ``clear`` forgets the old snapshot (scope change).

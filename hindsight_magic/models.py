@@ -1,12 +1,14 @@
-"""Request items and response models for the Hindsight endpoints used (lenient on extra fields)."""
+"""What the queue carries: one memory to retain, and its timestamp format.
+
+The pydantic models of the server's replies live in ``responses.py``, imported on first use so
+that ``%load_ext`` stays cheap.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 
 def local_timestamp(moment: datetime | None = None) -> str:
@@ -53,43 +55,3 @@ class MemoryItem:
         if self.update_mode:
             body["update_mode"] = self.update_mode
         return body
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class Scores(_Lenient):
-    """Ranking scores of one recalled memory."""
-
-    final: float | None = None
-    semantic: float | None = None
-    keyword: float | None = None
-    reranker: float | None = None
-
-
-class Memory(_Lenient):
-    """One recalled memory."""
-
-    id: str | None = None
-    text: str = ""
-    type: str | None = None
-    context: str | None = None
-    mentioned_at: str | None = None
-    document_id: str | None = None
-    metadata: dict[str, Any] | None = None
-    tags: list[str] | None = None
-    scores: Scores | None = None
-
-
-class RecallResponse(_Lenient):
-    """The body of ``POST …/memories/recall``."""
-
-    results: list[Memory] = []
-
-
-class ReflectResponse(_Lenient):
-    """The body of ``POST …/reflect``."""
-
-    text: str | None = None
-    based_on: Any = None

@@ -102,7 +102,7 @@ def take_snapshot(session: HindsightSession, health: str, llm: str, notice: str 
     report = _with_server_rows(status_report(session, check_server=False), health, llm)
     report.title = TITLE
     cache = session.mental_models
-    auto = session.autoretain.status()
+    auto = session.autoretain.status(process=False)
     state = "on" if auto.enabled else ("paused" if session.settings.auto_retain else "off")
     return Snapshot(
         report=report,
@@ -145,7 +145,7 @@ class PanelHub:
 
     def _session_closed(self) -> bool:
         session = self._session_ref()
-        return session is None or bool(getattr(session, "_closed", False))
+        return session is None or session.closed
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -208,7 +208,7 @@ class PanelHub:
         if not session.settings.auto_retain:
             self.note("Auto-retain is off: turn it on with %hindsight autoretain on.")
             return
-        paused = session.autoretain.status().enabled
+        paused = session.autoretain.status(process=False).enabled
         session.autoretain.pause(paused)
         self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
 

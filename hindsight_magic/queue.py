@@ -30,7 +30,9 @@ from .batches import (
     QueueFullError,
     QueueStats,
     Route,
+    batches_from_rows,
     form_batches,
+    halve,
 )
 from .client import HindsightError
 from .models import MemoryItem
@@ -192,19 +194,10 @@ class RetainQueue(BackgroundWorker):
         self._journal.claim_orphans()
         with self._cond:
             found = 0
-            for state in ("batched", "failed"):
-                groups: dict[str, list[tuple[Route, MemoryItem]]] = {}
-                reasons: dict[str, str | None] = {}  # a refused batch keeps the server's reason
-                for row in self._journal.rows(state):
-                    key = row.operation_id or f"row-{row.id}"
-                    groups.setdefault(key, []).append((Route(row.bank_id, row.tags), row.item))
-                    reasons.setdefault(key, row.error)
-                for operation_id, entries in groups.items():
-                    for batch in form_batches(entries, len(entries)):
-                        batch.operation_id = operation_id
-                        batch.error = reasons[operation_id] or "left by an earlier kernel"
-                        (self._outbox if state == "batched" else self._failed).append(batch)
-                        found += batch.count
+            for state, target in (("batched", self._outbox), ("failed", self._failed)):
+                for batch in batches_from_rows(self._journal.rows(state)):
+                    target.append(batch)
+                    found += batch.count
             self._spilled = self._journal.count("pending")
             found += self._spilled
             self._refill()
@@ -319,9 +312,7 @@ class RetainQueue(BackgroundWorker):
                 self._outbox.insert(0, batch)
             elif split and len(batch.items) > 1:
                 # refused before it became an operation: the halves go under new operation ids
-                middle = len(batch.items) // 2
-                halves = [Batch(batch.route, batch.items[:middle])]
-                halves.append(Batch(batch.route, batch.items[middle:]))
+                halves = halve(batch)
                 for half in halves:
                     if self._journal is not None:
                         self._journal.mark_batched(half.operation_id, half.journal_ids)

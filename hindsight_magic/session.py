@@ -21,7 +21,7 @@ from .display import RecallResult, ReflectResult, Report, plural
 from .errors import explain
 from .hook import AutoRetainer
 from .model_cache import MentalModelCache
-from .models import MemoryItem, RecallResponse, ReflectResponse, local_timestamp
+from .models import MemoryItem, local_timestamp
 from .queue import Batch, RetainQueue, Route
 from .scope import ENSURED_BANKS, BankScope, compute_scope, project_label
 from .transcript import redact, secret_values
@@ -33,7 +33,7 @@ log = logging.getLogger("hindsight_magic")
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell
 
 FLUSH_BEFORE_READ_S = 5.0
-INDEXING_WAIT_S = 3.0
+INDEXING_WAIT_S = 10.0  # a cold or busy server can need seconds for its first items
 INDEXING_POLL_S = 0.1
 EXIT_FLUSH_S = 3.0
 CONNECTION_FIELDS = (
@@ -46,6 +46,7 @@ CONNECTION_FIELDS = (
 )
 SCOPE_FIELDS = ("bank_id", "bank_prefix", "scoping")
 SECRETS_TTL_S = 2.0
+STARTUP_DELAY_S = 0.3
 # Lone surrogates (e.g. "\ud800" from a JSON front end) cannot be encoded as UTF-8: httpx would
 # refuse the whole batch, so they become U+FFFD when a memory is queued.
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -104,7 +105,9 @@ class HindsightSession:
         atexit.register(self._at_exit)
         if start_worker:
             self.queue.start()
-        self.mental_models.start()
+        # after %load_ext has returned: the first load imports httpx, which would compete
+        # with the rest of the load for the interpreter
+        self.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
 
     # -- construction -----------------------------------------------------------------------
 
@@ -136,6 +139,8 @@ class HindsightSession:
             scope = label != self.label or any(
                 getattr(old, f) != getattr(settings, f) for f in SCOPE_FIELDS
             )
+            if scope:  # cells that ran under the old scope are retained under it
+                self.autoretain.process(force=True)
             if connection or scope:
                 self.queue.flush(FLUSH_BEFORE_READ_S)
             self.settings, self.label, self.api_url = settings, label, url
@@ -255,7 +260,7 @@ class HindsightSession:
     # -- reading ----------------------------------------------------------------------------
 
     def _prepare_read(self, bank_id: str) -> None:
-        """Send queued memories, then wait (≤ 3 s) until the server has indexed the new ones.
+        """Send queued memories, then wait (≤ 10 s) until the server has indexed the new ones.
 
         A retain is accepted asynchronously and becomes searchable about half a second later;
         waiting here is what lets ``%retain X`` followed by ``%recall X`` find X.
@@ -296,6 +301,8 @@ class HindsightSession:
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
+        from .responses import RecallResponse
+
         memories = RecallResponse.model_validate(reply).results if reply else []
         result = RecallResult(query, memories, scope.bank_id)
         self.last_recall = result
@@ -316,6 +323,8 @@ class HindsightSession:
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
+        from .responses import ReflectResponse
+
         parsed = ReflectResponse.model_validate(reply)
         return ReflectResult(parsed.text or "", question, parsed.based_on)
 
@@ -326,6 +335,11 @@ class HindsightSession:
         from .status import status_report
 
         return status_report(self, check_server)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` ran (the extension was unloaded or the kernel exits)."""
+        return self._closed
 
     def close(self, timeout_s: float = EXIT_FLUSH_S) -> int:
         """Flush (bounded), stop the worker, close connections; returns items left undelivered."""

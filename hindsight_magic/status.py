@@ -69,7 +69,7 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
             ("journal", stats.journal or "off (memory only)"),
         ],
     )
-    auto = session.autoretain.status()
+    auto = session.autoretain.status(process=check_server)
     report.add(
         "Auto-retain",
         [

@@ -68,7 +68,11 @@ class BackgroundWorker:
                     self._cond.wait(self._idle_delay())
                 if self._stopping:
                     return
-            self.pump()
+            try:
+                self.pump()
+            except Exception:  # the worker must outlive any one failure (e.g. a full disk)
+                log.exception("Hindsight: background step failed")
+                time.sleep(0.5)
 
     def run_due_jobs(self) -> None:
         """Run the jobs whose time has come, outside the lock, one by one."""

@@ -18,7 +18,7 @@ from hindsight_magic.display import (
     plural,
     utc_minute,
 )
-from hindsight_magic.models import Memory, Scores
+from hindsight_magic.responses import Memory, Scores
 
 AS_OF = datetime(2024, 3, 5, 14, 7, 59, tzinfo=timezone.utc)
 EVIL = "<script>alert('x')</script>"

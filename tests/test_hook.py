@@ -540,3 +540,32 @@ def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
     assert headers(item) == numbers
     assert item.update_mode == "append"
     assert our_callbacks(loaded.ip) == []
+
+
+def test_cells_are_retained_under_the_scope_they_ran_in(
+    notebook: Any, dead_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("tokenizer", "optimizer"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "tokenizer")
+    notebook.load(api_url=dead_url)
+    session = session_of(notebook)
+    run_all(notebook, ["vocab_size = 32000", "merges = 48000"])  # 2 of 3: no retain yet
+    monkeypatch.chdir(tmp_path / "optimizer")
+    notebook.run("%hindsight scope per-project-tagged")  # re-reads the project: optimizer
+    run_all(notebook, ["lr = 3e-4"])
+    session.autoretain.process(force=True)
+    routes = {}
+    with session.queue._cond:
+        entries = list(session.queue._pending) + [
+            (b.route, i) for b in session.queue._outbox for i in b.items
+        ]
+    for route, item in entries:
+        routes[item.content] = route.tags
+    tokenizer_cells = [c for c in routes if "vocab_size" in c]
+    optimizer_cells = [c for c in routes if "lr = 3e-4" in c]
+    assert tokenizer_cells
+    assert optimizer_cells
+    assert all(routes[c] == ("project:tokenizer",) for c in tokenizer_cells)
+    assert all(routes[c] == ("project:optimizer",) for c in optimizer_cells)
+    assert not any("lr = 3e-4" in c for c in tokenizer_cells)

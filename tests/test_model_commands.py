@@ -13,7 +13,7 @@ from test_mental_models import FakeHindsight
 
 from hindsight_magic import model_commands
 from hindsight_magic.display import RecallResult
-from hindsight_magic.models import Memory
+from hindsight_magic.responses import Memory
 
 
 def one_line(text: str) -> str:

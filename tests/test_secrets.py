@@ -103,7 +103,7 @@ def collect_objects(notebook: Any, places: Places, label: str) -> None:
         "client": session.client,
         "settings": session.settings,
         "settings str": str(session.settings),
-        "settings dump": session.settings.model_dump(),
+        "settings dump": session.settings.as_dict(),
         "settings public": session.settings.public_items(),
         "queue": session.queue,
         "queue stats": session.queue.stats(),
