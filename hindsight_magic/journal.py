@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import MemoryItem
+from .paths import pid_exists
 
 HEARTBEAT_S = 20.0
 STALE_AFTER_S = 120.0
@@ -78,16 +79,6 @@ def _item_from(body: str, row_id: int) -> MemoryItem:
         update_mode=data.get("update_mode"),
         journal_ids=[row_id],
     )
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Journal:
@@ -237,7 +228,7 @@ class Journal:
                 owner
                 for owner, owner_host, pid, beat in owners
                 if owner != self.owner
-                and (now - beat > STALE_AFTER_S or (owner_host == host and not _pid_alive(pid)))
+                and (now - beat > STALE_AFTER_S or (owner_host == host and not pid_exists(pid)))
             ]
             orphaned = db.execute(
                 "select distinct owner from items where owner != ?", (self.owner,)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .errors import ServerError
 from .paths import data_dir as _default_data_dir
-from .paths import tail
+from .paths import pid_exists, tail
 from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
 
 DEFAULT_PORT = 8899
@@ -95,12 +95,8 @@ def _pid_alive(pid: int) -> bool:
     proc = _CHILDREN.get(pid)
     if proc is not None:
         return proc.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_exists(pid):
         return False
-    except PermissionError:
-        return True
     try:  # Linux: a zombie or a recycled pid is not our server.
         if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
             return False

@@ -164,3 +164,11 @@ def notebook(
 def dead_url() -> str:
     """A URL where nothing answers."""
     return f"http://127.0.0.1:{free_port()}"
+
+
+def one_line(text: str) -> str:
+    """The single non-blank line of ``text`` (fails on more, or on a traceback)."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line, got:\n{text}"
+    assert "Traceback" not in text
+    return lines[0]

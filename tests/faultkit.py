@@ -7,17 +7,13 @@ the extension's counters.
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
-import os
-import signal
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -138,50 +134,6 @@ def exactly_once(counts: Counter[str], expected: set[str], marker: str) -> tuple
     doubled = sum(1 for line, n in ours.items() if n > 1)
     unexpected = len(set(ours) - expected)
     return missing, doubled, unexpected
-
-
-# -- real kernels ---------------------------------------------------------------------------
-
-
-class Kernel:
-    """A real IPython kernel (jupyter_client) whose cells run like a notebook's."""
-
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        from jupyter_client.manager import start_new_kernel
-
-        self.manager, self.client = start_new_kernel(
-            kernel_name="python3", env={**os.environ, **env}, cwd=str(cwd)
-        )
-        self.pid = int(self.run("import os; print(os.getpid())").strip())
-
-    def run(self, code: str, timeout_s: float = 120) -> str:
-        """Execute one cell (stored in history); return its text output and errors."""
-        chunks: list[str] = []
-
-        def hook(msg: dict[str, Any]) -> None:
-            content = msg["content"]
-            if msg["msg_type"] == "stream":
-                chunks.append(content["text"])
-            elif msg["msg_type"] == "error":
-                chunks.append(f"Error {content['ename']}: {content['evalue']}")
-            elif msg["msg_type"] in ("execute_result", "display_data"):
-                chunks.append(content["data"].get("text/plain", ""))
-
-        self.client.execute_interactive(code, timeout=timeout_s, output_hook=hook)
-        return "".join(chunks)
-
-    def kill(self) -> None:
-        """SIGKILL the kernel process: no atexit, no flush, nothing."""
-        os.kill(self.pid, signal.SIGKILL)
-        wait_until(lambda: not self.manager.is_alive(), 10, every_s=0.05)
-        self.client.stop_channels()
-        with contextlib.suppress(Exception):
-            self.manager.cleanup_resources()  # its connection file
-
-    def close(self) -> None:
-        if self.manager.is_alive():
-            self.client.stop_channels()
-            self.manager.shutdown_kernel(now=True)
 
 
 # -- a proxy in front of a real server --------------------------------------------------------

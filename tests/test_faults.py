@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 from conftest import PLANTED_KEY, RunningServer, free_port
-from faultkit import Kernel, ServerReader, exactly_once, proxy_for, wait_until
+from faultkit import ServerReader, exactly_once, proxy_for, wait_until
+from kernels import Kernel
 
 from hindsight_magic import server
 

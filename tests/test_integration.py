@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import RunningServer, free_port
+from kernels import Kernel
 
 from hindsight_magic import server
 
@@ -319,15 +320,16 @@ def test_dead_server_keeps_items_pending_and_delivers_when_it_is_back(
 
 
 def test_works_in_a_kernel_patched_by_nest_asyncio(
-    hindsight_server: RunningServer, bank_id: str
+    hindsight_server: RunningServer, bank_id: str, tmp_path: Path
 ) -> None:
-    from jupyter_client.manager import start_new_kernel
-
-    env = {"HINDSIGHT_API_URL": hindsight_server.url, "HINDSIGHT_BANK_ID": bank_id}
-    km, kc = start_new_kernel(kernel_name="python3", env={**_base_env(), **env})
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": bank_id,
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.db"),
+    }
+    kernel = Kernel(env, tmp_path)
     try:
-        outputs = _execute(
-            kc,
+        outputs = kernel.run(
             textwrap.dedent(
                 """
                 import asyncio, nest_asyncio
@@ -335,10 +337,9 @@ def test_works_in_a_kernel_patched_by_nest_asyncio(
                 asyncio.get_event_loop().run_until_complete(asyncio.sleep(0))
                 %load_ext hindsight_magic
                 """
-            ),
+            )
         )
-        outputs += _execute(
-            kc,
+        outputs += kernel.run(
             textwrap.dedent(
                 """
                 %retain The nested-loop notebook uses parquet files for features.
@@ -346,33 +347,10 @@ def test_works_in_a_kernel_patched_by_nest_asyncio(
                 answer = %reflect What file format do features use?
                 print([t for t in hits.texts if "parquet" in t][:1], answer)
                 """
-            ),
+            )
         )
         assert "The nested-loop notebook uses parquet files for features." in outputs
         assert "mock response" in outputs
         assert "Error" not in outputs
     finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def _base_env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
-
-
-def _execute(kc: Any, code: str) -> str:
-    chunks: list[str] = []
-
-    def hook(msg: dict[str, Any]) -> None:
-        content = msg["content"]
-        if msg["msg_type"] == "stream":
-            chunks.append(content["text"])
-        elif msg["msg_type"] == "error":
-            chunks.append(f"Error {content['ename']}: {content['evalue']}")
-        elif msg["msg_type"] in ("execute_result", "display_data"):
-            chunks.append(content["data"].get("text/plain", ""))
-
-    kc.execute_interactive(code, timeout=120, output_hook=hook)
-    return "".join(chunks)
+        kernel.close()

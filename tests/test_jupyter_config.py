@@ -7,7 +7,6 @@ example file as ``profile_default/ipython_kernel_config.py``, and an empty
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import RunningServer
+from kernels import Kernel
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "jupyter-config"
@@ -29,42 +29,19 @@ CONFIG_MARKERS = ("etc/ipython", "etc/jupyter", "_config.d", "profile_default", 
 LOADED = "'hindsight_magic' in get_ipython().extension_manager.loaded"
 
 
-class Kernel:
-    """A real kernel; ``run`` executes one cell and returns what it showed."""
+class ConfigKernel(Kernel):
+    """A kernel whose cell output comes back stripped (these tests compare whole outputs)."""
 
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        from jupyter_client.manager import start_new_kernel
-
-        self.manager, self.client = start_new_kernel(
-            kernel_name="python3", env={**os.environ, **env}, cwd=str(cwd)
-        )
-
-    def run(self, code: str) -> str:
-        chunks: list[str] = []
-
-        def hook(msg: dict[str, Any]) -> None:
-            content, kind = msg["content"], msg["msg_type"]
-            if kind == "stream":
-                chunks.append(content["text"])
-            elif kind == "error":
-                chunks.append(f"{content['ename']}: {content['evalue']}")
-            elif kind in ("execute_result", "display_data"):
-                chunks.append(content["data"].get("text/plain", ""))
-
-        self.client.execute_interactive(code, timeout=60, output_hook=hook)
-        return "".join(chunks).strip()
-
-    def stop(self) -> None:
-        self.client.stop_channels()
-        self.manager.shutdown_kernel(now=True)
+    def run(self, code: str, timeout_s: float = 60) -> str:
+        return super().run(code, timeout_s).strip()
 
 
 @pytest.fixture
 def start_kernel(tmp_path: Path) -> Iterator[Any]:
     """``start_kernel(config_file_or_None, **env)``: a kernel with that file as its profile."""
-    kernels: list[Kernel] = []
+    kernels: list[ConfigKernel] = []
 
-    def start(config: Path | None, **env: str) -> Kernel:
+    def start(config: Path | None, **env: str) -> ConfigKernel:
         home = tmp_path / f"kernel-{len(kernels)}"
         profile = home / "ipython" / "profile_default"
         profile.mkdir(parents=True)
@@ -77,13 +54,13 @@ def start_kernel(tmp_path: Path) -> Iterator[Any]:
             "HINDSIGHT_JOURNAL_PATH": str(home / "journal.db"),
             **env,
         }
-        kernel = Kernel(env, home)
+        kernel = ConfigKernel(env, home)
         kernels.append(kernel)
         return kernel
 
     yield start
     for kernel in kernels:
-        kernel.stop()
+        kernel.close()
 
 
 def test_examples_exist_and_say_how_to_use_them() -> None:

@@ -6,7 +6,6 @@ directly to see what the extension sent.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,49 +14,13 @@ from typing import Any
 import httpx
 import pytest
 from conftest import RunningServer
+from kernels import Kernel
 
 pytestmark = pytest.mark.integration
 
 SECRET_SK = "sk-proj-" + "Q7x9" * 6
 SECRET_GHP = "ghp_" + "a1B2c3D4e5" * 3
 SECRET_ENV = "envsecret-7h3-v4lu3-42"
-
-
-class Kernel:
-    """A real IPython kernel whose cells run like a notebook's."""
-
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        from jupyter_client.manager import start_new_kernel
-
-        self.manager, self.client = start_new_kernel(
-            kernel_name="python3", env={**os.environ, **env}, cwd=str(cwd)
-        )
-
-    def run(self, code: str) -> str:
-        """Execute one cell (stored in history); return its text output and errors."""
-        chunks: list[str] = []
-
-        def hook(msg: dict[str, Any]) -> None:
-            content = msg["content"]
-            if msg["msg_type"] == "stream":
-                chunks.append(content["text"])
-            elif msg["msg_type"] == "error":
-                chunks.append(f"Error {content['ename']}: {content['evalue']}")
-            elif msg["msg_type"] in ("execute_result", "display_data"):
-                chunks.append(content["data"].get("text/plain", ""))
-
-        self.client.execute_interactive(code, timeout=120, output_hook=hook)
-        return "".join(chunks)
-
-    def shutdown(self) -> None:
-        """A polite shutdown (atexit handlers run), as when a notebook is closed."""
-        self.client.shutdown()
-        deadline = time.monotonic() + 30
-        while self.manager.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.client.stop_channels()
-        if self.manager.is_alive():
-            self.manager.shutdown_kernel(now=True)
 
 
 @pytest.fixture
@@ -72,9 +35,7 @@ def kernel_factory(tmp_path: Path) -> Iterator[Any]:
 
     yield start
     for kernel in kernels:
-        if kernel.manager.is_alive():
-            kernel.client.stop_channels()
-            kernel.manager.shutdown_kernel(now=True)
+        kernel.close()
 
 
 def session_id_of(kernel: Kernel) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic.client import HindsightClient, Timeouts
@@ -14,13 +15,6 @@ from hindsight_magic.client import HindsightClient, Timeouts
 
 def workers() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "hindsight-magic-worker" and t.is_alive()]
-
-
-def one_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, f"expected one line, got:\n{text}"
-    assert "Traceback" not in text
-    return lines[0]
 
 
 @pytest.fixture

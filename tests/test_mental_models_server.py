@@ -91,7 +91,7 @@ def test_fresh_bank_gets_exactly_the_applicable_seeds_once(
     models = server_models(hindsight_server.url, bank)
     assert {mid: m["tags"] for mid, m in models.items()} == expected
     for mid, model in models.items():
-        seed_id = mid if mid in SEED_QUERIES else mid.rsplit("-", 1)[0]
+        seed_id = next(s for s in SEED_QUERIES if mid == s or mid.startswith(f"{s}-"))
         assert model["source_query"] == SEED_QUERIES[seed_id]
         assert model["max_tokens"] == (600 if seed_id == "user-preferences" else 800)
         assert model["trigger"]["mode"] == "delta"

@@ -9,18 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import one_line
 from test_mental_models import FakeHindsight
 
 from hindsight_magic import model_commands
 from hindsight_magic.display import RecallResult
 from hindsight_magic.responses import Memory
-
-
-def one_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, f"expected one line, got:\n{text}"
-    assert "Traceback" not in text
-    return lines[0]
 
 
 @pytest.fixture

@@ -1,0 +1,69 @@
+"""A real IPython kernel (jupyter_client) whose cells run one by one, as a notebook's do."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+
+class Kernel:
+    """A kernel process started with extra environment variables in ``cwd``."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        from jupyter_client.manager import start_new_kernel
+
+        self.manager, self.client = start_new_kernel(
+            kernel_name="python3", env={**os.environ, **env}, cwd=str(cwd)
+        )
+        self._pid: int | None = None
+
+    def run(self, code: str, timeout_s: float = 120) -> str:
+        """Execute one cell (stored in history); return its text output and errors."""
+        chunks: list[str] = []
+
+        def hook(msg: dict[str, Any]) -> None:
+            content = msg["content"]
+            if msg["msg_type"] == "stream":
+                chunks.append(content["text"])
+            elif msg["msg_type"] == "error":
+                chunks.append(f"Error {content['ename']}: {content['evalue']}")
+            elif msg["msg_type"] in ("execute_result", "display_data"):
+                chunks.append(content["data"].get("text/plain", ""))
+
+        self.client.execute_interactive(code, timeout=timeout_s, output_hook=hook)
+        return "".join(chunks)
+
+    @property
+    def pid(self) -> int:
+        """The kernel's process id (asked once)."""
+        if self._pid is None:
+            self._pid = int(self.run("import os; print(os.getpid())").strip())
+        return self._pid
+
+    def shutdown(self, timeout_s: float = 30) -> None:
+        """A polite shutdown (atexit handlers run), as when a notebook is closed."""
+        self.client.shutdown()
+        deadline = time.monotonic() + timeout_s
+        while self.manager.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.close()
+
+    def kill(self) -> None:
+        """SIGKILL the kernel process: no atexit, no flush, nothing."""
+        os.kill(self.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while self.manager.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.client.stop_channels()
+        with contextlib.suppress(Exception):
+            self.manager.cleanup_resources()  # its connection file
+
+    def close(self) -> None:
+        """Stop the kernel if it still runs."""
+        self.client.stop_channels()
+        if self.manager.is_alive():
+            self.manager.shutdown_kernel(now=True)
