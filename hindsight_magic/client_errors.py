@@ -36,6 +36,11 @@ class HindsightError(Exception):
         code = self.status_code or 0
         return code in (408, 429) or code >= 500
 
+    @property
+    def refuses_items(self) -> bool:
+        """Refused for what a batch carries (400, 413, 422), not for the connection or key."""
+        return not self.transient and self.status_code in (400, 413, 422)
+
 
 def detail_of(parsed: Any, text: str) -> Any:
     if isinstance(parsed, dict):

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 __all__ = ["Batch", "QueueClosedError", "QueueFullError", "RetainQueue", "Route"]
-
 log = logging.getLogger("hindsight_magic")
 
 FLUSH_BATCH_SIZE = 16
@@ -51,9 +50,6 @@ MEMORY_CAP = 10_000
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
 RECENT_OPERATIONS = 64
-# Refusals caused by what a batch carries (too large, an invalid field), not by the connection:
-# such a batch is split in halves and re-sent, so one bad memory does not fail the others.
-ITEM_REFUSALS = frozenset({400, 413, 422})
 
 
 Sender = Callable[[Batch], None]
@@ -280,8 +276,8 @@ class RetainQueue(BackgroundWorker):
         try:
             self._send(batch)
         except HindsightError as error:
-            split = not error.transient and error.status_code in ITEM_REFUSALS
-            self._record_failure(batch, str(error), error.transient, split=split)
+            # a batch refused for what it carries is halved, so one bad memory fails alone
+            self._record_failure(batch, str(error), error.transient, split=error.refuses_items)
         except Exception as error:  # a bug or an unexpected reply: keep the items, visibly
             log.exception("Hindsight retain queue: batch flush failed")
             self._record_failure(batch, f"{type(error).__name__}: {error}", transient=False)

@@ -8,6 +8,7 @@ The server is started once per test session with the project's own launcher
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 import uuid
@@ -76,6 +77,18 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSe
         yield RunningServer(info.url, data_dir)
     finally:
         server.stop(data_dir)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    """A temp data dir whose server is stopped and whose PostgreSQL data is removed at the end."""
+    yield tmp_path
+    from hindsight_magic import postgres, server
+
+    server.stop(tmp_path)
+    pgdata = postgres.pg_data_dir(server.server_home(tmp_path), postgres.pg_account())
+    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
+        shutil.rmtree(pgdata.parent, ignore_errors=True)
 
 
 @pytest.fixture

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from hindsight_magic import postgres, server
 from hindsight_magic.cli import SUBCOMMANDS, main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,15 +65,6 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*cmd, *args], capture_output=True, text=True, env=env, timeout=300, check=False
     )
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    yield tmp_path
-    server.stop(tmp_path)
-    pgdata = postgres.pg_data_dir(server.server_home(tmp_path), postgres.pg_account())
-    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
-        shutil.rmtree(pgdata.parent, ignore_errors=True)
 
 
 @pytest.mark.integration

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
-import shutil
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from hindsight_magic import postgres, server
+from hindsight_magic import server
 from hindsight_magic.server import ServerError, ServerInfo
 
 
@@ -152,16 +150,6 @@ def test_child_env_passes_the_users_llm_and_auth() -> None:
 # --- real servers -----------------------------------------------------------------------------
 
 QUIET = {"HINDSIGHT_API_ENABLE_OBSERVATIONS": "false"}
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    """A temp data dir whose server is stopped and whose PostgreSQL data is removed at the end."""
-    yield tmp_path
-    server.stop(tmp_path)
-    pgdata = postgres.pg_data_dir(server.server_home(tmp_path), postgres.pg_account())
-    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
-        shutil.rmtree(pgdata.parent, ignore_errors=True)
 
 
 def _pid_gone(pid: int, within_s: float = 10) -> bool:
