@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
     from .journal import JournalRow
 
 MAX_BATCH_ITEMS = 256
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 30.0
 
 
 class QueueClosedError(RuntimeError):
@@ -59,6 +62,19 @@ class Batch:
     def journal_ids(self) -> list[int]:
         """The journal rows behind this batch."""
         return [row for item in self.items for row in item.journal_ids]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Capped exponential back-off with jitter: try n waits min(cap, base·2ⁿ⁻¹) × [0.5, 1)."""
+
+    base_s: float = BACKOFF_BASE_S
+    cap_s: float = BACKOFF_CAP_S
+    jitter: Callable[[], float] = random.random
+
+    def delay(self, attempts: int) -> float:
+        """Seconds to wait after the ``attempts``-th failed try."""
+        return min(self.cap_s, self.base_s * 2 ** (attempts - 1)) * (0.5 + self.jitter() / 2)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,12 @@
 """The retain queue and its worker thread.
 
-``enqueue`` is O(1) and never touches the network. The single daemon worker forms batches when
-16 items are pending, when the 5 s window since the first pending item closes (a fixed window,
-not reset by later items) or when a flush is requested; it sends one batch per route with a
-client-made ``operation_id``. Transient failures keep the batch and retry it with capped,
-jittered exponential back-off (later items of the same route wait behind it, so order holds);
-permanent failures move the batch to a failed list that ``retry_failed`` can re-send. A batch
-refused for what it carries (400, 413, 422) is first split in halves and re-sent, so only the
-memory at fault ends in the failed list.
-
-With a journal every item is written to disk at enqueue and removed when the server accepted
-it; memory holds at most ``memory_cap`` items and the rest wait in the journal only.
+``enqueue`` is O(1) and never touches the network. The worker forms batches when 16 items are
+pending, when the fixed 5 s window since the first pending item closes, or on a flush; each
+route's batch is one request with a client-made ``operation_id``. Transient failures are retried
+with capped, jittered back-off (a route's later items wait behind, so order holds); a batch
+refused for what it carries (400/413/422) is halved until only the bad memory fails; other
+refusals go to a failed list that ``retry_failed`` re-sends. With a journal every item is on
+disk from enqueue until accepted, and memory holds at most ``memory_cap`` of them.
 """
 
 from __future__ import annotations
@@ -23,7 +19,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .batches import (
+    BACKOFF_BASE_S,
+    BACKOFF_CAP_S,
     MAX_BATCH_ITEMS,
+    Backoff,
     Batch,
     FlushOutcome,
     QueueClosedError,
@@ -47,8 +46,6 @@ log = logging.getLogger("hindsight_magic")
 FLUSH_BATCH_SIZE = 16
 FLUSH_WINDOW_S = 5.0
 MEMORY_CAP = 10_000
-BACKOFF_BASE_S = 1.0
-BACKOFF_CAP_S = 30.0
 RECENT_OPERATIONS = 64
 
 
@@ -80,9 +77,7 @@ class RetainQueue(BackgroundWorker):
         self._batch_size = batch_size
         self._window_s = window_s
         self._max_batch_items = max_batch_items
-        self._backoff_base_s = backoff_base_s
-        self._backoff_cap_s = backoff_cap_s
-        self._jitter = jitter
+        self._backoff = Backoff(backoff_base_s, backoff_cap_s, jitter)
         self._on_failure = on_failure
         self._pending: deque[tuple[Route, MemoryItem]] = deque()
         self._first_pending_at: float | None = None
@@ -303,8 +298,7 @@ class RetainQueue(BackgroundWorker):
             batch.attempts += 1
             batch.error = message
             if transient:
-                delay = min(self._backoff_cap_s, self._backoff_base_s * 2 ** (batch.attempts - 1))
-                batch.next_attempt_at = self._clock() + delay * (0.5 + self._jitter() / 2)
+                batch.next_attempt_at = self._clock() + self._backoff.delay(batch.attempts)
                 self._outbox.insert(0, batch)
             elif split and len(batch.items) > 1:
                 # refused before it became an operation: the halves go under new operation ids

@@ -17,14 +17,12 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer, free_port
+from conftest import PLANTED_KEY, RunningServer, free_port
 from kernels import Kernel
 
 from hindsight_magic import server
 
 pytestmark = pytest.mark.integration
-
-AUTH_KEY = "hm-test-key-7f3a9c"
 
 
 def server_memories(url: str, bank: str, key: str | None = None) -> list[dict[str, Any]]:
@@ -217,20 +215,10 @@ def test_bank_mission_is_put_once_before_the_first_write(
 # -- a server with auth on ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    data_dir = tmp_path_factory.mktemp("hindsight-auth-server")
-    info = server.start(port=free_port(), data_dir=data_dir, api_key=AUTH_KEY)
-    try:
-        yield RunningServer(info.url, data_dir)
-    finally:
-        server.stop(data_dir)
-
-
 def test_wrong_key_gives_the_key_hint_and_keeps_memories(
-    notebook: Any, auth_server: RunningServer, bank_id: str
+    notebook: Any, keyed_server: RunningServer, bank_id: str
 ) -> None:
-    notebook.load(api_url=auth_server.url, bank_id=bank_id, api_key="not-the-key")
+    notebook.load(api_url=keyed_server.url, bank_id=bank_id, api_key="not-the-key")
     notebook.run("%retain Kept despite the wrong key.")
     cell = notebook.run("%recall anything")
     lines = [line for line in cell.text.splitlines() if line.strip()]
@@ -243,12 +231,12 @@ def test_wrong_key_gives_the_key_hint_and_keeps_memories(
     assert "refuses the API key" in repr(status.result)
 
 
-def test_right_key_round_trip(notebook: Any, auth_server: RunningServer, bank_id: str) -> None:
-    notebook.load(api_url=auth_server.url, bank_id=bank_id, api_key=AUTH_KEY)
+def test_right_key_round_trip(notebook: Any, keyed_server: RunningServer, bank_id: str) -> None:
+    notebook.load(api_url=keyed_server.url, bank_id=bank_id, api_key=PLANTED_KEY)
     notebook.run("%retain The auth server keeps the staging metrics.")
     texts = notebook.run("%recall staging metrics").result.texts
     assert any("staging metrics" in t for t in texts)
-    assert holding(auth_server.url, bank_id, "staging metrics", key=AUTH_KEY)
+    assert holding(keyed_server.url, bank_id, "staging metrics", key=PLANTED_KEY)
 
 
 # -- something that is not Hindsight --------------------------------------------------------

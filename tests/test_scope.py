@@ -77,11 +77,11 @@ def test_repo_nested_in_a_plain_dir_wins_over_the_outer_dir(tmp_path: Path) -> N
     assert project_label(outer) == "outer"
 
 
-@needs_git
-def test_linked_worktree_maps_to_the_main_checkout(tmp_path: Path) -> None:
-    main = make_repo(tmp_path / "MainCheckout")
+def make_repo_with_a_commit(path: Path) -> Path:
+    """A repository with one empty commit (a worktree needs one)."""
+    repo = make_repo(path)
     git(
-        main,
+        repo,
         "-c",
         "user.email=a@b",
         "-c",
@@ -92,6 +92,12 @@ def test_linked_worktree_maps_to_the_main_checkout(tmp_path: Path) -> None:
         "-m",
         "x",
     )
+    return repo
+
+
+@needs_git
+def test_linked_worktree_maps_to_the_main_checkout(tmp_path: Path) -> None:
+    main = make_repo_with_a_commit(tmp_path / "MainCheckout")
     worktree = tmp_path / "Feature-Branch"
     git(main, "worktree", "add", "-q", str(worktree))
     assert (worktree / ".git").is_file()  # really a linked worktree
@@ -103,19 +109,7 @@ def test_linked_worktree_maps_to_the_main_checkout(tmp_path: Path) -> None:
 
 @needs_git
 def test_worktree_with_a_relative_gitdir(tmp_path: Path) -> None:
-    main = make_repo(tmp_path / "Primary")
-    git(
-        main,
-        "-c",
-        "user.email=a@b",
-        "-c",
-        "user.name=t",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "x",
-    )
+    main = make_repo_with_a_commit(tmp_path / "Primary")
     worktree = tmp_path / "wt"
     git(main, "worktree", "add", "-q", str(worktree))
     gitdir = (worktree / ".git").read_text().removeprefix("gitdir:").strip()
