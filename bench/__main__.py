@@ -311,7 +311,7 @@ def load_rows(lc: dict[str, Any]) -> tuple[list[Row], list[str]]:
         notes[0] += (
             f" Where the CPU time goes ({part.n} more runs that import the settings module on its "
             f"own first): {part.median:.0f} ms of {whole.median:.0f} ms "
-            f"({100 * part.median / whole.median:.0f} %) is `hindsight_magic.config` (the "
+            f"({100 * part.median / whole.median:.0f} %) is `hindsight_magic.settings` (the "
             "settings model, a plain dataclass since pydantic alone cost more than the bar); "
             "the extension's other modules and starting the session (journal, worker thread) "
             "are the rest."
@@ -462,7 +462,7 @@ NOT_MEASURABLE = """\
 
 def _clean_env() -> None:
     """Drop the user's ``HINDSIGHT_*`` extension settings: the benchmark measures the defaults."""
-    from hindsight_magic.config import ENV_ALIASES, SETTING_NAMES, env_name
+    from hindsight_magic.settings import ENV_ALIASES, SETTING_NAMES, env_name
 
     names = {env_name(name) for name in SETTING_NAMES} | set(ENV_ALIASES.values())
     for name in names - KEEP_ENV:
@@ -487,7 +487,8 @@ def _server(explicit: str | None, stack: contextlib.ExitStack) -> tuple[str, str
     stack.callback(server.stop, data_dir)
     return info.url, (
         "a local server started for this run by the project's launcher "
-        "(`hindsight_magic.server.start`, fresh temporary data dir, stopped afterwards), "
+        "(`hindsight_magic.localserver.launcher.start`, fresh temporary data dir, "
+        "stopped afterwards), "
         f"LLM `{info.llm_provider}`"
     )
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .magics import HindsightMagics
+    from .ipython.magics import HindsightMagics
 
 __all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -27,8 +27,8 @@ def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and start the kernel's memory session (called by ``%load_ext``)."""
     if id(ipython) in _loaded:
         return
-    from .magics import HindsightMagics
-    from .questions import keep_question_marks
+    from .ipython.magics import HindsightMagics
+    from .ipython.questions import keep_question_marks
 
     magics = HindsightMagics(shell=ipython)
     ipython.register_magics(magics)
@@ -43,7 +43,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(id(ipython), None)
     if magics is None:
         return
-    from .questions import keep_question_marks
+    from .ipython.questions import keep_question_marks
 
     cleanup = getattr(ipython, "input_transformers_cleanup", [])
     if keep_question_marks in cleanup:

@@ -8,9 +8,9 @@ import re
 import sys
 from pathlib import Path
 
-from .config import FALLBACK_API_URL, Settings
-from .journal import Journal, JournalError
+from .delivery.journal import Journal, JournalError
 from .paths import data_dir
+from .settings import FALLBACK_API_URL, Settings
 
 log = logging.getLogger("hindsight_magic")
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell
@@ -76,7 +76,7 @@ def resolve_api_url(settings: Settings) -> str:
     """Explicit setting, else a running local server, else Hindsight's default URL."""
     if settings.api_url:
         return settings.api_url
-    from .server import running_server
+    from .localserver.launcher import running_server
 
     try:
         info = running_server()

@@ -13,8 +13,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import demo, doctor, server
 from ._version import __version__
+from .localserver import demo
+from .localserver import launcher as server
+from .ui import doctor
 
 Handler = Callable[[argparse.Namespace], int]
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]

@@ -14,17 +14,17 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .api.client import HindsightClient, HindsightError, Timeouts
 from .bootstrap import configure_logging, kernel_id, open_journal, resolve_api_url
-from .client import HindsightClient, HindsightError, Timeouts
-from .config import Settings
-from .display import RecallResult, ReflectResult, Report, plural
-from .errors import explain
-from .hook import AutoRetainer
-from .model_cache import MentalModelCache
-from .models import MemoryItem, local_timestamp
-from .queue import Batch, RetainQueue, Route
-from .scope import ENSURED_BANKS, BankScope, compute_scope, project_label
-from .transcript import redact, secret_values
+from .capture.transcript import redact, secret_values
+from .delivery.items import MemoryItem, local_timestamp
+from .delivery.queue import Batch, RetainQueue, Route
+from .ipython.hook import AutoRetainer
+from .memory.model_cache import MentalModelCache
+from .memory.scope import ENSURED_BANKS, BankScope, compute_scope, project_label
+from .settings import Settings
+from .ui.display import RecallResult, ReflectResult, Report, plural
+from .ui.errors import explain
 
 if TYPE_CHECKING:
     import httpx
@@ -301,7 +301,7 @@ class HindsightSession:
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
-        from .responses import RecallResponse
+        from .api.responses import RecallResponse
 
         memories = RecallResponse.model_validate(reply).results if reply else []
         result = RecallResult(query, memories, scope.bank_id)
@@ -323,7 +323,7 @@ class HindsightSession:
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
-        from .responses import ReflectResponse
+        from .api.responses import ReflectResponse
 
         parsed = ReflectResponse.model_validate(reply)
         return ReflectResult(parsed.text or "", question, parsed.based_on)
@@ -332,7 +332,7 @@ class HindsightSession:
 
     def status(self, check_server: bool = True) -> Report:
         """Server, scope, queue, auto-retain, mental models and session, as a report."""
-        from .status import status_report
+        from .ui.status import status_report
 
         return status_report(self, check_server)
 

@@ -1,8 +1,8 @@
 """Shared fixtures: an isolated data dir, a real IPython shell, and a real Hindsight server.
 
 The server is started once per test session with the project's own launcher
-(``hindsight_magic.server.start``) in a temporary data dir, and stopped at the end. Set
-``HINDSIGHT_TEST_SERVER_URL`` to reuse a server you already run (faster while developing).
+(``hindsight_magic.localserver.launcher.start``) in a temporary data dir, and stopped at the
+end. Set ``HINDSIGHT_TEST_SERVER_URL`` to reuse a server you already run (faster while developing).
 """
 
 from __future__ import annotations

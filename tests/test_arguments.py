@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from hindsight_magic.arguments import (
+from hindsight_magic.ipython.options import (
     FLAG,
     choice,
     identifier,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from hindsight_magic import __version__
-from hindsight_magic.client import HindsightClient, HindsightError, Timeouts
+from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
 
 BASE = "http://hindsight.test:8888"
 SECRET = "sk-very-secret-key-123"

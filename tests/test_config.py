@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic.config import (
+from hindsight_magic.settings import (
     CONFIGURABLE_NAMES,
     SETTING_NAMES,
     Secret,

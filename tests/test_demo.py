@@ -11,8 +11,9 @@ import pytest
 from conftest import RunningServer, free_port
 from nbformat.v4 import new_code_cell, new_notebook
 
-from hindsight_magic import demo, server
 from hindsight_magic.cli import SUBCOMMANDS, main
+from hindsight_magic.localserver import demo
+from hindsight_magic.localserver import launcher as server
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from hindsight_magic.display import (
+from hindsight_magic.api.responses import Memory, Scores
+from hindsight_magic.ui.display import (
     NO_MEMORIES,
     NO_REFLECTION,
     RECALL_PREAMBLE,
@@ -18,7 +19,6 @@ from hindsight_magic.display import (
     plural,
     utc_minute,
 )
-from hindsight_magic.responses import Memory, Scores
 
 AS_OF = datetime(2024, 3, 5, 14, 7, 59, tzinfo=timezone.utc)
 EVIL = "<script>alert('x')</script>"

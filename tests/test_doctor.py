@@ -13,10 +13,10 @@ import httpx
 import pytest
 from conftest import Notebook, RunningServer
 
-from hindsight_magic import doctor
 from hindsight_magic.cli import SUBCOMMANDS, main
-from hindsight_magic.commands import HELP
-from hindsight_magic.commands import SUBCOMMANDS as MAGIC_SUBCOMMANDS
+from hindsight_magic.ipython.subcommands import HELP
+from hindsight_magic.ipython.subcommands import SUBCOMMANDS as MAGIC_SUBCOMMANDS
+from hindsight_magic.ui import doctor
 
 Route = Callable[[httpx.Request], httpx.Response]
 

@@ -30,7 +30,7 @@ from conftest import PLANTED_KEY, RunningServer, free_port
 from faultkit import ServerReader, exactly_once, proxy_for, wait_until
 from kernels import Kernel
 
-from hindsight_magic import server
+from hindsight_magic.localserver import launcher as server
 
 pytestmark = pytest.mark.integration
 

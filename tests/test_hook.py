@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic import hook
-from hindsight_magic.models import MemoryItem, local_timestamp
-from hindsight_magic.queue import Batch, RetainQueue, Route
-from hindsight_magic.transcript import SOURCE_CAP
+from hindsight_magic.capture.transcript import SOURCE_CAP
+from hindsight_magic.delivery.items import MemoryItem, local_timestamp
+from hindsight_magic.delivery.queue import Batch, RetainQueue, Route
+from hindsight_magic.ipython import hook
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
 
@@ -74,7 +74,7 @@ def our_callbacks(ip: Any) -> list[Any]:
 
 
 class FakeClock:
-    """Stands in for the ``time`` module inside ``hindsight_magic.hook``: time() is set by hand."""
+    """Stands in for ``time`` inside ``hindsight_magic.ipython.hook``: time() is set by hand."""
 
     def __init__(self, now: float) -> None:
         self.now = now

@@ -20,7 +20,7 @@ import pytest
 from conftest import PLANTED_KEY, RunningServer, free_port
 from kernels import Kernel
 
-from hindsight_magic import server
+from hindsight_magic.localserver import launcher as server
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_magic import journal as journal_module
-from hindsight_magic.batches import Batch, Route
-from hindsight_magic.client import HindsightError
-from hindsight_magic.journal import Journal, JournalError
-from hindsight_magic.models import MemoryItem
-from hindsight_magic.queue import QueueFullError, RetainQueue
+from hindsight_magic.api.client import HindsightError
+from hindsight_magic.delivery import journal as journal_module
+from hindsight_magic.delivery.batches import Batch, Route
+from hindsight_magic.delivery.items import MemoryItem
+from hindsight_magic.delivery.journal import Journal, JournalError
+from hindsight_magic.delivery.queue import QueueFullError, RetainQueue
 
 A = Route("bank-a", ("project:a",))
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -140,7 +140,7 @@ def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPa
 
 # A claimer reports what it took, then stays alive (owning its rows) until stdin closes.
 CLAIM = (
-    "import sys; from pathlib import Path; from hindsight_magic.journal import Journal; "
+    "import sys; from pathlib import Path; from hindsight_magic.delivery.journal import Journal; "
     "journal = Journal(Path(sys.argv[1])); print(journal.claim_orphans(), flush=True); "
     "sys.stdin.read()"
 )

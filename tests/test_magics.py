@@ -10,7 +10,7 @@ import pytest
 from conftest import one_line
 from IPython.core.error import UsageError
 
-from hindsight_magic.client import HindsightClient, Timeouts
+from hindsight_magic.api.client import HindsightClient, Timeouts
 
 
 def workers() -> list[threading.Thread]:

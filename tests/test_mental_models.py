@@ -17,12 +17,12 @@ from typing import Any
 import httpx
 import pytest
 
-from hindsight_magic import mental_models as mm
-from hindsight_magic.client import HindsightClient, HindsightError, Timeouts
-from hindsight_magic.config import build_settings
-from hindsight_magic.mental_models import MentalModel, render_block, resolve_seeds
-from hindsight_magic.scope import compute_scope
+from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
+from hindsight_magic.memory import mental_models as mm
+from hindsight_magic.memory.mental_models import MentalModel, render_block, resolve_seeds
+from hindsight_magic.memory.scope import compute_scope
 from hindsight_magic.session import HindsightSession
+from hindsight_magic.settings import build_settings
 
 URL = "http://hindsight.test"
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from conftest import RunningServer
 
-from hindsight_magic.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
-from hindsight_magic.scope import project_label
+from hindsight_magic.memory.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
+from hindsight_magic.memory.scope import project_label
 
 pytestmark = pytest.mark.integration
 

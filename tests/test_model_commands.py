@@ -12,9 +12,9 @@ import pytest
 from conftest import one_line
 from test_mental_models import FakeHindsight
 
-from hindsight_magic import model_commands
-from hindsight_magic.display import RecallResult
-from hindsight_magic.responses import Memory
+from hindsight_magic.api.responses import Memory
+from hindsight_magic.ipython import model_commands
+from hindsight_magic.ui.display import RecallResult
 
 
 @pytest.fixture

@@ -25,10 +25,10 @@ from typing import Any
 import httpx
 import pytest
 
-from hindsight_magic.client import HindsightClient, Timeouts
-from hindsight_magic.display import Report
-from hindsight_magic.markdown_html import markdown_to_html
-from hindsight_magic.panel import NO_FRONTEND, PUSH_INTERVAL_S, hub_for
+from hindsight_magic.api.client import HindsightClient, Timeouts
+from hindsight_magic.ui.display import Report
+from hindsight_magic.ui.markdown_html import markdown_to_html
+from hindsight_magic.ui.panel import NO_FRONTEND, PUSH_INTERVAL_S, hub_for
 
 
 class RecordingComm:

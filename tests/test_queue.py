@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from hindsight_magic.client import HindsightError
-from hindsight_magic.models import MemoryItem
-from hindsight_magic.queue import Batch, QueueClosedError, RetainQueue, Route
+from hindsight_magic.api.client import HindsightError
+from hindsight_magic.delivery.items import MemoryItem
+from hindsight_magic.delivery.queue import Batch, QueueClosedError, RetainQueue, Route
 
 
 class FakeClock:

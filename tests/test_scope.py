@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_magic.scope import (
+from hindsight_magic.memory.scope import (
     MISSION_SET_CAP,
     BankScope,
     EnsuredBanks,

@@ -23,7 +23,7 @@ import pytest
 from conftest import PLANTED_KEY, RunningServer
 from faultkit import ServerReader
 
-from hindsight_magic.commands import SUBCOMMANDS
+from hindsight_magic.ipython.subcommands import SUBCOMMANDS
 
 pytestmark = pytest.mark.integration
 
@@ -119,8 +119,8 @@ def collect_panel(notebook: Any, places: Places, label: str) -> None:
     """The live panel's widgets (the shell has no front end, so the magic shows text)."""
     if "panel" not in SUBCOMMANDS:
         return
-    from hindsight_magic.panel import hub_for
-    from hindsight_magic.panel_widgets import HindsightPanel
+    from hindsight_magic.ui.panel import hub_for
+    from hindsight_magic.ui.widgets import HindsightPanel
 
     hub = hub_for(notebook.magics.session)
     panel = HindsightPanel(hub, hub.snapshot())

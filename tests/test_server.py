@@ -1,4 +1,4 @@
-"""hindsight_magic.server: quick checks without a server, then real servers (integration)."""
+"""The local server launcher: quick checks without a server, then real servers (integration)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hindsight_magic import server
-from hindsight_magic.server import ServerError, ServerInfo
+from hindsight_magic.localserver import launcher as server
+from hindsight_magic.localserver.launcher import ServerError, ServerInfo
 
 
 def free_port() -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_magic.transcript import (
+from hindsight_magic.capture.transcript import (
     ERROR_CAP,
     REDACTED,
     RESULT_CAP,

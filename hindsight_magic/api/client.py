@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ._version import __version__
-from .client_errors import HindsightError, bank_missing, detail_of, one_line, readable
-from .client_models import MentalModelEndpoints
+from .._version import __version__
+from .errors import HindsightError, bank_missing, detail_of, one_line, readable
+from .mental_model_endpoints import MentalModelEndpoints
 
 if TYPE_CHECKING:
     import httpx

@@ -17,9 +17,9 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from traitlets import Any as AnyTrait
 from traitlets import TraitError, observe, validate
 
-from .arguments import FLAG, choice, identifier, parse_options, positive_int, tag_list
-from .client import HindsightError
-from .config import (
+from ..api.client import HindsightError
+from ..session import HindsightSession
+from ..settings import (
     BUDGETS,
     CONFIGURABLE_NAMES,
     SPEC_BY_NAME,
@@ -29,9 +29,9 @@ from .config import (
     coerce_value,
     env_name,
 )
-from .display import RetainResult
-from .errors import HindsightMagicError, explain, probe_identity
-from .session import HindsightSession
+from ..ui.display import RetainResult
+from ..ui.errors import HindsightMagicError, explain, probe_identity
+from .options import FLAG, choice, identifier, parse_options, positive_int, tag_list
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -320,7 +320,7 @@ class HindsightMagics(Magics):
         - ``doctor`` — check packages, server, key, bank, journal and widgets: ``ok`` or ``fix:``
           lines saying what to do.
         """
-        from .commands import run_subcommand
+        from .subcommands import run_subcommand
 
         return run_subcommand(self, line)
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .models import local_timestamp
-from .transcript import (
+from ..capture.transcript import (
     CellText,
     format_cell,
     is_skipped,
@@ -25,9 +24,10 @@ from .transcript import (
     redact,
     secret_values,
 )
+from ..delivery.items import local_timestamp
 
 if TYPE_CHECKING:
-    from .session import HindsightSession
+    from ..session import HindsightSession
 
 log = logging.getLogger("hindsight_magic")
 

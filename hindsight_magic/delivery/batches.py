@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .models import MemoryItem
+from .items import MemoryItem
 
 if TYPE_CHECKING:
     from .journal import JournalRow

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .models import MemoryItem
-from .paths import pid_exists
+from ..paths import pid_exists
+from .items import MemoryItem
 
 HEARTBEAT_S = 20.0
 STALE_AFTER_S = 120.0

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
-    from .responses import Memory
+    from ..api.responses import Memory
 
 
 RECALL_PREAMBLE = (

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .client import HindsightClient, HindsightError
+from ..api.client import HindsightClient, HindsightError
 from .scope import BankScope
 
 if TYPE_CHECKING:

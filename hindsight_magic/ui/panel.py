@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 
-from ._version import __version__
+from .._version import __version__
+from ..memory.mental_models import MentalModel
 from .display import Report, plural
-from .mental_models import MentalModel
 from .status import server_state, status_report
 
 if TYPE_CHECKING:
-    from .magics import HindsightMagics
-    from .session import HindsightSession
+    from ..ipython.magics import HindsightMagics
+    from ..session import HindsightSession
 
 log = logging.getLogger("hindsight_magic")
 
@@ -74,7 +74,7 @@ class Snapshot:
 
 def llm_mode(session: HindsightSession) -> str:
     """The local server's LLM provider when the session talks to it, else ``unknown``."""
-    from .server import running_server
+    from ..localserver.launcher import running_server
 
     try:
         info = running_server()
@@ -294,7 +294,7 @@ def cmd_panel(magics: HindsightMagics, args: str) -> Any:
     session = magics.session
     if not widget_frontend(magics.shell):
         return text_snapshot(session)
-    from .panel_widgets import HindsightPanel
+    from .widgets import HindsightPanel
 
     session.mental_models.wait_first_load()  # at most 1.5 s, once (design §9)
     hub = hub_for(session)

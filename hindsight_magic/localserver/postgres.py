@@ -16,8 +16,8 @@ import stat
 import subprocess
 from pathlib import Path
 
-from .errors import ServerError
-from .paths import tail
+from ..paths import tail
+from ..ui.errors import ServerError
 
 PG_USER = "embedded_postgres"
 ROOT_PG_BASE = Path("/var/lib/hindsight-magic")

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import ServerError
-from .paths import data_dir as _default_data_dir
-from .paths import pid_exists, tail
+from ..paths import data_dir as _default_data_dir
+from ..paths import pid_exists, tail
+from ..ui.errors import ServerError
 from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
 
 DEFAULT_PORT = 8899

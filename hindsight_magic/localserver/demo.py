@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import server
+from . import launcher as server
 
 MISSING_DEMO_EXTRA = "the demo needs the 'demo' extra: pip install 'hindsight-magic[demo]'"
 NOTEBOOK_NAME = "quickstart.ipynb"
@@ -40,7 +40,7 @@ def find_notebook() -> Path | None:
         packaged = Path(str(resources.files("hindsight_magic") / "_notebooks" / NOTEBOOK_NAME))
     except (ModuleNotFoundError, TypeError):
         packaged = None
-    checkout = Path(__file__).resolve().parent.parent / "notebooks" / NOTEBOOK_NAME
+    checkout = Path(__file__).resolve().parents[2] / "notebooks" / NOTEBOOK_NAME
     for candidate in (packaged, checkout):
         if candidate is not None and candidate.is_file():
             return candidate

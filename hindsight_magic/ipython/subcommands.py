@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from .arguments import FLAG, parse_words, positive_float, positive_int
-from .config import (
+from ..memory.scope import project_label
+from ..settings import (
     CONFIGURABLE_NAMES,
     ENV_ALIASES,
     SCOPE_MODES,
@@ -18,12 +18,12 @@ from .config import (
     env_name,
     unknown_setting_message,
 )
-from .display import Message, Report, plural
-from .doctor import cmd_doctor
-from .errors import HindsightMagicError
+from ..ui.display import Message, Report, plural
+from ..ui.doctor import cmd_doctor
+from ..ui.errors import HindsightMagicError
+from ..ui.panel import cmd_panel
 from .model_commands import cmd_context, cmd_models
-from .panel import cmd_panel
-from .scope import project_label
+from .options import FLAG, parse_words, positive_float, positive_int
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics
@@ -211,7 +211,7 @@ def cmd_autoretain(magics: HindsightMagics, args: str) -> Any:
 
 def cmd_server(magics: HindsightMagics, args: str) -> Any:
     """Start, stop or inspect the local Hindsight server on this machine."""
-    from . import server
+    from ..localserver import launcher as server
 
     usage = "%hindsight server start [--port N] | stop | status | logs [--lines N]"
     options, words = parse_words(args, {"port": positive_int, "lines": positive_int}, usage)

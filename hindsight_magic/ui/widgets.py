@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from ..memory.mental_models import MentalModel, short_time
 from .markdown_html import markdown_to_html
-from .mental_models import MentalModel, short_time
 
 if TYPE_CHECKING:
     from .panel import PanelHub, Snapshot

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .client import HindsightError
+from ..api.client import HindsightError
 from .mental_models import (
     FIRST_LOAD_WAIT_S,
     MentalModel,
@@ -26,7 +26,7 @@ from .mental_models import (
 )
 
 if TYPE_CHECKING:
-    from .session import HindsightSession
+    from ..session import HindsightSession
 
 log = logging.getLogger("hindsight_magic")
 

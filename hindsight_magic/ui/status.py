@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ._version import __version__
-from .client import HindsightError
+from .._version import __version__
+from ..api.client import HindsightError
 from .display import Report
 
 if TYPE_CHECKING:
-    from .session import HindsightSession
+    from ..session import HindsightSession
 
 
 def _when(stamp: float | None) -> str:

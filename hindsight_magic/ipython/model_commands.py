@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from .client import HindsightError
-from .display import Message
-from .mental_models import MentalModel, ensure_seeds, inventory_line, resolve_seeds, short_time
+from ..api.client import HindsightError
+from ..memory.mental_models import (
+    MentalModel,
+    ensure_seeds,
+    inventory_line,
+    resolve_seeds,
+    short_time,
+)
+from ..ui.display import Message
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics

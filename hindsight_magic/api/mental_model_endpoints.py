@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from .client_errors import HindsightError, bank_missing
+from .errors import HindsightError, bank_missing
 
 if TYPE_CHECKING:
     from .client import Timeouts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .client import HindsightClient, HindsightError
+from ..api.client import HindsightClient, HindsightError
 
 
 class HindsightMagicError(Exception):
