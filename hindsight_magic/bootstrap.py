@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .delivery.journal import Journal, JournalError
 from .paths import data_dir
-from .settings import FALLBACK_API_URL, Settings
+from .settings import Settings
 
 log = logging.getLogger("hindsight_magic")
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell
@@ -70,16 +70,3 @@ def open_journal(settings: Settings) -> tuple[Journal | None, str | None]:
         return Journal(target), None
     except JournalError as error:
         return None, f"{error}; queued memories are kept in memory only."
-
-
-def resolve_api_url(settings: Settings) -> str:
-    """Explicit setting, else a running local server, else Hindsight's default URL."""
-    if settings.api_url:
-        return settings.api_url
-    from .localserver.launcher import running_server
-
-    try:
-        info = running_server()
-    except Exception:  # a broken state file must not stop the extension
-        info = None
-    return info.url if info else FALLBACK_API_URL

@@ -15,10 +15,11 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .api.client import HindsightClient, HindsightError, Timeouts
-from .bootstrap import configure_logging, kernel_id, open_journal, resolve_api_url
+from .bootstrap import configure_logging, kernel_id, open_journal
 from .capture.transcript import redact, secret_values
 from .delivery.items import MemoryItem, local_timestamp
 from .delivery.queue import Batch, RetainQueue, Route
+from .discovery import resolve_api_url
 from .ipython.hook import AutoRetainer
 from .memory.model_cache import MentalModelCache
 from .memory.scope import ENSURED_BANKS, BankScope, compute_scope, project_label

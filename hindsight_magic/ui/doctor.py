@@ -274,7 +274,7 @@ def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
 
 def _cli(args: argparse.Namespace) -> int:
     """``hindsight-magic doctor``: settings from the environment, as a kernel would see them."""
-    from ..bootstrap import resolve_api_url
+    from ..discovery import resolve_api_url
     from ..memory.scope import compute_scope, project_label
     from ..settings import Settings, SettingsError, build_settings
 
