@@ -20,3 +20,13 @@ def resolve_api_url(settings: Settings) -> str:
     except Exception:  # a broken state file must not stop the extension
         info = None
     return info.url if info else FALLBACK_API_URL
+
+
+def running_server() -> object | None:
+    """The running local server's recorded state (URL, pid, LLM provider), or None."""
+    from .localserver.launcher import running_server as recorded
+
+    try:
+        return recorded()
+    except Exception:  # a broken state file must not stop the extension
+        return None
