@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from hindsight_magic.api.responses import Memory, Scores
+from hindsight_magic.times import (
+    local_clock,
+    local_second,
+    local_timestamp,
+    parse_iso,
+    utc_minute,
+    utc_minute_text,
+)
 from hindsight_magic.ui.display import (
     NO_MEMORIES,
     NO_REFLECTION,
@@ -17,7 +26,6 @@ from hindsight_magic.ui.display import (
     Report,
     RetainResult,
     plural,
-    utc_minute,
 )
 
 AS_OF = datetime(2024, 3, 5, 14, 7, 59, tzinfo=timezone.utc)
@@ -285,3 +293,24 @@ def test_plural_and_utc_minute() -> None:
     assert plural(1, "cell", "cells") == "1 cell"
     assert plural(2, "cell", "cells") == "2 cells"
     assert utc_minute(AS_OF) == "2024-03-05 14:07"
+
+
+def test_server_times_show_in_utc_to_the_minute() -> None:
+    assert utc_minute_text("2024-03-05T16:07:59+02:00") == "2024-03-05 14:07"
+    assert utc_minute_text("2024-03-05T14:07:00Z", " UTC") == "2024-03-05 14:07 UTC"
+    assert utc_minute_text("2024-03-05T14:07:00") == "2024-03-05 14:07"  # no offset: UTC
+    assert utc_minute_text("last tuesday", " UTC") == "last tuesday"  # shown as given
+    assert utc_minute_text(None) == utc_minute_text("") == ""
+    assert parse_iso("nope") is None
+    assert parse_iso("2024-03-05T14:07:59Z") == AS_OF
+
+
+def test_kernel_times_show_in_local_time() -> None:
+    epoch = AS_OF.timestamp()
+    assert local_second(epoch) == time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+    assert local_clock(epoch) == time.strftime("%H:%M:%S", time.localtime(epoch))
+    stamp = local_timestamp(epoch)  # seconds since the epoch, or a datetime
+    assert stamp == local_timestamp(AS_OF)
+    assert "." not in stamp
+    assert datetime.fromisoformat(stamp) == AS_OF  # carries its UTC offset
+    assert local_timestamp(AS_OF + timedelta(milliseconds=250)).count(".250") == 1

@@ -14,6 +14,7 @@ from test_mental_models import FakeHindsight
 
 from hindsight_magic.api.responses import Memory
 from hindsight_magic.ipython import model_commands
+from hindsight_magic.ui import model_views
 from hindsight_magic.ui.display import RecallResult
 
 
@@ -72,7 +73,7 @@ def test_show_gives_content_and_escapes_markdown(book: Any, fake: FakeHindsight)
     markdown = result._repr_markdown_()
     assert "&lt;script&gt;x&lt;/script&gt; **grouped** CV" in markdown
     assert "<script>" not in markdown
-    assert out(book, "%hindsight models show blank").endswith(model_commands.EMPTY_CONTENT)
+    assert out(book, "%hindsight models show blank").endswith(model_views.EMPTY_CONTENT)
     assert out(book, "%hindsight models show nope") == "Mental model not found: nope"
 
 
@@ -174,7 +175,7 @@ def test_history_shows_each_change_as_a_diff(book: Any, fake: FakeHindsight) -> 
 
 
 def test_history_html_is_escaped() -> None:
-    result = model_commands.ModelHistory("m", [("now", ["+ <img src=x>"])])
+    result = model_views.ModelHistory("m", [("now", ["+ <img src=x>"])])
     assert "&lt;img src=x&gt;" in result._repr_html_()
     assert "<img" not in result._repr_html_()
 
@@ -182,10 +183,10 @@ def test_history_html_is_escaped() -> None:
 def test_line_diff_is_capped() -> None:
     old = "\n".join(f"old {i}" for i in range(300))
     new = "\n".join(f"new {i}" for i in range(300))
-    diff = model_commands.line_diff(old, new)
-    assert len(diff) == model_commands.DIFF_MAX_OUTPUT_LINES + 1
+    diff = model_views.line_diff(old, new)
+    assert len(diff) == model_views.DIFF_MAX_OUTPUT_LINES + 1
     assert diff[-1] == "… (400 more lines)"
-    assert model_commands.line_diff("a\nb", "a\nc") == ["  a", "- b", "+ c"]
+    assert model_views.line_diff("a\nb", "a\nc") == ["  a", "- b", "+ c"]
 
 
 @pytest.mark.parametrize(
@@ -196,12 +197,19 @@ def test_line_diff_is_capped() -> None:
         ("%hindsight models history", "Usage: %hindsight models history <id>"),
         ("%hindsight models refresh a b", "Usage: %hindsight models refresh [<id>]"),
         ("%hindsight models frobnicate", model_commands.MODELS_USAGE),
+        ("%hindsight models list extra", "Usage: %hindsight models list"),
+        ("%hindsight models remove", "Usage: %hindsight models remove <id>"),
+        ("%hindsight models reload --help", "Usage: %hindsight models reload"),
         ("%hindsight context extra", "Usage: prompt = %hindsight context"),
     ],
 )
 def test_bad_usage_is_one_line(book: Any, line: str, usage: str) -> None:
     cell = book.run(line)
     assert one_line(cell.text) == f"UsageError: {usage}"
+
+
+def test_an_id_may_start_with_a_dash(book: Any) -> None:
+    assert out(book, "%hindsight models show -x") == "Mental model not found: -x"
 
 
 def test_server_errors_are_one_line(book: Any, fake: FakeHindsight) -> None:
@@ -230,7 +238,7 @@ def test_disabled_models(book: Any, fake: FakeHindsight) -> None:
 def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: FakeHindsight):
     session = book.magics.session
     assert book.run("%hindsight context").result == ""
-    assert out(book, "%hindsight context") == model_commands.NO_CONTEXT
+    assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
     session.mental_models.reload().wait(5)
     session.last_recall = RecallResult("q", [Memory(text="Refunds are late.")], bank_of(book))

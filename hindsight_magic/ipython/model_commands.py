@@ -1,28 +1,23 @@
 """``%hindsight models …`` and ``%hindsight context``: browse and manage the bank's mental models.
 
 Server failures raise ``HindsightError``; the magics' ``user_facing`` wrapper turns them into one
-line with a hint. Everything shown is escaped in HTML and Markdown.
+line with a hint. What the commands return (``ModelList``, ``ModelDetail`` …) lives in
+``ui/model_views.py``.
 """
 
 from __future__ import annotations
 
-import difflib
-import html
+import argparse
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from IPython.core.error import UsageError
 
 from ..api.client import HindsightError
-from ..memory.mental_models import (
-    MentalModel,
-    ensure_seeds,
-    inventory_line,
-    resolve_seeds,
-    short_time,
-)
+from ..memory.mental_models import MentalModel, ensure_seeds, resolve_seeds
+from ..times import utc_minute_text
 from ..ui.display import Message
+from ..ui.model_views import ModelDetail, ModelHistory, ModelList, PromptContext, line_diff
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics
@@ -31,120 +26,48 @@ MODELS_USAGE = (
     "Usage: %hindsight models [list | show ID | refresh [ID] | seed | delete ID | history ID "
     "| reload]"
 )
-EMPTY_CONTENT = "_(empty — background reflect may still be running)_"
 REFRESH_SETTLE_S = 0.5
-DIFF_MAX_INPUT_LINES = 1000
-DIFF_MAX_OUTPUT_LINES = 200
-VERB_ARGS = {  # verb: (fewest, most arguments, usage shape)
-    "list": (0, 0, ""),
-    "show": (1, 1, " <id>"),
-    "refresh": (0, 1, " [<id>]"),
-    "seed": (0, 0, ""),
-    "delete": (1, 1, " <id>"),
-    "remove": (1, 1, " <id>"),
-    "history": (1, 1, " <id>"),
-    "reload": (0, 0, ""),
+VERB_ARGS = {  # verb: what follows it ("<id>" required, "[<id>]" optional, "" nothing)
+    "list": "",
+    "show": "<id>",
+    "refresh": "[<id>]",
+    "seed": "",
+    "delete": "<id>",
+    "remove": "<id>",
+    "history": "<id>",
+    "reload": "",
 }
-NO_CONTEXT = "(empty: no mental models with content and no %recall result yet)"
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=False)
+class _VerbParser(argparse.ArgumentParser):
+    """One verb's arguments; any mistake is a one-line ``UsageError`` (never ``SystemExit``)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"Usage: {self.usage}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise UsageError(f"Usage: {self.usage}")
 
 
-@dataclass
-class ModelList:
-    """``%hindsight models list``: one line per model, or a table in HTML."""
-
-    bank_id: str
-    models: list[MentalModel]
-
-    def __repr__(self) -> str:
-        return "\n".join([f"Mental Models — {self.bank_id}", *map(inventory_line, self.models)])
-
-    def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td style='text-align:left'>{_esc(m.id)}</td>"
-            f"<td style='text-align:left'>{_esc(m.name)}</td>"
-            f"<td>{_esc(', '.join(m.tags))}</td>"
-            f"<td>{_esc(short_time(m.last_refreshed_at) or 'never')}</td>"
-            f"<td>{'yes' if m.auto_refresh else 'no'}</td>"
-            f"<td>{len((m.content or '').strip())}</td></tr>"
-            for m in self.models
-        )
-        return (
-            f"<p><b>{_esc(f'Mental Models — {self.bank_id}')}</b></p><table><thead><tr>"
-            "<th style='text-align:left'>id</th><th style='text-align:left'>name</th>"
-            "<th>tags</th><th>refreshed</th><th>auto-refresh</th><th>chars</th>"
-            f"</tr></thead><tbody>{rows}</tbody></table>"
-        )
+def _verb_parser(verb: str, shape: str) -> _VerbParser:
+    usage = f"%hindsight models {verb}{' ' + shape if shape else ''}"
+    parser = _VerbParser(prog=f"%hindsight models {verb}", usage=usage, add_help=False)
+    if shape:
+        parser.add_argument("id", nargs="?" if shape.startswith("[") else None)
+    return parser
 
 
-@dataclass
-class ModelDetail:
-    """``%hindsight models show ID``: the model's fields and its content (Markdown)."""
-
-    model: MentalModel
-
-    def _fields(self) -> list[tuple[str, str]]:
-        m = self.model
-        return [
-            ("id", m.id),
-            ("tags", ", ".join(m.tags) or "(none)"),
-            ("refreshed", short_time(m.last_refreshed_at) or "never"),
-            ("auto-refresh", "yes" if m.auto_refresh else "no"),
-            ("source query", m.source_query or ""),
-        ]
-
-    def __repr__(self) -> str:
-        lines = [self.model.name]
-        lines += [f"  {label}: {value}" for label, value in self._fields()]
-        return "\n".join([*lines, "", (self.model.content or "").strip() or EMPTY_CONTENT])
-
-    def _repr_markdown_(self) -> str:
-        lines = [f"### {_esc(self.model.name)}", ""]
-        lines += [f"- **{label}**: {_esc(value)}" for label, value in self._fields()]
-        content = (self.model.content or "").strip()
-        return "\n".join([*lines, "", _esc(content) if content else EMPTY_CONTENT])
+PARSERS = {verb: _verb_parser(verb, shape) for verb, shape in VERB_ARGS.items()}
 
 
-def line_diff(old: str, new: str) -> list[str]:
-    """``- ``/``+ ``/``  `` lines from ``old`` to ``new`` (inputs and output capped)."""
-    a = old.splitlines()[:DIFF_MAX_INPUT_LINES]
-    b = new.splitlines()[:DIFF_MAX_INPUT_LINES]
-    out: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            out += [f"  {line}" for line in a[i1:i2]]
-        else:
-            out += [f"- {line}" for line in a[i1:i2]] + [f"+ {line}" for line in b[j1:j2]]
-    if len(out) > DIFF_MAX_OUTPUT_LINES:
-        out = [*out[:DIFF_MAX_OUTPUT_LINES], f"… ({len(out) - DIFF_MAX_OUTPUT_LINES} more lines)"]
-    return out
-
-
-@dataclass
-class ModelHistory:
-    """``%hindsight models history ID``: each change, newest first, as a line diff."""
-
-    model_id: str
-    entries: list[tuple[str, list[str]]] = field(default_factory=list)  # (when, diff lines)
-
-    def __repr__(self) -> str:
-        lines = [f"History of {self.model_id} ({len(self.entries)} changes, newest first)"]
-        for when, diff in self.entries:
-            lines += ["", f"changed {when}:", *(diff or ["  (no text change)"])]
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(repr(self))}</pre>"
-
-
-class PromptContext(str):
-    """``%hindsight context``: the ``<mental_models>`` and ``<memories>`` blocks as one string."""
-
-    def __repr__(self) -> str:
-        return str(self) or NO_CONTEXT
+def parse_models_args(args: str) -> tuple[str, str]:
+    """``(verb, id)`` from the text after ``%hindsight models`` (``list``, ``""`` when absent)."""
+    verb, *rest = args.split() or ["list"]
+    parser = PARSERS.get(verb)
+    if parser is None:  # the usage lists the valid verbs
+        raise UsageError(MODELS_USAGE)
+    parsed = parser.parse_args(["--", *rest] if rest else [])  # "--": ids may start with "-"
+    return verb, getattr(parsed, "id", None) or ""
 
 
 def _history(magics: HindsightMagics, bank: str, model_id: str) -> ModelHistory | Message:
@@ -159,7 +82,7 @@ def _history(magics: HindsightMagics, bank: str, model_id: str) -> ModelHistory 
     result = ModelHistory(model_id)
     for entry in entries:
         previous = str(entry.get("previous_content") or "")
-        when = short_time(entry.get("changed_at")) or "at an unknown time"
+        when = utc_minute_text(entry.get("changed_at"), " UTC") or "at an unknown time"
         result.entries.append((when, line_diff(previous, newer)))
         newer = previous
     return result
@@ -223,42 +146,35 @@ def cmd_models(magics: HindsightMagics, args: str) -> object:
             "Mental models are disabled (mental_models = false); turn them on with "
             "%hindsight config mental_models=true."
         )
-    words = args.split()
-    verb = words[0] if words else "list"
-    rest = words[1:]
+    verb, model_id = parse_models_args(args)
     bank = session.scope.bank_id
     client = session.client
-    if verb not in VERB_ARGS:
-        raise UsageError(MODELS_USAGE)
-    fewest, most, shape = VERB_ARGS[verb]
-    if not fewest <= len(rest) <= most:
-        raise UsageError(f"Usage: %hindsight models {verb}{shape}")
     if verb == "list":
         models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
         if not models:
             return Message(f"No mental models on bank {bank}.")
         return ModelList(bank, sorted(models, key=lambda m: m.id))
     if verb == "show":
-        raw = client.get_mental_model(bank, rest[0])
+        raw = client.get_mental_model(bank, model_id)
         if raw is None:
-            return Message(f"Mental model not found: {rest[0]}")
+            return Message(f"Mental model not found: {model_id}")
         return ModelDetail(MentalModel.from_json(raw))
     if verb == "refresh":
-        return _refresh(magics, bank, rest[0] if rest else None)
+        return _refresh(magics, bank, model_id or None)
     if verb == "seed":
         return _seed(magics, bank)
     if verb == "history":
-        return _history(magics, bank, rest[0])
+        return _history(magics, bank, model_id)
     if verb == "reload":
         finished = session.mental_models.reload(clear=False).wait(session.client.timeouts.request)
         error = session.mental_models.state.error
         if not finished or error:
             return Message(f"Reload failed: {error or 'the load is still running'}")
         return Message("Mental-model cache reloaded.")
-    if not client.delete_mental_model(bank, rest[0]):
-        return Message(f"Mental model not found: {rest[0]}")
+    if not client.delete_mental_model(bank, model_id):
+        return Message(f"Mental model not found: {model_id}")
     session.mental_models.reload(clear=False)
-    return Message(f"Deleted mental model {rest[0]} from bank {bank}.")
+    return Message(f"Deleted mental model {model_id} from bank {bank}.")
 
 
 def cmd_context(magics: HindsightMagics, args: str) -> PromptContext:

@@ -10,10 +10,10 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..api.client import HindsightClient, HindsightError
+from ..times import utc_minute_text
 from .scope import BankScope
 
 if TYPE_CHECKING:
@@ -249,22 +249,9 @@ def render_block(models: Sequence[MentalModel], budget: int) -> str:
     return out
 
 
-def short_time(stamp: str | None) -> str:
-    """An ISO time as ``YYYY-MM-DD HH:MM UTC`` ('' when missing; unparsable text as given)."""
-    if not stamp:
-        return ""
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return stamp
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def inventory_line(model: MentalModel) -> str:
     """``- id: name [tags] (refreshed X|never refreshed)``."""
     tags = f" [{', '.join(model.tags)}]" if model.tags else ""
-    stamp = short_time(model.last_refreshed_at)
+    stamp = utc_minute_text(model.last_refreshed_at, " UTC")
     when = f"refreshed {stamp}" if stamp else "never refreshed"
     return f"- {model.id}: {model.name}{tags} ({when})"

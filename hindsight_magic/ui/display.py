@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, overload
 
+from ..times import utc_minute, utc_minute_text
+
 if TYPE_CHECKING:
     from ..api.responses import Memory
 
@@ -23,24 +25,6 @@ NO_REFLECTION = "No relevant information found to reflect on."
 def plural(count: int, one: str, many: str) -> str:
     """``1 memory`` / ``3 memories``."""
     return f"{count} {one if count == 1 else many}"
-
-
-def utc_minute(moment: datetime | None = None) -> str:
-    """``YYYY-MM-DD HH:MM`` in UTC (a naive time is taken as UTC already)."""
-    if moment is not None and moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return (
-        (moment or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
-    )
-
-
-def _when(stamp: str | None) -> str:
-    if not stamp:
-        return ""
-    try:
-        return utc_minute(datetime.fromisoformat(stamp.replace("Z", "+00:00")))
-    except ValueError:
-        return stamp
 
 
 def _md_escape(text: str) -> str:
@@ -147,7 +131,7 @@ class RecallResult(Sequence["Memory"]):
                 "<tr>"
                 f"<td style='text-align:left'>{esc(memory.text)}</td>"
                 f"<td>{esc(memory.type or '')}</td>"
-                f"<td>{esc(_when(memory.mentioned_at))}</td>"
+                f"<td>{esc(utc_minute_text(memory.mentioned_at))}</td>"
                 f"<td>{esc(', '.join(memory.tags or []))}</td>"
                 f"<td>{'' if score is None else f'{score:.3f}'}</td>"
                 "</tr>"

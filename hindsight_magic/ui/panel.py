@@ -31,6 +31,7 @@ from IPython.core.error import UsageError
 
 from .._version import __version__
 from ..memory.mental_models import MentalModel
+from ..times import local_clock
 from .display import Report, plural
 from .status import server_state, status_report
 
@@ -172,7 +173,7 @@ class PanelHub:
 
     def note(self, text: str) -> None:
         """Show ``text`` (with the time) in every panel at the next push."""
-        self._notice = f"{time.strftime('%H:%M:%S')} {text}"
+        self._notice = f"{local_clock()} {text}"
         self._schedule(0.0)
 
     def act(self, action: str) -> None:

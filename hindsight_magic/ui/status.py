@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..api.client import HindsightError
+from ..times import local_second
 from .display import Report
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def _when(stamp: float | None) -> str:
     if stamp is None:
         return "never"
-    return datetime.fromtimestamp(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return local_second(stamp)
 
 
 def server_state(session: HindsightSession) -> str:

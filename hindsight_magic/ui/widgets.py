@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from ..memory.mental_models import MentalModel, short_time
+from ..memory.mental_models import MentalModel
+from ..times import utc_minute_text
 from .markdown_html import markdown_to_html
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def header_html(title: str, sections: dict[str, list[tuple[str, str]]]) -> str:
 
 def model_title(model: MentalModel) -> str:
     """``name — refreshed YYYY-MM-DD HH:MM UTC`` (or ``never refreshed``)."""
-    stamp = short_time(model.last_refreshed_at)
+    stamp = utc_minute_text(model.last_refreshed_at, " UTC")
     return f"{model.name} — {'refreshed ' + stamp if stamp else 'never refreshed'}"
 
 
