@@ -27,7 +27,7 @@ import pytest
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
 from hindsight_magic.ui.display import Report
-from hindsight_magic.ui.markdown_html import markdown_to_html
+from hindsight_magic.ui.markdown import markdown_to_html
 from hindsight_magic.ui.panel import NO_FRONTEND, PUSH_INTERVAL_S, hub_for
 
 
@@ -376,14 +376,14 @@ def test_panel_takes_no_arguments(kernel_nb: Any, dead_url: str) -> None:
     assert "Usage: %hindsight panel" in kernel_nb.run("%hindsight panel now").text
 
 
-def test_loading_the_extension_does_not_import_ipywidgets(dead_url: str, tmp_path) -> None:
+def test_load_ext_imports_neither_ipywidgets_nor_markdown_it(dead_url: str, tmp_path) -> None:
     code = (
         "import sys\n"
         "from IPython.testing.globalipapp import start_ipython\n"
         "ip = start_ipython()\n"
         "ip.run_line_magic('load_ext', 'hindsight_magic')\n"
         "ip.run_line_magic('hindsight', 'panel')\n"
-        "print('ipywidgets' in sys.modules)\n"
+        "print(any(name in sys.modules for name in ('ipywidgets', 'markdown_it')))\n"
     )
     env = dict(os.environ, HINDSIGHT_API_URL=dead_url, HINDSIGHT_JOURNAL_PATH="off")
     done = subprocess.run(
@@ -395,14 +395,21 @@ def test_loading_the_extension_does_not_import_ipywidgets(dead_url: str, tmp_pat
 def test_markdown_is_escaped_before_it_is_rendered() -> None:
     out = markdown_to_html(
         "## Title <b>x</b>\n\n1. *one*\n2. [ok](https://example.org/a?b=1&c=2)\n\n"
-        "[bad](javascript:alert(1)) <img src=x onerror=alert(1)>\n```\n<i>raw</i>\n```"
+        "[bad](javascript:alert(1)) <img src=x onerror=alert(1)> [rel](notes.html) "
+        "[tab](JAVA&#09;SCRIPT:alert(1)) ![pixel](https://tracker.example/p.png)\n"
+        "```\n<i>raw</i>\n```\n> quoted"
     )
     assert "<h2>Title &lt;b&gt;x&lt;/b&gt;</h2>" in out
     assert "<ol>\n<li><em>one</em></li>" in out
-    assert 'href="https://example.org/a?b=1&amp;c=2"' in out
-    assert "javascript:" not in out.replace("[bad](javascript:alert(1))", "")
-    assert "<img" not in out
-    assert "<pre><code>&lt;i&gt;raw&lt;/i&gt;</code></pre>" in out
+    assert (
+        '<a href="https://example.org/a?b=1&amp;c=2" target="_blank" '
+        'rel="noopener noreferrer">ok</a>'
+    ) in out
+    assert out.count("<a ") == 2  # the http(s) ones: not javascript:, relative, obfuscated
+    assert "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "<img" not in out  # no raw HTML and no images (nothing is fetched)
+    assert "<pre><code>&lt;i&gt;raw&lt;/i&gt;\n</code></pre>" in out
+    assert "<blockquote>\n<p>quoted</p>\n</blockquote>" in out
 
 
 # -- against the real server -------------------------------------------------------------------

@@ -21,7 +21,7 @@ import ipywidgets as widgets
 
 from ..memory.mental_models import MentalModel
 from ..times import utc_minute_text
-from .markdown_html import markdown_to_html
+from .markdown import markdown_to_html
 
 if TYPE_CHECKING:
     from .panel import PanelHub, Snapshot
