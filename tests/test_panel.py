@@ -28,7 +28,8 @@ import pytest
 from hindsight_magic.api.client import HindsightClient, Timeouts
 from hindsight_magic.ui.display import Report
 from hindsight_magic.ui.markdown import markdown_to_html
-from hindsight_magic.ui.panel import NO_FRONTEND, PUSH_INTERVAL_S, hub_for
+from hindsight_magic.ui.panel_hub import PUSH_INTERVAL_S, hub_for
+from hindsight_magic.ui.snapshot import NO_FRONTEND
 
 
 class RecordingComm:

@@ -41,4 +41,4 @@ def _parser() -> MarkdownIt:
 
 def markdown_to_html(text: str) -> str:
     """Render ``text`` (Markdown) as HTML in which no tag, image or unsafe link comes from it."""
-    return _parser().render(text or "")
+    return str(_parser().render(text or ""))

@@ -17,14 +17,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]
 
 from ..memory.mental_models import MentalModel
 from ..times import utc_minute_text
 from .markdown import markdown_to_html
 
 if TYPE_CHECKING:
-    from .panel import PanelHub, Snapshot
+    from .panel_hub import PanelHub
+    from .snapshot import Snapshot
 
 Rows = Sequence[tuple[str, str]]
 
@@ -91,7 +92,7 @@ def model_html(model: MentalModel) -> str:
     )
 
 
-class HindsightPanel(widgets.VBox):
+class HindsightPanel(widgets.VBox):  # type: ignore[misc]
     """The live panel: header, queue, auto-retain, buttons and mental models."""
 
     def __init__(self, hub: PanelHub, snapshot: Snapshot) -> None:
@@ -218,7 +219,7 @@ class HindsightPanel(widgets.VBox):
         return repr(self.snapshot.report)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
+        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
             bundle["text/plain"] = repr(self)  # the whole snapshot, not 110 characters
         return bundle
