@@ -349,8 +349,21 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
     assert NO_FRONTEND in text
     assert re.search(r"pending\s+1\b", text)
     assert "unreachable" in text
-    assert "llm" in text
+    assert re.search(r"llm\s+unknown\b", text)  # no local server recorded for this URL
     assert "Traceback" not in result.text
+
+
+def test_llm_mode_is_the_recorded_local_servers(notebook: Any, dead_url: str, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from hindsight_magic.ui import snapshot
+
+    record = SimpleNamespace(url=dead_url + "/", llm_provider="mock")  # the state file's record
+    monkeypatch.setattr(snapshot, "running_server", lambda: record)
+    notebook.load(api_url=dead_url, bank_id="panel")
+    assert re.search(r"llm\s+mock\b", repr(notebook.run("%hindsight panel").result))
+    record.url = "http://127.0.0.1:1"  # a local server, but not the one this session uses
+    assert re.search(r"llm\s+unknown\b", repr(notebook.run("%hindsight panel").result))
 
 
 def test_missing_ipywidgets_falls_back_to_text(kernel_nb: Any, monkeypatch, dead_url) -> None:
