@@ -474,7 +474,7 @@ def _server(explicit: str | None, stack: contextlib.ExitStack) -> tuple[str, str
     one started now by the project's launcher in a temporary data dir (stopped at the end)."""
     if explicit:
         return explicit.rstrip("/"), f"`HINDSIGHT_BENCH_URL` ({explicit})"
-    from hindsight_magic import server
+    from hindsight_magic.localserver import launcher as server
 
     info = server.status()
     if info is not None:

@@ -28,7 +28,7 @@ def local_server_url() -> str:
     explicit = os.environ.get("HINDSIGHT_BENCH_URL")
     if explicit:
         return explicit.rstrip("/")
-    from hindsight_magic import server
+    from hindsight_magic.localserver import launcher as server
 
     return server.start().url
 

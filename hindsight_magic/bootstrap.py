@@ -1,4 +1,4 @@
-"""Where a session's pieces come from: kernel id, server URL, journal, logging."""
+"""Where a session's identity and logging come from: the kernel id, the debug log handler."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ import logging
 import os
 import re
 import sys
-from pathlib import Path
-
-from .delivery.journal import Journal, JournalError
-from .paths import data_dir
-from .settings import Settings
 
 log = logging.getLogger("hindsight_magic")
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell
-
-JOURNAL_FILE = "journal.sqlite3"
 
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
@@ -58,15 +51,3 @@ def kernel_id() -> str | None:
         return None
     match = re.fullmatch(r"kernel-(.+)\.json", name)
     return match.group(1) if match else None
-
-
-def open_journal(settings: Settings) -> tuple[Journal | None, str | None]:
-    """The on-disk queue the settings ask for, or (None, why not)."""
-    path = settings.journal_path.strip()
-    if path.lower() == "off":
-        return None, None
-    target = Path(path).expanduser() if path else data_dir() / JOURNAL_FILE
-    try:
-        return Journal(target), None
-    except JournalError as error:
-        return None, f"{error}; queued memories are kept in memory only."

@@ -6,10 +6,10 @@ file and checks its process, without importing the ``localserver`` package.
 
 from __future__ import annotations
 
-from .settings import FALLBACK_API_URL, Settings
+from .settings import FALLBACK_API_URL, HindsightSettings
 
 
-def resolve_api_url(settings: Settings) -> str:
+def resolve_api_url(settings: HindsightSettings) -> str:
     """Explicit setting, else a running local server, else Hindsight's default URL."""
     if settings.api_url:
         return settings.api_url

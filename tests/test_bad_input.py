@@ -23,7 +23,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
-from hindsight_magic.ui.errors import HindsightMagicError
+from hindsight_magic.ipython.errors import HindsightMagicError
 
 KEPT = "keep this one: the churn table double-counts Q3 refunds"
 VERSION = {"api_version": "1.1.0", "features": {}}

@@ -5,19 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode
 
-from hindsight_magic.settings import (
-    CONFIGURABLE_NAMES,
-    SETTING_NAMES,
-    Secret,
-    SettingsError,
-    build_settings,
-    coerce_value,
-    env_name,
-    parse_env,
-)
+from hindsight_magic.settings import HindsightSettings, Secret, SettingsError
 
 SECRET = "sk-top-secret-value-42"
+
+
+@pytest.fixture
+def build(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``build(env, **values)``: settings made with exactly ``env`` as the HINDSIGHT_* variables."""
+
+    def make(env: dict[str, str] | None = None, **values: Any) -> HindsightSettings:
+        for name in HindsightSettings.environment_variables():
+            monkeypatch.delenv(name, raising=False)
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        return HindsightSettings(**values)
+
+    return make
+
+
+coerce_value = HindsightSettings.parse
 
 
 def one_line(error: pytest.ExceptionInfo[SettingsError]) -> str:
@@ -30,8 +39,8 @@ def one_line(error: pytest.ExceptionInfo[SettingsError]) -> str:
 # -- defaults -------------------------------------------------------------------------------------
 
 
-def test_defaults_match_the_design() -> None:
-    s = build_settings(env={})
+def test_defaults_match_the_design(build: Any) -> None:
+    s = build({})
     assert s.api_url is None
     assert s.api_key is None
     assert s.key() is None
@@ -48,7 +57,7 @@ def test_defaults_match_the_design() -> None:
     assert s.retain_context == "jupyter"
     assert s.recall_budget == "mid"
     assert s.recall_max_tokens == 1024
-    assert s.recall_types == ("world", "experience")
+    assert s.recall_types == ["world", "experience"]
     assert s.request_timeout_ms == 30_000
     assert s.retain_timeout_ms == 60_000
     assert s.recall_timeout_ms == 30_000
@@ -60,27 +69,41 @@ def test_defaults_match_the_design() -> None:
     assert s.debug is False
 
 
-def test_settings_are_frozen_and_reject_unknown_names() -> None:
-    s = build_settings(env={})
-    with pytest.raises(Exception):  # noqa: B017, PT011 - pydantic's frozen-instance error
-        s.bank_id = "other"  # type: ignore[misc]
+def test_settings_are_typed_traits_and_reject_unknown_names(build: Any) -> None:
+    traits = HindsightSettings.class_traits(config=True)
+    assert isinstance(traits["retain_every_n_cells"], Int)
+    assert isinstance(traits["mental_model_refresh_s"], Float)
+    assert isinstance(traits["scoping"], Enum)
+    assert isinstance(traits["auto_retain"], Bool)
+    assert isinstance(traits["bank_id"], Unicode)
+    assert isinstance(traits["recall_types"], List)
+    s = build({})
+    with pytest.raises(TraitError) as trait_error:
+        s.retain_every_n_cells = 0  # what %config and c.HindsightMagics go through
+    assert str(trait_error.value) == (
+        "Invalid retain_every_n_cells=0: Input should be greater than or equal to 1."
+    )
+    assert s.retain_every_n_cells == 3
     with pytest.raises(SettingsError) as info:
-        build_settings({"no_such_setting": 1}, env={})
+        s.set_setting("no_such_setting", 1)
     assert "no_such_setting" in one_line(info)
 
 
-def test_env_names_and_configurable_names() -> None:
-    assert env_name("retain_every_n_cells") == "HINDSIGHT_RETAIN_EVERY_N_CELLS"
-    assert env_name("api_url") == "HINDSIGHT_API_URL"
-    assert "api_key" in SETTING_NAMES
-    assert "api_key" not in CONFIGURABLE_NAMES
-    assert "bank_id" in CONFIGURABLE_NAMES
+def test_env_names_and_setting_names(build: Any) -> None:
+    variables = HindsightSettings.environment_variables()
+    assert "HINDSIGHT_RETAIN_EVERY_N_CELLS" in variables
+    assert "HINDSIGHT_API_URL" in variables
+    assert "HINDSIGHT_JOURNAL" in variables  # the alias of HINDSIGHT_JOURNAL_PATH
+    assert "HINDSIGHT_API_TOKEN" in variables
+    assert "api_key" not in HindsightSettings.setting_names()  # never a trait: %config shows traits
+    assert "api_key" not in HindsightSettings.class_trait_names()
+    assert "bank_id" in HindsightSettings.setting_names()
 
 
 # -- precedence -----------------------------------------------------------------------------------
 
 
-def test_env_overrides_defaults() -> None:
+def test_env_overrides_defaults(build: Any) -> None:
     env = {
         "HINDSIGHT_BANK_ID": "env-bank",
         "HINDSIGHT_SCOPING": "global",
@@ -90,58 +113,62 @@ def test_env_overrides_defaults() -> None:
         "HINDSIGHT_RECALL_TYPES": "world, observation ,",
         "HINDSIGHT_AUTO_RETAIN": "off",
     }
-    s = build_settings(env=env)
+    s = build(env)
     assert s.bank_id == "env-bank"
     assert s.scoping == "global"
     assert s.recall_max_tokens == 77
     assert s.recall_timeout_ms == 1500
     assert s.api_url == "http://example.test:9000"
-    assert s.recall_types == ("world", "observation")
+    assert s.recall_types == ["world", "observation"]
     assert s.auto_retain is False
 
 
-def test_overrides_beat_env_and_none_is_ignored() -> None:
+def test_values_beat_env_and_reset_returns_to_env_then_default(build: Any) -> None:
     env = {"HINDSIGHT_BANK_ID": "env-bank", "HINDSIGHT_RECALL_BUDGET": "low"}
-    s = build_settings({"bank_id": "override-bank", "recall_budget": None}, env=env)
+    s = build(env, bank_id="override-bank")
     assert s.bank_id == "override-bank"
-    assert s.recall_budget == "low"  # None did not erase the env value
-    s2 = build_settings({"bank_id": None}, env={})
-    assert s2.bank_id == "jupyter"  # nor the default
+    assert s.source("bank_id") == "config"
+    assert s.recall_budget == "low"
+    assert s.source("recall_budget") == "env"
+    s.set_setting("bank_id", None)  # %hindsight config bank_id=
+    assert s.bank_id == "env-bank"
+    assert s.source("bank_id") == "env"
+    assert build({}).source("bank_id") == "default"
 
 
-def test_blank_env_values_are_ignored() -> None:
-    s = build_settings(env={"HINDSIGHT_BANK_ID": "   ", "HINDSIGHT_DEBUG": ""})
+def test_blank_env_values_are_ignored(build: Any) -> None:
+    s = build({"HINDSIGHT_BANK_ID": "   ", "HINDSIGHT_DEBUG": ""})
     assert s.bank_id == "jupyter"
     assert s.debug is False
 
 
-def test_unrelated_env_vars_are_ignored() -> None:
-    s = build_settings(env={"HOME": "/root", "HINDSIGHT_NOT_A_SETTING": "x", "bank_id": "y"})
+def test_unrelated_env_vars_are_ignored(build: Any) -> None:
+    s = build({"HOME": "/root", "HINDSIGHT_NOT_A_SETTING": "x", "bank_id": "y"})
     assert s.bank_id == "jupyter"
 
 
 def test_real_environment_is_used_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HINDSIGHT_BANK_PREFIX", "team")
-    assert build_settings().bank_prefix == "team"
+    assert HindsightSettings().bank_prefix == "team"
 
 
 # -- environment booleans -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("word", ["true", "TRUE", "True", "1", "yes", "YeS", "on", "ON", " on "])
-def test_env_true_words(word: str) -> None:
-    assert build_settings(env={"HINDSIGHT_DEBUG": word}).debug is True
+def test_env_true_words(build: Any, word: str) -> None:
+    assert build({"HINDSIGHT_DEBUG": word}).debug is True
 
 
 @pytest.mark.parametrize("word", ["false", "FALSE", "0", "no", "No", "off", "OFF"])
-def test_env_false_words(word: str) -> None:
-    assert build_settings(env={"HINDSIGHT_AUTO_RETAIN": word}).auto_retain is False
+def test_env_false_words(build: Any, word: str) -> None:
+    assert build({"HINDSIGHT_AUTO_RETAIN": word}).auto_retain is False
 
 
 @pytest.mark.parametrize("word", ["maybe", "2", "enabled", "t", "y", "-1", "tru"])
-def test_env_bad_boolean_is_an_error(word: str) -> None:
+def test_env_bad_boolean_is_an_error(build: Any, word: str) -> None:
     with pytest.raises(SettingsError) as info:
-        build_settings(env={"HINDSIGHT_AUTO_RETAIN": word})
+        build({"HINDSIGHT_AUTO_RETAIN": word})
     message = one_line(info)
     assert "HINDSIGHT_AUTO_RETAIN" in message
     assert repr(word) in message
@@ -152,22 +179,22 @@ def test_env_bad_boolean_is_an_error(word: str) -> None:
 # -- the API key ----------------------------------------------------------------------------------
 
 
-def test_api_key_from_env_and_token_alias() -> None:
-    assert build_settings(env={"HINDSIGHT_API_KEY": SECRET}).key() == SECRET
-    assert build_settings(env={"HINDSIGHT_API_TOKEN": SECRET}).key() == SECRET
+def test_api_key_from_env_and_token_alias(build: Any) -> None:
+    assert build({"HINDSIGHT_API_KEY": SECRET}).key() == SECRET
+    assert build({"HINDSIGHT_API_TOKEN": SECRET}).key() == SECRET
     both = {"HINDSIGHT_API_KEY": "from-key", "HINDSIGHT_API_TOKEN": "from-token"}
-    assert build_settings(env=both).key() == "from-key"
+    assert build(both).key() == "from-key"
     blank_key = {"HINDSIGHT_API_KEY": "  ", "HINDSIGHT_API_TOKEN": "from-token"}
-    assert build_settings(env=blank_key).key() == "from-token"
+    assert build(blank_key).key() == "from-token"
 
 
-def test_api_key_is_stripped_and_blank_is_none() -> None:
-    assert build_settings(env={"HINDSIGHT_API_KEY": f"  {SECRET}\n"}).key() == SECRET
-    assert build_settings({"api_key": "   "}, env={}).api_key is None
+def test_api_key_is_stripped_and_blank_is_none(build: Any) -> None:
+    assert build({"HINDSIGHT_API_KEY": f"  {SECRET}\n"}).key() == SECRET
+    assert build({"HINDSIGHT_API_KEY": "   "}).api_key is None
 
 
-def test_key_never_shown() -> None:
-    s = build_settings(env={"HINDSIGHT_API_KEY": SECRET})
+def test_key_never_shown(build: Any) -> None:
+    s = build({"HINDSIGHT_API_KEY": SECRET})
     assert isinstance(s.api_key, Secret)
     assert s.key() == SECRET
     assert SECRET not in repr(s)
@@ -177,27 +204,23 @@ def test_key_never_shown() -> None:
     assert SECRET not in str(s.api_key)
     assert SECRET not in str(s.public_items())
     assert dict(s.public_items())["api_key"] == "(set)"
-    assert dict(build_settings(env={}).public_items())["api_key"] == "(not set)"
+    assert dict(build({}).public_items())["api_key"] == "(not set)"
 
 
 @pytest.mark.parametrize("bad", [[SECRET], {"token": SECRET}, 12345])
-def test_key_never_in_error_messages(bad: Any) -> None:
+def test_key_cannot_be_set_and_is_never_in_error_messages(build: Any, bad: Any) -> None:
     with pytest.raises(SettingsError) as info:
-        build_settings({"api_key": bad}, env={})
+        build({}).set_setting("api_key", bad)
     message = one_line(info)
-    assert "api_key" in message
+    assert "HINDSIGHT_API_KEY" in message
     assert SECRET not in message
     assert "12345" not in message
-    with pytest.raises(SettingsError) as info2:
-        coerce_value("api_key", bad)
-    assert SECRET not in str(info2.value)
-    assert "12345" not in str(info2.value)
 
 
-def test_key_not_in_message_about_another_env_var() -> None:
+def test_key_not_in_message_about_another_env_var(build: Any) -> None:
     env = {"HINDSIGHT_API_KEY": SECRET, "HINDSIGHT_SCOPING": "nope"}
     with pytest.raises(SettingsError) as info:
-        build_settings(env=env)
+        build(env)
     assert SECRET not in str(info.value)
     assert "HINDSIGHT_SCOPING" in str(info.value)
 
@@ -218,10 +241,10 @@ def test_key_not_in_message_about_another_env_var() -> None:
     ],
 )
 def test_invalid_env_values_name_the_variable_and_value(
-    env_var: str, value: str, allowed: str
+    build: Any, env_var: str, value: str, allowed: str
 ) -> None:
     with pytest.raises(SettingsError) as info:
-        build_settings(env={env_var: value})
+        build({env_var: value})
     message = one_line(info)
     assert message.startswith(f"Invalid {env_var}={value!r}: ")
     assert allowed in message
@@ -245,18 +268,20 @@ def test_invalid_env_values_name_the_variable_and_value(
         ("api_url", "http://host:abc", "invalid port"),
     ],
 )
-def test_invalid_values_name_the_setting_and_value(name: str, value: str, allowed: str) -> None:
+def test_invalid_values_name_the_setting_and_value(
+    build: Any, name: str, value: str, allowed: str
+) -> None:
     with pytest.raises(SettingsError) as info:
         coerce_value(name, value)
     message = one_line(info)
     assert message.startswith(f"Invalid {name}={value!r}: ")
     assert allowed in message
     with pytest.raises(SettingsError) as info2:
-        build_settings({name: value}, env={})
+        build({}).set_setting(name, value)
     assert one_line(info2).startswith(f"Invalid {name}={value!r}: ")
 
 
-def test_settings_error_is_a_value_error() -> None:
+def test_settings_error_is_a_value_error(build: Any) -> None:
     assert issubclass(SettingsError, ValueError)
 
 
@@ -267,11 +292,11 @@ def test_settings_error_is_a_value_error() -> None:
     ("word", "expected"),
     [("true", True), ("On", True), (" YES ", True), ("1", True), ("off", False), ("0", False)],
 )
-def test_coerce_bool_words(word: str, expected: bool) -> None:
+def test_coerce_bool_words(build: Any, word: str, expected: bool) -> None:
     assert coerce_value("auto_retain", word) is expected
 
 
-def test_coerce_bool_native_and_bad_word() -> None:
+def test_coerce_bool_native_and_bad_word(build: Any) -> None:
     assert coerce_value("debug", True) is True
     assert coerce_value("debug", False) is False
     with pytest.raises(SettingsError) as info:
@@ -281,7 +306,7 @@ def test_coerce_bool_native_and_bad_word() -> None:
     assert "'sometimes'" in message
 
 
-def test_coerce_numbers() -> None:
+def test_coerce_numbers(build: Any) -> None:
     assert coerce_value("recall_max_tokens", "512") == 512
     assert coerce_value("retain_every_n_cells", 5) == 5
     assert coerce_value("retain_overlap_cells", "0") == 0
@@ -289,7 +314,7 @@ def test_coerce_numbers() -> None:
     assert coerce_value("request_timeout_ms", "1000") == 1000
 
 
-def test_coerce_strings_and_literals() -> None:
+def test_coerce_strings_and_literals(build: Any) -> None:
     assert coerce_value("bank_id", "  notes  ") == "notes"
     assert coerce_value("bank_prefix", " team ") == "team"
     assert coerce_value("scoping", "per-project") == "per-project"
@@ -297,16 +322,16 @@ def test_coerce_strings_and_literals() -> None:
     assert coerce_value("bank_mission", "Be concise.") == "Be concise."
 
 
-def test_coerce_recall_types() -> None:
-    assert coerce_value("recall_types", "world, experience ,observation") == (
+def test_coerce_recall_types(build: Any) -> None:
+    assert coerce_value("recall_types", "world, experience ,observation") == [
         "world",
         "experience",
         "observation",
-    )
-    assert coerce_value("recall_types", ["world"]) == ("world",)
+    ]
+    assert coerce_value("recall_types", ["world"]) == ["world"]
 
 
-def test_coerce_api_url() -> None:
+def test_coerce_api_url(build: Any) -> None:
     assert coerce_value("api_url", "http://localhost:8899/") == "http://localhost:8899"
     assert coerce_value("api_url", "https://h.example///") == "https://h.example"
     assert coerce_value("api_url", " http://h:1 ") == "http://h:1"
@@ -315,13 +340,13 @@ def test_coerce_api_url() -> None:
     assert coerce_value("api_url", None) is None
 
 
-def test_coerce_api_key_returns_a_secret() -> None:
-    value = coerce_value("api_key", SECRET)
+def test_the_key_is_a_secret(build: Any) -> None:
+    value = build({"HINDSIGHT_API_KEY": SECRET}).api_key
     assert isinstance(value, Secret)
     assert value.get_secret_value() == SECRET
 
 
-def test_coerce_unknown_setting_lists_the_valid_names() -> None:
+def test_coerce_unknown_setting_lists_the_valid_names(build: Any) -> None:
     with pytest.raises(SettingsError) as info:
         coerce_value("bank", "x")
     message = one_line(info)
@@ -330,18 +355,18 @@ def test_coerce_unknown_setting_lists_the_valid_names() -> None:
     assert "recall_budget" in message
 
 
-def test_parse_env_returns_raw_strings_and_typed_booleans() -> None:
-    values = parse_env({"HINDSIGHT_BANK_ID": " b ", "HINDSIGHT_DEBUG": "yes"})
-    assert values == {"bank_id": "b", "debug": True}
+def test_env_strings_are_stripped_and_booleans_typed(build: Any) -> None:
+    s = build({"HINDSIGHT_BANK_ID": " b ", "HINDSIGHT_DEBUG": "yes"})
+    assert (s.bank_id, s.debug) == ("b", True)
 
 
 # -- public items ---------------------------------------------------------------------------------
 
 
-def test_public_items_shows_every_setting_in_display_form() -> None:
-    s = build_settings({"api_url": "http://h:1"}, env={})
+def test_public_items_shows_every_setting_in_display_form(build: Any) -> None:
+    s = build({}, api_url="http://h:1")
     items = dict(s.public_items())
-    assert list(items) == list(SETTING_NAMES)
+    assert set(items) == {"api_key", *HindsightSettings.setting_names()}
     assert items["api_url"] == "http://h:1"
     assert items["api_key"] == "(not set)"
     assert items["recall_types"] == "world,experience"
@@ -349,11 +374,11 @@ def test_public_items_shows_every_setting_in_display_form() -> None:
     assert items["recall_max_tokens"] == "1024"
     assert items["bank_prefix"] == ""
     assert all(isinstance(v, str) for v in items.values())
-    assert dict(build_settings(env={}).public_items())["api_url"] == ""
+    assert dict(build({}).public_items())["api_url"] == ""
 
 
 @pytest.mark.parametrize("blank", ["   ", "\t"])
-def test_blank_bank_id_is_rejected(blank: str) -> None:
+def test_blank_bank_id_is_rejected(build: Any, blank: str) -> None:
     with pytest.raises(SettingsError) as info:
         coerce_value("bank_id", blank)
     assert "bank_id" in one_line(info)

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
+from hindsight_magic.capture import autoretain as hook
 from hindsight_magic.capture.transcript import SOURCE_CAP
-from hindsight_magic.delivery.items import MemoryItem, local_timestamp
+from hindsight_magic.delivery.items import MemoryItem
 from hindsight_magic.delivery.queue import Batch, RetainQueue, Route
-from hindsight_magic.ipython import hook
+from hindsight_magic.times import local_timestamp
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
 
@@ -69,7 +70,7 @@ def our_callbacks(ip: Any) -> list[Any]:
     return [
         callback
         for callback in ip.events.callbacks["post_run_cell"]
-        if type(getattr(callback, "__self__", None)).__name__ == "AutoRetainer"
+        if type(getattr(callback, "__self__", None)).__name__ == "CellHook"
     ]
 
 
@@ -515,7 +516,7 @@ def test_reload_leaves_one_callback_and_unload_none(loaded: Any) -> None:
     assert len(our_callbacks(ip)) == 1
     loaded.run("%reload_ext hindsight_magic")
     [callback] = our_callbacks(ip)
-    assert callback.__self__ is session_of(loaded).autoretain
+    assert callback.__self__ is loaded.magics.hook
     loaded.run("%reload_ext hindsight_magic")
     assert len(our_callbacks(ip)) == 1
     loaded.run("%unload_ext hindsight_magic")

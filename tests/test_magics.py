@@ -95,8 +95,8 @@ def test_bad_input_is_one_clear_line_and_nothing_is_lost(
 def test_invalid_config_value_is_rolled_back(loaded: Any, caplog: Any) -> None:
     loaded.run("%config HindsightMagics.recall_budget = 'huge'")
     assert "Invalid recall_budget='huge'" in caplog.text  # IPython's %config logs the error
-    assert loaded.magics.recall_budget is None
-    assert loaded.magics.session.settings.recall_budget == "mid"
+    assert loaded.magics.recall_budget == "mid"
+    assert loaded.magics.source("recall_budget") == "default"
 
 
 def test_config_sets_shows_and_resets(loaded: Any) -> None:

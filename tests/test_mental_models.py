@@ -22,7 +22,7 @@ from hindsight_magic.memory import mental_models as mm
 from hindsight_magic.memory.mental_models import MentalModel, render_block, resolve_seeds
 from hindsight_magic.memory.scope import compute_scope
 from hindsight_magic.session import HindsightSession
-from hindsight_magic.settings import build_settings
+from hindsight_magic.settings import HindsightSettings
 
 URL = "http://hindsight.test"
 
@@ -374,7 +374,10 @@ def make_session(fake: FakeHindsight) -> Iterator[Any]:
     def make(**settings: Any) -> HindsightSession:
         values = {"api_url": fake.url, "bank_id": "nb", "journal_path": "off", **settings}
         session = HindsightSession(
-            build_settings(values), cwd="/tmp/churn", transport=fake.transport, start_worker=False
+            HindsightSettings(**values),
+            cwd="/tmp/churn",
+            transport=fake.transport,
+            start_worker=False,
         )
         sessions.append(session)
         return session
@@ -464,8 +467,7 @@ def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session
     session = make_session(mental_model_auto_seed=False)
     session.queue.pump()
     assert session.mental_models.models == ()
-    session.apply(build_settings({"api_url": fake.url, "bank_id": "other", "journal_path": "off",
-                                  "mental_model_auto_seed": False}))  # fmt: skip
+    session.settings.bank_id = "other"
     assert not session.mental_models.wait_first_load(timeout=0)  # old snapshot dropped
     session.queue.pump()
     assert [m.id for m in session.mental_models.models] == ["o"]

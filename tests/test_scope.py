@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hindsight_magic.api.banks import MISSION_SET_CAP, EnsuredBanks
 from hindsight_magic.memory.scope import (
-    MISSION_SET_CAP,
     BankScope,
-    EnsuredBanks,
     base_bank,
     compute_scope,
     project_label,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hindsight_magic.capture.redact import REDACTED, redact, secret_values
 from hindsight_magic.capture.transcript import (
     ERROR_CAP,
-    REDACTED,
     RESULT_CAP,
     SOURCE_CAP,
     STREAM_CAP,
@@ -15,8 +15,6 @@ from hindsight_magic.capture.transcript import (
     format_cell,
     is_skipped,
     join_transcript,
-    redact,
-    secret_values,
     strip_memory_tags,
 )
 

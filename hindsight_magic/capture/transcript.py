@@ -1,16 +1,16 @@
-"""Cells → transcript text: skip rules, output capture, memory-tag stripping and redaction.
+"""Cells → transcript text: skip rules, output capture, memory-tag stripping (redaction: redact.py).
 
 Pure functions, run on the worker thread (never on the kernel's).
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-REDACTED = "[REDACTED]"
+from .redact import redact
+
 SKIP_MARKER = re.compile(r"^\s*#\s*hindsight\s*:\s*skip\b", re.IGNORECASE)
 OWN_MAGIC = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*\s*=\s*)?%{1,2}(?:retain|recall|reflect|hindsight)\b"
@@ -20,24 +20,6 @@ MEMORY_TAGS = re.compile(
     r"<(memories|mental_models|hindsight_memories|relevant_memories)>.*?</\1>", re.DOTALL
 )
 HAS_WORD = re.compile(r"[^\W_]")
-SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-MIN_SECRET_LENGTH = 8
-CREDENTIAL_SHAPES = re.compile(
-    "|".join(
-        (
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-            r"\bsk-[A-Za-z0-9_\-]{16,}",
-            r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
-            r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-            r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
-            r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])",
-            r"(?<=Bearer )(?=[A-Za-z0-9\-._~+/]*[0-9])[A-Za-z0-9\-._~+/]{12,}=*",
-        )
-    ),
-    re.DOTALL,
-)
-
 SOURCE_CAP = 4000
 RESULT_CAP = 1000
 ERROR_CAP = 500
@@ -70,27 +52,6 @@ def cap(text: str, limit: int) -> str:
 def strip_memory_tags(text: str) -> str:
     """Remove recalled ``<memories>``/``<mental_models>`` blocks so they never feed back."""
     return MEMORY_TAGS.sub("", text)
-
-
-def secret_values(
-    api_key: str | None = None, environ: Mapping[str, str] | None = None
-) -> list[str]:
-    """Values to redact: the API key and env values whose names look like credentials."""
-    env = os.environ if environ is None else environ
-    values = {api_key} if api_key else set()
-    for name, value in env.items():
-        upper = name.upper()
-        if any(word in upper for word in SECRET_ENV_WORDS) and len(value) >= MIN_SECRET_LENGTH:
-            values.add(value)
-    return sorted(values, key=len, reverse=True)  # longest first: no partial leftovers
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secret values and credential shapes with ``[REDACTED]``."""
-    for secret in secrets:
-        if secret and secret in text:
-            text = text.replace(secret, REDACTED)
-    return CREDENTIAL_SHAPES.sub(REDACTED, text)
 
 
 @dataclass(frozen=True)

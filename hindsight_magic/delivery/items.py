@@ -1,4 +1,4 @@
-"""What the queue carries: one memory to retain, and its timestamp format.
+"""What the queue carries: one memory to retain (its time: ``times.local_timestamp``).
 
 The pydantic models of the server's replies live in ``responses.py``, imported on first use so
 that ``%load_ext`` stays cheap.
@@ -7,15 +7,7 @@ that ``%load_ext`` stays cheap.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
-
-
-def local_timestamp(moment: datetime | None = None) -> str:
-    """Local time with its UTC offset, ISO 8601, milliseconds dropped when zero."""
-    moment = (moment or datetime.now(timezone.utc)).astimezone()
-    spec = "seconds" if moment.microsecond < 1000 else "milliseconds"
-    return moment.isoformat(timespec=spec)
 
 
 @dataclass(slots=True)

@@ -11,10 +11,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 log = logging.getLogger("hindsight_magic")
 
 Job = Callable[[], object]
+
+
+class Scheduler(Protocol):
+    """What other parts need of the worker: ``submit(job, delay_s)`` runs ``job`` on it later."""
+
+    def submit(self, job: Job, delay_s: float = 0.0) -> bool: ...
 
 
 class BackgroundWorker:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from IPython.core.error import UsageError
 
+from ..api.banks import ensure_bank
 from ..api.client import HindsightError
 from ..memory.mental_models import MentalModel, ensure_seeds, resolve_seeds
 from ..times import utc_minute_text
@@ -129,7 +130,8 @@ def _seed(magics: HindsightMagics, bank: str) -> Message:
     seeds = resolve_seeds(session.scope)
     if not seeds:
         return Message(f"No built-in seeds apply to scoping={session.scope.mode}.")
-    session._ensure_bank(session.client, bank)
+    settings = session.settings
+    ensure_bank(session.client, bank, settings.bank_mission, settings.retain_mission)
     outcome = ensure_seeds(session.client, bank, seeds)
     session.mental_models.reload(clear=False)
     created, present = len(outcome.created), len(outcome.present)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..ui.display import Message
-from ..ui.errors import HindsightMagicError
+from .errors import HindsightMagicError
 from .options import parse_words, positive_int
 
 if TYPE_CHECKING:

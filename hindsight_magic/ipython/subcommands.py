@@ -1,176 +1,155 @@
-"""The ``%hindsight`` subcommands: one small function each, routed by name."""
+"""The ``%hindsight`` subcommands: one table of name → (summary, handler).
+
+The table is the only list of subcommands: ``%hindsight help``, the ``%hindsight?`` docstring
+and the "unknown subcommand" message are all made from it. Handlers of heavier subcommands
+(panel, doctor, models, server) import their module when first run.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
 
+from .. import public_api
 from ..memory.scope import project_label
-from ..settings import (
-    CONFIGURABLE_NAMES,
-    ENV_ALIASES,
-    SCOPE_MODES,
-    SECRET_FIELDS,
-    env_name,
-    unknown_setting_message,
-)
-from ..ui.display import Message, Report, plural
-from ..ui.doctor import cmd_doctor
-from ..ui.panel import cmd_panel
-from .model_commands import cmd_context, cmd_models
-from .options import FLAG, parse_words, positive_float
-from .server_command import cmd_server
+from ..settings import SCOPE_MODES, unknown_setting_message
+from ..text import plural
+from ..ui.display import Message, Report
+from .options import SubcommandParser, argument_type, positive_float
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics
 
 Handler = Callable[["HindsightMagics", str], Any]
 
-HELP = {
-    "help": "this list",
-    "status": "server, bank, tags, queue",
-    "config": "show or change settings: config [NAME[=VALUE]] (NAME= resets)",
-    "scope": "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
-    "bank": "show or change the base bank: bank [NAME] [--prefix P]",
-    "flush": "send queued memories now and wait (bounded): flush [--timeout S]",
-    "retry": "re-send memories the server refused earlier (--drop discards them)",
-    "clear": "forget the local recall cache and notices (server memory stays)",
-    "autoretain": "retain recent cells automatically: autoretain [on|off|every N|now|status]",
-    "server": "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
-    "models": "mental models: models [list|show ID|refresh [ID]|seed|delete ID|history ID]",
-    "context": "the <mental_models> + last <memories> block for a prompt: p = %hindsight context",
-    "panel": "a live panel: queue, auto-retain, mental models, buttons (text without widgets)",
-    "doctor": "check packages, server, key, bank, journal and widgets; each ok or what to fix",
-}
+
+class Subcommand(NamedTuple):
+    """One row of the table."""
+
+    summary: str
+    handler: Handler
+
+
+def _elsewhere(module: str, name: str) -> Handler:
+    """A handler defined in ``module`` (relative to this package), imported when first run."""
+
+    def run(magics: HindsightMagics, args: str) -> Any:
+        handler: Handler = getattr(importlib.import_module(module, __package__), name)
+        return handler(magics, args)
+
+    run.__name__ = name
+    return run
 
 
 def cmd_help(magics: HindsightMagics, args: str) -> Report:
     """List the subcommands."""
     report = Report("%hindsight SUBCOMMAND — manage this notebook's memory session")
-    report.add("", list(HELP.items()))
+    report.add("", [(name, row.summary) for name, row in SUBCOMMANDS.items()])
     report.footer = "Magics: %retain, %recall, %%reflect (add ? for help, e.g. %retain?)."
     return report
 
 
 def cmd_status(magics: HindsightMagics, args: str) -> Report:
     """Server, scope, queue and session."""
-    return magics.session.status()
-
-
-def _source(magics: HindsightMagics, name: str) -> str:
-    if getattr(magics, name, None) is not None:
-        return "config"
-    if os.environ.get(env_name(name), "").strip():
-        return "env"
-    if name in ENV_ALIASES and os.environ.get(ENV_ALIASES[name], "").strip():
-        return "env"
-    return "default"
+    return public_api.status(session=magics.session)
 
 
 def cmd_config(magics: HindsightMagics, args: str) -> Any:
     """Show all settings, one, or set ``NAME=VALUE`` (``NAME=`` resets to env/default)."""
     args = args.strip()
-    settings = magics.session.settings
     if not args:
         report = Report("Settings (config > env > default)")
-        rows = [
-            (name, f"{value}   [{_source(magics, name)}]")
-            for name, value in settings.public_items()
-        ]
+        rows = []
+        for name, shown in magics.public_items():
+            if name == "api_key":
+                source = "env" if magics.api_key else "default"
+            else:
+                source = magics.source(name)
+            rows.append((name, f"{shown}   [{source}]"))
         report.add("", rows)
         report.footer = "Change: %hindsight config NAME=VALUE   Reset: %hindsight config NAME="
         return report
     name, sep, value = args.partition("=")
     name = name.strip()
-    if name in SECRET_FIELDS:
-        raise UsageError(
-            "Set the API key in the environment (HINDSIGHT_API_KEY) before starting the kernel: "
-            "a key typed into a cell is saved in the notebook."
-        )
-    if name not in CONFIGURABLE_NAMES:
+    magics.parse(name, None) if name == "api_key" else None  # refused: environment only
+    if name not in magics.setting_names():
         raise UsageError(unknown_setting_message(name))
     if not sep:
-        shown = dict(settings.public_items())[name]
-        return Message(f"{name} = {shown}   [{_source(magics, name)}]")
+        return Message(f"{name} = {magics.shown(name)}   [{magics.source(name)}]")
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]
     magics.set_setting(name, value if value else None)
-    shown = dict(magics.session.settings.public_items())[name]
-    return Message(f"{name} = {shown}")
+    return Message(f"{name} = {magics.shown(name)}")
+
+
+SCOPE_USAGE = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
+_scope_parser = SubcommandParser("scope", SCOPE_USAGE)
+_scope_parser.add_argument("mode", nargs="*")
+_scope_parser.add_argument("--project")
 
 
 def cmd_scope(magics: HindsightMagics, args: str) -> Message:
     """Show or change the scoping mode (re-reads the project from the working directory)."""
-    usage = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
-    options, words = parse_words(args, {"project": str}, usage)
+    parsed = _scope_parser.parse_line(args)
     session = magics.session
-    if not words and not options:
+    if not parsed.mode and parsed.project is None:
         return Message(f"Scope: {session.scope.describe()}; project {session.scope.label!r}.")
-    mode = " ".join(words)
-    if len(words) > 1 or (mode and mode not in SCOPE_MODES):
+    mode = " ".join(parsed.mode)
+    if len(parsed.mode) > 1 or (mode and mode not in SCOPE_MODES):
         raise UsageError(f"Invalid scope {mode!r}: use {', '.join(SCOPE_MODES)}.")
     if mode:
         magics.set_setting("scoping", mode)
-    label = options.get("project", "").strip().lower() or project_label(os.getcwd())
-    session.apply(magics.current_settings(), label=label)
+    session.set_project((parsed.project or "").strip().lower() or project_label(os.getcwd()))
     return Message(f"Scope: {session.scope.describe()}.")
+
+
+BANK_USAGE = "%hindsight bank [NAME] [--prefix P]"
+_bank_parser = SubcommandParser("bank", BANK_USAGE)
+_bank_parser.add_argument("name", nargs="*")
+_bank_parser.add_argument("--prefix")
 
 
 def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     """Show or change the base bank id (and prefix)."""
-    options, words = parse_words(args, {"prefix": str}, "%hindsight bank [NAME] [--prefix P]")
-    if len(words) > 1:
+    parsed = _bank_parser.parse_line(args)
+    if len(parsed.name) > 1:
         raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
-    if "prefix" in options:
-        magics.set_setting("bank_prefix", options["prefix"])
-    if words:
-        magics.set_setting("bank_id", words[0])
+    if parsed.prefix is not None:
+        magics.set_setting("bank_prefix", parsed.prefix or None)
+    if parsed.name:
+        magics.set_setting("bank_id", parsed.name[0])
     return Message(f"Scope: {magics.session.scope.describe()}.")
 
 
-def cmd_flush(magics: HindsightMagics, args: str) -> Message:
+_flush_parser = SubcommandParser("flush", "%hindsight flush [--timeout S]")
+_flush_parser.add_argument("--timeout", type=argument_type(positive_float))
+
+
+def cmd_flush(magics: HindsightMagics, args: str) -> Any:
     """Send everything queued now and report what happened."""
-    options, words = parse_words(
-        args, {"timeout": positive_float}, "%hindsight flush [--timeout S]"
-    )
-    if words:
-        raise UsageError("Usage: %hindsight flush [--timeout S]")
-    session = magics.session
-    before = session.queue.stats()
-    outcome = session.flush(options.get("timeout"))
-    after = session.queue.stats()
-    sent = after.accepted - before.accepted
-    parts = [f"Flushed: {plural(sent, 'memory', 'memories')} accepted by the server."]
-    if outcome.retrying:
-        parts.append(
-            f"{plural(outcome.retrying, 'memory is', 'memories are')} waiting to retry "
-            f"({after.last_error}); they stay queued."
-        )
-    if outcome.pending and outcome.retrying:
-        parts.append(f"{plural(outcome.pending, 'more waits', 'more wait')} behind them.")
-    elif outcome.pending:
-        parts.append(f"{plural(outcome.pending, 'memory is', 'memories are')} still being sent.")
-    if outcome.failed:
-        parts.append(f"{plural(outcome.failed, 'memory', 'memories')} failed: %hindsight retry.")
-    return Message(" ".join(parts))
+    timeout = _flush_parser.parse_line(args).timeout
+    return public_api.flush(timeout, session=magics.session)
+
+
+_retry_parser = SubcommandParser("retry", "%hindsight retry [--drop]")
+_retry_parser.add_argument("--drop", action="store_true")
 
 
 def cmd_retry(magics: HindsightMagics, args: str) -> Message:
     """Re-send the memories the server refused (``--drop`` discards them instead)."""
-    options, words = parse_words(args, {"drop": FLAG}, "%hindsight retry [--drop]")
-    if words:
-        raise UsageError("Usage: %hindsight retry [--drop]")
-    if options.get("drop"):
-        dropped = magics.session.queue.drop_failed()
+    session = magics.session
+    if _retry_parser.parse_line(args).drop:
+        dropped = session.queue.drop_failed()
         return Message(f"Dropped {plural(dropped, 'failed memory', 'failed memories')}.")
-    count = magics.session.retry_failed()
+    count = session.retry_failed()
     if not count:
         return Message("Nothing to retry: no failed memories.")
-    magics.session.flush()
+    session.flush()
     return Message(f"Re-sent {plural(count, 'memory', 'memories')}. See %hindsight status.")
 
 
@@ -184,9 +163,11 @@ def cmd_clear(magics: HindsightMagics, args: str) -> Message:
     )
 
 
-def cmd_autoretain(magics: HindsightMagics, args: str) -> Any:
+AUTORETAIN_USAGE = "%hindsight autoretain [on|off|every N|now|status]"
+
+
+def cmd_autoretain(magics: HindsightMagics, args: str) -> Message:
     """Turn auto-retain on/off, set its interval, retain now, or show its counters."""
-    usage = "%hindsight autoretain [on|off|every N|now|status]"
     words = args.split()
     action = words[0] if words else "status"
     session = magics.session
@@ -198,7 +179,7 @@ def cmd_autoretain(magics: HindsightMagics, args: str) -> Any:
         session.autoretain.process(force=True)
         session.flush()
     elif action != "status" or len(words) > 1:
-        raise UsageError(f"Usage: {usage}")
+        raise UsageError(f"Usage: {AUTORETAIN_USAGE}")
     auto = session.autoretain.status()
     state = "on" if auto.enabled else "off"
     return Message(
@@ -208,31 +189,64 @@ def cmd_autoretain(magics: HindsightMagics, args: str) -> Any:
     )
 
 
-SUBCOMMANDS: dict[str, Handler] = {
-    "help": cmd_help,
-    "status": cmd_status,
-    "config": cmd_config,
-    "scope": cmd_scope,
-    "bank": cmd_bank,
-    "flush": cmd_flush,
-    "retry": cmd_retry,
-    "clear": cmd_clear,
-    "autoretain": cmd_autoretain,
-    "server": cmd_server,
-    "models": cmd_models,
-    "context": cmd_context,
-    "panel": cmd_panel,
-    "doctor": cmd_doctor,
+SUBCOMMANDS: dict[str, Subcommand] = {
+    "help": Subcommand("this list", cmd_help),
+    "status": Subcommand("server, bank, tags, queue, auto-retain, mental models", cmd_status),
+    "config": Subcommand(
+        "show or change settings: config [NAME[=VALUE]] (NAME= resets)", cmd_config
+    ),
+    "scope": Subcommand(
+        "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
+        cmd_scope,
+    ),
+    "bank": Subcommand("show or change the base bank: bank [NAME] [--prefix P]", cmd_bank),
+    "flush": Subcommand(
+        "send queued memories now and wait (bounded): flush [--timeout S]", cmd_flush
+    ),
+    "retry": Subcommand(
+        "re-send memories the server refused earlier (--drop discards them)", cmd_retry
+    ),
+    "clear": Subcommand(
+        "forget the local recall cache and notices (server memory stays)", cmd_clear
+    ),
+    "autoretain": Subcommand(
+        "retain recent cells automatically: autoretain [on|off|every N|now|status]", cmd_autoretain
+    ),
+    "server": Subcommand(
+        "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
+        _elsewhere(".server_command", "cmd_server"),
+    ),
+    "models": Subcommand(
+        "mental models: models [list | show ID | refresh [ID] | seed | delete ID | history ID "
+        "| reload]",
+        _elsewhere(".model_commands", "cmd_models"),
+    ),
+    "context": Subcommand(
+        "the <mental_models> + last <memories> block for a prompt: prompt = %hindsight context",
+        _elsewhere(".model_commands", "cmd_context"),
+    ),
+    "panel": Subcommand(
+        "a live panel: queue, auto-retain, mental models, buttons (text without widgets)",
+        _elsewhere("..ui.panel", "cmd_panel"),
+    ),
+    "doctor": Subcommand(
+        "check packages, server, key, bank, journal and widgets; each ok or what to fix",
+        _elsewhere("..ui.doctor", "cmd_doctor"),
+    ),
 }
+
+
+def help_text(indent: str = "        ") -> str:
+    """The subcommand list as reStructuredText bullets (for the ``%hindsight?`` docstring)."""
+    return "\n".join(f"{indent}- ``{name}`` — {row.summary};" for name, row in SUBCOMMANDS.items())
 
 
 def run_subcommand(magics: HindsightMagics, line: str) -> Any:
     """Route ``%hindsight NAME ARGS`` to its handler; unknown names list the valid ones."""
     name, _, args = line.strip().partition(" ")
-    name = name or "status"
-    handler = SUBCOMMANDS.get(name)
-    if handler is None:
+    row = SUBCOMMANDS.get(name or "status")
+    if row is None:
         raise UsageError(
             f"Unknown subcommand {name!r}. Valid subcommands: {', '.join(SUBCOMMANDS)}."
         )
-    return handler(magics, args)
+    return row.handler(magics, args)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..api.client import HindsightError
+from ..api.banks import ensure_bank
+from ..api.errors import HindsightError
+from ..times import local_clock
 from .mental_models import (
     FIRST_LOAD_WAIT_S,
     MentalModel,
@@ -26,7 +28,10 @@ from .mental_models import (
 )
 
 if TYPE_CHECKING:
-    from ..session import HindsightSession
+    from ..api.connection import Connection
+    from ..delivery.worker import Scheduler
+    from ..settings import HindsightSettings
+    from .scope import BankScope
 
 log = logging.getLogger("hindsight_magic")
 
@@ -44,8 +49,17 @@ class CacheState:
 class MentalModelCache:
     """The session's mental models: loaded on the worker, read from the kernel thread."""
 
-    def __init__(self, session: HindsightSession) -> None:
-        self._session = session
+    def __init__(
+        self,
+        settings: HindsightSettings,
+        connection: Connection,
+        scope: Callable[[], BankScope],
+        worker: Scheduler,
+    ) -> None:
+        self._settings = settings
+        self._connection = connection
+        self._scope = scope
+        self._worker = worker
         self._lock = threading.Lock()
         self._state = CacheState()
         self._loaded = threading.Event()
@@ -56,7 +70,7 @@ class MentalModelCache:
     @property
     def enabled(self) -> bool:
         """The ``mental_models`` setting."""
-        return bool(self._session.settings.mental_models)
+        return bool(self._settings.mental_models)
 
     @property
     def state(self) -> CacheState:
@@ -74,7 +88,7 @@ class MentalModelCache:
             if self._ticking:
                 return
             self._ticking = True
-        self._session.queue.submit(self._tick, delay_s)
+        self._worker.submit(self._tick, delay_s)
 
     def reload(self, clear: bool = True) -> threading.Event:
         """Load again on the worker soon; ``clear`` forgets the old snapshot (scope change).
@@ -94,7 +108,7 @@ class MentalModelCache:
             finally:
                 done.set()
 
-        if not self._session.queue.submit(job):
+        if not self._worker.submit(job, 0.0):
             done.set()
         return done
 
@@ -106,28 +120,25 @@ class MentalModelCache:
         """The ``<mental_models>`` block for the current snapshot ('' when disabled or empty)."""
         if not self.enabled:
             return ""
-        return render_block(self.models, self._session.settings.mental_model_max_render_chars)
+        return render_block(self.models, self._settings.mental_model_max_render_chars)
 
     def _tick(self) -> None:
         try:
             self.load()
         finally:
-            self._session.queue.submit(
-                self._tick, delay_s=self._session.settings.mental_model_refresh_s
-            )
+            self._worker.submit(self._tick, self._settings.mental_model_refresh_s)
 
     def load(self) -> CacheState:
         """Ensure bank and seeds (first time per bank), list with content, publish (worker)."""
-        session = self._session
         with self._lock:
             generation = self._generation
-        settings, scope, client = session.settings, session.scope, session.client
+        settings, scope, client = self._settings, self._scope(), self._connection.client
         if not settings.mental_models:
             return self._state
         bank, key = scope.bank_id, f"{client.base_url}#{scope.bank_id}"
         try:
             if key not in self._prepared:
-                session._ensure_bank(client, bank)
+                ensure_bank(client, bank, settings.bank_mission, settings.retain_mission)
                 outcome = SeedOutcome()
                 if settings.mental_model_auto_seed:
                     outcome = ensure_seeds(client, bank, resolve_seeds(scope))
@@ -153,7 +164,7 @@ class MentalModelCache:
 
     def status_rows(self) -> list[tuple[str, str]]:
         """Rows for the "Mental models" section of ``%hindsight status``."""
-        settings = self._session.settings
+        settings = self._settings
         if not self.enabled:
             return [("state", "disabled (mental_models = false)")]
         state = self._state
@@ -163,7 +174,7 @@ class MentalModelCache:
             rows = [("state", f"unavailable: {state.error}")]
         else:
             names = ", ".join(m.id for m in state.models) or "(none with content yet)"
-            loaded = datetime.fromtimestamp(state.loaded_at).astimezone().strftime("%H:%M:%S")
+            loaded = local_clock(state.loaded_at)
             rows = [("state", f"ok, {len(state.models)} loaded at {loaded}"), ("models", names)]
         rows.append(("auto-seed", "on" if settings.mental_model_auto_seed else "off"))
         rows.append(("refresh", f"every {settings.mental_model_refresh_s:g} s"))

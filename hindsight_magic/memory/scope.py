@@ -1,13 +1,10 @@
-"""Bank scope: the project label, which bank and tags a memory goes to, and the ensured-bank set."""
+"""Bank scope: the project label, and which bank and tags a memory goes to."""
 
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-
-MISSION_SET_CAP = 10_000
 
 
 def _git_main_root(start: Path) -> Path | None:
@@ -78,29 +75,3 @@ def compute_scope(mode: str, bank_id: str, prefix: str, label: str) -> BankScope
         return BankScope(mode, f"{base}-{label}", label)
     tags = (f"project:{label}",)
     return BankScope(mode, base, label, tags, tags, "any")
-
-
-class EnsuredBanks:
-    """Banks already PUT in this process; capped, dropping the sorted first half when full."""
-
-    def __init__(self, cap: int = MISSION_SET_CAP) -> None:
-        self._cap = cap
-        self._ids: set[str] = set()
-        self._lock = threading.Lock()
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._ids
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def add(self, key: str) -> None:
-        """Remember ``key``; past the cap, forget the lexicographically first half."""
-        with self._lock:
-            self._ids.add(key)
-            if len(self._ids) > self._cap:
-                for old in sorted(self._ids)[: len(self._ids) >> 1]:
-                    self._ids.discard(old)
-
-
-ENSURED_BANKS = EnsuredBanks()

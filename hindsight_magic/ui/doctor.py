@@ -182,12 +182,11 @@ def _journal_counts(path: Path) -> dict[str, int]:
 
 def check_journal(setting: str) -> Check:
     """The on-disk queue can be written; how many memories wait in it."""
-    from ..bootstrap import JOURNAL_FILE
-    from ..paths import data_dir
+    from ..delivery.opening import journal_file
 
-    if setting.strip().lower() == "off":
+    path = journal_file(setting)
+    if path is None:
         return ok("journal", "off: queued memories are kept in memory only")
-    path = Path(setting).expanduser() if setting.strip() else data_dir() / JOURNAL_FILE
     hint = "set HINDSIGHT_JOURNAL_PATH to a writable file (or `off`)"
     folder = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
     target = path if path.exists() else folder
@@ -276,14 +275,14 @@ def _cli(args: argparse.Namespace) -> int:
     """``hindsight-magic doctor``: settings from the environment, as a kernel would see them."""
     from ..discovery import resolve_api_url
     from ..memory.scope import compute_scope, project_label
-    from ..settings import Settings, SettingsError, build_settings
+    from ..settings import HindsightSettings, SettingsError
 
     problems: list[Check] = []
     try:
-        settings = build_settings()
+        HindsightSettings.check_environment()
     except SettingsError as error:
         problems.append(fix("settings", str(error), "correct or unset that variable"))
-        settings = Settings()
+    settings = HindsightSettings.from_environment()
     url = args.url or resolve_api_url(settings)
     scope = compute_scope(
         settings.scoping, settings.bank_id, settings.bank_prefix, project_label(os.getcwd())

@@ -83,5 +83,5 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
     if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load
         session.mental_models.wait_first_load()
     report.add("Mental models", session.mental_models.status_rows())
-    report.add("Session", [("id", session.session_id), ("notebook", session._notebook() or "-")])
+    report.add("Session", [("id", session.session_id), ("notebook", session.notebook or "-")])
     return report

@@ -1,0 +1,194 @@
+"""The public Python API: ``retain``, ``recall``, ``reflect``, ``flush``, ``status``.
+
+The magics are a thin layer over these functions (as ``%timeit`` is over ``timeit``): they turn
+a line of text into a call and display what it returns. Each function uses, unless given a
+``session``:
+
+- inside IPython, the kernel's session (the extension is loaded first if it was not);
+- elsewhere (a script, a worker process), one session for the whole process, without the cell
+  hook, closed (and its queue flushed, bounded) at interpreter exit.
+
+Bad input raises ``InputError`` (a ``ValueError``) with one line saying what to do; server
+trouble raises ``hindsight_magic.api.errors.HindsightError``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .text import plural
+
+if TYPE_CHECKING:
+    from .session import HindsightSession
+    from .ui.display import RecallResult, ReflectResult, Report, RetainResult
+
+MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
+_PROCESS: list[HindsightSession] = []
+_PROCESS_LOCK = threading.Lock()
+
+
+class InputError(ValueError):
+    """Bad input to a public function; the message is one line saying what to do."""
+
+
+def current_session() -> HindsightSession:
+    """The kernel's session inside IPython (loading the extension if needed), else this
+    process's session (made on first use, without the cell hook)."""
+    shell = _running_shell()
+    if shell is not None:
+        from .ipython.extension import LOADED, load
+
+        if id(shell) not in LOADED:  # through IPython, so that %unload_ext knows of it
+            shell.extension_manager.load_extension("hindsight_magic")  # type: ignore[attr-defined]
+        return (LOADED.get(id(shell)) or load(shell)).session
+    with _PROCESS_LOCK:
+        if not _PROCESS or _PROCESS[0].closed:
+            from .session import HindsightSession
+            from .settings import HindsightSettings
+
+            _PROCESS[:] = [HindsightSession(HindsightSettings())]
+        return _PROCESS[0]
+
+
+def _running_shell() -> object | None:
+    if "IPython" not in sys.modules:  # never import IPython just to find out
+        return None
+    from IPython import get_ipython
+
+    return get_ipython()  # type: ignore[no-untyped-call]
+
+
+def retain(
+    text: str,
+    *,
+    tags: Sequence[str] | None = None,
+    context: str | None = None,
+    split: bool = False,
+    session: HindsightSession | None = None,
+) -> RetainResult:
+    """Queue ``text`` as one durable memory and return at once (no network on this thread).
+
+    ``tags`` are added to the scope's tags; ``context`` says where the fact comes from (default:
+    the ``retain_context`` setting); ``split=True`` makes each blank-line-separated paragraph
+    its own memory. One memory holds at most 1,000,000 characters. A background worker sends
+    the queue in batches (16 memories or 5 s), and before any recall or reflect.
+    """
+    pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
+    pieces = [piece for piece in pieces if piece]
+    if not pieces:
+        raise InputError("Nothing to retain: give the fact to remember.")
+    largest = max(len(piece) for piece in pieces)
+    if largest > MAX_MEMORY_CHARS:
+        raise InputError(
+            f"Too large to retain: {largest:,} characters in one memory (the limit is "
+            f"{MAX_MEMORY_CHARS:,}). Retain a summary, or paragraphs with %%retain --split."
+        )
+    session = session or current_session()
+    for piece in pieces:
+        session.retain(piece, context=context, tags=tuple(tags or ()))
+    from .ui.display import RetainResult
+
+    return RetainResult(len(pieces))
+
+
+def recall(
+    query: str,
+    *,
+    budget: str | None = None,
+    max_tokens: int | None = None,
+    types: Sequence[str] | None = None,
+    session: HindsightSession | None = None,
+) -> RecallResult:
+    """The memories most relevant to ``query``, best first, in the current scope.
+
+    ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
+    results, ``types`` the memory types (default: the ``recall_*`` settings). Memories still
+    queued are sent first and waited for (at most 10 s), so what was just retained is found.
+    The result is a sequence of memories with ``.texts`` and ``.as_context()`` (a ``<memories>``
+    block for an LLM prompt).
+    """
+    if not query.strip():
+        raise InputError("Nothing to search for: give a query.")
+    if budget is not None:
+        _check_budget(budget)
+    session = session or current_session()
+    return session.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
+
+
+def reflect(
+    question: str,
+    *,
+    context: str | None = None,
+    budget: str | None = None,
+    session: HindsightSession | None = None,
+) -> ReflectResult:
+    """The server's answer to ``question``, synthesized from the memories in the current scope.
+
+    ``context`` adds guidance for the answer; ``budget`` as for ``recall``. The result is a
+    ``str`` (Markdown) that also keeps ``.query`` and ``.based_on``.
+    """
+    if not question.strip():
+        raise InputError("Nothing to reflect on: give a question.")
+    if budget is not None:
+        _check_budget(budget)
+    session = session or current_session()
+    return session.reflect(question.strip(), context=context, budget=budget)
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """What a flush achieved: accepted now, and what still waits (and why)."""
+
+    accepted: int
+    pending: int
+    retrying: int
+    failed: int
+    last_error: str | None
+
+    def __repr__(self) -> str:
+        parts = [f"Flushed: {plural(self.accepted, 'memory', 'memories')} accepted by the server."]
+        if self.retrying:
+            parts.append(
+                f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
+                f"({self.last_error}); they stay queued."
+            )
+        if self.pending and self.retrying:
+            parts.append(f"{plural(self.pending, 'more waits', 'more wait')} behind them.")
+        elif self.pending:
+            parts.append(f"{plural(self.pending, 'memory is', 'memories are')} still being sent.")
+        if self.failed:
+            parts.append(f"{plural(self.failed, 'memory', 'memories')} failed: %hindsight retry.")
+        return " ".join(parts)
+
+    __str__ = __repr__
+
+
+def flush(timeout: float | None = None, *, session: HindsightSession | None = None) -> FlushResult:
+    """Send everything queued now and wait until each batch was tried (at most ``timeout``
+    seconds; default the ``retain_timeout_ms`` setting)."""
+    if timeout is not None and timeout <= 0:
+        raise InputError("The flush timeout must be greater than 0 seconds.")
+    session = session or current_session()
+    before = session.queue.stats().accepted
+    outcome = session.flush(timeout)
+    after = session.queue.stats()
+    return FlushResult(
+        after.accepted - before, outcome.pending, outcome.retrying, outcome.failed, after.last_error
+    )
+
+
+def status(*, check_server: bool = True, session: HindsightSession | None = None) -> Report:
+    """Server, bank and tags, the queue's counters, auto-retain and mental models, as a report
+    (text, or a table in a notebook). ``check_server=False`` skips the server round trip."""
+    return (session or current_session()).status(check_server)
+
+
+def _check_budget(budget: str) -> None:
+    from .settings import BUDGETS
+
+    if budget not in BUDGETS:
+        raise InputError(f"Invalid budget {budget!r}: use {', '.join(BUDGETS)}.")
