@@ -462,10 +462,9 @@ NOT_MEASURABLE = """\
 
 def _clean_env() -> None:
     """Drop the user's ``HINDSIGHT_*`` extension settings: the benchmark measures the defaults."""
-    from hindsight_magic.settings import ENV_ALIASES, SETTING_NAMES, env_name
+    from hindsight_magic.settings import HindsightSettings
 
-    names = {env_name(name) for name in SETTING_NAMES} | set(ENV_ALIASES.values())
-    for name in names - KEEP_ENV:
+    for name in set(HindsightSettings.environment_variables()) - KEEP_ENV:
         os.environ.pop(name, None)
 
 

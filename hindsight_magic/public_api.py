@@ -59,7 +59,8 @@ def _running_shell() -> object | None:
         return None
     from IPython import get_ipython
 
-    return get_ipython()  # type: ignore[no-untyped-call]
+    shell: object | None = get_ipython()
+    return shell
 
 
 def retain(

@@ -107,7 +107,7 @@ class SettingTrait:
         return super().default(obj)  # type: ignore[misc]
 
 
-class Text(SettingTrait, Unicode):  # type: ignore[misc]
+class Text(SettingTrait, Unicode[str, str | bytes]):
     """A string, stripped; ``required`` refuses a blank one."""
 
     def __init__(self, default_value: str = "", *, required: bool = False, **kwargs: Any) -> None:
@@ -122,7 +122,7 @@ class Text(SettingTrait, Unicode):  # type: ignore[misc]
         return value.strip()
 
 
-class Url(SettingTrait, Unicode):  # type: ignore[misc]
+class Url(SettingTrait, Unicode[str | None, str | bytes | None]):
     """An http(s) URL without a trailing slash; blank means not set (None)."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -142,7 +142,7 @@ class Url(SettingTrait, Unicode):  # type: ignore[misc]
         return url
 
 
-class Choice(SettingTrait, Enum):  # type: ignore[misc]
+class Choice(SettingTrait, Enum[str]):
     """One of a fixed set of words."""
 
     def __init__(self, choices: tuple[str, ...], default_value: str, **kwargs: Any) -> None:
@@ -155,7 +155,7 @@ class Choice(SettingTrait, Enum):  # type: ignore[misc]
         return str(value)
 
 
-class Flag(SettingTrait, Bool):  # type: ignore[misc]
+class Flag(SettingTrait, Bool[bool, bool | int]):
     """True or false; strings accept true/1/yes/on and false/0/no/off (any case)."""
 
     def convert(self, value: Any) -> bool:
@@ -192,7 +192,7 @@ class NumberTrait(SettingTrait):
         return number
 
 
-class Count(NumberTrait, Int):  # type: ignore[misc]
+class Count(NumberTrait, Int[int, int]):
     """A whole number with optional bounds."""
 
     def __init__(
@@ -212,7 +212,7 @@ class Count(NumberTrait, Int):  # type: ignore[misc]
             ) from None
 
 
-class Seconds(NumberTrait, Float):  # type: ignore[misc]
+class Seconds(NumberTrait, Float[float, float]):
     """A number of seconds (float) with optional bounds."""
 
     def __init__(self, default_value: float, *, above: float | None = None, **kw: Any) -> None:
@@ -230,7 +230,7 @@ class Seconds(NumberTrait, Float):  # type: ignore[misc]
             ) from None
 
 
-class Names(SettingTrait, List):  # type: ignore[misc]
+class Names(SettingTrait, List[str]):
     """A list of names; a string is split on commas, blanks dropped."""
 
     def __init__(self, default_value: tuple[str, ...], **kwargs: Any) -> None:

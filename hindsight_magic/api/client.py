@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .._version import __version__
-from .errors import HindsightError, bank_missing, detail_of, one_line, readable
+from .errors import HindsightError, detail_of, one_line, readable
+from .memory_endpoints import MemoryEndpoints
 from .mental_model_endpoints import MentalModelEndpoints
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Timeouts:
     reflect: float = 120.0
 
 
-class HindsightClient(MentalModelEndpoints):
+class HindsightClient(MemoryEndpoints, MentalModelEndpoints):
     """Synchronous Hindsight REST client; safe to share between threads (one httpx pool each)."""
 
     def __init__(
@@ -161,7 +161,10 @@ class HindsightClient(MentalModelEndpoints):
 
     def health(self) -> dict[str, Any]:
         """``GET /health``."""
-        return self._request("health", "GET", "/health", timeout_s=min(self.timeouts.request, 5))
+        reply: dict[str, Any] = self._request(
+            "health", "GET", "/health", timeout_s=min(self.timeouts.request, 5)
+        )
+        return reply
 
     def identity(self) -> dict[str, Any]:
         """``GET /version``, checked to be Hindsight's; cached after the first success."""
@@ -193,9 +196,10 @@ class HindsightClient(MentalModelEndpoints):
             body["reflect_mission"] = reflect_mission.strip()
         if retain_mission.strip():
             body["retain_mission"] = retain_mission.strip()
-        return self._request(
+        reply: dict[str, Any] = self._request(
             "createBank", "PUT", self._bank(bank_id), timeout_s=self.timeouts.request, body=body
         )
+        return reply
 
     def list_banks(self) -> list[dict[str, Any]]:
         """``GET /v1/default/banks``."""
@@ -204,114 +208,11 @@ class HindsightClient(MentalModelEndpoints):
 
     def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
         """``GET …/banks/{bank}/stats``; None when the bank does not exist yet."""
-        return self._request(
+        reply: dict[str, Any] | None = self._request(
             "bankStats",
             "GET",
             f"{self._bank(bank_id)}/stats",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
-
-    def retain_batch(
-        self,
-        bank_id: str,
-        items: Sequence[dict[str, Any]],
-        *,
-        operation_id: str | None = None,
-        async_: bool = True,
-    ) -> dict[str, Any]:
-        """``POST …/memories`` with ``async`` and a client ``operation_id`` (safe to re-send)."""
-        body: dict[str, Any] = {"items": list(items), "async": async_}
-        if operation_id:
-            body["operation_id"] = operation_id
-        try:
-            reply = self._request(
-                "retainBatch",
-                "POST",
-                f"{self._bank(bank_id)}/memories",
-                timeout_s=self.timeouts.retain,
-                body=body,
-            )
-        except HindsightError as error:
-            if error.kind != "not_hindsight" or not 200 <= (error.status_code or 0) < 300:
-                raise
-            # A 2xx whose body cannot be read: the server may well have accepted the batch, so
-            # re-send it under the same operation_id (idempotent) instead of failing it.
-            message = f"{error} — delivery unconfirmed; re-sending the same operation"
-            raise HindsightError(
-                "retainBatch", message, error.status_code, error.details, "unconfirmed"
-            ) from None
-        if not isinstance(reply, dict) or reply.get("success") is False:
-            message = f"retainBatch failed: unexpected reply {one_line(reply, 120)}"
-            raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
         return reply
-
-    def recall(
-        self,
-        bank_id: str,
-        query: str,
-        *,
-        budget: str = "mid",
-        max_tokens: int | None = None,
-        types: Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        tags_match: str | None = None,
-    ) -> dict[str, Any] | None:
-        """``POST …/memories/recall``; None when the bank does not exist yet."""
-        body: dict[str, Any] = {"query": query, "budget": budget}
-        if max_tokens:
-            body["max_tokens"] = max_tokens
-        if types:
-            body["types"] = list(types)
-        if tags:
-            body["tags"] = list(tags)
-            if tags_match:
-                body["tags_match"] = tags_match
-        try:
-            return self._request(
-                "recall",
-                "POST",
-                f"{self._bank(bank_id)}/memories/recall",
-                timeout_s=self.timeouts.recall,
-                body=body,
-            )
-        except HindsightError as error:
-            if bank_missing(error):
-                return None
-            raise
-
-    def reflect(
-        self,
-        bank_id: str,
-        query: str,
-        *,
-        budget: str = "mid",
-        context: str | None = None,
-        tags: Sequence[str] | None = None,
-        tags_match: str | None = None,
-    ) -> dict[str, Any]:
-        """``POST …/reflect``."""
-        body: dict[str, Any] = {"query": query, "budget": budget}
-        if context:
-            body["context"] = context
-        if tags:
-            body["tags"] = list(tags)
-            if tags_match:
-                body["tags_match"] = tags_match
-        return self._request(
-            "reflect",
-            "POST",
-            f"{self._bank(bank_id)}/reflect",
-            timeout_s=self.timeouts.reflect,
-            body=body,
-        )
-
-    def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
-        """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
-        return self._request(
-            "getOperation",
-            "GET",
-            f"{self._bank(bank_id)}/operations/{quote(operation_id, safe='')}",
-            timeout_s=self.timeouts.request,
-            allow_404=True,
-        )

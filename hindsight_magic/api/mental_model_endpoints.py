@@ -18,7 +18,18 @@ class MentalModelEndpoints:
     if TYPE_CHECKING:
         timeouts: Timeouts
 
-        def _request(self, operation: str, method: str, path: str, **kwargs: Any) -> Any: ...
+        def _request(
+            self,
+            operation: str,
+            method: str,
+            path: str,
+            *,
+            timeout_s: float,
+            body: dict[str, Any] | None = None,
+            params: dict[str, Any] | None = None,
+            allow_404: bool = False,
+            need_json: bool = True,
+        ) -> Any: ...
 
         @staticmethod
         def _bank(bank_id: str) -> str: ...
@@ -50,7 +61,7 @@ class MentalModelEndpoints:
         self, bank_id: str, model_id: str, detail: str = "content"
     ) -> dict[str, Any] | None:
         """``GET …/mental-models/{id}?detail=…``; None when there is no such model."""
-        return self._request(
+        reply: dict[str, Any] | None = self._request(
             "getMentalModel",
             "GET",
             self._model(bank_id, model_id),
@@ -58,6 +69,7 @@ class MentalModelEndpoints:
             params={"detail": detail},
             allow_404=True,
         )
+        return reply
 
     def create_mental_model(
         self,
@@ -83,22 +95,24 @@ class MentalModelEndpoints:
             body["max_tokens"] = max_tokens
         if trigger is not None:
             body["trigger"] = dict(trigger)
-        return self._request(
+        reply: dict[str, Any] = self._request(
             "createMentalModel",
             "POST",
             f"{self._bank(bank_id)}/mental-models",
             timeout_s=self.timeouts.request,
             body=body,
         )
+        return reply
 
     def refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
         """``POST …/mental-models/{id}/refresh`` (no body); returns ``{operation_id, status}``."""
-        return self._request(
+        reply: dict[str, Any] = self._request(
             "refreshMentalModel",
             "POST",
             f"{self._model(bank_id, model_id)}/refresh",
             timeout_s=self.timeouts.request,
         )
+        return reply
 
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
         """``DELETE …/mental-models/{id}``; False when there was no such model."""

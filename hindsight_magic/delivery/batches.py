@@ -74,7 +74,8 @@ class Backoff:
 
     def delay(self, attempts: int) -> float:
         """Seconds to wait after the ``attempts``-th failed try."""
-        return min(self.cap_s, self.base_s * 2 ** (attempts - 1)) * (0.5 + self.jitter() / 2)
+        growth: float = 2.0 ** (attempts - 1)
+        return min(self.cap_s, self.base_s * growth) * (0.5 + self.jitter() / 2)
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,13 @@ def form_batches(
     for route, item in entries:
         full = current is not None and len(current.items) >= max_items
         same_doc = documents.get(item.document_id) if item.document_id else None
-        mergeable = same_doc is not None and not full and current is not None
-        if mergeable and current.route == route and same_doc.merge_append(item):
+        if (
+            same_doc is not None
+            and current is not None
+            and not full
+            and current.route == route
+            and same_doc.merge_append(item)
+        ):
             continue
         if current is None or full or current.route != route or same_doc is not None:
             current = Batch(route, [])

@@ -25,7 +25,7 @@ from ..session import HindsightSession
 from ..settings import BUDGETS, HindsightSettings, SettingsError
 from ..ui.display import RecallResult, ReflectResult, RetainResult
 from .errors import HindsightMagicError
-from .options import FLAG, choice, identifier, parse_options, positive_int, tag_list
+from .options import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
 from .subcommands import help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -144,7 +144,7 @@ class HindsightMagics(Magics, HindsightSettings):
         ``%hindsight status``; ``%hindsight flush`` sends now. From Python:
         ``hindsight_magic.retain(text, tags=…, context=…)``.
         """
-        spec = {"context": str, "tags": tag_list, "split": FLAG}
+        spec: dict[str, Converter] = {"context": str, "tags": tag_list, "split": FLAG}
         options, text = parse_options(line, spec, RETAIN_USAGE)
         if cell is not None:
             if text:
@@ -186,7 +186,7 @@ class HindsightMagics(Magics, HindsightSettings):
         memories are sent first, so what you just retained can be found (about a second later).
         From Python: ``hindsight_magic.recall(query, budget=…)``.
         """
-        spec = {
+        spec: dict[str, Converter] = {
             "budget": choice(*BUDGETS),
             "max_tokens": positive_int,
             "types": tag_list,
@@ -230,7 +230,11 @@ class HindsightMagics(Magics, HindsightSettings):
         answer is a placeholder; configure a real LLM on the server for real answers.
         From Python: ``hindsight_magic.reflect(question, context=…)``.
         """
-        spec = {"context": str, "budget": choice(*BUDGETS), "var": identifier}
+        spec: dict[str, Converter] = {
+            "context": str,
+            "budget": choice(*BUDGETS),
+            "var": identifier,
+        }
         options, question = parse_options(line, spec, REFLECT_USAGE)
         if cell is not None:
             question = f"{question}\n{cell}"

@@ -170,7 +170,9 @@ class SubcommandParser(MagicArgumentParser):
     """
 
     def __init__(self, name: str, usage: str) -> None:
-        super().__init__(prog=f"%hindsight {name}", usage=usage, add_help=False)
+        super().__init__(  # type: ignore[no-untyped-call]
+            prog=f"%hindsight {name}", usage=usage, add_help=False
+        )
 
     def parse_line(self, args: str) -> argparse.Namespace:
         """Parse the text after the subcommand's name (shell-like quoting)."""

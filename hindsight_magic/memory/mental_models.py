@@ -131,7 +131,7 @@ class MentalModel:
     @property
     def auto_refresh(self) -> bool:
         """Opted into auto-refresh (``trigger.refresh_after_consolidation`` is true)."""
-        return bool(self.trigger) and self.trigger.get("refresh_after_consolidation") is True
+        return self.trigger is not None and self.trigger.get("refresh_after_consolidation") is True
 
 
 def tag_suffix(tag: str) -> str:
@@ -149,7 +149,7 @@ def resolve_seeds(scope: BankScope, seeds: Iterable[Seed] = SEEDS) -> list[Resol
             continue
         base = (scope.retain_tags or ()) if seed.project_tagged else ()
         tags = tuple(dict.fromkeys((*base, *seed.extra_tags)))
-        model_id, legacy = seed.id, ()
+        model_id, legacy = seed.id, tuple[str, ...]()
         if scope.mode == "per-project-tagged" and seed.project_tagged and tags:
             model_id, legacy = f"{seed.id}-{tag_suffix(tags[0])}", (seed.id,)
         resolved.append(

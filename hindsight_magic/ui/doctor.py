@@ -98,7 +98,7 @@ def _versions(names: Sequence[str], version_of: VersionOf) -> tuple[list[str], l
     return found, missing
 
 
-def check_python(info: Sequence[int] = sys.version_info) -> Check:
+def check_python(info: Sequence[int] = tuple(sys.version_info[:3])) -> Check:
     """Python 3.10 or newer."""
     version = ".".join(str(part) for part in info[:3])
     if tuple(info[:2]) < (3, 10):
@@ -209,7 +209,7 @@ def check_journal(setting: str) -> Check:
 def check_widgets(shell: Any = None, version_of: VersionOf = metadata.version) -> Check:
     """ipywidgets importable; whether this runs in a Jupyter kernel; front-end packages present."""
     try:
-        import ipywidgets
+        import ipywidgets  # type: ignore[import-untyped]
     except ImportError:
         return fix("widgets", "ipywidgets is not importable", "pip install ipywidgets (kernel env)")
     found, _ = _versions(FRONT_END_PACKAGES, version_of)

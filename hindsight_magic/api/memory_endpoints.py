@@ -1,0 +1,142 @@
+"""The memory endpoints of ``HindsightClient``: retain, recall, reflect and operations (a mixin)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from .errors import HindsightError, bank_missing, one_line
+
+if TYPE_CHECKING:
+    from .client import Timeouts
+
+
+class MemoryEndpoints:
+    """``POST …/memories``, ``…/memories/recall``, ``…/reflect``; ``GET …/operations/{id}``."""
+
+    if TYPE_CHECKING:
+        timeouts: Timeouts
+
+        def _request(
+            self,
+            operation: str,
+            method: str,
+            path: str,
+            *,
+            timeout_s: float,
+            body: dict[str, Any] | None = None,
+            params: dict[str, Any] | None = None,
+            allow_404: bool = False,
+            need_json: bool = True,
+        ) -> Any: ...
+
+        @staticmethod
+        def _bank(bank_id: str) -> str: ...
+
+    def retain_batch(
+        self,
+        bank_id: str,
+        items: Sequence[dict[str, Any]],
+        *,
+        operation_id: str | None = None,
+        async_: bool = True,
+    ) -> dict[str, Any]:
+        """``POST …/memories`` with ``async`` and a client ``operation_id`` (safe to re-send)."""
+        body: dict[str, Any] = {"items": list(items), "async": async_}
+        if operation_id:
+            body["operation_id"] = operation_id
+        try:
+            reply = self._request(
+                "retainBatch",
+                "POST",
+                f"{self._bank(bank_id)}/memories",
+                timeout_s=self.timeouts.retain,
+                body=body,
+            )
+        except HindsightError as error:
+            if error.kind != "not_hindsight" or not 200 <= (error.status_code or 0) < 300:
+                raise
+            # A 2xx whose body cannot be read: the server may well have accepted the batch, so
+            # re-send it under the same operation_id (idempotent) instead of failing it.
+            message = f"{error} — delivery unconfirmed; re-sending the same operation"
+            raise HindsightError(
+                "retainBatch", message, error.status_code, error.details, "unconfirmed"
+            ) from None
+        if not isinstance(reply, dict) or reply.get("success") is False:
+            message = f"retainBatch failed: unexpected reply {one_line(reply, 120)}"
+            raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
+        return reply
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: str = "mid",
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any] | None:
+        """``POST …/memories/recall``; None when the bank does not exist yet."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        if types:
+            body["types"] = list(types)
+        if tags:
+            body["tags"] = list(tags)
+            if tags_match:
+                body["tags_match"] = tags_match
+        try:
+            reply: dict[str, Any] | None = self._request(
+                "recall",
+                "POST",
+                f"{self._bank(bank_id)}/memories/recall",
+                timeout_s=self.timeouts.recall,
+                body=body,
+            )
+            return reply
+        except HindsightError as error:
+            if bank_missing(error):
+                return None
+            raise
+
+    def reflect(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: str = "mid",
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any]:
+        """``POST …/reflect``."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if context:
+            body["context"] = context
+        if tags:
+            body["tags"] = list(tags)
+            if tags_match:
+                body["tags_match"] = tags_match
+        reply: dict[str, Any] = self._request(
+            "reflect",
+            "POST",
+            f"{self._bank(bank_id)}/reflect",
+            timeout_s=self.timeouts.reflect,
+            body=body,
+        )
+        return reply
+
+    def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
+        """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
+        reply: dict[str, Any] | None = self._request(
+            "getOperation",
+            "GET",
+            f"{self._bank(bank_id)}/operations/{quote(operation_id, safe='')}",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        return reply
