@@ -52,7 +52,7 @@ def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
     if reuse:
         yield RunningServer(reuse.rstrip("/"))
         return
-    from hindsight_magic import server
+    from hindsight_magic.localserver import launcher as server
 
     data_dir = tmp_path_factory.mktemp("hindsight-server")
     info = server.start(port=free_port(), data_dir=data_dir)
@@ -69,7 +69,7 @@ PLANTED_KEY = f"sk-planted-{uuid.uuid4().hex}"
 @pytest.fixture(scope="session")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """A real Hindsight server with auth on, accepting ``PLANTED_KEY`` only (once per session)."""
-    from hindsight_magic import server
+    from hindsight_magic.localserver import launcher as server
 
     data_dir = tmp_path_factory.mktemp("hindsight-keyed-server")
     info = server.start(port=free_port(), data_dir=data_dir, api_key=PLANTED_KEY)
@@ -83,7 +83,8 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSe
 def data_dir(tmp_path: Path) -> Iterator[Path]:
     """A temp data dir whose server is stopped and whose PostgreSQL data is removed at the end."""
     yield tmp_path
-    from hindsight_magic import postgres, server
+    from hindsight_magic.localserver import launcher as server
+    from hindsight_magic.localserver import postgres
 
     server.stop(tmp_path)
     pgdata = postgres.pg_data_dir(server.server_home(tmp_path), postgres.pg_account())
