@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+import platformdirs
+import psutil
 
 APP_NAME = "hindsight-magic"
 
@@ -12,7 +14,7 @@ APP_NAME = "hindsight-magic"
 def data_dir() -> Path:
     """The per-user data directory (created on first use).
 
-    ``HINDSIGHT_MAGIC_DATA_DIR`` wins; otherwise the platform's usual place:
+    ``HINDSIGHT_MAGIC_DATA_DIR`` wins; otherwise the platform's usual place, from platformdirs:
     ``$XDG_DATA_HOME/hindsight-magic`` (default ``~/.local/share/hindsight-magic``) on
     Linux, ``~/Library/Application Support/hindsight-magic`` on macOS and
     ``%LOCALAPPDATA%\\hindsight-magic`` on Windows.
@@ -20,14 +22,8 @@ def data_dir() -> Path:
     explicit = os.environ.get("HINDSIGHT_MAGIC_DATA_DIR", "").strip()
     if explicit:
         path = Path(explicit).expanduser()
-    elif sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        path = Path(base) / APP_NAME
-    elif sys.platform == "darwin":
-        path = Path.home() / "Library" / "Application Support" / APP_NAME
     else:
-        base = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
-        path = Path(base) / APP_NAME
+        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -45,10 +41,4 @@ def tail(path: Path, lines: int) -> str:
 
 def pid_exists(pid: int) -> bool:
     """Whether a process with this id exists (it may belong to another user)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return bool(psutil.pid_exists(pid))

@@ -1,4 +1,4 @@
-"""The ``hindsight-magic`` command line."""
+"""The server actions: the ``hindsight-magic`` command line and ``%hindsight server``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,14 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import one_line
+from IPython.core.error import UsageError
 
 from hindsight_magic.cli import SUBCOMMANDS, main
+from hindsight_magic.localserver import actions
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).parent / "hindsight-magic"
@@ -28,13 +32,22 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert main(["server"]) == 2  # an action is required; argparse printed the usage
     assert "server" in SUBCOMMANDS
+    capsys.readouterr()
+    assert main(["server", "--help"]) == 0
+    listed = capsys.readouterr().out
+    assert all(action.name in listed and action.help in listed for action in actions.ACTIONS)
+    assert main(["server", "logs", "-n", "0"]) == 2  # a positive number of lines
+    assert "expected a positive integer, got '0'" in capsys.readouterr().err
 
 
 def test_status_and_logs_without_a_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["server", "status", "--data-dir", str(tmp_path)]) == 1
-    assert "No Hindsight server running" in capsys.readouterr().out
+    assert capsys.readouterr().out == (
+        f"No Hindsight server running (data dir {tmp_path}); "
+        "start one with `hindsight-magic server start`.\n"
+    )
     assert main(["server", "logs", "--data-dir", str(tmp_path)]) == 0
     assert "no server log yet" in capsys.readouterr().out
     assert main(["server", "stop", "--data-dir", str(tmp_path)]) == 0
@@ -92,3 +105,76 @@ def test_cli_round_trip(data_dir: Path) -> None:
     assert stopped.returncode == 0
     assert "stopped" in stopped.stdout
     assert cli("server", "status", *where).returncode == 1
+
+
+# --- the same actions from a notebook: %hindsight server ------------------------------------
+
+
+def test_cli_and_magic_offer_the_same_actions_and_options(
+    notebook: Any, dead_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notebook.load(api_url=dead_url)
+    bad = notebook.run("%hindsight server bogus")
+    assert isinstance(bad.error, UsageError)
+    line = one_line(str(bad.error))
+    assert "Unknown server action 'bogus'; actions: start, stop, status, logs." in line
+    for action in actions.ACTIONS:
+        assert main(["server", action.name, "--help"]) == 0
+        cli_help = capsys.readouterr().out
+        for option in (*action.options, actions.DATA_DIR):
+            assert option.flags[-1] in cli_help
+            assert f"[{option.flags[-1]} {option.metavar}]" in line or option is actions.DATA_DIR
+    assert "--data-dir D" in line
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("%hindsight server start --port 0", "argument --port: expected a positive integer"),
+        ("%hindsight server start --lines 3", "unrecognized arguments: --lines 3"),
+        ("%hindsight server logs --lines", "expected one argument"),
+        ('%hindsight server status --data-dir "x', "No closing quotation"),
+    ],
+)
+def test_magic_usage_errors_are_one_line(
+    notebook: Any, dead_url: str, source: str, expected: str
+) -> None:
+    notebook.load(api_url=dead_url)
+    cell = notebook.run(source)
+    assert isinstance(cell.error, UsageError)
+    line = one_line(str(cell.error))
+    assert expected in line
+    assert "Usage: %hindsight server" in line
+
+
+def test_magic_without_a_server(notebook: Any, dead_url: str, tmp_path: Path) -> None:
+    notebook.load(api_url=dead_url)
+    where = f"--data-dir {tmp_path}"
+    status = notebook.run("%hindsight server")  # bare: status of the default data dir
+    assert status.error is None
+    assert str(status.result).startswith("No Hindsight server running")
+    assert "`%hindsight server start`" in str(status.result)
+    assert str(notebook.run(f"%hindsight server logs {where}").result) == "(no server log yet)"
+    stop = notebook.run(f"%hindsight server stop {where}")
+    assert str(stop.result) == "No Hindsight server was running."
+    assert notebook.magics.session.api_url == dead_url
+
+
+@pytest.mark.integration
+def test_magic_start_points_the_session_at_the_new_server(
+    notebook: Any, dead_url: str, data_dir: Path
+) -> None:
+    notebook.load(api_url=dead_url)
+    port = free_port()
+    where = f"--data-dir {data_dir}"
+    started = notebook.run(f"%hindsight server start --port {port} {where}")
+    assert started.error is None, started.text
+    url = f"http://127.0.0.1:{port}"
+    assert str(started.result).startswith(f"Hindsight server running at {url} (pid ")
+    assert "This session now uses it." in str(started.result)
+    assert notebook.magics.session.api_url == url
+    status = notebook.run(f"%hindsight server status {where}")
+    assert str(status.result).startswith(f"Hindsight server running at {url}")
+    assert str(notebook.run(f"%hindsight server stop {where}").result) == (
+        "Hindsight server stopped."
+    )

@@ -80,6 +80,9 @@ def test_failing_cell_is_named_and_the_partial_notebook_is_written(
     assert partial.cells[1].outputs[0]["output_type"] == "error"
     assert not partial.cells[2].outputs
     assert "Partial notebook" in captured.out
+    # the server line in the same words as `hindsight-magic server start`
+    assert f"Hindsight server running at {fake.url} (pid 1, LLM: mock" in captured.out
+    assert "Started in " in captured.out
 
 
 @pytest.mark.integration

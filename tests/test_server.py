@@ -1,19 +1,26 @@
-"""The local server launcher: quick checks without a server, then real servers (integration)."""
+"""The local server: discovery at load, the launcher without a server, then real servers."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
+import platformdirs
+import psutil
 import pytest
 
+from hindsight_magic import discovery, paths
+from hindsight_magic.discovery import ServerInfo
 from hindsight_magic.localserver import launcher as server
-from hindsight_magic.localserver.launcher import ServerError, ServerInfo
+from hindsight_magic.localserver.errors import ServerError
+from hindsight_magic.settings import FALLBACK_API_URL
 
 
 def free_port() -> int:
@@ -39,6 +46,92 @@ def make_info(tmp_path: Path, pid: int) -> ServerInfo:
         llm_provider="mock",
         started_at="2024-01-01T00:00:00+00:00",
     )
+
+
+def record(tmp_path: Path, pid: int) -> ServerInfo:
+    """Write a state file for ``pid`` in ``tmp_path`` as the launcher would; return it."""
+    info = make_info(tmp_path, pid)
+    home = discovery.server_home(tmp_path)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "state.json").write_text(info.to_json())
+    return info
+
+
+def test_load_ext_imports_neither_localserver_nor_ipywidgets(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'hindsight_magic')\n"
+        "assert 'hindsight_magic.ipython.magics' in sys.modules, 'not loaded'\n"
+        "print([m for m in ('hindsight_magic.localserver', 'ipywidgets') if m in sys.modules])"
+    )
+    env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_discovery_finds_a_live_hindsight_process_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HINDSIGHT_MAGIC_DATA_DIR", str(tmp_path))  # the default data dir
+    settings = SimpleNamespace(api_url=None)
+    assert discovery.running_server(tmp_path) is None
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    proc = subprocess.Popen([*sleeper, "hindsight-api"])  # the command line says hindsight
+    try:
+        info = record(tmp_path, proc.pid)
+        assert discovery.running_server(tmp_path) == info
+        assert server.running_server(tmp_path) == info  # the launcher's is the same function
+        assert discovery.resolve_api_url(settings) == info.url
+        explicit = SimpleNamespace(api_url="http://elsewhere:1")
+        assert discovery.resolve_api_url(explicit) == "http://elsewhere:1"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert discovery.running_server(tmp_path) is None
+    assert discovery.resolve_api_url(settings) == FALLBACK_API_URL
+
+
+def test_an_exited_unreaped_server_is_not_running(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass", "hindsight-api"])
+    try:
+        deadline = time.monotonic() + 10
+        while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the child never exited"
+            time.sleep(0.05)
+        record(tmp_path, proc.pid)
+        assert paths.pid_exists(proc.pid)  # the pid is still taken …
+        assert discovery.running_server(tmp_path) is None  # … but it is no server
+    finally:
+        proc.wait()
+    assert not paths.pid_exists(proc.pid)
+    assert paths.pid_exists(os.getpid())
+
+
+def test_a_broken_state_file_is_no_server(tmp_path: Path) -> None:
+    home = discovery.server_home(tmp_path)
+    home.mkdir(parents=True)
+    (home / "state.json").write_text("{not json")
+    assert discovery.running_server(tmp_path) is None
+    (home / "state.json").write_text('{"url": "http://x"}')  # fields missing
+    assert discovery.running_server(tmp_path) is None
+
+
+def test_data_dir_env_wins_else_platformdirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HINDSIGHT_MAGIC_DATA_DIR", str(tmp_path / "mine"))
+    assert paths.data_dir() == tmp_path / "mine"
+    assert (tmp_path / "mine").is_dir()
+    monkeypatch.delenv("HINDSIGHT_MAGIC_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    expected = Path(platformdirs.user_data_dir("hindsight-magic", appauthor=False))
+    assert paths.data_dir() == expected
+    if sys.platform.startswith("linux"):
+        assert expected == tmp_path / "xdg" / "hindsight-magic"
 
 
 def test_server_error_str_is_one_line() -> None:

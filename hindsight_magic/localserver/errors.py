@@ -1,4 +1,4 @@
-"""User-facing failures: one clear line with a hint, and no traceback unless debug is on."""
+"""The local server's one exception: a failure to start or stop it, with what to do."""
 
 from __future__ import annotations
 

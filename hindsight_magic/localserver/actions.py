@@ -1,0 +1,137 @@
+"""The server actions, declared once: ``hindsight-magic server …`` and ``%hindsight server …``.
+
+``ACTIONS`` lists each action with its help and options. ``add_cli_parser`` builds the command
+line's argparse subcommands from it; ``parse_magic`` parses a ``%hindsight server`` line with the
+same table, raising ``UsageError`` (one line, never ``SystemExit``) on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+DEFAULT_PORT = 8899  # launcher.DEFAULT_PORT; kept here so parsing never imports the launcher
+DEFAULT_ACTION = "status"  # what a bare `%hindsight server` does
+
+
+def positive_int(text: str) -> int:
+    """An integer > 0 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--option VALUE`` of an action."""
+
+    flags: tuple[str, ...]
+    type: Callable[[str], Any]
+    default: Any
+    metavar: str
+    help: str
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """Add this option to ``parser``."""
+        parser.add_argument(
+            *self.flags, type=self.type, default=self.default, metavar=self.metavar, help=self.help
+        )
+
+
+@dataclass(frozen=True)
+class Action:
+    """One server action: its name, one-line help and its own options."""
+
+    name: str
+    help: str
+    options: tuple[Option, ...] = ()
+
+    def usage(self) -> str:
+        """``name [--opt M] …`` (own options only)."""
+        return " ".join([self.name, *(f"[{o.flags[-1]} {o.metavar}]" for o in self.options)])
+
+
+DATA_DIR = Option(("--data-dir",), Path, None, "D", "data directory (default: the user's)")
+ACTIONS: tuple[Action, ...] = (
+    Action(
+        "start",
+        "start (or reuse) the server",
+        (
+            Option(("--port",), positive_int, DEFAULT_PORT, "N", f"default: {DEFAULT_PORT}"),
+            Option(("--wait",), float, 180.0, "S", "seconds to wait for health (default 180)"),
+        ),
+    ),
+    Action("stop", "stop the server"),
+    Action("status", "is it running?"),
+    Action(
+        "logs",
+        "show the end of the server log",
+        (Option(("-n", "--lines"), positive_int, 40, "N", "how many lines (default 40)"),),
+    ),
+)
+NAMES = tuple(action.name for action in ACTIONS)
+
+
+def usage(command: str) -> str:
+    """One line: every action with its options, e.g. for ``%hindsight server``."""
+    actions = " | ".join(action.usage() for action in ACTIONS)
+    return f"{command} {actions}  (each also takes {DATA_DIR.flags[0]} {DATA_DIR.metavar})"
+
+
+def _fill(parser: argparse.ArgumentParser, action: Action) -> None:
+    for option in (*action.options, DATA_DIR):
+        option.add_to(parser)
+
+
+def add_cli_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    handlers: Mapping[str, Callable[[argparse.Namespace], int]],
+) -> None:
+    """Add ``server`` with one subcommand per action; each sets ``handler`` from ``handlers``."""
+    parser = subparsers.add_parser("server", help="run a local Hindsight server")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action in ACTIONS:
+        sub = actions.add_parser(action.name, help=action.help, description=action.help)
+        _fill(sub, action)
+        sub.set_defaults(handler=handlers[action.name])
+
+
+class _MagicParser(argparse.ArgumentParser):
+    """argparse for a magic line: errors raise ``UsageError`` with the usage, never exit."""
+
+    def error(self, message: str) -> NoReturn:
+        from IPython.core.error import UsageError
+
+        raise UsageError(f"{message}. Usage: {self.usage}")
+
+
+def parse_magic(line: str, command: str = "%hindsight server") -> tuple[str, argparse.Namespace]:
+    """Parse ``%hindsight server ACTION [options]``: (action, options); bare means ``status``."""
+    from IPython.core.error import UsageError
+
+    try:
+        words = shlex.split(line)
+    except ValueError as error:
+        raise UsageError(f"{error}. Usage: {usage(command)}") from None
+    name = words[0] if words else DEFAULT_ACTION
+    if name not in NAMES:
+        raise UsageError(
+            f"Unknown server action {name!r}; actions: {', '.join(NAMES)}. Usage: {usage(command)}"
+        )
+    action = ACTIONS[NAMES.index(name)]
+    parser = _MagicParser(
+        prog=f"{command} {name}",
+        usage=f"{command} {action.usage()} [{DATA_DIR.flags[0]} {DATA_DIR.metavar}]",
+        add_help=False,
+        allow_abbrev=False,
+    )
+    _fill(parser, action)
+    return name, parser.parse_args(words[1:])
