@@ -38,9 +38,12 @@ bench: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not integration and not browser"
 
+# ruff (style), mypy --strict (types), import-linter (the folders' import rules, pyproject.toml)
 lint: $(STAMP)
 	$(BIN)/ruff check hindsight_magic tests bench notebooks/conftest.py
 	$(BIN)/ruff format --check hindsight_magic tests bench notebooks/conftest.py
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) hindsight-demo .pytest_cache .ruff_cache

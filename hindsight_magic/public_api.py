@@ -18,15 +18,17 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .text import plural
 
 if TYPE_CHECKING:
+    from .memory.results import RecallResult, ReflectResult
     from .session import HindsightSession
-    from .ui.display import RecallResult, ReflectResult, Report, RetainResult
+    from .ui.display import Report, RetainResult
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
+MAGICS_CLASS = "HindsightMagics"  # its name in IPython's registry of magics
 _PROCESS: list[HindsightSession] = []
 _PROCESS_LOCK = threading.Lock()
 
@@ -39,12 +41,12 @@ def current_session() -> HindsightSession:
     """The kernel's session inside IPython (loading the extension if needed), else this
     process's session (made on first use, without the cell hook)."""
     shell = _running_shell()
-    if shell is not None:
-        from .ipython.extension import LOADED, load
-
-        if id(shell) not in LOADED:  # through IPython, so that %unload_ext knows of it
-            shell.extension_manager.load_extension("hindsight_magic")  # type: ignore[attr-defined]
-        return (LOADED.get(id(shell)) or load(shell)).session
+    if shell is not None:  # the extension's magics, as IPython registered them
+        registry = shell.magics_manager.registry
+        if MAGICS_CLASS not in registry:
+            shell.extension_manager.load_extension("hindsight_magic")
+        session: HindsightSession = registry[MAGICS_CLASS].session
+        return session
     with _PROCESS_LOCK:
         if not _PROCESS or _PROCESS[0].closed:
             from .session import HindsightSession
@@ -54,13 +56,12 @@ def current_session() -> HindsightSession:
         return _PROCESS[0]
 
 
-def _running_shell() -> object | None:
+def _running_shell() -> Any:
     if "IPython" not in sys.modules:  # never import IPython just to find out
         return None
     from IPython import get_ipython
 
-    shell: object | None = get_ipython()
-    return shell
+    return get_ipython()
 
 
 def retain(

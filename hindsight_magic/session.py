@@ -49,8 +49,9 @@ if TYPE_CHECKING:
     import httpx
 
     from .api.client import HindsightClient
+    from .memory.results import RecallResult, ReflectResult
     from .settings import HindsightSettings
-    from .ui.display import RecallResult, ReflectResult, Report
+    from .ui.display import Report
 
 log = logging.getLogger("hindsight_magic")
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell

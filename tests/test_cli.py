@@ -130,8 +130,8 @@ def test_cli_and_magic_offer_the_same_actions_and_options(
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("%hindsight server start --port 0", "argument --port: expected a positive integer"),
-        ("%hindsight server start --lines 3", "unrecognized arguments: --lines 3"),
+        ("%hindsight server start --port 0", "Invalid --port expected a positive integer"),
+        ("%hindsight server start --lines 3", "Unknown option --lines. Options: --port, --wait"),
         ("%hindsight server logs --lines", "expected one argument"),
         ('%hindsight server status --data-dir "x', "No closing quotation"),
     ],

@@ -8,6 +8,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from hindsight_magic.api.responses import Memory, Scores
+from hindsight_magic.memory.results import (
+    NO_MEMORIES,
+    NO_REFLECTION,
+    RECALL_PREAMBLE,
+    RecallResult,
+    ReflectResult,
+)
+from hindsight_magic.text import plural
 from hindsight_magic.times import (
     local_clock,
     local_second,
@@ -16,17 +24,7 @@ from hindsight_magic.times import (
     utc_minute,
     utc_minute_text,
 )
-from hindsight_magic.ui.display import (
-    NO_MEMORIES,
-    NO_REFLECTION,
-    RECALL_PREAMBLE,
-    Message,
-    RecallResult,
-    ReflectResult,
-    Report,
-    RetainResult,
-    plural,
-)
+from hindsight_magic.ui.display import Message, Report, RetainResult
 
 AS_OF = datetime(2024, 3, 5, 14, 7, 59, tzinfo=timezone.utc)
 EVIL = "<script>alert('x')</script>"

@@ -14,8 +14,8 @@ from test_mental_models import FakeHindsight
 
 from hindsight_magic.api.responses import Memory
 from hindsight_magic.ipython import model_commands
+from hindsight_magic.memory.results import RecallResult
 from hindsight_magic.ui import model_views
-from hindsight_magic.ui.display import RecallResult
 
 
 @pytest.fixture

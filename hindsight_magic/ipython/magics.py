@@ -20,10 +20,11 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from .. import public_api
 from ..api.errors import HindsightError, explain, probe_identity
+from ..memory.results import RecallResult, ReflectResult
 from ..public_api import InputError
 from ..session import HindsightSession
 from ..settings import BUDGETS, HindsightSettings, SettingsError
-from ..ui.display import RecallResult, ReflectResult, RetainResult
+from ..ui.display import RetainResult
 from .errors import HindsightMagicError
 from .options import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
 from .subcommands import help_text, run_subcommand

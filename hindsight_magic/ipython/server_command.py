@@ -6,11 +6,15 @@ The actions and their options come from ``localserver.actions`` (the same table 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from IPython.core.error import UsageError
+
 from ..ui.display import Message
 from .errors import HindsightMagicError
+from .options import SubcommandParser
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics
@@ -18,13 +22,31 @@ if TYPE_CHECKING:
 COMMAND = "%hindsight server"
 
 
+def parse_server_line(line: str) -> tuple[str, argparse.Namespace]:
+    """``ACTION [options]`` → (action, options) by the actions table; bare means ``status``."""
+    from ..localserver import actions
+
+    name, _, rest = line.strip().partition(" ")
+    name = name or actions.DEFAULT_ACTION
+    if name not in actions.NAMES:
+        raise UsageError(
+            f"Unknown server action {name!r}; actions: {', '.join(actions.NAMES)}. "
+            f"Usage: {actions.usage(COMMAND)}"
+        )
+    action = actions.ACTIONS[actions.NAMES.index(name)]
+    data_dir = actions.DATA_DIR
+    usage = f"{COMMAND} {action.usage()} [{data_dir.flags[0]} {data_dir.metavar}]"
+    parser = SubcommandParser(f"server {name}", usage)
+    actions.add_options(parser, action)
+    return name, parser.parse_line(rest)
+
+
 def cmd_server(magics: HindsightMagics, args: str) -> Any:
     """Start, stop or inspect the local Hindsight server on this machine."""
     from ..localserver import messages
-    from ..localserver.actions import parse_magic
     from ..localserver.errors import ServerError
 
-    action, options = parse_magic(args, COMMAND)
+    action, options = parse_server_line(args)
     if action == "start":
         print("Starting the local Hindsight server (about 15 s the first time)…", file=sys.stderr)
         try:

