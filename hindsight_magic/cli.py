@@ -10,6 +10,7 @@ to the subparsers and sets ``handler`` (``args -> exit code``) as a default. Oth
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -58,11 +59,45 @@ def _add_server(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 # Top-level subcommands: name -> function adding its parser (and a `handler` default).
-# `demo` and `doctor` are added here by their own modules.
+def _doctor(args: argparse.Namespace) -> int:
+    """``hindsight-magic doctor``: settings from the environment, as a kernel would see them."""
+    from .discovery import resolve_api_url
+    from .memory.scope import compute_scope, project_label
+    from .settings import HindsightSettings, SettingsError
+
+    problems: list[doctor.Check] = []
+    try:
+        HindsightSettings.check_environment()
+    except SettingsError as error:
+        problems.append(doctor.fix("settings", str(error), "correct or unset that variable"))
+    settings = HindsightSettings.from_environment()
+    url = args.url or resolve_api_url(settings)
+    scope = compute_scope(
+        settings.scoping, settings.bank_id, settings.bank_prefix, project_label(os.getcwd())
+    )
+    report = doctor.run_checks(
+        url, settings.key(), args.bank or scope.bank_id, settings.journal_path
+    )
+    report.checks[0:0] = problems
+    print(report)
+    return 0 if report.ok else 1
+
+
+def _add_doctor(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``hindsight-magic doctor``: the checks, as a kernel started here would see things."""
+    parser = subparsers.add_parser(
+        "doctor", help="check Python, packages, server, key, bank, journal and widgets"
+    )
+    parser.add_argument("--url", default=None, help="server to check (default: as a kernel would)")
+    parser.add_argument("--bank", default=None, help="bank to check (default: this folder's)")
+    parser.set_defaults(handler=_doctor)
+
+
+# `demo` is added by its own module.
 SUBCOMMANDS: dict[str, Registrar] = {
     "server": _add_server,
     "demo": demo.add_parser,
-    "doctor": doctor.add_parser,
+    "doctor": _add_doctor,
 }
 
 

@@ -118,7 +118,8 @@ def recall(
     if budget is not None:
         _check_budget(budget)
     session = session or current_session()
-    return session.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
+    reader = session.reader
+    return reader.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
 
 
 def reflect(
@@ -138,7 +139,7 @@ def reflect(
     if budget is not None:
         _check_budget(budget)
     session = session or current_session()
-    return session.reflect(question.strip(), context=context, budget=budget)
+    return session.reader.reflect(question.strip(), context=context, budget=budget)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import re
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -30,10 +29,10 @@ from .api.client import Timeouts
 from .api.connection import Connection
 from .bootstrap import configure_logging, kernel_id
 from .capture.autoretain import AutoRetainer
-from .capture.redact import SecretValues, redact
+from .capture.redact import SecretValues
 from .delivery.batches import FlushOutcome
 from .delivery.indexing import wait_until_indexed
-from .delivery.items import MemoryItem
+from .delivery.items import new_item
 from .delivery.notices import Notices
 from .delivery.opening import open_journal
 from .delivery.queue import RetainQueue, Route
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .api.client import HindsightClient
-    from .memory.results import RecallResult, ReflectResult
+    from .memory.results import RecallResult
     from .settings import HindsightSettings
     from .ui.display import Report
 
@@ -59,13 +58,6 @@ log.addHandler(logging.NullHandler())  # never print from the worker into a cell
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
 STARTUP_DELAY_S = 0.3
-# Lone surrogates (e.g. "\ud800" from a JSON front end) cannot be encoded as UTF-8: httpx would
-# refuse the whole batch, so they become U+FFFD when a memory is queued.
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def _encodable(text: str) -> str:
-    return _SURROGATES.sub("\ufffd", text)
 
 
 def _notebook_from_env() -> str | None:
@@ -233,18 +225,17 @@ class HindsightSession:
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now.
         """
         scope = self.scope
-        tags = [_encodable(tag) for tag in tags]
-        all_tags = tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))) or None
-        item = MemoryItem(
-            content=redact(_encodable(content), self.secrets()),
+        item = new_item(
+            content,
             timestamp=timestamp or local_timestamp(ran_at),
-            context=_encodable(context or self.settings.retain_context),
+            context=context or self.settings.retain_context,
             metadata=self.metadata(),
-            tags=all_tags,
+            tags=tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))),
+            secrets=self.secrets(),
             document_id=document_id,
             update_mode=update_mode,
         )
-        return self.queue.enqueue(Route(scope.bank_id, all_tags), item)
+        return self.queue.enqueue(Route(scope.bank_id, item.tags), item)
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""
@@ -268,23 +259,6 @@ class HindsightSession:
         """Send queued memories, then wait (≤ 10 s) until the server has indexed the new ones."""
         self.flush(FLUSH_BEFORE_READ_S)
         wait_until_indexed(self.connection.client, self.queue.take_recent(bank_id))
-
-    def recall(
-        self,
-        query: str,
-        *,
-        budget: str | None = None,
-        max_tokens: int | None = None,
-        types: Sequence[str] | None = None,
-    ) -> RecallResult:
-        """Ranked memories for ``query`` in the current scope (queued memories sent first)."""
-        return self.reader.recall(query, budget=budget, max_tokens=max_tokens, types=types)
-
-    def reflect(
-        self, question: str, *, context: str | None = None, budget: str | None = None
-    ) -> ReflectResult:
-        """The server's synthesized answer to ``question`` over the current scope."""
-        return self.reader.reflect(question, context=context, budget=budget)
 
     # -- status and lifecycle ---------------------------------------------------------------
 

@@ -74,7 +74,8 @@ def test_dead_url_says_what_to_do_and_skips_what_needs_the_server(
     assert not report.ok
     server = report["server"]
     assert server.state == "fix"
-    assert server.line() == (f"fix:  server: no reply at {dead_url} → {doctor.START_SERVER}")
+    assert server.line().startswith(f"fix:  server: no Hindsight server at {dead_url}: ")
+    assert server.line().endswith("→ " + diagnosis_hint_for_a_dead_server())
     assert report["auth"].state == report["bank"].state == "skip"
     assert repr(report).splitlines()[0].endswith("doctor: 1 to fix")
 
@@ -83,7 +84,7 @@ def test_not_hindsight_and_refused_key_and_new_bank(tmp_path: Path) -> None:
     jupyter = httpx.MockTransport(lambda r: httpx.Response(200, text="<html>Jupyter</html>"))
     server = run(tmp_path, jupyter)["server"]
     assert server.state == "fix"
-    assert "is not Hindsight" in server.detail
+    assert "is not a Hindsight server" in server.detail
     assert "8899" in server.hint
 
     other_json = run(tmp_path, hindsight_like(version={"name": "something else"}))["server"]
@@ -167,7 +168,7 @@ def test_cli_doctor_is_registered_and_exits_1_with_a_fix(
     monkeypatch.setenv("HINDSIGHT_JOURNAL_PATH", str(tmp_path / "j.db"))
     assert main(["doctor", "--url", dead_url]) == 1
     out = capsys.readouterr().out
-    assert f"fix:  server: no reply at {dead_url}" in out
+    assert f"fix:  server: no Hindsight server at {dead_url}" in out
     monkeypatch.setenv("HINDSIGHT_AUTO_RETAIN", "maybe")
     assert main(["doctor", "--url", dead_url]) == 1
     assert "fix:  settings: Invalid HINDSIGHT_AUTO_RETAIN='maybe'" in capsys.readouterr().out
@@ -180,7 +181,7 @@ def test_magic_doctor_uses_the_session(notebook: Notebook, dead_url: str) -> Non
     cell = notebook.run("%hindsight doctor")
     assert cell.error is None, cell.text
     assert isinstance(cell.result, doctor.DoctorReport)
-    assert cell.result["server"].detail == f"no reply at {dead_url}"
+    assert cell.result["server"].detail.startswith(f"no Hindsight server at {dead_url}: ")
     assert "InteractiveShell" in cell.result["widgets"].detail  # the test shell, not a kernel
     assert notebook.run("%hindsight doctor now").error is not None  # takes no arguments
 
@@ -199,3 +200,11 @@ def test_doctor_against_the_real_server(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "ok    server: Hindsight" in out
+
+
+def diagnosis_hint_for_a_dead_server() -> str:
+    """What every front end tells a user whose server does not answer."""
+    return (
+        "start one with `%hindsight server start` (`hindsight-magic server start` in a "
+        "terminal) or set HINDSIGHT_API_URL"
+    )

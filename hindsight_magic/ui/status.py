@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._version import __version__
-from ..api.client import HindsightError
+from ..api.errors import HindsightError, diagnose
 from ..times import local_second
 from .display import Report
 
@@ -25,13 +25,9 @@ def server_state(session: HindsightSession) -> str:
         version = session.client.identity().get("api_version", "?")
         session.client.list_banks()  # /version is open even when the server wants a key
     except HindsightError as error:
-        if error.kind == "connect":
-            return "unreachable (start one with %hindsight server start)"
-        if error.kind == "not_hindsight":
-            return "answers, but is not a Hindsight server"
-        if error.status_code in (401, 403):
-            return "refuses the API key (check HINDSIGHT_API_KEY)"
-        return f"error: {error}"
+        known = False if error.kind == "not_hindsight" else None
+        diagnosis = diagnose(error, session.api_url, known)
+        return f"{diagnosis.state} ({diagnosis.hint})" if diagnosis else f"error: {error}"
     return f"ok (Hindsight {version})"
 
 
