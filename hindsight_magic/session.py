@@ -38,7 +38,7 @@ from .delivery.opening import open_journal
 from .delivery.queue import RetainQueue, Route
 from .delivery.sender import BatchSender
 from .discovery import resolve_api_url
-from .memory.model_cache import MentalModelCache
+from .memory.mental_models.cache import MentalModelCache
 from .memory.reading import Reader
 from .memory.scope import BankScope, compute_scope, project_label
 from .text import plural

@@ -13,27 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..api.banks import ensure_bank
-from ..api.errors import HindsightError
-from ..times import local_clock
-from .mental_models import (
-    FIRST_LOAD_WAIT_S,
-    MentalModel,
-    SeedOutcome,
-    ensure_seeds,
-    render_block,
-    resolve_seeds,
-    sort_by_name,
-    visible,
-)
+from ...api.banks import ensure_bank
+from ...api.errors import HindsightError
+from ...times import local_clock
+from .model import MentalModel, sort_by_name, visible
+from .render import render_block
+from .seeds import SeedOutcome, ensure_seeds, resolve_seeds
 
 if TYPE_CHECKING:
-    from ..api.connection import Connection
-    from ..delivery.worker import Scheduler
-    from ..settings import HindsightSettings
-    from .scope import BankScope
+    from ...api.connection import Connection
+    from ...delivery.worker import Scheduler
+    from ...settings import HindsightSettings
+    from ..scope import BankScope
 
 log = logging.getLogger("hindsight_magic")
+
+FIRST_LOAD_WAIT_S = 1.5  # the panel or %hindsight context waits at most this for a first load
 
 
 @dataclass(frozen=True)
