@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RunningServer
+from helpers import RunningServer
 
 ROOT = Path(__file__).resolve().parent.parent
 

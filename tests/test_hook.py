@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from helpers import FakeClock
 
 from hindsight_magic.capture.transcript import SOURCE_CAP
 from hindsight_magic.delivery.items import MemoryItem, local_timestamp
@@ -71,19 +72,6 @@ def our_callbacks(ip: Any) -> list[Any]:
         for callback in ip.events.callbacks["post_run_cell"]
         if type(getattr(callback, "__self__", None)).__name__ == "AutoRetainer"
     ]
-
-
-class FakeClock:
-    """Stands in for ``time`` inside ``hindsight_magic.ipython.hook``: time() is set by hand."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
 
 
 @pytest.fixture

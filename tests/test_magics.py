@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import one_line
+from helpers import one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic.api.client import HindsightClient, Timeouts

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PLANTED_KEY, RunningServer
 from faultkit import ServerReader
+from helpers import PLANTED_KEY, RunningServer
 
 from hindsight_magic.ipython.subcommands import SUBCOMMANDS
 
