@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 import httpx
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
-from hindsight_magic.delivery.batches import Batch
+from hindsight_magic.delivery.batches import Batch, Route
 from hindsight_magic.delivery.items import MemoryItem
+from hindsight_magic.delivery.queue import RetainQueue
 
 T = TypeVar("T")
 
@@ -303,3 +304,18 @@ class FakeHindsight:
             del models[model_id]
             return httpx.Response(200, json={})
         return httpx.Response(200, json=model)
+
+
+def held(queue: RetainQueue) -> list[tuple[Route, MemoryItem]]:
+    """Every (route, item) the queue holds: failed, batched, in flight, then pending.
+
+    The one place the tests read the queue's private state: no public figure lists the items
+    themselves (``stats()`` only counts them).
+    """
+    # TODO(lead): public figure — a read-only RetainQueue.held() snapshot, then use it here
+    with queue._cond:
+        batches = [*queue._failed, *queue._outbox]
+        if queue._in_flight is not None:
+            batches.append(queue._in_flight)
+        entries = [(batch.route, i) for batch in batches for i in batch.items]
+        return entries + list(queue._pending)

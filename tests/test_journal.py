@@ -32,6 +32,19 @@ def rows_in(path: Path) -> list[tuple[str, str]]:
         return db.execute("select state, body from items order by id").fetchall()
 
 
+def set_owners(path: Path, assignment: str) -> None:
+    """Change every owner row as another process would see it (e.g. its pid is gone)."""
+    with sqlite3.connect(path) as db:
+        db.execute(f"update owners set {assignment}")
+
+
+def heartbeat_of(path: Path, owner: str) -> float:
+    """The heartbeat other kernels read for ``owner``."""
+    with sqlite3.connect(path) as db:
+        [(beat,)] = db.execute("select heartbeat from owners where owner = ?", (owner,)).fetchall()
+    return float(beat)
+
+
 def test_rows_live_from_enqueue_until_the_server_accepts(path: Path) -> None:
     sender = BatchRecorder()
     queue = RetainQueue(sender, journal=Journal(path))
@@ -79,18 +92,16 @@ def test_a_refused_batch_keeps_the_servers_reason_in_the_next_kernel(path: Path)
 
 
 def test_a_new_queue_adopts_what_a_dead_owner_left(path: Path) -> None:
-    dead = Journal(path)
-    dead_queue = RetainQueue(BatchRecorder(), journal=dead)
+    sender = BatchRecorder()
+    dead_queue = RetainQueue(sender, journal=Journal(path))
     for n in range(5):
         dead_queue.enqueue(A, item(f"pending {n}"))
-    sender = BatchRecorder()
     sender.failures = [DOWN]
-    dead_queue._send = sender  # type: ignore[method-assign]
     dead_queue.request_flush()
     dead_queue.pump()  # one batch now carries an operation id, then the "kernel dies"
     dead_queue.enqueue(A, item("pending late"))
     operation_id = sender.batches[0].operation_id
-    dead._db.execute("update owners set pid = 999999999")  # its process is gone
+    set_owners(path, "pid = 999999999")  # its process is gone
 
     survivor = BatchRecorder()
     queue = RetainQueue(survivor, journal=Journal(path))
@@ -111,9 +122,8 @@ def test_a_live_owner_keeps_its_rows(path: Path) -> None:
 
 
 def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stale = Journal(path)
-    RetainQueue(BatchRecorder(), journal=stale).enqueue(A, item("orphan"))
-    stale._db.execute("update owners set heartbeat = heartbeat - ?", (10 * 3600,))
+    RetainQueue(BatchRecorder(), journal=Journal(path)).enqueue(A, item("orphan"))
+    set_owners(path, f"heartbeat = heartbeat - {10 * 3600}")
     other = RetainQueue(BatchRecorder(), journal=Journal(path))
     assert other.recover() == 1
 
@@ -127,11 +137,10 @@ CLAIM = (
 
 
 def test_two_kernels_never_claim_the_same_rows(path: Path) -> None:
-    dead = Journal(path)
-    queue = RetainQueue(BatchRecorder(), journal=dead)
+    queue = RetainQueue(BatchRecorder(), journal=Journal(path))
     for n in range(200):
         queue.enqueue(A, item(f"orphan {n}"))
-    dead._db.execute("update owners set pid = 999999999")
+    set_owners(path, "pid = 999999999")
     claimers = [
         subprocess.Popen(
             [sys.executable, "-c", CLAIM, str(path)],
@@ -154,7 +163,7 @@ def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
     queue = RetainQueue(sender, journal=Journal(path), memory_cap=10, max_batch_items=4)
     for n in range(25):
         queue.enqueue(A, item(f"m{n:02d}"))
-    assert len(queue._pending) == 10
+    assert len(queue._pending) == 10  # TODO(lead): public figure (QueueStats.in_memory)
     assert queue.stats().pending == 25
     queue.request_flush()
     while queue.stats().pending:
@@ -189,16 +198,14 @@ def test_a_retrying_route_holds_new_items_in_order(path: Path) -> None:
 
 
 def test_appends_recovered_from_one_batch_are_merged_again(path: Path) -> None:
-    dead = Journal(path)
-    queue = RetainQueue(BatchRecorder(), journal=dead)
+    sender = BatchRecorder()
+    queue = RetainQueue(sender, journal=Journal(path))
     for n in range(3):
         queue.enqueue(A, item(f"[cell {n}]", document_id="session", update_mode="append"))
-    sender = BatchRecorder()
     sender.failures = [DOWN]
-    queue._send = sender  # type: ignore[method-assign]
     queue.request_flush()
     queue.pump()
-    dead._db.execute("update owners set pid = 999999999")
+    set_owners(path, "pid = 999999999")
     survivor = BatchRecorder()
     fresh = RetainQueue(survivor, journal=Journal(path))
     fresh.recover()
@@ -224,10 +231,11 @@ def test_the_journal_file_is_private(path: Path) -> None:
 
 def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     journal = Journal(path)
-    before = journal._last_beat
+    before = heartbeat_of(path, journal.owner)
+    time.sleep(0.01)
     journal.heartbeat()
-    assert journal._last_beat == before
+    assert heartbeat_of(path, journal.owner) == before
     monkeypatch.setattr(journal_module, "HEARTBEAT_S", 0.0)
     time.sleep(0.01)
     journal.heartbeat()
-    assert journal._last_beat > before
+    assert heartbeat_of(path, journal.owner) > before

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import one_line
+from helpers import held, one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
@@ -37,7 +37,7 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
         "%%retain --split --tags methods,cv --context review\nUse 5-fold CV.\n\nClip at 3 sigma.\n"
     )
     assert str(cell.result) == "2 memories queued."
-    pending = list(loaded.magics.session.queue._pending)
+    pending = held(loaded.magics.session.queue)
     assert [item.content for _, item in pending] == ["Use 5-fold CV.", "Clip at 3 sigma."]
     route, first = pending[0]
     assert first.context == "review"
@@ -49,7 +49,7 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
 def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
     loaded.run("x = 5")
     loaded.run("%retain Costs rose $x and {x} -3% in Q3")
-    _, item = loaded.magics.session.queue._pending[-1]
+    _, item = held(loaded.magics.session.queue)[-1]
     assert item.content == "Costs rose $x and {x} -3% in Q3"
 
 
@@ -131,10 +131,8 @@ def test_scope_changes_route_for_new_items_only(loaded: Any, tmp_path: Any, monk
     cell = loaded.run("%hindsight scope per-project")
     assert "bank unit-myproject (per-project)" in str(cell.result)
     loaded.run("%retain project fact")
-    routes = {item.content: route for route, item in loaded.magics.session.queue._pending}
     # the scope change tried to flush first; with no server the items wait, routes unchanged
-    outbox = {b.items[0].content: b.route for b in loaded.magics.session.queue._outbox}
-    routes.update(outbox)
+    routes = {item.content: route for route, item in held(loaded.magics.session.queue)}
     assert routes["tagged fact"].bank_id == "unit"
     assert routes["tagged fact"].tags == ("project:myproject",)
     assert routes["project fact"].bank_id == "unit-myproject"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -269,8 +268,7 @@ def test_worker_thread_flushes_and_close_stops_it(sender):
     assert outcome.settled
     assert queue.stats().accepted == 3
     assert queue.close(2.0) == 0
-    workers = [t for t in threading.enumerate() if t.name == "hindsight-magic-worker"]
-    assert all(not t.is_alive() for t in workers if t is queue._thread)
+    assert not queue.running
     with pytest.raises(QueueClosedError, match=r"Hindsight retain queue is closed\."):
         queue.enqueue(A, item("late"))
 
