@@ -189,9 +189,15 @@ def test_timeout_becomes_one_line(loaded: Any) -> None:
 
 
 def test_debug_shows_the_full_traceback(loaded: Any) -> None:
+    quiet = loaded.run("%recall anything")
+    assert "no Hindsight server at" in one_line(quiet.text)
     loaded.run("%hindsight config debug=true")
     cell = loaded.run("%recall anything")
-    assert "Traceback" in cell.text or len(cell.text.strip().splitlines()) > 1
+    assert "Traceback (most recent call last)" in cell.text
+    assert "in HindsightClient._request" in cell.text  # down to the frame that failed
+    lines = cell.text.splitlines()  # debug also turns on log lines, in any order
+    assert any(line.startswith("HindsightError: recall request failed:") for line in lines)
+    assert "no Hindsight server at" not in cell.text  # the raw error, not the friendly line
 
 
 def test_background_failure_is_reported_once_on_the_next_magic(loaded: Any) -> None:
