@@ -245,7 +245,7 @@ class FakeHindsight:
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         method, path = request.method, request.url.path
-        body = json.loads(request.content) if request.content else None
+        body: Any = json.loads(request.content) if request.content else None
         self.requests.append((method, path, dict(request.url.params), body))
         for key, (status, reply) in self.fail.items():
             want_method, _, pattern = key.partition(" ")
