@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -18,6 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# helpers.py, kernels.py and faultkit.py are imported by name from test modules in any subfolder
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
+
+from helpers import PLANTED_KEY, RunningServer, free_port, one_line
+
+__all__ = ["PLANTED_KEY", "Cell", "Notebook", "RunningServer", "free_port", "one_line"]
 
 _DATA_DIR = tempfile.mkdtemp(prefix="hindsight-magic-tests-")
 
@@ -28,21 +36,6 @@ def pytest_configure(config: pytest.Config) -> None:
         if name.startswith("HINDSIGHT_") and name != "HINDSIGHT_TEST_SERVER_URL":
             del os.environ[name]
     os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = _DATA_DIR
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (right now)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class RunningServer:
-    """A Hindsight server for the tests."""
-
-    url: str
-    data_dir: Path | None = None
 
 
 @pytest.fixture(scope="session")
@@ -60,10 +53,6 @@ def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
         yield RunningServer(info.url, data_dir)
     finally:
         server.stop(data_dir)
-
-
-# An API key planted for the secrets suite: it must never show up anywhere but the header.
-PLANTED_KEY = f"sk-planted-{uuid.uuid4().hex}"
 
 
 @pytest.fixture(scope="session")
@@ -178,11 +167,3 @@ def notebook(
 def dead_url() -> str:
     """A URL where nothing answers."""
     return f"http://127.0.0.1:{free_port()}"
-
-
-def one_line(text: str) -> str:
-    """The single non-blank line of ``text`` (fails on more, or on a traceback)."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, f"expected one line, got:\n{text}"
-    assert "Traceback" not in text
-    return lines[0]

@@ -12,23 +12,14 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from helpers import poll
 
 BANKS = "/v1/default/banks"
-
-
-def wait_until(check: Callable[[], Any], timeout_s: float, every_s: float = 0.5) -> Any:
-    """Poll ``check`` until it returns something truthy (or the time is up: its last value)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(every_s)
 
 
 class ServerReader:
@@ -124,7 +115,7 @@ class ServerReader:
             counts = self.lines()
             return counts if expected <= set(counts) else None
 
-        return wait_until(done, timeout_s, every_s=1.0) or self.lines()
+        return poll(done, timeout_s, every_s=1.0) or self.lines()
 
 
 def exactly_once(counts: Counter[str], expected: set[str], marker: str) -> tuple[int, int, int]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
+from helpers import RequestRecorder
 
 from hindsight_magic import __version__
 from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
@@ -19,37 +19,14 @@ HTML_404 = "<html><body><h1>404 Not Found</h1><p>Page not found</p></body></html
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
-class Recorder:
-    """A MockTransport handler that records requests and answers from a queue or a function."""
-
-    def __init__(self, reply: Handler | httpx.Response | None = None) -> None:
-        self.requests: list[httpx.Request] = []
-        self._reply = reply
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        if callable(self._reply):
-            return self._reply(request)
-        if self._reply is not None:
-            return self._reply
-        return httpx.Response(200, json={"results": [], "success": True})
-
-    @property
-    def last(self) -> httpx.Request:
-        return self.requests[-1]
-
-    def body(self, index: int = -1) -> Any:
-        return json.loads(self.requests[index].content)
-
-
 def make(
     reply: Handler | httpx.Response | None = None,
     *,
     key: str | None = None,
     base: str = BASE,
     timeouts: Timeouts | None = None,
-) -> tuple[HindsightClient, Recorder]:
-    recorder = Recorder(reply)
+) -> tuple[HindsightClient, RequestRecorder]:
+    recorder = RequestRecorder(reply)
     client = HindsightClient(
         base, key, timeouts or Timeouts(), transport=httpx.MockTransport(recorder)
     )

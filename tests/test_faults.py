@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PLANTED_KEY, RunningServer, free_port
-from faultkit import ServerReader, exactly_once, proxy_for, wait_until
+from faultkit import ServerReader, exactly_once, proxy_for
+from helpers import PLANTED_KEY, RunningServer, free_port, poll
 from kernels import Kernel
 
 from hindsight_magic.localserver import launcher as server
@@ -149,7 +149,7 @@ def test_a_killed_kernels_500_memories_are_delivered_once_by_the_next_kernel(
     assert "Error" not in second.run("%load_ext hindsight_magic")
     status = second.run("%hindsight status")
     assert "Recovered 500 memories left by an earlier kernel; sending now." in status
-    delivered = wait_until(lambda: kernel_stats(second)["accepted"] == 500, 120, every_s=0.2)
+    delivered = poll(lambda: kernel_stats(second)["accepted"] == 500, 120, every_s=0.2)
     accepted_after = time.monotonic() - started
     stats = kernel_stats(second)
     assert delivered, stats
@@ -247,7 +247,7 @@ def test_server_killed_mid_burst_and_back_20s_later_loses_and_doubles_nothing(
         in_kernel = json.loads(kernel.run(f"{SKIP}import json; print(json.dumps(_hm_cells))"))
         timed = list(zip(cells, in_kernel[1:], strict=False))  # [0] is the clearing cell
 
-        delivered = wait_until(lambda: all_sent(kernel_stats(kernel), BURST), 120, 0.5)
+        delivered = poll(lambda: all_sent(kernel_stats(kernel), BURST), 120, 0.5)
         accepted_after = time.monotonic() - restart.back_at
         stats = kernel_stats(kernel)
         assert delivered, stats
@@ -340,7 +340,7 @@ def test_a_lost_acknowledgement_is_resent_under_the_same_operation_and_stored_on
         first = notebook.run("%hindsight flush --timeout 5")
         assert "waiting to retry" in str(first.result), first.text
         session = notebook.magics.session
-        assert wait_until(lambda: session.queue.stats().accepted == 1, 30, 0.1)
+        assert poll(lambda: session.queue.stats().accepted == 1, 30, 0.1)
         resent_after = time.monotonic() - started
         stats = session.queue.stats()
         assert (stats.requests, stats.failed, stats.retrying) == (2, 0, 0)

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from helpers import FakeClock, held
 
 from hindsight_magic.capture import autoretain as hook
 from hindsight_magic.capture.transcript import SOURCE_CAP
@@ -30,14 +31,7 @@ def session_of(notebook: Any) -> Any:
 
 def queued(session: Any) -> list[MemoryItem]:
     """Every item the queue holds, oldest first (pending, batched, in flight or failed)."""
-    queue = session.queue
-    with queue._cond:
-        batches = list(queue._failed) + list(queue._outbox)
-        if queue._in_flight is not None:
-            batches.append(queue._in_flight)
-        items = [item for batch in batches for item in batch.items]
-        items += [item for _, item in queue._pending]
-    return items
+    return [item for _, item in held(session.queue)]
 
 
 def transcripts(session: Any) -> list[MemoryItem]:
@@ -72,19 +66,6 @@ def our_callbacks(ip: Any) -> list[Any]:
         for callback in ip.events.callbacks["post_run_cell"]
         if type(getattr(callback, "__self__", None)).__name__ == "CellHook"
     ]
-
-
-class FakeClock:
-    """Stands in for ``time`` inside ``hindsight_magic.ipython.hook``: time() is set by hand."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
 
 
 @pytest.fixture
@@ -300,7 +281,7 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
     assert item.metadata == {"session_id": session.session_id, "notebook": "analysis/churn.ipynb"}
     assert session.scope.mode == "per-project-tagged"
     assert item.tags == (f"project:{session.label}",)
-    [(route, _)] = [(r, i) for r, i in session.queue._pending if i is item]
+    [route] = [r for r, i in held(session.queue) if i is item]
     assert route.tags == item.tags
     assert route.bank_id == session.scope.bank_id
 
@@ -556,13 +537,7 @@ def test_cells_are_retained_under_the_scope_they_ran_in(
     notebook.run("%hindsight scope per-project-tagged")  # re-reads the project: optimizer
     run_all(notebook, ["lr = 3e-4"])
     session.autoretain.process(force=True)
-    routes = {}
-    with session.queue._cond:
-        entries = list(session.queue._pending) + [
-            (b.route, i) for b in session.queue._outbox for i in b.items
-        ]
-    for route, item in entries:
-        routes[item.content] = route.tags
+    routes = {item.content: route.tags for route, item in held(session.queue)}
     tokenizer_cells = [c for c in routes if "vocab_size" in c]
     optimizer_cells = [c for c in routes if "lr = 3e-4" in c]
     assert tokenizer_cells

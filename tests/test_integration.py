@@ -11,13 +11,13 @@ import http.server
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from conftest import PLANTED_KEY, RunningServer, free_port
+from helpers import PLANTED_KEY, RunningServer, free_port, wait_for
 from kernels import Kernel
 
 from hindsight_magic.localserver import launcher as server
@@ -40,19 +40,14 @@ def server_memories(url: str, bank: str, key: str | None = None) -> list[dict[st
     return reply.json()["items"]
 
 
-def wait_for(check: Callable[[], Any], timeout_s: float = 30.0) -> Any:
-    """Poll ``check`` until it returns something truthy."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.25)
-
-
 def holding(url: str, bank: str, text: str, key: str | None = None) -> list[dict[str, Any]]:
     """The server's memories in ``bank`` whose text contains ``text`` (waits for processing)."""
-    return wait_for(lambda: [m for m in server_memories(url, bank, key) if text in m["text"]])
+    return wait_for(
+        lambda: [m for m in server_memories(url, bank, key) if text in m["text"]],
+        30,
+        f"{text!r} in bank {bank}",
+        every_s=0.25,
+    )
 
 
 FACTS = [
@@ -88,8 +83,12 @@ def test_twenty_retains_are_each_recalled(
     first = notebook.run(f"%recall {FACTS[0][1]}")  # sends the queue, waits for indexing
     assert first.error is None, first.text
     for fact, query in FACTS:
-        result = wait_for(lambda q=query, f=fact: _recalled(notebook, q, f), timeout_s=15)
-        assert result, f"{fact!r} not recalled by {query!r}"
+        wait_for(
+            lambda q=query, f=fact: _recalled(notebook, q, f),
+            15,
+            f"{fact!r} recalled by {query!r}",
+            every_s=0.25,
+        )
     stats = notebook.magics.session.queue.stats()
     assert (stats.accepted, stats.failed, stats.pending) == (20, 0, 0)
     assert stats.requests <= 3  # 20 memories went in a handful of batches, not 20 requests

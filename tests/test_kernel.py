@@ -6,14 +6,13 @@ directly to see what the extension sent.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer
+from helpers import RunningServer, wait_for
 from kernels import Kernel
 
 pytestmark = pytest.mark.integration
@@ -56,12 +55,8 @@ def documents(url: str, bank: str) -> dict[str, str]:
 
 
 def wait_for_documents(url: str, bank: str, check: Any, timeout_s: float = 30.0) -> dict[str, str]:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        docs = documents(url, bank)
-        if check(docs) or time.monotonic() > deadline:
-            return docs
-        time.sleep(0.3)
+    """The bank's documents, once ``check`` holds for them (fails after ``timeout_s``)."""
+    return wait_for(lambda: documents(url, bank), timeout_s, "documents", every_s=0.3, until=check)
 
 
 CELLS = [

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import one_line
+from helpers import held, one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
@@ -37,7 +37,7 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
         "%%retain --split --tags methods,cv --context review\nUse 5-fold CV.\n\nClip at 3 sigma.\n"
     )
     assert str(cell.result) == "2 memories queued."
-    pending = list(loaded.magics.session.queue._pending)
+    pending = held(loaded.magics.session.queue)
     assert [item.content for _, item in pending] == ["Use 5-fold CV.", "Clip at 3 sigma."]
     route, first = pending[0]
     assert first.context == "review"
@@ -49,7 +49,7 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
 def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
     loaded.run("x = 5")
     loaded.run("%retain Costs rose $x and {x} -3% in Q3")
-    _, item = loaded.magics.session.queue._pending[-1]
+    _, item = held(loaded.magics.session.queue)[-1]
     assert item.content == "Costs rose $x and {x} -3% in Q3"
 
 
@@ -131,10 +131,8 @@ def test_scope_changes_route_for_new_items_only(loaded: Any, tmp_path: Any, monk
     cell = loaded.run("%hindsight scope per-project")
     assert "bank unit-myproject (per-project)" in str(cell.result)
     loaded.run("%retain project fact")
-    routes = {item.content: route for route, item in loaded.magics.session.queue._pending}
     # the scope change tried to flush first; with no server the items wait, routes unchanged
-    outbox = {b.items[0].content: b.route for b in loaded.magics.session.queue._outbox}
-    routes.update(outbox)
+    routes = {item.content: route for route, item in held(loaded.magics.session.queue)}
     assert routes["tagged fact"].bank_id == "unit"
     assert routes["tagged fact"].tags == ("project:myproject",)
     assert routes["project fact"].bank_id == "unit-myproject"
@@ -191,9 +189,15 @@ def test_timeout_becomes_one_line(loaded: Any) -> None:
 
 
 def test_debug_shows_the_full_traceback(loaded: Any) -> None:
+    quiet = loaded.run("%recall anything")
+    assert "no Hindsight server at" in one_line(quiet.text)
     loaded.run("%hindsight config debug=true")
     cell = loaded.run("%recall anything")
-    assert "Traceback" in cell.text or len(cell.text.strip().splitlines()) > 1
+    assert "Traceback (most recent call last)" in cell.text
+    assert "in HindsightClient._request" in cell.text  # down to the frame that failed
+    lines = cell.text.splitlines()  # debug also turns on log lines, in any order
+    assert any(line.startswith("HindsightError: recall request failed:") for line in lines)
+    assert "no Hindsight server at" not in cell.text  # the raw error, not the friendly line
 
 
 def test_background_failure_is_reported_once_on_the_next_magic(loaded: Any) -> None:

@@ -1,21 +1,19 @@
 """Mental models without a server: seeds, create-only seeding, rendering, client methods, cache.
 
-``FakeHindsight`` is a small in-memory stand-in for the mental-model endpoints (served through
-``httpx.MockTransport``); ``test_model_commands.py`` uses it too.
+``FakeHindsight`` (in ``helpers``) is a small in-memory stand-in for the mental-model endpoints,
+served through ``httpx.MockTransport``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
-import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from typing import Any
 
 import httpx
 import pytest
+from helpers import FakeHindsight, RequestRecorder
 
 from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
 from hindsight_magic.memory import mental_models as mm
@@ -25,107 +23,6 @@ from hindsight_magic.session import HindsightSession
 from hindsight_magic.settings import HindsightSettings
 
 URL = "http://hindsight.test"
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
-
-
-class FakeHindsight:
-    """In-memory banks of mental models behind the real endpoint paths."""
-
-    def __init__(self) -> None:
-        self.banks: dict[str, dict[str, dict[str, Any]]] = {}
-        self.history: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
-        self.fail: dict[str, tuple[int, Any]] = {}  # "METHOD /suffix-regex" → (status, body)
-        self.url = f"http://hindsight-{uuid.uuid4().hex[:8]}.test"  # its own ensured-bank keys
-
-    @property
-    def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self.handle)
-
-    def client(self) -> HindsightClient:
-        return HindsightClient(self.url, None, Timeouts(1, 1, 1, 1), transport=self.transport)
-
-    def add(
-        self,
-        bank: str,
-        model_id: str,
-        name: str,
-        content: str = "",
-        tags: tuple[str, ...] = (),
-        auto: bool = True,
-    ) -> dict[str, Any]:
-        model = {
-            "id": model_id,
-            "bank_id": bank,
-            "name": name,
-            "source_query": f"about {name}",
-            "content": content,
-            "tags": list(tags),
-            "max_tokens": 600,
-            "trigger": {"mode": "delta", "refresh_after_consolidation": auto},
-            "last_refreshed_at": now_iso(),
-            "created_at": now_iso(),
-        }
-        self.banks.setdefault(bank, {})[model_id] = model
-        return model
-
-    def calls(self, method: str, pattern: str = "") -> list[tuple[str, str, dict[str, str], Any]]:
-        return [r for r in self.requests if r[0] == method and re.search(pattern, r[1])]
-
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        method, path = request.method, request.url.path
-        body = json.loads(request.content) if request.content else None
-        self.requests.append((method, path, dict(request.url.params), body))
-        for key, (status, reply) in self.fail.items():
-            want_method, _, pattern = key.partition(" ")
-            if method == want_method and re.search(pattern, path):
-                return httpx.Response(status, json=reply)
-        if path == "/version":
-            return httpx.Response(200, json={"api_version": "1.1.0"})
-        match = re.fullmatch(
-            r"/v1/default/banks/([^/]+)(/mental-models)?(?:/([^/]+))?(/\w+)?", path
-        )
-        if not match:
-            return httpx.Response(404, json={"detail": "Not Found"})
-        bank, models_part, model_id, action = match.groups()
-        if not models_part and method == "PUT":
-            self.banks.setdefault(bank, {})
-            return httpx.Response(200, json={"bank_id": bank})
-        if bank not in self.banks:
-            return httpx.Response(404, json={"detail": f"Bank '{bank}' not found"})
-        models = self.banks[bank]
-        if model_id is None:
-            if method == "POST":
-                new = self.add(bank, body.get("id") or "generated", body["name"])
-                new.update(content="", tags=body.get("tags", []), trigger=body.get("trigger"))
-                new.update(source_query=body["source_query"], max_tokens=body.get("max_tokens"))
-                return httpx.Response(
-                    200, json={"mental_model_id": new["id"], "operation_id": "op"}
-                )
-            detail = request.url.params.get("detail", "metadata")
-            items = [dict(m) for m in models.values()]
-            for item in items:
-                if detail == "metadata":
-                    item.update(content=None, trigger=None)
-            return httpx.Response(200, json={"items": items, "total": len(items)})
-        model = models.get(model_id)
-        if model is None:
-            return httpx.Response(404, json={"detail": f"Mental model '{model_id}' not found"})
-        if action == "/refresh":
-            old, model["content"] = model["content"], "mock response\n"
-            if old != model["content"]:
-                entry = {"previous_content": old, "changed_at": now_iso()}
-                self.history.setdefault((bank, model_id), []).insert(0, entry)
-            return httpx.Response(200, json={"operation_id": "op", "status": "queued"})
-        if action == "/history":
-            return httpx.Response(200, json=self.history.get((bank, model_id), []))
-        if method == "DELETE":
-            del models[model_id]
-            return httpx.Response(200, json={})
-        return httpx.Response(200, json=model)
 
 
 def model(name: str, content: str = "x", refreshed: str | None = None) -> MentalModel:
@@ -295,16 +192,11 @@ def test_visibility_by_recall_tags() -> None:
 
 
 def recording(status: int = 200, reply: Any = None) -> tuple[HindsightClient, list[httpx.Request]]:
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(status, json={} if reply is None else reply)
-
+    recorder = RequestRecorder(httpx.Response(status, json={} if reply is None else reply))
     client = HindsightClient(
-        URL, None, Timeouts(1, 1, 1, 1), transport=httpx.MockTransport(handler)
+        URL, None, Timeouts(1, 1, 1, 1), transport=httpx.MockTransport(recorder)
     )
-    return client, seen
+    return client, recorder.requests
 
 
 def test_client_paths_and_detail_query() -> None:

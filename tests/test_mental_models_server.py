@@ -8,13 +8,11 @@ server allows 256 characters).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer
+from helpers import RunningServer, wait_for
 
 from hindsight_magic.memory.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
 from hindsight_magic.memory.scope import project_label
@@ -35,16 +33,6 @@ def server_models(url: str, bank: str) -> dict[str, dict[str, Any]]:
         return {}
     reply.raise_for_status()
     return {item["id"]: item for item in reply.json()["items"]}
-
-
-def wait_for(check: Callable[[], Any], timeout_s: float = 20.0) -> Any:
-    """Poll ``check`` until it returns something truthy (or the timeout passes)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def remember(url: str, bank: str, text: str) -> None:
@@ -148,7 +136,7 @@ def test_show_and_history_of_a_refreshed_model_and_delete(
     def content() -> str:
         return server_models(hindsight_server.url, bank_id)["user-preferences"]["content"]
 
-    assert wait_for(content) == "mock response\n"
+    assert wait_for(content, 20, "refreshed content", every_s=0.1) == "mock response\n"
     shown = text_of(notebook, "%hindsight models show user-preferences")
     assert shown.startswith("User Preferences\n  id: user-preferences\n")
     assert shown.endswith("\nmock response")
@@ -187,7 +175,7 @@ def test_context_block_respects_the_render_cap(
         models = server_models(hindsight_server.url, bank_id).values()
         return len(models) == 5 and all(m["content"] for m in models)
 
-    assert wait_for(filled)
+    wait_for(filled, 20, "five long models with content", every_s=0.1)
     assert text_of(notebook, "%hindsight models reload") == "Mental-model cache reloaded."
 
     full = notebook.run("%hindsight context").result

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import json
 import os
 import re
 import socket
@@ -19,11 +18,12 @@ import sys
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from helpers import FakeHindsight, wait_for
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
 from hindsight_magic.ui.display import Report
@@ -53,42 +53,6 @@ class RecordingComm:
 
     def close(self, *args: Any, **kwargs: Any) -> None:
         self.closed = True
-
-
-class FakeHindsight:
-    """A tiny Hindsight API for the MockTransport: accepts (or refuses) retains, lists models."""
-
-    def __init__(self) -> None:
-        self.refuse = False
-        self.models: list[dict[str, Any]] = []
-        self.retained = 0
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        path, method = request.url.path, request.method
-        if path == "/version":
-            return httpx.Response(200, json={"api_version": "1.1.0"})
-        if path.endswith("/memories") and method == "POST":
-            if self.refuse:
-                return httpx.Response(422, json={"detail": "bad field"})
-            self.retained += len(json.loads(request.content)["items"])
-            return httpx.Response(200, json={"success": True, "operation_id": "op"})
-        if path.endswith("/mental-models") and method == "GET":
-            return httpx.Response(200, json={"items": self.models})
-        if path == "/v1/default/banks":
-            return httpx.Response(200, json={"banks": []})
-        if method == "PUT":
-            return httpx.Response(200, json={})
-        return httpx.Response(404, json={"detail": "not found"})
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what or check}")
 
 
 def cell(html_text: str, name: str) -> str:

@@ -2,46 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
+from helpers import BatchRecorder, FakeClock, item
 
 from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery.items import MemoryItem
 from hindsight_magic.delivery.queue import Batch, QueueClosedError, RetainQueue, Route
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class Recorder:
-    """A sender that records batches and fails on demand."""
-
-    def __init__(self) -> None:
-        self.batches: list[Batch] = []
-        self.failures: list[HindsightError | Exception] = []
-
-    def __call__(self, batch: Batch) -> None:
-        self.batches.append(batch)
-        if self.failures:
-            raise self.failures.pop(0)
-
-    def contents(self) -> list[list[str]]:
-        return [[item.content for item in batch.items] for batch in self.batches]
-
-
-def item(text: str) -> MemoryItem:
-    return MemoryItem(content=text, timestamp="2026-11-30T10:00:00+00:00")
-
 
 A = Route("bank-a", ("project:a",))
 B = Route("bank-b")
@@ -53,16 +20,16 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def sender() -> Recorder:
-    return Recorder()
+def sender() -> BatchRecorder:
+    return BatchRecorder()
 
 
 @pytest.fixture
-def queue(clock: FakeClock, sender: Recorder) -> RetainQueue:
+def queue(clock: FakeClock, sender: BatchRecorder) -> RetainQueue:
     return RetainQueue(sender, clock=clock, jitter=lambda: 1.0)
 
 
-def test_enqueue_returns_pending_count_and_sends_nothing(queue: RetainQueue, sender: Recorder):
+def test_enqueue_returns_pending_count_and_sends_nothing(queue: RetainQueue, sender: BatchRecorder):
     assert queue.enqueue(A, item("one")) == 1
     assert queue.enqueue(A, item("two")) == 2
     assert queue.pump() == 0
@@ -200,7 +167,7 @@ def test_permanent_failure_goes_to_failed_list_and_notifies(clock, sender):
     assert [b.items[0].content for b in queue.failed_batches()] == ["rejected"]
 
 
-class RefuseContaining(Recorder):
+class RefuseContaining(BatchRecorder):
     """A server that refuses (``status``) every batch carrying an item with "bad" in it."""
 
     def __init__(self, status: int) -> None:
@@ -301,8 +268,7 @@ def test_worker_thread_flushes_and_close_stops_it(sender):
     assert outcome.settled
     assert queue.stats().accepted == 3
     assert queue.close(2.0) == 0
-    workers = [t for t in threading.enumerate() if t.name == "hindsight-magic-worker"]
-    assert all(not t.is_alive() for t in workers if t is queue._thread)
+    assert not queue.running
     with pytest.raises(QueueClosedError, match=r"Hindsight retain queue is closed\."):
         queue.enqueue(A, item("late"))
 

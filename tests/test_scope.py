@@ -216,5 +216,14 @@ def test_ensured_banks_new_id_sorting_first_is_dropped_at_once() -> None:
     assert {b for b in "nop" if b in banks} == {"n", "o", "p"}
 
 
-def test_default_cap_matches_the_spec() -> None:
-    assert MISSION_SET_CAP == 10_000
+def test_the_process_wide_set_holds_ten_thousand_banks_then_drops_half() -> None:
+    banks = EnsuredBanks()  # the default, as ENSURED_BANKS uses
+    names = [f"bank-{n:05d}" for n in range(10_000)]
+    for name in names:
+        banks.add(name)
+    assert len(banks) == 10_000
+    assert all(name in banks for name in names)  # full, nothing forgotten yet
+    banks.add("bank-10000")  # one past the cap: the sorted first half goes
+    assert len(banks) == 5_001
+    assert not any(name in banks for name in names[:5_000])
+    assert all(name in banks for name in [*names[5_000:], "bank-10000"])

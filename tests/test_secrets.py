@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PLANTED_KEY, RunningServer
 from faultkit import ServerReader
+from helpers import PLANTED_KEY, RunningServer
 
 from hindsight_magic.ipython.subcommands import SUBCOMMANDS
 
@@ -110,9 +110,16 @@ def collect_objects(notebook: Any, places: Places, label: str) -> None:
         "failed batches": [(b.error, b.items) for b in session.queue.failed_batches()],
         "scope": session.scope,
         "autoretain": session.autoretain.status(),
-        "notices": list(session._notices),
+        "notices": list(session._notices),  # TODO(lead): public figure (session.notices)
     }.items():
         places.add(f"{label}: {name}", value)
+
+
+def widget_tree(widget: Any) -> Iterator[Any]:
+    """``widget`` and every widget inside it (through the public ``children``)."""
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from widget_tree(child)
 
 
 def collect_panel(notebook: Any, places: Places, label: str) -> None:
@@ -125,7 +132,7 @@ def collect_panel(notebook: Any, places: Places, label: str) -> None:
     hub = hub_for(notebook.magics.session)
     panel = HindsightPanel(hub, hub.snapshot())
     try:
-        states = [leaf.get_state() for leaf in panel._leaves()]
+        states = [widget.get_state() for widget in widget_tree(panel)]
         places.add(f"{label}: panel widgets", json.dumps(states, default=str))
         places.add(f"{label}: panel repr", panel)
     finally:
