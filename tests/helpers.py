@@ -307,15 +307,5 @@ class FakeHindsight:
 
 
 def held(queue: RetainQueue) -> list[tuple[Route, MemoryItem]]:
-    """Every (route, item) the queue holds: failed, batched, in flight, then pending.
-
-    The one place the tests read the queue's private state: no public figure lists the items
-    themselves (``stats()`` only counts them).
-    """
-    # TODO(lead): public figure — a read-only RetainQueue.held() snapshot, then use it here
-    with queue._cond:
-        batches = [*queue._failed, *queue._outbox]
-        if queue._in_flight is not None:
-            batches.append(queue._in_flight)
-        entries = [(batch.route, i) for batch in batches for i in batch.items]
-        return entries + list(queue._pending)
+    """Every (route, item) the queue holds: failed, batched, in flight, then pending."""
+    return queue.held()

@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import free_port
+from helpers import free_port
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import one_line
+from helpers import one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic.cli import SUBCOMMANDS, main

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import nbformat
 import pytest
-from conftest import RunningServer, free_port
+from helpers import RunningServer, free_port
 from nbformat.v4 import new_code_cell, new_notebook
 
 from hindsight_magic.cli import SUBCOMMANDS, main

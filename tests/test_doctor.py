@@ -11,7 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Notebook, RunningServer
+from conftest import Notebook
+from helpers import RunningServer
 
 from hindsight_magic.cli import SUBCOMMANDS, main
 from hindsight_magic.ipython.subcommands import SUBCOMMANDS as MAGIC_SUBCOMMANDS

@@ -163,7 +163,7 @@ def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
     queue = RetainQueue(sender, journal=Journal(path), memory_cap=10, max_batch_items=4)
     for n in range(25):
         queue.enqueue(A, item(f"m{n:02d}"))
-    assert len(queue._pending) == 10  # TODO(lead): public figure (QueueStats.in_memory)
+    assert len(queue.held()) == 10  # the rest waits on disk only
     assert queue.stats().pending == 25
     queue.request_flush()
     while queue.stats().pending:

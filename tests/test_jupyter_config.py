@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer
+from helpers import RunningServer
 from kernels import Kernel
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import one_line
-from test_mental_models import FakeHindsight
+from helpers import FakeHindsight, one_line
 
 from hindsight_magic.api.responses import Memory
 from hindsight_magic.ipython import model_commands

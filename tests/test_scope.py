@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_magic.api.banks import MISSION_SET_CAP, EnsuredBanks
+from hindsight_magic.api.banks import EnsuredBanks
 from hindsight_magic.memory.scope import (
     BankScope,
     base_bank,

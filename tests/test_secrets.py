@@ -110,7 +110,7 @@ def collect_objects(notebook: Any, places: Places, label: str) -> None:
         "failed batches": [(b.error, b.items) for b in session.queue.failed_batches()],
         "scope": session.scope,
         "autoretain": session.autoretain.status(),
-        "notices": list(session._notices),  # TODO(lead): public figure (session.notices)
+        "notices": session.notices.pending(),
     }.items():
         places.add(f"{label}: {name}", value)
 

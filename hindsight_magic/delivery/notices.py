@@ -32,6 +32,10 @@ class Notices:
             "(kept: %hindsight retry re-sends, %hindsight retry --drop discards)"
         )
 
+    def pending(self) -> tuple[str, ...]:
+        """The notices not yet shown, without taking them."""
+        return tuple(self._notices)
+
     def take(self) -> list[str]:
         """The notices not yet shown, oldest first (each is returned once)."""
         taken = []

@@ -159,6 +159,15 @@ class RetainQueue(QueuePump):
             self._recent.extend(kept)
             return taken
 
+    def held(self) -> list[tuple[Route, MemoryItem]]:
+        """Every (route, item) held in memory: failed, batched, in flight, then pending."""
+        with self._cond:
+            batches = [*self._failed, *self._outbox]
+            if self._in_flight is not None:
+                batches.append(self._in_flight)
+            entries = [(batch.route, item) for batch in batches for item in batch.items]
+            return entries + list(self._pending)
+
     def failed_batches(self) -> list[Batch]:
         """The batches that failed permanently (a copy)."""
         with self._cond:

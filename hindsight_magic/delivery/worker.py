@@ -46,6 +46,11 @@ class BackgroundWorker:
                 self._cond.notify()
             return True
 
+    def scheduled(self) -> list[Job]:
+        """The jobs waiting to run (a snapshot)."""
+        with self._cond:
+            return [job for _, job in self._jobs]
+
     def start(self) -> None:
         """Start the thread (once)."""
         with self._cond:

@@ -139,6 +139,11 @@ class PanelHub:
 
     # -- worker thread ----------------------------------------------------------------------
 
+    @property
+    def scheduled(self) -> bool:
+        """Whether the hub's next push is waiting on the worker."""
+        return self._tick in self._session.queue.scheduled()
+
     def _schedule(self, delay_s: float) -> None:
         self._session.queue.submit(self._tick, delay_s=delay_s)
 
