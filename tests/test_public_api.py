@@ -1,0 +1,118 @@
+"""The public Python API (``hindsight_magic.retain/recall/reflect/flush/status``).
+
+Against the real server: in a real Jupyter kernel (the kernel's session, loaded on first use,
+shared with the magics) and in a plain Python process (one session per process, no hook).
+Without a server: bad input is one clear ``ValueError`` line and nothing is queued.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import RunningServer
+from kernels import Kernel
+
+import hindsight_magic as hm
+from hindsight_magic.public_api import InputError
+
+
+@pytest.fixture
+def kernel(tmp_path: Path, hindsight_server: RunningServer) -> Iterator[Kernel]:
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": f"api-{uuid.uuid4().hex[:10]}",
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.db"),
+    }
+    started = Kernel(env, tmp_path)
+    yield started
+    started.close()
+
+
+@pytest.mark.integration
+def test_the_api_retains_and_recalls_in_a_real_kernel(kernel: Kernel) -> None:
+    fact = f"The churn table double-counts refunds in quarter {uuid.uuid4().hex[:6]}."
+    out = kernel.run(
+        "import hindsight_magic as hm\n"
+        f"print(hm.retain({fact!r}, tags=['data-quality']))\n"
+        "print('loaded:', 'HindsightMagics' in get_ipython().magics_manager.registry)"
+    )
+    assert "1 memory queued." in out
+    assert "loaded: True" in out  # the API loaded the extension into this kernel
+    out = kernel.run(
+        "found = hm.recall('churn table refunds')\n"
+        f"print('FOUND' if any({fact!r} in t for t in found.texts) else found.texts)\n"
+        "print(type(found).__name__, len(found.as_context()) > 0)"
+    )
+    assert "FOUND" in out, out
+    assert "RecallResult True" in out
+    # the magics use the same session: what the API queued is what %recall sees
+    assert fact in kernel.run("%recall churn table refunds")
+    status = kernel.run("print(hm.status(check_server=False))")
+    assert "accepted" in status
+    assert "api-" in status  # the bank this kernel's session uses
+
+
+@pytest.mark.integration
+def test_the_api_works_in_a_plain_python_process(
+    tmp_path: Path, hindsight_server: RunningServer
+) -> None:
+    bank = f"script-{uuid.uuid4().hex[:10]}"
+    fact = f"Script fact {uuid.uuid4().hex[:8]}: the dashboard refresh runs at 06:00 UTC."
+    script = textwrap.dedent(
+        f"""
+        import sys
+        import hindsight_magic as hm
+
+        print(hm.retain({fact!r}, context="nightly job"))
+        print(hm.flush(timeout=30))
+        found = hm.recall("dashboard refresh time")
+        print("FOUND" if any({fact!r} in t for t in found.texts) else found.texts)
+        print("IPython imported:", "IPython" in sys.modules)
+        """
+    )
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": bank,
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.db"),
+        "PATH": "/usr/bin:/bin",
+        "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path / "data"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 memory queued." in done.stdout
+    assert "accepted by the server" in done.stdout
+    assert "FOUND" in done.stdout, done.stdout
+    assert "IPython imported: False" in done.stdout  # no kernel, no IPython needed
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: hm.retain("   "), "Nothing to retain"),
+        (lambda: hm.retain("x" * 1_000_001), "Too large to retain: 1,000,001 characters"),
+        (lambda: hm.recall(""), "Nothing to search for"),
+        (lambda: hm.recall("churn", budget="huge"), "Invalid budget 'huge'"),
+        (lambda: hm.reflect("\n"), "Nothing to reflect on"),
+        (lambda: hm.flush(timeout=0), "greater than 0"),
+    ],
+)
+def test_bad_input_is_one_value_error_line_before_any_session(call: Any, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        call()
+    assert isinstance(info.value, ValueError)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
