@@ -65,7 +65,7 @@ def test_load_ext_imports_neither_localserver_nor_ipywidgets(tmp_path: Path) -> 
         "print([m for m in ('hindsight_magic.localserver', 'ipywidgets') if m in sys.modules])"
     )
     env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )

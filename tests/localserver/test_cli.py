@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from hindsight_magic.cli import SUBCOMMANDS, main
 from hindsight_magic.localserver import actions
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "hindsight-magic"
 
 

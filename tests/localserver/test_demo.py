@@ -15,7 +15,7 @@ from hindsight_magic.cli import SUBCOMMANDS, main
 from hindsight_magic.localserver import demo
 from hindsight_magic.localserver import launcher as server
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_demo_is_a_subcommand_and_finds_the_quickstart() -> None:
