@@ -377,7 +377,8 @@ def test_a_refused_key_fails_only_its_batches_and_a_fixed_key_delivers(
     lines = notice_lines("\n".join(cell.text for cell in shown))
     assert len(lines) == 2, lines  # one line per refused batch, each shown once
     for line in lines:
-        assert "Invalid API key — check HINDSIGHT_API_KEY" in line
+        assert "Invalid API key — the server at" in line
+        assert "refused the request; check HINDSIGHT_API_KEY" in line
         assert "%hindsight retry" in line
     assert "failed       2 (%hindsight retry)" in repr(status.result)
     for batch in notebook.magics.session.queue.failed_batches():
@@ -388,7 +389,7 @@ def test_a_refused_key_fails_only_its_batches_and_a_fixed_key_delivers(
     notebook.monkeypatch.setenv("HINDSIGHT_API_KEY", PLANTED_KEY)
     notebook.run("%reload_ext hindsight_magic")
     for batch in notebook.magics.session.queue.failed_batches():  # the reason survives reload
-        assert "Invalid API key — check HINDSIGHT_API_KEY" in (batch.error or "")
+        assert "refused the request; check HINDSIGHT_API_KEY" in (batch.error or "")
     notebook.run(f"%retain {texts[2]}")
     flushed = notebook.run("%hindsight flush")
     assert str(flushed.result).startswith("Flushed: 1 memory accepted by the server.")
