@@ -57,12 +57,13 @@ def record(tmp_path: Path, pid: int) -> ServerInfo:
     return info
 
 
-def test_load_ext_imports_neither_localserver_nor_ipywidgets(tmp_path: Path) -> None:
+def test_load_ext_imports_none_of_the_optional_or_heavy_packages(tmp_path: Path) -> None:
     code = (
         "import sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'hindsight_magic')\n"
         "assert 'hindsight_magic.ipython.magics' in sys.modules, 'not loaded'\n"
-        "print([m for m in ('hindsight_magic.localserver', 'ipywidgets') if m in sys.modules])"
+        "heavy = ('hindsight_magic.localserver', 'ipywidgets', 'pydantic', 'markdown_it')\n"
+        "print([m for m in heavy if m in sys.modules])"
     )
     env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
