@@ -14,8 +14,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
-import psutil
-
 from .paths import data_dir as _default_data_dir
 from .settings import FALLBACK_API_URL
 
@@ -71,6 +69,8 @@ def is_hindsight_process(pid: int) -> bool:
     A recycled pid, or a server that exited but was not yet reaped, is not our server. When the
     system hides another user's command line, a live process is taken to be the server.
     """
+    import psutil  # only when a state file names a process (most loads have none)
+
     try:
         proc = psutil.Process(pid)
         if proc.status() == psutil.STATUS_ZOMBIE:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-import psutil
-
 APP_NAME = "hindsight-magic"
 
 
@@ -23,6 +20,8 @@ def data_dir() -> Path:
     if explicit:
         path = Path(explicit).expanduser()
     else:
+        import platformdirs  # imported here: most sessions never need it (and it costs ~10 ms)
+
         path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -41,4 +40,6 @@ def tail(path: Path, lines: int) -> str:
 
 def pid_exists(pid: int) -> bool:
     """Whether a process with this id exists (it may belong to another user)."""
+    import psutil  # imported on first use: %load_ext rarely needs it
+
     return bool(psutil.pid_exists(pid))

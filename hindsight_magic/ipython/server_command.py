@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 
 from ..ui.display import Message
 from .errors import HindsightMagicError
-from .options import SubcommandParser
+from .subcommand_parser import SubcommandParser
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics

@@ -7,6 +7,7 @@ and the "unknown subcommand" message are all made from it. Handlers of heavier s
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from collections.abc import Callable
@@ -19,10 +20,11 @@ from ..memory.scope import project_label
 from ..settings import SCOPE_MODES, unknown_setting_message
 from ..text import plural
 from ..ui.display import Message, Report
-from .options import SubcommandParser, argument_type, positive_float
+from .options import positive_float
 
 if TYPE_CHECKING:
     from .magics import HindsightMagics
+    from .subcommand_parser import SubcommandParser
 
 Handler = Callable[["HindsightMagics", str], Any]
 
@@ -88,14 +90,21 @@ def cmd_config(magics: HindsightMagics, args: str) -> Any:
 
 
 SCOPE_USAGE = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
-_scope_parser = SubcommandParser("scope", SCOPE_USAGE)
-_scope_parser.add_argument("mode", nargs="*")
-_scope_parser.add_argument("--project")
+
+
+@functools.cache
+def _scope_parser() -> SubcommandParser:
+    from .subcommand_parser import SubcommandParser
+
+    parser = SubcommandParser("scope", SCOPE_USAGE)
+    parser.add_argument("mode", nargs="*")
+    parser.add_argument("--project")
+    return parser
 
 
 def cmd_scope(magics: HindsightMagics, args: str) -> Message:
     """Show or change the scoping mode (re-reads the project from the working directory)."""
-    parsed = _scope_parser.parse_line(args)
+    parsed = _scope_parser().parse_line(args)
     session = magics.session
     if not parsed.mode and parsed.project is None:
         return Message(f"Scope: {session.scope.describe()}; project {session.scope.label!r}.")
@@ -109,14 +118,21 @@ def cmd_scope(magics: HindsightMagics, args: str) -> Message:
 
 
 BANK_USAGE = "%hindsight bank [NAME] [--prefix P]"
-_bank_parser = SubcommandParser("bank", BANK_USAGE)
-_bank_parser.add_argument("name", nargs="*")
-_bank_parser.add_argument("--prefix")
+
+
+@functools.cache
+def _bank_parser() -> SubcommandParser:
+    from .subcommand_parser import SubcommandParser
+
+    parser = SubcommandParser("bank", BANK_USAGE)
+    parser.add_argument("name", nargs="*")
+    parser.add_argument("--prefix")
+    return parser
 
 
 def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     """Show or change the base bank id (and prefix)."""
-    parsed = _bank_parser.parse_line(args)
+    parsed = _bank_parser().parse_line(args)
     if len(parsed.name) > 1:
         raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
     if parsed.prefix is not None:
@@ -126,24 +142,34 @@ def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     return Message(f"Scope: {magics.session.scope.describe()}.")
 
 
-_flush_parser = SubcommandParser("flush", "%hindsight flush [--timeout S]")
-_flush_parser.add_argument("--timeout", type=argument_type(positive_float))
+@functools.cache
+def _flush_parser() -> SubcommandParser:
+    from .subcommand_parser import SubcommandParser, argument_type
+
+    parser = SubcommandParser("flush", "%hindsight flush [--timeout S]")
+    parser.add_argument("--timeout", type=argument_type(positive_float))
+    return parser
 
 
 def cmd_flush(magics: HindsightMagics, args: str) -> Any:
     """Send everything queued now and report what happened."""
-    timeout = _flush_parser.parse_line(args).timeout
+    timeout = _flush_parser().parse_line(args).timeout
     return public_api.flush(timeout, session=magics.session)
 
 
-_retry_parser = SubcommandParser("retry", "%hindsight retry [--drop]")
-_retry_parser.add_argument("--drop", action="store_true")
+@functools.cache
+def _retry_parser() -> SubcommandParser:
+    from .subcommand_parser import SubcommandParser
+
+    parser = SubcommandParser("retry", "%hindsight retry [--drop]")
+    parser.add_argument("--drop", action="store_true")
+    return parser
 
 
 def cmd_retry(magics: HindsightMagics, args: str) -> Message:
     """Re-send the memories the server refused (``--drop`` discards them instead)."""
     session = magics.session
-    if _retry_parser.parse_line(args).drop:
+    if _retry_parser().parse_line(args).drop:
         dropped = session.queue.drop_failed()
         return Message(f"Dropped {plural(dropped, 'failed memory', 'failed memories')}.")
     count = session.retry_failed()
