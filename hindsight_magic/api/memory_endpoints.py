@@ -3,36 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from .errors import HindsightError, bank_missing, one_line
-
-if TYPE_CHECKING:
-    from .client import Timeouts
+from .requester import Requester
 
 
-class MemoryEndpoints:
+class MemoryEndpoints(Requester):
     """``POST …/memories``, ``…/memories/recall``, ``…/reflect``; ``GET …/operations/{id}``."""
-
-    if TYPE_CHECKING:
-        timeouts: Timeouts
-
-        def _request(
-            self,
-            operation: str,
-            method: str,
-            path: str,
-            *,
-            timeout_s: float,
-            body: dict[str, Any] | None = None,
-            params: dict[str, Any] | None = None,
-            allow_404: bool = False,
-            need_json: bool = True,
-        ) -> Any: ...
-
-        @staticmethod
-        def _bank(bank_id: str) -> str: ...
 
     def retain_batch(
         self,

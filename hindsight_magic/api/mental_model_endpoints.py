@@ -3,36 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from .errors import HindsightError, bank_missing
-
-if TYPE_CHECKING:
-    from .client import Timeouts
+from .requester import Requester
 
 
-class MentalModelEndpoints:
+class MentalModelEndpoints(Requester):
     """``GET/POST/DELETE …/mental-models…``; mixed into ``HindsightClient``."""
-
-    if TYPE_CHECKING:
-        timeouts: Timeouts
-
-        def _request(
-            self,
-            operation: str,
-            method: str,
-            path: str,
-            *,
-            timeout_s: float,
-            body: dict[str, Any] | None = None,
-            params: dict[str, Any] | None = None,
-            allow_404: bool = False,
-            need_json: bool = True,
-        ) -> Any: ...
-
-        @staticmethod
-        def _bank(bank_id: str) -> str: ...
 
     def _model(self, bank_id: str, model_id: str) -> str:
         return f"{self._bank(bank_id)}/mental-models/{quote(model_id, safe='')}"

@@ -1,6 +1,6 @@
 """Auto-retain: executed cells → a transcript memory every N counted cells.
 
-``record`` runs on the kernel thread from the ``post_run_cell`` hook and does O(1) work: it
+``post_run_cell`` runs on the kernel thread (it is the IPython hook) and does O(1) work: it
 appends the cell's ``ExecutionResult`` to a deque and, when enough cells may have accumulated,
 schedules ``process`` on the worker. Everything else — skip rules, output capture, redaction,
 transcript building — runs on the worker, once the kernel has been idle for ``IDLE_S``.
@@ -118,16 +118,24 @@ class AutoRetainer:
 
     # -- kernel thread ----------------------------------------------------------------------
 
-    def record(self, number: int, source: str, result: Any) -> None:
-        """Keep one executed cell (O(1)); wake the worker when N cells may be due."""
-        if not self._enabled:
-            return
-        now = time.time()
-        raw = self._raw
-        raw.append((number, source, now, result))
-        self._last_cell = now
-        if len(raw) >= self._needed and not self._scheduled:
-            self._scheduled = self._worker.submit(self._process_when_idle, IDLE_S)
+    def post_run_cell(self, result: Any) -> None:
+        """Keep one executed cell (O(1)); wake the worker when N cells may be due.
+
+        The ``post_run_cell`` callback itself (``ipython/hook.py`` registers it): ``result`` has
+        the shape of IPython's ``ExecutionResult``. Silent, and never raises.
+        """
+        try:
+            info = result.info
+            if not (self._enabled and info.store_history):
+                return
+            now = time.time()
+            raw = self._raw
+            raw.append((result.execution_count, info.raw_cell, now, result))
+            self._last_cell = now
+            if len(raw) >= self._needed and not self._scheduled:
+                self._scheduled = self._worker.submit(self._process_when_idle, IDLE_S)
+        except Exception:  # a hook must never disturb the user's cell
+            log.debug("Hindsight: auto-retain hook failed", exc_info=True)
 
     def configure(self) -> None:
         """Follow the settings (the session calls this when ``auto_retain`` or N change)."""

@@ -1,8 +1,9 @@
-"""The ``post_run_cell`` hook: hands each executed cell to the auto-retainer, in O(1).
+"""The ``post_run_cell`` hook: the auto-retainer's O(1) ``post_run_cell``, attached to a shell.
 
-Registered on load, unregistered on unload (so ``%reload_ext`` leaves exactly one). It never
-prints and never raises; the work happens later on the worker (``capture.autoretain``), which
-reads the cell's outputs through ``outputs_of`` — IPython ≥ 9.1 records them per cell.
+Registered on load, unregistered on unload (so ``%reload_ext`` leaves exactly one). The hook is
+the auto-retainer's own method (no extra call per cell); it never prints and never raises. The
+work happens later on the worker (``capture.autoretain``), which reads the cell's outputs
+through ``outputs_of`` here — IPython ≥ 9.1 records them per cell.
 """
 
 from __future__ import annotations
@@ -22,18 +23,9 @@ class CellHook:
     """Connects a shell's ``post_run_cell`` event to an ``AutoRetainer``."""
 
     def __init__(self, autoretainer: AutoRetainer, shell: Any) -> None:
-        self._record = autoretainer.record
+        self.post_run_cell = autoretainer.post_run_cell
         self._shell = shell
         autoretainer.outputs_of = self.outputs_of
-
-    def post_run_cell(self, result: Any) -> None:
-        """IPython ``post_run_cell`` callback: O(1), silent, never raises."""
-        try:
-            info = result.info
-            if info.store_history:
-                self._record(result.execution_count, info.raw_cell, result)
-        except Exception:  # a hook must never disturb the user's cell
-            log.debug("Hindsight: auto-retain hook failed", exc_info=True)
 
     def register(self) -> None:
         """Attach to the shell (once)."""

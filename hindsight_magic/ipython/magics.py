@@ -30,6 +30,7 @@ from .options import FLAG, Converter, choice, identifier, parse_options, positiv
 from .subcommands import help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 RETAIN_USAGE = "%retain [--context TEXT] [--tags a,b] TEXT  |  %%retain [--split] … + cell"
 RECALL_USAGE = "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--var NAME] QUERY"
@@ -203,9 +204,7 @@ class HindsightMagics(Magics, HindsightSettings):
             types=options.get("types"),
             session=self.session,
         )
-        if "var" in options:
-            self.shell.user_ns[options["var"]] = result  # type: ignore[union-attr]
-        return result
+        return self._keep(options, result)
 
     @no_var_expand
     @line_cell_magic
@@ -245,9 +244,7 @@ class HindsightMagics(Magics, HindsightSettings):
             budget=options.get("budget"),
             session=self.session,
         )
-        if "var" in options:
-            self.shell.user_ns[options["var"]] = answer  # type: ignore[union-attr]
-        return answer
+        return self._keep(options, answer)
 
     @line_magic
     @user_facing
@@ -258,6 +255,12 @@ class HindsightMagics(Magics, HindsightSettings):
 
         """
         return run_subcommand(self, line)
+
+    def _keep(self, options: dict[str, Any], value: T) -> T:
+        """``--var NAME``: also store ``value`` in the user's namespace."""
+        if "var" in options and self.shell is not None:
+            self.shell.user_ns[options["var"]] = value
+        return value
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 
 from .. import public_api
 from ..memory.scope import project_label
-from ..settings import SCOPE_MODES, unknown_setting_message
+from ..settings import KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
 from ..text import plural
 from ..ui.display import Message, Report
 from .options import positive_float
@@ -77,7 +77,8 @@ def cmd_config(magics: HindsightMagics, args: str) -> Any:
         return report
     name, sep, value = args.partition("=")
     name = name.strip()
-    magics.parse(name, None) if name == "api_key" else None  # refused: environment only
+    if name == "api_key":  # a UsageError even with debug on: a traceback would show the key
+        raise UsageError(KEY_IN_ENVIRONMENT)
     if name not in magics.setting_names():
         raise UsageError(unknown_setting_message(name))
     if not sep:

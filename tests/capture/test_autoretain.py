@@ -64,7 +64,7 @@ def our_callbacks(ip: Any) -> list[Any]:
     return [
         callback
         for callback in ip.events.callbacks["post_run_cell"]
-        if type(getattr(callback, "__self__", None)).__name__ == "CellHook"
+        if type(getattr(callback, "__self__", None)).__name__ == "AutoRetainer"
     ]
 
 
@@ -497,7 +497,7 @@ def test_reload_leaves_one_callback_and_unload_none(loaded: Any) -> None:
     assert len(our_callbacks(ip)) == 1
     loaded.run("%reload_ext hindsight_magic")
     [callback] = our_callbacks(ip)
-    assert callback.__self__ is loaded.magics.hook
+    assert callback.__self__ is loaded.magics.session.autoretain
     loaded.run("%reload_ext hindsight_magic")
     assert len(our_callbacks(ip)) == 1
     loaded.run("%unload_ext hindsight_magic")

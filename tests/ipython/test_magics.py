@@ -194,7 +194,7 @@ def test_debug_shows_the_full_traceback(loaded: Any) -> None:
     loaded.run("%hindsight config debug=true")
     cell = loaded.run("%recall anything")
     assert "Traceback (most recent call last)" in cell.text
-    assert "in HindsightClient._request" in cell.text  # down to the frame that failed
+    assert "in Requester._request" in cell.text  # down to the frame that failed
     lines = cell.text.splitlines()  # debug also turns on log lines, in any order
     assert any(line.startswith("HindsightError: recall request failed:") for line in lines)
     assert "no Hindsight server at" not in cell.text  # the raw error, not the friendly line
