@@ -52,7 +52,7 @@ def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
     try:
         yield RunningServer(info.url, data_dir)
     finally:
-        server.stop(data_dir)
+        stop_and_remove(data_dir)
 
 
 @pytest.fixture(scope="session")
@@ -65,20 +65,27 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSe
     try:
         yield RunningServer(info.url, data_dir)
     finally:
-        server.stop(data_dir)
+        stop_and_remove(data_dir)
+
+
+def stop_and_remove(data_dir: Path) -> None:
+    """Stop the server of ``data_dir`` and remove its PostgreSQL data, wherever it lives (as
+    root it is under /var/lib/hindsight-magic, outside ``data_dir``)."""
+    from hindsight_magic.localserver import launcher as server
+    from hindsight_magic.localserver import postgres
+
+    server.stop(data_dir)
+    pgdata = postgres.pg_data_dir(server.server_home(data_dir), postgres.pg_account())
+    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
+        shutil.rmtree(pgdata.parent, ignore_errors=True)
+    shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Iterator[Path]:
     """A temp data dir whose server is stopped and whose PostgreSQL data is removed at the end."""
     yield tmp_path
-    from hindsight_magic.localserver import launcher as server
-    from hindsight_magic.localserver import postgres
-
-    server.stop(tmp_path)
-    pgdata = postgres.pg_data_dir(server.server_home(tmp_path), postgres.pg_account())
-    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
-        shutil.rmtree(pgdata.parent, ignore_errors=True)
+    stop_and_remove(tmp_path)
 
 
 @pytest.fixture
