@@ -75,47 +75,6 @@ def parse_options(
     return options, rest
 
 
-def parse_words(
-    line: str, spec: Mapping[str, Converter], usage: str
-) -> tuple[dict[str, Any], list[str]]:
-    """Shell-split ``line``; ``--name value`` options may appear anywhere among the words."""
-    import shlex
-
-    try:
-        words = shlex.split(line)
-    except ValueError as error:
-        raise UsageError(f"{error}. Usage: {usage}") from None
-    options: dict[str, Any] = {}
-    positional: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        index += 1
-        if not word.startswith("--"):
-            positional.append(word)
-            continue
-        name, _, inline = word[2:].partition("=")
-        key = name.replace("-", "_")
-        if key not in spec:
-            valid = ", ".join("--" + n.replace("_", "-") for n in spec) or "none"
-            raise UsageError(f"Unknown option --{name}. Options: {valid}. Usage: {usage}")
-        if spec[key] is FLAG:
-            if inline or word.endswith("="):
-                raise UsageError(f"--{name} takes no value. Usage: {usage}")
-            options[key] = True
-            continue
-        if not inline:
-            if index >= len(words):
-                raise UsageError(f"--{name} needs a value. Usage: {usage}")
-            inline = words[index]
-            index += 1
-        try:
-            options[key] = spec[key](inline)
-        except (TypeError, ValueError) as error:
-            raise UsageError(f"Invalid --{name} {inline!r}: {error}. Usage: {usage}") from None
-    return options, positional
-
-
 def choice(*allowed: str) -> Converter:
     """A converter accepting only ``allowed`` values."""
 

@@ -35,15 +35,19 @@ class SubcommandParser(MagicArgumentParser):
             words = shlex.split(args)
         except ValueError as error:
             raise UsageError(f"{error}. Usage: {self.usage}") from None
-        return self.parse_args(words)
+        return self.parse_intermixed_args(words)  # options may stand anywhere among the words
 
     def error(self, message: str) -> NoReturn:
         unknown = re.fullmatch(r"unrecognized arguments: (\S+).*", message)
-        invalid = re.fullmatch(r"argument (\S+?)(?:/\S+)?: (.+)", message)
+        invalid = re.fullmatch(
+            r"argument (?:\S+/)?(\S+): (.+)", message
+        )  # -n/--lines: the long one
         if unknown and unknown.group(1).startswith("-"):
             options = [o for action in self._actions for o in action.option_strings]
             valid = ", ".join(o for o in options if o.startswith("--")) or "none"
             message = f"Unknown option {unknown.group(1)}. Options: {valid}"
+        elif invalid and invalid.group(2) == "expected one argument":
+            message = f"{invalid.group(1)} needs a value"
         elif invalid and invalid.group(1).startswith("-"):
             message = f"Invalid {invalid.group(1)} {invalid.group(2)}"
         raise UsageError(f"{message[:1].upper()}{message[1:]}. Usage: {self.usage}")

@@ -12,11 +12,11 @@ from hindsight_magic.ipython.options import (
     choice,
     identifier,
     parse_options,
-    parse_words,
     positive_float,
     positive_int,
     tag_list,
 )
+from hindsight_magic.ipython.subcommand_parser import SubcommandParser, argument_type
 
 USAGE = "%recall [--budget low|mid|high] [--max-tokens N] QUERY"
 SPEC: dict[str, Any] = {
@@ -203,28 +203,32 @@ def test_converter_functions() -> None:
     assert identifier("_out1") == "_out1"
 
 
-# -- parse_words (for %hindsight subcommands) -----------------------------------------------------
+# -- SubcommandParser (for %hindsight subcommands) ------------------------------------------------
 
 
-def test_parse_words_options_anywhere() -> None:
-    spec = {"port": positive_int, "verbose": FLAG}
-    options, words = parse_words("start --port 8899 now --verbose", spec, "u")
-    assert options == {"port": 8899, "verbose": True}
-    assert words == ["start", "now"]
-    options, words = parse_words("logs --port=9 'two words'", spec, "u")
-    assert options == {"port": 9}
-    assert words == ["logs", "two words"]
+def parser() -> SubcommandParser:
+    made = SubcommandParser("server start", "u")
+    made.add_argument("words", nargs="*")
+    made.add_argument("--port", type=argument_type(positive_int))
+    made.add_argument("--verbose", action="store_true")
+    return made
 
 
-def test_parse_words_errors_are_usage_errors() -> None:
-    spec = {"port": positive_int}
-    with pytest.raises(UsageError, match=r"^Unknown option --nope\. Options: --port\. Usage: u$"):
-        parse_words("x --nope", spec, "u")
+def test_subcommand_options_anywhere_and_quotes() -> None:
+    parsed = parser().parse_line("start --port 8899 now --verbose")
+    assert (parsed.port, parsed.verbose, parsed.words) == (8899, True, ["start", "now"])
+    parsed = parser().parse_line("logs --port=9 'two words'")
+    assert (parsed.port, parsed.words) == (9, ["logs", "two words"])
+
+
+def test_subcommand_errors_are_one_usage_error_line() -> None:
+    with pytest.raises(UsageError, match=r"^Unknown option --nope\. Options: --port, --verbose\."):
+        parser().parse_line("x --nope")
     with pytest.raises(UsageError, match=r"^--port needs a value\. Usage: u$"):
-        parse_words("x --port", spec, "u")
+        parser().parse_line("x --port")
     with pytest.raises(UsageError, match=r"^Invalid --port '0': must be at least 1\. Usage: u$"):
-        parse_words("x --port 0", spec, "u")
+        parser().parse_line("x --port 0")
     with pytest.raises(UsageError) as info:
-        parse_words("x 'unclosed", spec, "u")
+        parser().parse_line("x 'unclosed")
     assert "\n" not in str(info.value)
     assert str(info.value).endswith("Usage: u")

@@ -132,7 +132,7 @@ def test_cli_and_magic_offer_the_same_actions_and_options(
     [
         ("%hindsight server start --port 0", "Invalid --port expected a positive integer"),
         ("%hindsight server start --lines 3", "Unknown option --lines. Options: --port, --wait"),
-        ("%hindsight server logs --lines", "expected one argument"),
+        ("%hindsight server logs --lines", "--lines needs a value"),
         ('%hindsight server status --data-dir "x', "No closing quotation"),
     ],
 )
