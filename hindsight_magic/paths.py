@@ -20,7 +20,7 @@ def data_dir() -> Path:
     if explicit:
         path = Path(explicit).expanduser()
     else:
-        import platformdirs  # imported here: most sessions never need it (and it costs ~10 ms)
+        import platformdirs  # imported here: not needed when HINDSIGHT_MAGIC_DATA_DIR is set
 
         path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     path.mkdir(parents=True, exist_ok=True)

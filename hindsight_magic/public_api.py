@@ -67,17 +67,18 @@ def _running_shell() -> Any:
 def retain(
     text: str,
     *,
-    tags: Sequence[str] | None = None,
+    tags: str | Sequence[str] | None = None,
     context: str | None = None,
     split: bool = False,
     session: HindsightSession | None = None,
 ) -> RetainResult:
     """Queue ``text`` as one durable memory and return at once (no network on this thread).
 
-    ``tags`` are added to the scope's tags; ``context`` says where the fact comes from (default:
-    the ``retain_context`` setting); ``split=True`` makes each blank-line-separated paragraph
-    its own memory. One memory holds at most 1,000,000 characters. A background worker sends
-    the queue in batches (16 memories or 5 s), and before any recall or reflect.
+    ``tags`` (names, or one comma-separated string) are added to the scope's tags;
+    ``context`` says where the fact comes from (default: the ``retain_context`` setting);
+    ``split=True`` makes each blank-line-separated paragraph its own memory. One memory holds
+    at most 1,000,000 characters. A background worker sends the queue in batches (16 memories
+    or 5 s), and before any recall or reflect.
     """
     pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
     pieces = [piece for piece in pieces if piece]
@@ -89,9 +90,10 @@ def retain(
             f"Too large to retain: {largest:,} characters in one memory (the limit is "
             f"{MAX_MEMORY_CHARS:,}). Retain a summary, or paragraphs with %%retain --split."
         )
+    tag_list = _names(tags)
     session = session or current_session()
     for piece in pieces:
-        session.retain(piece, context=context, tags=tuple(tags or ()))
+        session.retain(piece, context=context, tags=tag_list)
     from .ui.display import RetainResult
 
     return RetainResult(len(pieces))
@@ -102,7 +104,7 @@ def recall(
     *,
     budget: str | None = None,
     max_tokens: int | None = None,
-    types: Sequence[str] | None = None,
+    types: str | Sequence[str] | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
@@ -117,6 +119,9 @@ def recall(
         raise InputError("Nothing to search for: give a query.")
     if budget is not None:
         _check_budget(budget)
+    if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
+        raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
+    types = _names(types) if types is not None else None
     session = session or current_session()
     reader = session.reader
     return reader.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
@@ -188,6 +193,13 @@ def status(*, check_server: bool = True, session: HindsightSession | None = None
     """Server, bank and tags, the queue's counters, auto-retain and mental models, as a report
     (text, or a table in a notebook). ``check_server=False`` skips the server round trip."""
     return (session or current_session()).status(check_server)
+
+
+def _names(names: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Tags or types: a sequence of names, or one string of comma-separated names."""
+    if isinstance(names, str):
+        return tuple(part.strip() for part in names.split(",") if part.strip())
+    return tuple(names or ())
 
 
 def _check_budget(budget: str) -> None:

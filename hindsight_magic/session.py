@@ -53,14 +53,14 @@ if TYPE_CHECKING:
     from .ui.display import Report
 
 log = logging.getLogger("hindsight_magic")
-log.addHandler(logging.NullHandler())  # never print from the worker into a cell
 
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
 STARTUP_DELAY_S = 0.3
 
 
-def _notebook_from_env() -> str | None:
+def notebook_from_env() -> str | None:
+    """The notebook's path as Jupyter Server tells the kernel (``JPY_SESSION_NAME``), or None."""
     return os.environ.get("JPY_SESSION_NAME") or None
 
 
@@ -73,7 +73,7 @@ class HindsightSession:
         *,
         cwd: str | None = None,
         session_id: str | None = None,
-        notebook: Callable[[], str | None] = _notebook_from_env,
+        notebook: Callable[[], str | None] = notebook_from_env,
         transport: httpx.BaseTransport | None = None,
         start_worker: bool = True,
         queue_options: dict[str, Any] | None = None,

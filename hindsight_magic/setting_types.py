@@ -83,6 +83,8 @@ class SettingTrait:
         return f"Invalid {label}={value!r}: {str(error).rstrip('.')}."
 
     def validate(self, obj: Any, value: Any) -> Any:
+        if value is None and not getattr(self, "allow_none", False):
+            return self.default(obj)  # None: "not set here", the environment or default applies
         try:
             return self.convert(value)
         except ValueError as error:

@@ -130,6 +130,8 @@ class HindsightSettings(Configurable):
         self._explicit |= {name for name in kwargs if name in self.setting_names()}
         for section in self._config_sections():
             self._explicit |= set(section) & set(self.setting_names())
+        for name in self.setting_names():  # read the environment once, now, on this thread
+            getattr(self, name)
         self.observe(self._note_explicit, names=list(self.setting_names()))
 
     @classmethod
@@ -143,11 +145,6 @@ class HindsightSettings(Configurable):
     def setting_names(cls) -> tuple[str, ...]:
         """Every setting's name, in declaration order."""
         return tuple(n for n, v in vars(HindsightSettings).items() if isinstance(v, SettingTrait))
-
-    @classmethod
-    def names_affecting(cls, part: str) -> frozenset[str]:
-        """The settings whose change rebuilds ``part`` (their ``affects`` tag)."""
-        return frozenset(cls.class_trait_names(affects=part))
 
     @classmethod
     def environment_variables(cls) -> tuple[str, ...]:

@@ -40,11 +40,16 @@ def test_the_api_retains_and_recalls_in_a_real_kernel(kernel: Kernel) -> None:
     fact = f"The churn table double-counts refunds in quarter {uuid.uuid4().hex[:6]}."
     out = kernel.run(
         "import hindsight_magic as hm\n"
-        f"print(hm.retain({fact!r}, tags=['data-quality']))\n"
+        f"print(hm.retain({fact!r}, tags='data-quality, churn'))\n"
         "print('loaded:', 'HindsightMagics' in get_ipython().magics_manager.registry)"
     )
     assert "1 memory queued." in out
-    assert "loaded: True" in out  # the API loaded the extension into this kernel
+    assert "loaded: True" in out
+    held = kernel.run(
+        "q = get_ipython().magics_manager.registry['HindsightMagics'].session.queue\n"
+        "print(sorted({t for route, _ in q.held() for t in (route.tags or ())}))"
+    )
+    assert "'churn', 'data-quality'" in held  # a comma-separated string is two tags
     out = kernel.run(
         "found = hm.recall('churn table refunds')\n"
         f"print('FOUND' if any({fact!r} in t for t in found.texts) else found.texts)\n"
@@ -108,6 +113,7 @@ def test_the_api_works_in_a_plain_python_process(
         (lambda: hm.recall("churn", budget="huge"), "Invalid budget 'huge'"),
         (lambda: hm.reflect("\n"), "Nothing to reflect on"),
         (lambda: hm.flush(timeout=0), "greater than 0"),
+        (lambda: hm.recall("churn", max_tokens=0), "Invalid max_tokens 0"),
     ],
 )
 def test_bad_input_is_one_value_error_line_before_any_session(call: Any, message: str) -> None:

@@ -147,6 +147,16 @@ def test_unrelated_env_vars_are_ignored(build: Any) -> None:
     assert s.bank_id == "jupyter"
 
 
+def test_the_environment_is_read_once_when_the_settings_are_made(
+    build: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = build({"HINDSIGHT_RETAIN_MODE": "last-cells"})
+    monkeypatch.setenv("HINDSIGHT_RETAIN_MODE", "full-session")
+    monkeypatch.setenv("HINDSIGHT_BANK_ID", "later")
+    assert s.retain_mode == "last-cells"  # not re-read later, on whichever thread reads first
+    assert s.bank_id == "jupyter"
+
+
 def test_real_environment_is_used_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HINDSIGHT_BANK_PREFIX", "team")
     assert HindsightSettings().bank_prefix == "team"

@@ -10,7 +10,6 @@ from ``HindsightSettings``): ``%config HindsightMagics.<name> = value``.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -22,7 +21,7 @@ from .. import public_api
 from ..api.errors import HindsightError, explain, probe_identity
 from ..memory.results import RecallResult, ReflectResult
 from ..public_api import InputError
-from ..session import HindsightSession
+from ..session import HindsightSession, notebook_from_env
 from ..settings import BUDGETS, HindsightSettings, SettingsError
 from ..ui.display import RetainResult
 from .errors import HindsightMagicError
@@ -62,11 +61,11 @@ def user_facing(method: F) -> F:
             print(notice, file=sys.stderr)
         try:
             return method(self, *args, **kwargs)
-        except (HindsightError, SettingsError, InputError) as error:
+        except (SettingsError, InputError) as error:  # bad input: one line, even with debug on
+            raise UsageError(str(error)) from None
+        except HindsightError as error:
             if self.debug:
                 raise
-            if isinstance(error, SettingsError | InputError):
-                raise UsageError(str(error)) from None
             session = self.session
             known = probe_identity(session.client) if error.kind == "not_hindsight" else None
             raise HindsightMagicError(explain(error, session.api_url, known)) from None
@@ -104,6 +103,8 @@ class HindsightMagics(Magics, HindsightSettings):
         try:
             super().__init__(shell=shell, **kwargs)
         except SettingsError as error:  # an invalid HINDSIGHT_* variable
+            if shell is not None and self in shell.configurables:
+                shell.configurables.remove(self)  # Magics.__init__ added the half-built self
             raise UsageError(str(error)) from None
         self.session = HindsightSession(self, notebook=self._notebook_path)
         self.hook = None
@@ -114,8 +115,8 @@ class HindsightMagics(Magics, HindsightSettings):
             self.hook.register()
 
     def _notebook_path(self) -> str | None:
-        path = os.environ.get("JPY_SESSION_NAME")
-        if not path and self.shell is not None:
+        path = notebook_from_env()
+        if not path and self.shell is not None:  # VS Code tells it in the namespace instead
             path = self.shell.user_ns.get("__vsc_ipynb_file__")
         return str(path) if path else None
 

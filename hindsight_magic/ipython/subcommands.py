@@ -137,7 +137,7 @@ def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     if len(parsed.name) > 1:
         raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
     if parsed.prefix is not None:
-        magics.set_setting("bank_prefix", parsed.prefix or None)
+        magics.set_setting("bank_prefix", parsed.prefix)  # "" clears it
     if parsed.name:
         magics.set_setting("bank_id", parsed.name[0])
     return Message(f"Scope: {magics.session.scope.describe()}.")

@@ -200,6 +200,27 @@ def test_debug_shows_the_full_traceback(loaded: Any) -> None:
     assert "no Hindsight server at" not in cell.text  # the raw error, not the friendly line
 
 
+def test_bad_input_stays_one_line_with_debug_on(loaded: Any) -> None:
+    loaded.run("%hindsight config debug=true")
+    for source in ("%hindsight config retain_every_n_cells=0", "%retain   "):
+        cell = loaded.run(source)
+        assert isinstance(cell.error, UsageError), source
+        assert "Traceback" not in cell.text
+        assert one_line(cell.text).startswith("UsageError: ")
+
+
+def test_a_prefix_can_be_cleared_and_none_means_not_set_here(notebook: Any) -> None:
+    notebook.load(bank_prefix="team")
+    magics = notebook.magics
+    assert magics.session.scope.bank_id.startswith("team-")
+    notebook.run('%hindsight bank --prefix ""')  # cleared, not reset to HINDSIGHT_BANK_PREFIX
+    assert magics.bank_prefix == ""
+    assert not magics.session.scope.bank_id.startswith("team-")
+    notebook.run("%config HindsightMagics.bank_prefix = None")  # "not set here": env again
+    assert magics.bank_prefix == "team"
+    assert magics.session.scope.bank_id.startswith("team-")
+
+
 def test_background_failure_is_reported_once_on_the_next_magic(loaded: Any) -> None:
     _swap_client(loaded, lambda request: httpx.Response(422, json={"detail": "bad field"}))
     loaded.run("%retain rejected fact")
