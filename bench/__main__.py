@@ -483,7 +483,7 @@ def _server(explicit: str | None, stack: contextlib.ExitStack) -> tuple[str, str
     data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-server-")))
     progress("starting a local Hindsight server with the project's launcher …")
     info = server.start(port=_free_port(), data_dir=data_dir)
-    stack.callback(server.stop, data_dir)
+    stack.callback(server.discard, data_dir)  # PostgreSQL's data too
     return info.url, (
         "a local server started for this run by the project's launcher "
         "(`hindsight_magic.localserver.launcher.start`, fresh temporary data dir, "

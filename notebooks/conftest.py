@@ -62,12 +62,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     data_dir = _STATE.pop("server", None)
     if data_dir is not None:
         from hindsight_magic.localserver import launcher as server
-        from hindsight_magic.localserver import postgres
 
-        server.stop(data_dir)
-        pgdata = postgres.pg_data_dir(server.server_home(data_dir), postgres.pg_account())
-        if pgdata.is_relative_to(postgres.ROOT_PG_BASE):  # as root, PostgreSQL's data is there
-            shutil.rmtree(pgdata.parent, ignore_errors=True)
+        server.discard(data_dir)  # PostgreSQL's data too, wherever it lives
     root = _STATE.pop("root", None)
     if root is not None:
         shutil.rmtree(root, ignore_errors=True)

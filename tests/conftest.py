@@ -8,7 +8,6 @@ end. Set ``HINDSIGHT_TEST_SERVER_URL`` to reuse a server you already run (faster
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 import uuid
@@ -69,16 +68,10 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSe
 
 
 def stop_and_remove(data_dir: Path) -> None:
-    """Stop the server of ``data_dir`` and remove its PostgreSQL data, wherever it lives (as
-    root it is under /var/lib/hindsight-magic, outside ``data_dir``)."""
+    """Stop the server of ``data_dir`` and remove all its data, PostgreSQL's included."""
     from hindsight_magic.localserver import launcher as server
-    from hindsight_magic.localserver import postgres
 
-    server.stop(data_dir)
-    pgdata = postgres.pg_data_dir(server.server_home(data_dir), postgres.pg_account())
-    if pgdata.is_relative_to(postgres.ROOT_PG_BASE):
-        shutil.rmtree(pgdata.parent, ignore_errors=True)
-    shutil.rmtree(data_dir, ignore_errors=True)
+    server.discard(data_dir)
 
 
 @pytest.fixture

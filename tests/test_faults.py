@@ -257,7 +257,7 @@ def test_server_killed_mid_burst_and_back_20s_later_loses_and_doubles_nothing(
         ops = reader.retain_operations()
     finally:
         restart.join()
-        server.stop(data_dir)
+        server.discard(data_dir)
 
     outage = [(kind, trip, spent) for (kind, down, trip), spent in timed if down]
     assert outage, "no cell ran while the server was down"

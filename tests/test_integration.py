@@ -292,7 +292,7 @@ def test_dead_server_keeps_items_pending_and_delivers_when_it_is_back(
     assert notebook.magics.session.queue.stats().retrying == 5
 
     data_dir = tmp_path / "late-server"
-    server.start(port=port, data_dir=data_dir)
+    server.start(port=port, data_dir=data_dir)  # removed with its data by the finally below
     try:
         notebook.run("%hindsight flush")
         stats = notebook.magics.session.queue.stats()
@@ -300,7 +300,7 @@ def test_dead_server_keeps_items_pending_and_delivers_when_it_is_back(
         for n in range(5):
             assert holding(url, bank_id, f"Outage fact number {n}")
     finally:
-        server.stop(data_dir)
+        server.discard(data_dir)
 
 
 # -- a real kernel where the user's notebook called nest_asyncio.apply() --------------------

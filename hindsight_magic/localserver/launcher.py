@@ -26,7 +26,15 @@ from pathlib import Path
 from ..discovery import ServerInfo, is_hindsight_process, read_state, running_server, server_home
 from ..paths import tail
 from .errors import ServerError
-from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
+from .postgres import (
+    MISSING_EXTRA,
+    ROOT_PG_BASE,
+    bind,
+    ensure_postgres,
+    pg_account,
+    pg_data_dir,
+    stop_postgres,
+)
 
 DEFAULT_PORT = 8899
 JUPYTER_PORT = 8888
@@ -261,3 +269,19 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
                 stopped = stop_postgres(pgdata, log) or stopped
         (home / "state.json").unlink(missing_ok=True)
         return stopped
+
+
+def discard(data_dir: Path) -> None:
+    """Stop ``data_dir``'s server and delete all its data: the folder, and PostgreSQL's data
+    wherever it lives (as root, under /var/lib/hindsight-magic, outside ``data_dir``).
+
+    For servers made for one run (tests, benchmarks, CI's demo), never the user's data dir.
+    """
+    import shutil
+
+    home = server_home(data_dir)
+    stop(data_dir)
+    pgdata = pg_data_dir(home, pg_account())
+    if pgdata.is_relative_to(ROOT_PG_BASE):
+        shutil.rmtree(pgdata.parent, ignore_errors=True)
+    shutil.rmtree(data_dir, ignore_errors=True)
