@@ -91,21 +91,33 @@ def cmd_config(magics: HindsightMagics, args: str) -> Any:
 
 
 SCOPE_USAGE = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
+BANK_USAGE = "%hindsight bank [NAME] [--prefix P]"
+# The word-taking subcommands: usage, then (argument, argparse keywords) pairs.
+ARGUMENTS: dict[str, tuple[str, tuple[tuple[str, dict[str, Any]], ...]]] = {
+    "scope": (SCOPE_USAGE, (("mode", {"nargs": "*"}), ("--project", {}))),
+    "bank": (BANK_USAGE, (("name", {"nargs": "*"}), ("--prefix", {}))),
+    "flush": ("%hindsight flush [--timeout S]", (("--timeout", {"type": positive_float}),)),
+    "retry": ("%hindsight retry [--drop]", (("--drop", {"action": "store_true"}),)),
+}
 
 
 @functools.cache
-def _scope_parser() -> SubcommandParser:
-    from .subcommand_parser import SubcommandParser
+def _parser(name: str) -> SubcommandParser:
+    """The parser of subcommand ``name``, built from ``ARGUMENTS`` when first used."""
+    from .subcommand_parser import SubcommandParser, argument_type
 
-    parser = SubcommandParser("scope", SCOPE_USAGE)
-    parser.add_argument("mode", nargs="*")
-    parser.add_argument("--project")
+    usage, arguments = ARGUMENTS[name]
+    parser = SubcommandParser(name, usage)
+    for flag, keywords in arguments:
+        if "type" in keywords:
+            keywords = {**keywords, "type": argument_type(keywords["type"])}
+        parser.add_argument(flag, **keywords)
     return parser
 
 
 def cmd_scope(magics: HindsightMagics, args: str) -> Message:
     """Show or change the scoping mode (re-reads the project from the working directory)."""
-    parsed = _scope_parser().parse_line(args)
+    parsed = _parser("scope").parse_line(args)
     session = magics.session
     if not parsed.mode and parsed.project is None:
         return Message(f"Scope: {session.scope.describe()}; project {session.scope.label!r}.")
@@ -118,22 +130,9 @@ def cmd_scope(magics: HindsightMagics, args: str) -> Message:
     return Message(f"Scope: {session.scope.describe()}.")
 
 
-BANK_USAGE = "%hindsight bank [NAME] [--prefix P]"
-
-
-@functools.cache
-def _bank_parser() -> SubcommandParser:
-    from .subcommand_parser import SubcommandParser
-
-    parser = SubcommandParser("bank", BANK_USAGE)
-    parser.add_argument("name", nargs="*")
-    parser.add_argument("--prefix")
-    return parser
-
-
 def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     """Show or change the base bank id (and prefix)."""
-    parsed = _bank_parser().parse_line(args)
+    parsed = _parser("bank").parse_line(args)
     if len(parsed.name) > 1:
         raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
     if parsed.prefix is not None:
@@ -143,34 +142,16 @@ def cmd_bank(magics: HindsightMagics, args: str) -> Message:
     return Message(f"Scope: {magics.session.scope.describe()}.")
 
 
-@functools.cache
-def _flush_parser() -> SubcommandParser:
-    from .subcommand_parser import SubcommandParser, argument_type
-
-    parser = SubcommandParser("flush", "%hindsight flush [--timeout S]")
-    parser.add_argument("--timeout", type=argument_type(positive_float))
-    return parser
-
-
 def cmd_flush(magics: HindsightMagics, args: str) -> Any:
     """Send everything queued now and report what happened."""
-    timeout = _flush_parser().parse_line(args).timeout
+    timeout = _parser("flush").parse_line(args).timeout
     return public_api.flush(timeout, session=magics.session)
-
-
-@functools.cache
-def _retry_parser() -> SubcommandParser:
-    from .subcommand_parser import SubcommandParser
-
-    parser = SubcommandParser("retry", "%hindsight retry [--drop]")
-    parser.add_argument("--drop", action="store_true")
-    return parser
 
 
 def cmd_retry(magics: HindsightMagics, args: str) -> Message:
     """Re-send the memories the server refused (``--drop`` discards them instead)."""
     session = magics.session
-    if _retry_parser().parse_line(args).drop:
+    if _parser("retry").parse_line(args).drop:
         dropped = session.queue.drop_failed()
         return Message(f"Dropped {plural(dropped, 'failed memory', 'failed memories')}.")
     count = session.retry_failed()
