@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit install clean bench
+.PHONY: demo test lint unit install clean bench browser
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10+ is needed"'
@@ -25,7 +25,7 @@ demo: $(STAMP)
 # Lint, tests/, then the notebooks top to bottom against a real server (notebooks/conftest.py
 # starts it): a separate pytest run, because tests/ and notebooks/ each have a module named
 # conftest. Both runs always happen; the target fails if either does.
-test: $(STAMP) lint
+test: $(STAMP) lint browser
 	$(BIN)/python -m pytest; tests=$$?; \
 	$(BIN)/python -m pytest --nbval-lax notebooks/; notebooks=$$?; \
 	test $$tests -eq 0 && test $$notebooks -eq 0
@@ -34,6 +34,18 @@ test: $(STAMP) lint
 # (started and stopped again if none runs); writes BENCHMARKS.md. About 3-5 minutes.
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The browser test (tests/ui/test_browser.py) drives JupyterLab in Debian's chromium. Install it
+# when missing and we can (root with apt); otherwise say, before the run, what will be skipped.
+browser:
+	@command -v chromium >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing Debian's chromium for the browser test (apt-get install chromium)..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    && exit 0; \
+	fi; \
+	echo "NOTE: chromium is not installed, so the browser test (tests/ui/test_browser.py, marked"; \
+	echo "      'browser') will be SKIPPED. To run it: sudo apt-get install chromium; make test."
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not integration and not browser"

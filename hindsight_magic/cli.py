@@ -1,4 +1,4 @@
-"""The ``hindsight-magic`` command line: ``hindsight-magic server start|stop|status|logs``.
+"""The ``hindsight-magic`` command line: ``hindsight-magic server start|stop|status|logs|purge``.
 
 Each top-level subcommand is registered in ``SUBCOMMANDS``: a function that adds its parser
 to the subparsers and sets ``handler`` (``args -> exit code``) as a default. Others (``demo``,
@@ -46,11 +46,28 @@ def _server_logs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _server_purge(args: argparse.Namespace) -> int:
+    found, text = messages.purge_plan(args.data_dir)
+    print(text)
+    if not found:
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("hindsight-magic: nothing deleted; add --yes to delete it", file=sys.stderr)
+            return 1
+        if input("Delete it? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return 1
+    print(messages.purge(args.data_dir))
+    return 0
+
+
 SERVER_HANDLERS: dict[str, Handler] = {
     "start": _server_start,
     "stop": _server_stop,
     "status": _server_status,
     "logs": _server_logs,
+    "purge": _server_purge,
 }
 
 

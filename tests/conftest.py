@@ -37,6 +37,13 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = _DATA_DIR
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the tests' data dir (journals, state files): a test run leaves nothing behind."""
+    import shutil
+
+    shutil.rmtree(_DATA_DIR, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """A real Hindsight server, started by the project's launcher (once per test session)."""
@@ -79,6 +86,16 @@ def data_dir(tmp_path: Path) -> Iterator[Path]:
     """A temp data dir whose server is stopped and whose PostgreSQL data is removed at the end."""
     yield tmp_path
     stop_and_remove(tmp_path)
+
+
+@pytest.fixture
+def open_data_dir() -> Iterator[Path]:
+    """A data dir every user may enter (mode 755 under /tmp), so that as root PostgreSQL's data
+    can live inside it; stopped and removed at the end like ``data_dir``."""
+    path = Path(tempfile.mkdtemp(prefix="hindsight-magic-open-"))
+    path.chmod(0o755)
+    yield path
+    stop_and_remove(path)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""``%hindsight server start|stop|status|logs``: the local Hindsight server from a notebook.
+"""``%hindsight server start|stop|status|logs|purge``: the local Hindsight server from a notebook.
 
 The actions and their options come from ``localserver.actions`` (the same table as the
 ``hindsight-magic server`` command line) and the wording from ``localserver.messages``.
@@ -63,4 +63,11 @@ def cmd_server(magics: HindsightMagics, args: str) -> Any:
         return Message(messages.stop(options.data_dir))
     if action == "status":
         return Message(messages.status(options.data_dir, COMMAND)[1])
+    if action == "purge":
+        found, plan = messages.purge_plan(options.data_dir)
+        if found and not options.yes:
+            return Message(
+                f"{plan}\nNothing deleted yet: run `{COMMAND} purge --yes` to delete it."
+            )
+        return Message(messages.purge(options.data_dir) if found else plan)
     return Message(messages.logs(options.data_dir, lines=options.lines))

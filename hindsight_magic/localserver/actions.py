@@ -30,7 +30,7 @@ def positive_int(text: str) -> int:
 
 @dataclass(frozen=True)
 class Option:
-    """One ``--option VALUE`` of an action."""
+    """One ``--option VALUE`` of an action (``type=bool``: a flag without a value)."""
 
     flags: tuple[str, ...]
     type: Callable[[str], Any]
@@ -40,6 +40,9 @@ class Option:
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         """Add this option to ``parser``."""
+        if self.type is bool:
+            parser.add_argument(*self.flags, action="store_true", help=self.help)
+            return
         parser.add_argument(
             *self.flags, type=self.type, default=self.default, metavar=self.metavar, help=self.help
         )
@@ -55,7 +58,11 @@ class Action:
 
     def usage(self) -> str:
         """``name [--opt M] …`` (own options only)."""
-        return " ".join([self.name, *(f"[{o.flags[-1]} {o.metavar}]" for o in self.options)])
+        words = [
+            f"[{o.flags[-1]}]" if o.type is bool else f"[{o.flags[-1]} {o.metavar}]"
+            for o in self.options
+        ]
+        return " ".join([self.name, *words])
 
 
 DATA_DIR = Option(("--data-dir",), Path, None, "D", "data directory (default: the user's)")
@@ -69,11 +76,16 @@ ACTIONS: tuple[Action, ...] = (
         ),
     ),
     Action("stop", "stop the server"),
-    Action("status", "is it running?"),
+    Action("status", "is it running? where is its data?"),
     Action(
         "logs",
         "show the end of the server log",
         (Option(("-n", "--lines"), positive_int, 40, "N", "how many lines (default 40)"),),
+    ),
+    Action(
+        "purge",
+        "stop the server and delete all its data",
+        (Option(("--yes",), bool, False, "", "do not ask for confirmation"),),
     ),
 )
 NAMES = tuple(action.name for action in ACTIONS)

@@ -25,16 +25,17 @@ from pathlib import Path
 
 from ..discovery import ServerInfo, is_hindsight_process, read_state, running_server, server_home
 from ..paths import tail
+from . import storage
 from .errors import ServerError
 from .postgres import (
     MISSING_EXTRA,
-    ROOT_PG_BASE,
     bind,
     ensure_postgres,
     pg_account,
     pg_data_dir,
     stop_postgres,
 )
+from .storage import DataLocation
 
 DEFAULT_PORT = 8899
 JUPYTER_PORT = 8888
@@ -51,8 +52,8 @@ _FALLBACK = "from hindsight_api.main import main; main()"  # when there is no co
 _LOG_ROTATE_BYTES = 20 * 1024 * 1024
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # servers started by this process
 __all__ = [
-    "ServerError", "ServerInfo", "log_tail", "running_server", "server_home", "start", "status",
-    "stop",
+    "DataLocation", "ServerError", "ServerInfo", "discard", "log_tail", "purge", "running_server",
+    "server_home", "start", "status", "stop",
 ]  # fmt: skip
 
 
@@ -271,17 +272,23 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
         return stopped
 
 
-def discard(data_dir: Path) -> None:
-    """Stop ``data_dir``'s server and delete all its data: the folder, and PostgreSQL's data
-    wherever it lives (as root, under /var/lib/hindsight-magic, outside ``data_dir``).
+def purge(data_dir: Path | None = None) -> list[DataLocation]:
+    """Stop this data dir's server and delete all its data (PostgreSQL's too, wherever it is).
 
-    For servers made for one run (tests, benchmarks, CI's demo), never the user's data dir.
+    Returns what was deleted. The journal of undelivered memories (``journal.sqlite3``, next to
+    ``server/``) is not the server's and stays.
     """
+    stop(data_dir)
+    found = storage.locations(data_dir)
+    storage.remove(found)
+    storage.leftover_pg_base()
+    return found
+
+
+def discard(data_dir: Path) -> None:
+    """``purge``, then remove ``data_dir`` itself: for servers made for one run (tests,
+    benchmarks, CI's demo), never the user's data dir."""
     import shutil
 
-    home = server_home(data_dir)
-    stop(data_dir)
-    pgdata = pg_data_dir(home, pg_account())
-    if pgdata.is_relative_to(ROOT_PG_BASE):
-        shutil.rmtree(pgdata.parent, ignore_errors=True)
+    purge(data_dir)
     shutil.rmtree(data_dir, ignore_errors=True)

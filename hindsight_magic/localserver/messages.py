@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from ..discovery import ServerInfo
-from . import launcher
+from . import launcher, storage
+from .postgres import PG_USER
 
 MOCK_NOTE = (
     "mock — reflect answers are placeholders; "
@@ -40,28 +41,81 @@ def start(
     if before is not None and before.pid == info.pid:
         return info, f"Hindsight server already running at {describe(info)}"
     took = time.monotonic() - t0
-    return info, (
+    text = (
         f"Hindsight server running at {describe(info)}\n"
         f"Started in {took:.1f} s; log: {info.log_path}"
     )
+    home = launcher.server_home(data_dir)
+    if info.pg_data and not Path(info.pg_data).is_relative_to(home):
+        text += (
+            f"\nPostgreSQL's data is in {info.pg_data}: PostgreSQL runs as the "
+            f"{PG_USER!r} user, which cannot reach {home} (see the README, 'Where data lives')."
+        )
+    return info, text
+
+
+def data_lines(data_dir: Path | None, command: str) -> str:
+    """Where this server's data lives and how big it is (every directory), or that there is none."""
+    found = storage.locations(data_dir)
+    if not found:
+        return f"No server data in {launcher.server_home(data_dir)}."
+    total = storage.human_size(sum(location.size for location in found))
+    lines = [f"Data ({total}; `{command} purge` deletes it):"]
+    return "\n".join([*lines, *(f"  {location}" for location in found)])
 
 
 def status(data_dir: Path | None, command: str) -> tuple[bool, str]:
-    """Whether the server runs and answers, and the lines that say so (or what is wrong)."""
+    """Whether the server runs and answers, and the lines that say so (or what is wrong), and
+    where its data lives."""
     info = launcher.running_server(data_dir)
     if info is None:
         home = launcher.server_home(data_dir).parent
-        return False, (
-            f"No Hindsight server running (data dir {home}); start one with `{command} start`."
+        running, text = (
+            False,
+            (f"No Hindsight server running (data dir {home}); start one with `{command} start`."),
         )
-    if launcher.status(data_dir) is None:
-        return False, (
-            f"Hindsight server pid {info.pid} is running but not answering at {info.url} "
-            f"(still starting, or stuck: see `{command} logs`)."
+    elif launcher.status(data_dir) is None:
+        running, text = (
+            False,
+            (
+                f"Hindsight server pid {info.pid} is running but not answering at {info.url} "
+                f"(still starting, or stuck: see `{command} logs`)."
+            ),
         )
-    return True, (
-        f"Hindsight server running at {describe(info)}\n"
-        f"Started {info.started_at}; data dir {info.data_dir}; log {info.log_path}"
+    else:
+        running, text = (
+            True,
+            (
+                f"Hindsight server running at {describe(info)}\n"
+                f"Started {info.started_at}; log {info.log_path}"
+            ),
+        )
+    return running, f"{text}\n{data_lines(data_dir, command)}"
+
+
+def purge_plan(data_dir: Path | None) -> tuple[bool, str]:
+    """Whether there is data to delete, and the lines saying what ``purge`` would delete."""
+    found = storage.locations(data_dir)
+    if not found:
+        return (
+            False,
+            f"No Hindsight server data in {launcher.server_home(data_dir)}; nothing to delete.",
+        )
+    total = storage.human_size(sum(location.size for location in found))
+    head = f"This stops the local Hindsight server and deletes all its data ({total}, every bank):"
+    return True, "\n".join([head, *(f"  {location}" for location in found)])
+
+
+def purge(data_dir: Path | None = None) -> str:
+    """Stop the server and delete its data; say what was freed."""
+    was_running = launcher.running_server(data_dir) is not None
+    found = launcher.purge(data_dir)
+    if not found:
+        return "No Hindsight server data; nothing deleted."
+    freed = storage.human_size(sum(location.size for location in found))
+    stopped = "Stopped the Hindsight server and deleted" if was_running else "Deleted"
+    return (
+        f"{stopped} its data: {freed} in {len(found)} director{'y' if len(found) == 1 else 'ies'}."
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from IPython.core.error import UsageError
 
 from hindsight_magic.cli import SUBCOMMANDS, main
 from hindsight_magic.localserver import actions
+from hindsight_magic.localserver.postgres import ROOT_PG_BASE
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "hindsight-magic"
@@ -47,7 +49,10 @@ def test_status_and_logs_without_a_server(
     assert capsys.readouterr().out == (
         f"No Hindsight server running (data dir {tmp_path}); "
         "start one with `hindsight-magic server start`.\n"
+        f"No server data in {tmp_path / 'server'}.\n"
     )
+    assert main(["server", "purge", "--data-dir", str(tmp_path)]) == 0
+    assert "nothing to delete" in capsys.readouterr().out
     assert main(["server", "logs", "--data-dir", str(tmp_path)]) == 0
     assert "no server log yet" in capsys.readouterr().out
     assert main(["server", "stop", "--data-dir", str(tmp_path)]) == 0
@@ -76,12 +81,15 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "hindsight_magic.cli"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [*cmd, *args], capture_output=True, text=True, env=env, timeout=300, check=False
-    )
+        [*cmd, *args], capture_output=True, text=True, env=env, timeout=300, check=False,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 @pytest.mark.integration
-def test_cli_round_trip(data_dir: Path) -> None:
+def test_cli_round_trip(open_data_dir: Path) -> None:
+    """start, status (with every data folder, all inside the data dir), logs, stop, purge."""
+    data_dir = open_data_dir
     port = free_port()
     where = ["--data-dir", str(data_dir)]
     started = cli("server", "start", "--port", str(port), *where)
@@ -101,10 +109,34 @@ def test_cli_round_trip(data_dir: Path) -> None:
     assert logs.returncode == 0
     assert 0 < len(logs.stdout.splitlines()) <= 5
 
+    data = data_locations(status.stdout)
+    assert data == [data_dir / "server", data_dir / "server" / "pgdata"]  # all under D
+    assert all(path.is_dir() for path in data)
+    assert "PostgreSQL's data is in" not in started.stdout
+
     stopped = cli("server", "stop", *where)
     assert stopped.returncode == 0
     assert "stopped" in stopped.stdout
     assert cli("server", "status", *where).returncode == 1
+
+    unconfirmed = cli("server", "purge", *where)  # no terminal to ask on: refuses
+    assert unconfirmed.returncode == 1
+    assert unconfirmed.stderr == "hindsight-magic: nothing deleted; add --yes to delete it\n"
+    assert data_locations(unconfirmed.stdout) == data
+    assert all(path.is_dir() for path in data)
+
+    purged = cli("server", "purge", "--yes", *where)
+    assert purged.returncode == 0, purged.stderr
+    assert "Deleted its data: " in purged.stdout
+    assert "in 2 directories" in purged.stdout
+    assert not any(path.exists() for path in data)
+    assert f"No server data in {data[0]}." in cli("server", "status", *where).stdout
+
+
+def data_locations(text: str) -> list[Path]:
+    """The directories a status or purge text lists: ``  what: /path (size)``."""
+    found = re.findall(r"^  [\w ]+: (/\S+) \(\d+(?:\.\d)? [kMG]?B\)$", text, re.MULTILINE)
+    return [Path(path) for path in found]
 
 
 # --- the same actions from a notebook: %hindsight server ------------------------------------
@@ -117,13 +149,18 @@ def test_cli_and_magic_offer_the_same_actions_and_options(
     bad = notebook.run("%hindsight server bogus")
     assert isinstance(bad.error, UsageError)
     line = one_line(str(bad.error))
-    assert "Unknown server action 'bogus'; actions: start, stop, status, logs." in line
+    assert "Unknown server action 'bogus'; actions: start, stop, status, logs, purge." in line
     for action in actions.ACTIONS:
         assert main(["server", action.name, "--help"]) == 0
         cli_help = capsys.readouterr().out
         for option in (*action.options, actions.DATA_DIR):
             assert option.flags[-1] in cli_help
-            assert f"[{option.flags[-1]} {option.metavar}]" in line or option is actions.DATA_DIR
+            shown = (
+                f"[{option.flags[-1]}]"
+                if option.type is bool
+                else f"[{option.flags[-1]} {option.metavar}]"
+            )
+            assert shown in line or option is actions.DATA_DIR
     assert "--data-dir D" in line
 
 
@@ -175,6 +212,20 @@ def test_magic_start_points_the_session_at_the_new_server(
     assert notebook.magics.session.api_url == url
     status = notebook.run(f"%hindsight server status {where}")
     assert str(status.result).startswith(f"Hindsight server running at {url}")
-    assert str(notebook.run(f"%hindsight server stop {where}").result) == (
-        "Hindsight server stopped."
-    )
+    pg_data = data_locations(str(status.result))[-1]
+    if os.geteuid() == 0:  # a private data dir: PostgreSQL's user cannot enter it
+        assert pg_data.is_relative_to(ROOT_PG_BASE)
+        assert f"PostgreSQL's data is in {pg_data}" in str(started.result)
+    assert "Data (" in str(status.result)
+    assert "`%hindsight server purge`" in str(status.result)
+    plan = notebook.run(f"%hindsight server purge {where}")
+    assert str(plan.result).endswith("run `%hindsight server purge --yes` to delete it.")
+    assert notebook.run(f"%hindsight server status {where}").result.text.startswith(
+        f"Hindsight server running at {url}"
+    )  # asking did not stop it
+    purged = notebook.run(f"%hindsight server purge --yes {where}")
+    assert str(purged.result).startswith("Stopped the Hindsight server and deleted its data: ")
+    assert not (data_dir / "server").exists()
+    assert not pg_data.exists()
+    if pg_data.is_relative_to(ROOT_PG_BASE):  # its <hash> folder goes too
+        assert not pg_data.parent.exists()
