@@ -65,9 +65,16 @@ def _running_shell() -> Any:
 
 
 def _running_cell() -> tuple[int, ...]:
-    """The execution count of the cell running now, inside IPython; else ``()``."""
-    count = getattr(_running_shell(), "execution_count", None)
-    return (count,) if isinstance(count, int) else ()
+    """The number of the cell running now (or that ran last), inside IPython; else ``()``.
+
+    Read from the input history, which holds the cell before it runs: ``execution_count`` is
+    the running cell's number in IPython 8 but already the next one's in IPython 9.
+    """
+    shell = _running_shell()
+    inputs = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(inputs, list) and len(inputs) > 1:
+        return (len(inputs) - 1,)
+    return ()
 
 
 def retain(

@@ -42,7 +42,7 @@ PYTHON_API = "python api"
 SOURCES = (RETAIN_MAGIC, AUTORETAIN, PYTHON_API)  # the values of ``source``
 
 SEPARATOR = " · "
-MAX_CELLS = 10_000  # a range wider than this (from someone else's metadata) keeps its ends only
+MAX_CELLS = 10_000  # a wider range (in someone else's metadata) is not taken for cells
 _CELL_PART = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
 
 
@@ -85,10 +85,9 @@ def parse_cells(text: str | None) -> tuple[int, ...]:
         last = int(match.group(2) or first)
         if last < first:
             return ()
-        if last - first >= MAX_CELLS:
-            numbers.update((first, last))
-        else:
-            numbers.update(range(first, last + 1))
+        if last - first >= MAX_CELLS:  # no notebook has that many: not cell numbers
+            return ()
+        numbers.update(range(first, last + 1))
     return tuple(sorted(numbers))
 
 
@@ -153,10 +152,11 @@ def cells_text(provenance: Provenance) -> str:
 
 
 def age(stamp: str | None, now: datetime | None = None) -> str:
-    """``just now``, ``5 minutes ago``, ``3 days ago`` … up to a month, then the UTC date."""
+    """``just now``, ``5 minutes ago``, ``3 days ago`` … up to a month, then the UTC date
+    (a time that is not ISO 8601 is shown as it is)."""
     moment = parse_iso(stamp)
     if moment is None:
-        return ""
+        return stamp or ""
     now = now or datetime.now(timezone.utc)
     if now.tzinfo is None:
         now = now.replace(tzinfo=timezone.utc)

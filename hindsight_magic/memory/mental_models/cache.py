@@ -154,7 +154,7 @@ class MentalModelCache:
                 if not outcome.failed:
                     self._prepared.add(key)
                 if outcome.created:
-                    self._settle_until = time.monotonic() + SETTLE_FOR_S
+                    self._settle_until = time.time() + SETTLE_FOR_S
                     self._settle_delay = SETTLE_FIRST_S
             listed = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
         except HindsightError as error:
@@ -177,7 +177,7 @@ class MentalModelCache:
 
     def _settle(self) -> None:
         """Soon after seeding, list again (with a growing wait) until every model has content."""
-        if time.monotonic() < self._settle_until:
+        if time.time() < self._settle_until:
             self._worker.submit(self.load, self._settle_delay)
             self._settle_delay = min(SETTLE_MAX_S, self._settle_delay * 2)
 
