@@ -218,7 +218,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "help": Subcommand("this list", cmd_help),
     "status": Subcommand("server, bank, tags, queue, auto-retain, mental models", cmd_status),
     "config": Subcommand(
-        "show or change settings: config [NAME[=VALUE]] (NAME= resets)", cmd_config
+        "settings in force and where each came from; config [NAME[=VALUE]] (NAME= resets)",
+        cmd_config,
     ),
     "scope": Subcommand(
         "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
