@@ -2,9 +2,11 @@
 
 Loaded at session start and re-listed every ``mental_model_refresh_s``; the kernel thread only
 reads an immutable snapshot, swapped whole by the worker. A load lists the models right after
-seeding them, and while a model it seeded has no content yet it lists again soon (every
-``SETTLE_FIRST_S``, doubling, for ``SETTLE_FOR_S``), so status and ``%hindsight models`` agree
-from the first load and content shows as soon as the server has written it.
+seeding them, so status and ``%hindsight models`` agree from the first load. After seeding,
+and after any ``reload`` (a refresh, a seed, a delete, a new scope), the server writes content
+in the background: the cache lists again soon, at growing intervals (``SETTLE_FIRST_S``
+doubling up to ``SETTLE_MAX_S``) for ``SETTLE_FOR_S``, so new content shows within seconds
+rather than at the next ``mental_model_refresh_s``.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hindsight_magic")
 
 FIRST_LOAD_WAIT_S = 1.5  # the panel or %hindsight context waits at most this for a first load
-SETTLE_FIRST_S = 2.0  # after seeding, list again this soon while a seeded model is empty…
-SETTLE_MAX_S = 30.0  # …doubling the wait up to this…
-SETTLE_FOR_S = 120.0  # …for this long after the seeding
+SETTLE_FIRST_S = 2.0  # after seeding or a reload, list again this soon…
+SETTLE_MAX_S = 30.0  # …then doubling the wait up to this…
+SETTLE_FOR_S = 120.0  # …for this long
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class MentalModelCache:
             if clear:
                 self._state = CacheState()
                 self._loaded.clear()
+        self._settle_soon()
 
         def job() -> None:
             try:
@@ -154,8 +157,7 @@ class MentalModelCache:
                 if not outcome.failed:
                     self._prepared.add(key)
                 if outcome.created:
-                    self._settle_until = time.time() + SETTLE_FOR_S
-                    self._settle_delay = SETTLE_FIRST_S
+                    self._settle_soon()
             listed = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
         except HindsightError as error:
             log.debug("Hindsight: loadMentalModelsBlock list failed: %s", error)
@@ -167,16 +169,20 @@ class MentalModelCache:
             seen = sort_by_name(m for m in listed if visible(m, scope.recall_tags))
             shown = tuple(m for m in seen if (m.content or "").strip())
             state = CacheState(bank, shown, None, time.time(), tuple(seen))
-            if len(shown) < len(seen):
-                self._settle()
+        self._settle()
         with self._lock:
             if generation == self._generation:
                 self._state = state
                 self._loaded.set()
         return state
 
+    def _settle_soon(self) -> None:
+        """From now on, for ``SETTLE_FOR_S``, list again at growing intervals."""
+        self._settle_until = time.time() + SETTLE_FOR_S
+        self._settle_delay = SETTLE_FIRST_S
+
     def _settle(self) -> None:
-        """Soon after seeding, list again (with a growing wait) until every model has content."""
+        """While settling, list again (after a growing wait) to see what the server wrote."""
         if time.time() < self._settle_until:
             self._worker.submit(self.load, self._settle_delay)
             self._settle_delay = min(SETTLE_MAX_S, self._settle_delay * 2)
