@@ -66,6 +66,16 @@ def test_retain_from_python_in_a_cell_records_the_cell_and_notebook(loaded: Any)
     }
 
 
+def test_secrets_in_the_provenance_are_redacted(notebook: Any, dead_url: str) -> None:
+    secret = "env-token-value-0123456789"
+    notebook.monkeypatch.setenv("MY_API_TOKEN", secret)
+    notebook.monkeypatch.setenv("JPY_SESSION_NAME", f"/home/ana/{secret}/fieldwork.ipynb")
+    notebook.load(api_url=dead_url)
+    notebook.run("%retain The lab is cold.")
+    _, item = held(notebook.magics.session.queue)[-1]
+    assert item.metadata["notebook"] == "/home/ana/[REDACTED]/fieldwork.ipynb"
+
+
 def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
     loaded.run("x = 5")
     loaded.run("%retain Costs rose $x and {x} -3% in Q3")
