@@ -64,6 +64,19 @@ def _running_shell() -> Any:
     return get_ipython()
 
 
+def _running_cell() -> tuple[int, ...]:
+    """The number of the cell running now (or that ran last), inside IPython; else ``()``.
+
+    Read from the input history, which holds the cell before it runs: ``execution_count`` is
+    the running cell's number in IPython 8 but already the next one's in IPython 9.
+    """
+    shell = _running_shell()
+    inputs = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(inputs, list) and len(inputs) > 1:
+        return (len(inputs) - 1,)
+    return ()
+
+
 def retain(
     text: str,
     *,
@@ -78,8 +91,23 @@ def retain(
     ``context`` says where the fact comes from (default: the ``retain_context`` setting);
     ``split=True`` makes each blank-line-separated paragraph its own memory. One memory holds
     at most 1,000,000 characters. A background worker sends the queue in batches (16 memories
-    or 5 s), and before any recall or reflect.
+    or 5 s), and before any recall or reflect. Each memory records where it came from (the
+    notebook and cell, when known: ``.provenance`` of a recalled memory).
     """
+    from .memory.provenance import PYTHON_API
+
+    return queue_text(text, tags, context, split, session, PYTHON_API)
+
+
+def queue_text(
+    text: str,
+    tags: str | Sequence[str] | None,
+    context: str | None,
+    split: bool,
+    session: HindsightSession | None,
+    source: str,
+) -> RetainResult:
+    """``retain`` for a given ``source`` (``%retain`` or the Python API)."""
     pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
     pieces = [piece for piece in pieces if piece]
     if not pieces:
@@ -92,8 +120,9 @@ def retain(
         )
     tag_list = _names(tags)
     session = session or current_session()
+    cells = _running_cell()
     for piece in pieces:
-        session.retain(piece, context=context, tags=tag_list)
+        session.retain(piece, context=context, tags=tag_list, source=source, cells=cells)
     from .ui.display import RetainResult
 
     return RetainResult(len(pieces))
@@ -132,19 +161,23 @@ def reflect(
     *,
     context: str | None = None,
     budget: str | None = None,
+    sources: bool = True,
     session: HindsightSession | None = None,
 ) -> ReflectResult:
     """The server's answer to ``question``, synthesized from the memories in the current scope.
 
     ``context`` adds guidance for the answer; ``budget`` as for ``recall``. The result is a
-    ``str`` (Markdown) that also keeps ``.query`` and ``.based_on``.
+    ``str`` (Markdown) that also keeps ``.query`` and ``.based_on``: the memories (with their
+    ``.provenance``), mental models and directives the answer drew on, listed under it as
+    **Based on**. ``sources=False`` does not ask for them (``.based_on`` is None).
     """
     if not question.strip():
         raise InputError("Nothing to reflect on: give a question.")
     if budget is not None:
         _check_budget(budget)
     session = session or current_session()
-    return session.reader.reflect(question.strip(), context=context, budget=budget)
+    reader = session.reader
+    return reader.reflect(question.strip(), context=context, budget=budget, sources=sources)
 
 
 @dataclass(frozen=True)

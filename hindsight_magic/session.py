@@ -39,6 +39,7 @@ from .delivery.queue import RetainQueue, Route
 from .delivery.sender import BatchSender
 from .discovery import resolve_api_url
 from .memory.mental_models.cache import MentalModelCache
+from .memory.provenance import PYTHON_API, provenance_metadata
 from .memory.reading import Reader
 from .memory.scope import BankScope, compute_scope, project_label
 from .text import plural
@@ -115,6 +116,7 @@ class HindsightSession:
             settings, self.connection, lambda: self.scope, self.queue
         )
         self.reader = Reader(settings, self.connection, lambda: self.scope, self._before_read)
+        self.reader.model_names = self.mental_models.names
         self._closed = False
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         atexit.register(self._at_exit)
@@ -201,14 +203,6 @@ class HindsightSession:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def metadata(self) -> dict[str, str]:
-        """``session_id`` and, when known, ``notebook``."""
-        meta = {"session_id": self.session_id}
-        notebook = self._notebook()
-        if notebook:
-            meta["notebook"] = notebook
-        return meta
-
     def retain(
         self,
         content: str,
@@ -219,17 +213,20 @@ class HindsightSession:
         update_mode: str | None = None,
         ran_at: datetime | float | None = None,
         timestamp: str | None = None,
+        source: str = PYTHON_API,
+        cells: Sequence[int] = (),
     ) -> int:
         """Queue one memory on the current route; returns the number pending. No I/O.
 
-        Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now.
+        Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
+        its metadata say where it came from (``memory/provenance.py``: ``source``, ``cells``).
         """
         scope = self.scope
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),
             context=context or self.settings.retain_context,
-            metadata=self.metadata(),
+            metadata=provenance_metadata(source, self.session_id, self._notebook(), cells),
             tags=tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))),
             secrets=self.secrets(),
             document_id=document_id,

@@ -39,6 +39,11 @@ SCOPE_MODES: tuple[str, ...] = ("global", "per-project", "per-project-tagged")
 BUDGETS: tuple[str, ...] = ("low", "mid", "high")
 FALLBACK_API_URL = "http://localhost:8888"
 KEY_VARIABLES = ("HINDSIGHT_API_KEY", "HINDSIGHT_API_TOKEN")
+# where a value was set (``HindsightSettings.source``), besides the environment and the default
+HINDSIGHT_CONFIG = "%hindsight config"
+RUN_TIME_CONFIG = "%config"  # or an attribute set in code, after load
+CONFIG = "IPython config"  # c.HindsightMagics.* or %config before the load
+ARGUMENT = "argument"
 KEY_IN_ENVIRONMENT = (
     "Set the API key in the environment (HINDSIGHT_API_KEY) before starting the kernel: "
     "a key typed into a cell is saved in the notebook."
@@ -125,11 +130,11 @@ class HindsightSettings(Configurable):
     def __init__(self, *, strict_environment: bool = True, **kwargs: Any) -> None:
         if strict_environment:
             self.check_environment()
-        self._explicit: set[str] = set()
+        self._explicit: dict[str, str] = {}  # name → where its value was set (``source``)
         super().__init__(**kwargs)
-        self._explicit |= {name for name in kwargs if name in self.setting_names()}
         for section in self._config_sections():
-            self._explicit |= set(section) & set(self.setting_names())
+            self._explicit.update(dict.fromkeys(set(section) & set(self.setting_names()), CONFIG))
+        self._explicit.update(dict.fromkeys(set(kwargs) & set(self.setting_names()), ARGUMENT))
         for name in self.setting_names():  # read the environment once, now, on this thread
             getattr(self, name)
         self.observe(self._note_explicit, names=list(self.setting_names()))
@@ -190,23 +195,28 @@ class HindsightSettings(Configurable):
     def set_setting(self, name: str, value: Any) -> None:
         """Set one setting (``None`` resets it to the environment or default)."""
         if value is None:
-            self._explicit.discard(name)
             self._setting(name)  # unknown names fail here
             self.set_trait(name, self.trait_defaults(name))
-            self._explicit.discard(name)
+            self._explicit.pop(name, None)
             return
         parsed = self.parse(name, value)
         try:
             setattr(self, name, parsed)
         except TraitError as error:
             raise SettingsError(str(error)) from None
-        self._explicit.add(name)
+        self._explicit[name] = HINDSIGHT_CONFIG
 
     def source(self, name: str) -> str:
-        """``config`` (IPython config or set at run time), ``env`` or ``default``."""
+        """Where the value of ``name`` comes from: ``%hindsight config``, ``%config`` (or set
+        in code), ``IPython config`` (at load), ``argument``, ``env HINDSIGHT_…`` or
+        ``default``. The key's: the variable it was read from, or ``default``."""
+        if name == "api_key":
+            key = next((v for v in KEY_VARIABLES if os.environ.get(v, "").strip()), None)
+            return f"env {key}" if key else "default"
         if name in self._explicit:
-            return "config"
-        return "env" if self._setting(name).env_value() is not None else "default"
+            return self._explicit[name]
+        found = self._setting(name).env_value()
+        return f"env {found[0]}" if found is not None else "default"
 
     def shown(self, name: str) -> str:
         """The value as ``%hindsight config`` shows it."""
@@ -246,7 +256,7 @@ class HindsightSettings(Configurable):
         return [self.config[n] for n in names if n in self.config]
 
     def _note_explicit(self, change: Any) -> None:
-        self._explicit.add(change["name"])
+        self._explicit[change["name"]] = RUN_TIME_CONFIG
 
 
 def unknown_setting_message(name: str) -> str:

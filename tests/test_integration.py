@@ -8,6 +8,8 @@ the extension. With the mock LLM the server also stores prompt noise as facts, s
 from __future__ import annotations
 
 import http.server
+import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -189,7 +191,7 @@ def test_reflect_returns_the_server_text(
     )
     assert cell.error is None, cell.text
     assert str(cell.result) == "mock response"  # the local server runs Hindsight's mock LLM
-    assert cell.result._repr_markdown_() == "mock response"
+    assert cell.result._repr_markdown_().startswith("mock response\n\n<details>")
     assert notebook.ip.user_ns["answer"] == "mock response"
     line = notebook.run("%reflect What is our churn cadence?")
     assert str(line.result) == "mock response"
@@ -341,3 +343,37 @@ def test_works_in_a_kernel_patched_by_nest_asyncio(
         assert "Error" not in outputs
     finally:
         kernel.close()
+
+
+def test_config_shows_the_discovered_local_server_and_where_each_value_came_from(
+    notebook: Any,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hindsight_magic.discovery import ServerInfo, server_home
+
+    # a local server recorded as the launcher records it (its process: anything "hindsight")
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "hindsight"])
+    try:
+        home = server_home(tmp_path)
+        home.mkdir(parents=True)
+        info = ServerInfo(hindsight_server.url, process.pid, 1, 2, str(tmp_path), "", "mock", "")
+        (home / "state.json").write_text(info.to_json())
+        monkeypatch.setenv("HINDSIGHT_MAGIC_DATA_DIR", str(tmp_path))
+        notebook.load(bank_id=bank_id)  # no api_url: the running local server is used
+        notebook.run("%config HindsightMagics.recall_budget = 'high'")
+        listing = repr(notebook.run("%hindsight config").result)
+        rows = dict(line.split(maxsplit=1) for line in listing.splitlines()[1:-1])
+        assert rows["api_url"] == f"{hindsight_server.url}   [local server]"
+        assert rows["bank_id"] == f"{bank_id}   [env HINDSIGHT_BANK_ID]"
+        assert rows["recall_budget"] == "high   [%config]"
+        assert rows["api_key"] == "(not set)   [default]"
+        assert rows["retain_mode"] == "full-session   [default]"
+        status = repr(notebook.run("%hindsight status").result)
+        assert f"url      {hindsight_server.url}" in status
+        assert "state    ok (Hindsight " in status
+    finally:
+        process.kill()
+        process.wait()

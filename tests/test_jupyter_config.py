@@ -145,7 +145,7 @@ def test_the_lazy_config_loads_it_on_first_use(
     assert kernel.run(LOADED) == "True"
     # c.HindsightMagics.* in the same file reached the settings
     assert kernel.run("%hindsight config retain_every_n_cells") == (
-        "retain_every_n_cells = 5   [config]"
+        "retain_every_n_cells = 5   [IPython config]"
     )
     owner = "type(get_ipython().magics_manager.magics['line']['recall'].__self__).__name__"
     assert kernel.run(owner) == "'HindsightMagics'"  # now %recall searches memory

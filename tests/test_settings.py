@@ -127,13 +127,31 @@ def test_values_beat_env_and_reset_returns_to_env_then_default(build: Any) -> No
     env = {"HINDSIGHT_BANK_ID": "env-bank", "HINDSIGHT_RECALL_BUDGET": "low"}
     s = build(env, bank_id="override-bank")
     assert s.bank_id == "override-bank"
-    assert s.source("bank_id") == "config"
+    assert s.source("bank_id") == "argument"
     assert s.recall_budget == "low"
-    assert s.source("recall_budget") == "env"
+    assert s.source("recall_budget") == "env HINDSIGHT_RECALL_BUDGET"
     s.set_setting("bank_id", None)  # %hindsight config bank_id=
     assert s.bank_id == "env-bank"
-    assert s.source("bank_id") == "env"
+    assert s.source("bank_id") == "env HINDSIGHT_BANK_ID"
     assert build({}).source("bank_id") == "default"
+
+
+def test_the_source_names_how_a_value_was_set(build: Any) -> None:
+    s = build({"HINDSIGHT_JOURNAL": "off", "HINDSIGHT_API_TOKEN": "sk-live-SECRET-123"})
+    assert s.source("journal_path") == "env HINDSIGHT_JOURNAL"  # the alias, named as set
+    assert s.source("api_key") == "env HINDSIGHT_API_TOKEN"
+    assert build({}).source("api_key") == "default"
+    s.set_setting("retain_every_n_cells", "4")
+    assert s.source("retain_every_n_cells") == "%hindsight config"
+    s.retain_every_n_cells = 5  # what %config does once the extension is loaded
+    assert s.source("retain_every_n_cells") == "%config"
+    s.set_setting("retain_every_n_cells", None)
+    assert s.source("retain_every_n_cells") == "default"
+    from traitlets.config import Config
+
+    config = Config()
+    config.HindsightSettings.bank_prefix = "team"  # c.HindsightMagics.* in ipython_config.py
+    assert HindsightSettings(config=config).source("bank_prefix") == "IPython config"
 
 
 def test_blank_env_values_are_ignored(build: Any) -> None:

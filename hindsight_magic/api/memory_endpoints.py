@@ -91,9 +91,12 @@ class MemoryEndpoints(Requester):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,
+        include_facts: bool = False,
     ) -> dict[str, Any]:
-        """``POST …/reflect``."""
+        """``POST …/reflect``; ``include_facts`` asks for the evidence (``based_on``)."""
         body: dict[str, Any] = {"query": query, "budget": budget}
+        if include_facts:
+            body["include"] = {"facts": {}}
         if context:
             body["context"] = context
         if tags:

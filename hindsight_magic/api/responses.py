@@ -1,4 +1,6 @@
-"""Pydantic models of the Hindsight replies we read (lenient: extra fields are ignored).
+"""Pydantic models of the items in Hindsight's recall and reflect replies (lenient: extra fields
+are ignored). The replies themselves are parsed in ``memory/recalled.py``, whose memories also
+know where they came from.
 
 Imported on first use (a recall or reflect), not at extension load.
 """
@@ -24,7 +26,7 @@ class Scores(_Lenient):
 
 
 class Memory(_Lenient):
-    """One recalled memory."""
+    """One recalled memory (also a reflect's evidence, which has the same fields but scores)."""
 
     id: str | None = None
     text: str = ""
@@ -32,19 +34,23 @@ class Memory(_Lenient):
     context: str | None = None
     mentioned_at: str | None = None
     document_id: str | None = None
+    chunk_id: str | None = None
     metadata: dict[str, Any] | None = None
     tags: list[str] | None = None
     scores: Scores | None = None
 
 
-class RecallResponse(_Lenient):
-    """The body of ``POST …/memories/recall``."""
+class ReflectMentalModel(_Lenient):
+    """A mental model a reflect drew on; the server sends ``text`` as ``"<name>: <content>"``."""
 
-    results: list[Memory] = []
+    id: str = ""
+    text: str = ""
+    context: str | None = None
 
 
-class ReflectResponse(_Lenient):
-    """The body of ``POST …/reflect``."""
+class ReflectDirective(_Lenient):
+    """A directive a reflect applied."""
 
-    text: str | None = None
-    based_on: Any = None
+    id: str = ""
+    name: str = ""
+    content: str = ""

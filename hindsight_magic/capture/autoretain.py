@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hindsight_magic")
 
+AUTORETAIN = "autoretain"  # the ``source`` of the memories it writes
 MAX_UNPROCESSED = 10_000
 IDLE_S = 0.25  # transcripts are built once the kernel has been idle this long…
 MAX_DEFERRED = 500  # …or once this many cells are waiting
@@ -50,6 +51,8 @@ class Retain(Protocol):
         document_id: str | None = ...,
         update_mode: str | None = ...,
         ran_at: float | None = ...,
+        source: str = ...,
+        cells: Sequence[int] = ...,
     ) -> int: ...
 
 
@@ -104,8 +107,9 @@ class AutoRetainer:
         self.outputs_of = outputs_of
         self._raw: deque[CellRun] = deque(maxlen=MAX_UNPROCESSED)
         self._lock = threading.Lock()
-        self._since_last: list[tuple[float, str]] = []
-        self._recent: deque[str] = deque()
+        self._since_last: list[tuple[float, int, str]] = []  # (ran at, cell, entry)
+        self._recent: deque[tuple[int, str]] = deque()  # (cell, entry)
+        self._first_appended: int | None = None  # the session document's first cell
         self._counted = 0
         self._retained = 0
         self._last_error: str | None = None
@@ -175,8 +179,8 @@ class AutoRetainer:
                 if not entry:
                     continue
                 self._counted += 1
-                self._since_last.append((ran_at, entry))
-                self._recent.append(entry)
+                self._since_last.append((ran_at, number, entry))
+                self._recent.append((number, entry))
                 while len(self._recent) > window:
                     self._recent.popleft()
                 if len(self._since_last) >= every:  # every N cells, however late we look
@@ -189,13 +193,19 @@ class AutoRetainer:
     def _retain(self, mode: str) -> bool:
         first_ran = self._since_last[0][0]
         if mode == "last-cells":
-            entries = list(self._recent)
+            entries = [entry for _, entry in self._recent]
+            span = [cell for cell, _ in self._recent]
             stamp = max(int(self._since_last[-1][0] * 1000), self._last_stamp + 1)
             self._last_stamp = stamp  # unique even for windows closed in one millisecond
             document_id, update_mode = f"{self._session_id}-{stamp}", None
         else:
-            entries = [entry for _, entry in self._since_last]
+            entries = [entry for _, _, entry in self._since_last]
             document_id, update_mode = self._session_id, "append"
+            if self._first_appended is None:
+                self._first_appended = self._since_last[0][1]
+            # the server re-reads the whole appended document and gives all its memories the
+            # latest metadata: so the cells are those of the whole document, first to last
+            span = [self._first_appended, self._since_last[-1][1]]
         self._since_last = []
         self._needed = self._settings.retain_every_n_cells
         transcript = join_transcript(entries)
@@ -208,6 +218,8 @@ class AutoRetainer:
                 document_id=document_id,
                 update_mode=update_mode,
                 ran_at=first_ran,
+                source=AUTORETAIN,
+                cells=span,
             )
         except Exception as error:  # the queue is closed: nothing to retain into
             self._last_error = str(error)

@@ -42,6 +42,7 @@ class MemoryItem:
         if self.update_mode != "append" or other.update_mode != "append":
             return False
         self.content = f"{self.content}\n\n{other.content}"
+        self.metadata = {**self.metadata, **other.metadata}  # the later cells cover the earlier
         self.parts += other.parts
         self.journal_ids = [*self.journal_ids, *other.journal_ids]
         return True
@@ -73,12 +74,13 @@ def new_item(
     document_id: str | None = None,
     update_mode: str | None = None,
 ) -> MemoryItem:
-    """A memory ready to queue: secrets redacted, every text safe to send as UTF-8."""
+    """A memory ready to queue: secrets redacted (its metadata's too), every text safe to send
+    as UTF-8."""
     return MemoryItem(
         content=redact(encodable(content), secrets),
         timestamp=timestamp,
         context=encodable(context),
-        metadata=metadata,
+        metadata={key: redact(encodable(value), secrets) for key, value in metadata.items()},
         tags=tuple(encodable(tag) for tag in tags) or None,
         document_id=document_id,
         update_mode=update_mode,

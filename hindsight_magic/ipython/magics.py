@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from .. import public_api
 from ..api.errors import HindsightError, explain, probe_identity
+from ..memory.provenance import RETAIN_MAGIC
 from ..memory.results import RecallResult, ReflectResult
 from ..public_api import InputError
 from ..session import HindsightSession, notebook_from_env
@@ -33,7 +34,9 @@ T = TypeVar("T")
 
 RETAIN_USAGE = "%retain [--context TEXT] [--tags a,b] TEXT  |  %%retain [--split] … + cell"
 RECALL_USAGE = "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--var NAME] QUERY"
-REFLECT_USAGE = "%%reflect [--context TEXT] [--budget low|mid|high] [--var NAME] + question"
+REFLECT_USAGE = (
+    "%%reflect [--context TEXT] [--budget low|mid|high] [--no-sources] [--var NAME] + question"
+)
 
 
 def _drop_invalid_config(config: Any) -> None:
@@ -116,8 +119,9 @@ class HindsightMagics(Magics, HindsightSettings):
 
     def _notebook_path(self) -> str | None:
         path = notebook_from_env()
-        if not path and self.shell is not None:  # VS Code tells it in the namespace instead
-            path = self.shell.user_ns.get("__vsc_ipynb_file__")
+        if not path and self.shell is not None:  # ipykernel's copy of it, or VS Code's
+            namespace = self.shell.user_ns
+            path = namespace.get("__session__") or namespace.get("__vsc_ipynb_file__")
         return str(path) if path else None
 
     # -- magics -----------------------------------------------------------------------------
@@ -140,7 +144,9 @@ class HindsightMagics(Magics, HindsightSettings):
         Options: ``--context TEXT`` (where the fact comes from; default the
         ``retain_context`` setting), ``--tags a,b`` (extra tags, added to the scope's),
         ``--split`` (cell only: each blank-line-separated paragraph is its own memory).
-        One memory holds at most 1,000,000 characters; larger text is refused.
+        One memory holds at most 1,000,000 characters; larger text is refused. Each memory
+        records where it came from: the notebook (when Jupyter tells it), this cell's number
+        and the kernel session — ``%recall`` shows them next to the memory.
 
         Returns at once with "1 memory queued."; a background worker sends the queue in
         batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. Check delivery with
@@ -157,13 +163,8 @@ class HindsightMagics(Magics, HindsightSettings):
             text = cell
         elif options.get("split"):
             raise UsageError("--split is for %%retain (a cell of paragraphs).")
-        return public_api.retain(
-            text,
-            tags=options.get("tags"),
-            context=options.get("context"),
-            split=bool(options.get("split")),
-            session=self.session,
-        )
+        tags, context, split = options.get("tags"), options.get("context"), options.get("split")
+        return public_api.queue_text(text, tags, context, bool(split), self.session, RETAIN_MAGIC)
 
     @no_var_expand
     @line_cell_magic
@@ -184,8 +185,10 @@ class HindsightMagics(Magics, HindsightSettings):
         ``--max-tokens N`` (size of the results), ``--types world,experience``,
         ``--var NAME`` (also store the result in NAME).
 
-        The result is a sequence of memories (``.text``, ``.type``, ``.tags``, ``.scores``);
-        ``.as_context()`` gives a ``<memories>`` block to paste into an LLM prompt. Queued
+        Each memory is shown with where it came from (notebook · cell · how long ago), its
+        tags and score. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
+        ``.scores``, ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()``
+        gives a ``<memories>`` block to paste into an LLM prompt. Queued
         memories are sent first, so what you just retained can be found (about a second later).
         From Python: ``hindsight_magic.recall(query, budget=…)``.
         """
@@ -225,15 +228,20 @@ class HindsightMagics(Magics, HindsightSettings):
             %reflect What conventions does this project follow?
 
         Options: ``--context TEXT`` (extra guidance for the answer), ``--budget low|mid|high``
-        (default ``recall_budget``), ``--var NAME`` (also store the answer in NAME).
+        (default ``recall_budget``), ``--no-sources`` (do not ask for or show the sources),
+        ``--var NAME`` (also store the answer in NAME).
 
-        Returns the answer as Markdown (a ``str``). With the local server's mock LLM the
-        answer is a placeholder; configure a real LLM on the server for real answers.
-        From Python: ``hindsight_magic.reflect(question, context=…)``.
+        Returns the answer as Markdown (a ``str``), followed by a collapsible **Based on**
+        list: the memories it drew on (each with its notebook · cell · age), the mental models
+        and the directives. ``.based_on`` keeps them (``.memories``, ``.mental_models``,
+        ``.directives``). With the local server's mock LLM the answer is a placeholder;
+        configure a real LLM on the server for real answers. From Python:
+        ``hindsight_magic.reflect(question, context=…, sources=True)``.
         """
         spec: dict[str, Converter] = {
             "context": str,
             "budget": choice(*BUDGETS),
+            "no_sources": FLAG,
             "var": identifier,
         }
         options, question = parse_options(line, spec, REFLECT_USAGE)
@@ -243,6 +251,7 @@ class HindsightMagics(Magics, HindsightSettings):
             question,
             context=options.get("context"),
             budget=options.get("budget"),
+            sources=not options.get("no_sources"),
             session=self.session,
         )
         return self._keep(options, answer)

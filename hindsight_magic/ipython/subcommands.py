@@ -17,7 +17,12 @@ from IPython.core.error import UsageError
 
 from .. import public_api
 from ..memory.scope import project_label
-from ..settings import KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
+from ..settings import (
+    FALLBACK_API_URL,
+    KEY_IN_ENVIRONMENT,
+    SCOPE_MODES,
+    unknown_setting_message,
+)
 from ..text import plural
 from ..ui.display import Message, Report
 from .options import positive_float
@@ -60,17 +65,29 @@ def cmd_status(magics: HindsightMagics, args: str) -> Report:
     return public_api.status(session=magics.session)
 
 
+def effective(magics: HindsightMagics, name: str) -> tuple[str, str]:
+    """(value in force, where it came from) of setting ``name``; the key only as set/not set.
+
+    An unset ``api_url`` shows the URL the session uses: a running local server's, or the
+    default.
+    """
+    if name == "api_key":
+        return ("(set)" if magics.api_key else "(not set)"), magics.source(name)
+    shown, source = magics.shown(name), magics.source(name)
+    if name == "api_url" and not magics.api_url:
+        shown = magics.session.api_url
+        source = "default" if shown == FALLBACK_API_URL else "local server"
+    return shown, source
+
+
 def cmd_config(magics: HindsightMagics, args: str) -> Any:
     """Show all settings, one, or set ``NAME=VALUE`` (``NAME=`` resets to env/default)."""
     args = args.strip()
     if not args:
-        report = Report("Settings (config > env > default)")
+        report = Report("Settings: value in force [where it came from]")
         rows = []
-        for name, shown in magics.public_items():
-            if name == "api_key":
-                source = "env" if magics.api_key else "default"
-            else:
-                source = magics.source(name)
+        for name, _ in magics.public_items():
+            shown, source = effective(magics, name)
             rows.append((name, f"{shown}   [{source}]"))
         report.add("", rows)
         report.footer = "Change: %hindsight config NAME=VALUE   Reset: %hindsight config NAME="
@@ -81,13 +98,13 @@ def cmd_config(magics: HindsightMagics, args: str) -> Any:
         raise UsageError(KEY_IN_ENVIRONMENT)
     if name not in magics.setting_names():
         raise UsageError(unknown_setting_message(name))
-    if not sep:
-        return Message(f"{name} = {magics.shown(name)}   [{magics.source(name)}]")
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        value = value[1:-1]
-    magics.set_setting(name, value if value else None)
-    return Message(f"{name} = {magics.shown(name)}")
+    if sep:
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        magics.set_setting(name, value if value else None)
+    shown, source = effective(magics, name)
+    return Message(f"{name} = {shown}   [{source}]")
 
 
 SCOPE_USAGE = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
@@ -201,7 +218,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "help": Subcommand("this list", cmd_help),
     "status": Subcommand("server, bank, tags, queue, auto-retain, mental models", cmd_status),
     "config": Subcommand(
-        "show or change settings: config [NAME[=VALUE]] (NAME= resets)", cmd_config
+        "settings in force and where each came from; config [NAME[=VALUE]] (NAME= resets)",
+        cmd_config,
     ),
     "scope": Subcommand(
         "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",

@@ -6,7 +6,7 @@ waits (bounded) until the server has indexed it, so a memory just retained can b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..api.banks import ensure_bank
@@ -32,6 +32,7 @@ class Reader:
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
+        self.model_names: Callable[[], Mapping[str, str]] = dict  # mental model id → name
         self.last_recall: RecallResult | None = None
 
     def recall(
@@ -54,17 +55,21 @@ class Reader:
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
-        from ..api.responses import RecallResponse
+        from .recalled import parse_recall
 
-        memories = RecallResponse.model_validate(reply).results if reply else []
-        result = RecallResult(query, memories, scope.bank_id)
+        result = RecallResult(query, parse_recall(reply), scope.bank_id)
         self.last_recall = result
         return result
 
     def reflect(
-        self, question: str, *, context: str | None = None, budget: str | None = None
+        self,
+        question: str,
+        *,
+        context: str | None = None,
+        budget: str | None = None,
+        sources: bool = True,
     ) -> ReflectResult:
-        """The server's synthesized answer to ``question``."""
+        """The server's synthesized answer to ``question`` (with what it is based on)."""
         s, scope = self._settings, self._scope()
         self._before_read(scope.bank_id)
         client = self._connection.client
@@ -76,8 +81,13 @@ class Reader:
             context=context,
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
+            include_facts=sources,
         )
-        from ..api.responses import ReflectResponse
+        from .recalled import Sources, parse_reflect
 
-        parsed = ReflectResponse.model_validate(reply)
-        return ReflectResult(parsed.text or "", question, parsed.based_on)
+        text, based_on = parse_reflect(reply)
+        if not sources:
+            return ReflectResult(text, question)
+        # the server names a mental model only inside its text; the cache knows the names
+        based_on = (based_on or Sources()).named(self.model_names())
+        return ReflectResult(text, question, based_on)

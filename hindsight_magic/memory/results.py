@@ -1,18 +1,25 @@
 """What a recall or a reflect returns: rich results with a plain-text ``__repr__`` and escaped
-HTML/Markdown for notebooks (``RecallResult``, ``ReflectResult``)."""
+HTML/Markdown for notebooks (``RecallResult``, ``ReflectResult``).
+
+Each memory is shown with where it came from (``provenance.provenance_line``), its tags and
+score; a reflect's answer is followed by the sources it is based on (``sources.py``).
+"""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, overload
 
 from ..text import plural
 from ..times import utc_minute, utc_minute_text
+from .provenance import SEPARATOR, memory_line, provenance_line, provenance_of
+from .sources import sources_markdown, sources_text
 
 if TYPE_CHECKING:
     from ..api.responses import Memory
+    from .recalled import RecalledMemory, Sources
 
 RECALL_PREAMBLE = (
     "Relevant memories from past conversations (prioritize recent when conflicting). Only use "
@@ -27,45 +34,48 @@ def _md_escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-class RecallResult(Sequence["Memory"]):
-    """Ranked memories from ``%recall``; a sequence of ``Memory`` with rich reprs."""
+def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
+    from .recalled import RecalledMemory
+
+    return [
+        m if isinstance(m, RecalledMemory) else RecalledMemory.model_validate(m.model_dump())
+        for m in memories
+    ]
+
+
+class RecallResult(Sequence["RecalledMemory"]):
+    """Ranked memories from ``%recall``; a sequence of memories with rich reprs.
+
+    Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at`` and
+    ``.provenance`` (``.notebook``, ``.cells``, ``.retain_cell``, ``.kernel_session``,
+    ``.document_id``, ``.source``).
+    """
 
     def __init__(
         self, query: str, memories: Sequence[Memory], bank_id: str, as_of: datetime | None = None
     ) -> None:
         self.query = query
-        self.memories = list(memories)
+        self.memories = _recalled(memories) if memories else []
         self.bank_id = bank_id
         self.as_of = as_of or datetime.now(timezone.utc)
 
     @overload
-    def __getitem__(self, index: int) -> Memory: ...
+    def __getitem__(self, index: int) -> RecalledMemory: ...
     @overload
-    def __getitem__(self, index: slice) -> list[Memory]: ...
-    def __getitem__(self, index: int | slice) -> Memory | list[Memory]:
+    def __getitem__(self, index: slice) -> list[RecalledMemory]: ...
+    def __getitem__(self, index: int | slice) -> RecalledMemory | list[RecalledMemory]:
         return self.memories[index]
 
     def __len__(self) -> int:
         return len(self.memories)
 
-    def __iter__(self) -> Iterator[Memory]:
+    def __iter__(self) -> Iterator[RecalledMemory]:
         return iter(self.memories)
 
     @property
     def texts(self) -> list[str]:
         """The memories' texts, best first."""
         return [m.text for m in self.memories]
-
-    def _bullets(self) -> str:
-        lines = []
-        for memory in self.memories:
-            line = f"- {memory.text}"
-            if memory.type:
-                line += f" [{memory.type}]"
-            if memory.mentioned_at:
-                line += f" ({memory.mentioned_at})"
-            lines.append(line)
-        return "\n\n".join(lines)
 
     def headline(self) -> str:
         """``Found N relevant memories (as of …):`` or the empty message."""
@@ -77,7 +87,8 @@ class RecallResult(Sequence["Memory"]):
     def __repr__(self) -> str:
         if not self.memories:
             return NO_MEMORIES
-        return f"{self.headline()}\n\n{self._bullets()}"
+        lines = [f"- {memory_line(m, self.as_of)}" for m in self.memories]
+        return f"{self.headline()}\n\n" + "\n\n".join(lines)
 
     __str__ = __repr__
 
@@ -85,10 +96,25 @@ class RecallResult(Sequence["Memory"]):
         """The ``<memories>`` block for an LLM prompt ('' when nothing was found)."""
         if not self.memories:
             return ""
+        lines = []
+        for memory in self.memories:
+            line = f"- {memory.text}"
+            if memory.type:
+                line += f" [{memory.type}]"
+            if memory.mentioned_at:
+                line += f" ({memory.mentioned_at})"
+            lines.append(line)
+        bullets = "\n\n".join(lines)
         return (
             f"<memories>\n{RECALL_PREAMBLE}\nCurrent time: {utc_minute(self.as_of)} UTC\n\n"
-            f"{self._bullets()}\n</memories>"
+            f"{bullets}\n</memories>"
         )
+
+    def _repr_markdown_(self) -> str:
+        if not self.memories:
+            return NO_MEMORIES
+        lines = [f"- {_md_escape(memory_line(m, self.as_of))}" for m in self.memories]
+        return f"{_md_escape(self.headline())}\n\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str:
         esc = html.escape
@@ -97,36 +123,59 @@ class RecallResult(Sequence["Memory"]):
         rows = []
         for memory in self.memories:
             score = memory.scores.final if memory.scores else None
+            where = provenance_of(memory)
+            exact = [utc_minute_text(memory.mentioned_at, " UTC"), where.notebook or ""]
+            title = SEPARATOR.join(part for part in exact if part)
             rows.append(
                 "<tr>"
                 f"<td style='text-align:left'>{esc(memory.text)}</td>"
                 f"<td>{esc(memory.type or '')}</td>"
-                f"<td>{esc(utc_minute_text(memory.mentioned_at))}</td>"
+                f"<td style='text-align:left' title='{esc(title)}'>"
+                f"{esc(provenance_line(memory, self.as_of))}</td>"
                 f"<td>{esc(', '.join(memory.tags or []))}</td>"
                 f"<td>{'' if score is None else f'{score:.3f}'}</td>"
                 "</tr>"
             )
         return (
             f"<p>{esc(self.headline())}</p><table><thead><tr>"
-            "<th style='text-align:left'>memory</th><th>type</th><th>when (UTC)</th>"
-            "<th>tags</th><th>score</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+            "<th style='text-align:left'>memory</th><th>type</th>"
+            "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
+            "<tbody>" + "".join(rows) + "</tbody></table>"
         )
 
 
 class ReflectResult(str):
-    """The server's synthesized answer from ``%%reflect``; a ``str`` rendered as Markdown."""
+    """The server's synthesized answer from ``%%reflect``; a ``str`` rendered as Markdown.
+
+    ``based_on`` keeps the sources the answer drew on (``.memories``, ``.mental_models``,
+    ``.directives``), or None when they were not asked for; the plain-text and Markdown forms
+    list them under the answer (a collapsible **Based on** in notebooks).
+    """
 
     query: str
-    based_on: Any
+    based_on: Sources | None
+    as_of: datetime
 
-    def __new__(cls, text: str, query: str = "", based_on: Any = None) -> ReflectResult:
+    def __new__(
+        cls,
+        text: str,
+        query: str = "",
+        based_on: Sources | None = None,
+        as_of: datetime | None = None,
+    ) -> ReflectResult:
         self = super().__new__(cls, text.strip() or NO_REFLECTION)
         self.query = query
         self.based_on = based_on
+        self.as_of = as_of or datetime.now(timezone.utc)
         return self
 
     def __repr__(self) -> str:
-        return str(self)
+        if self.based_on is None:
+            return str(self)
+        return f"{self}\n\n{sources_text(self.based_on, self.as_of)}"
 
     def _repr_markdown_(self) -> str:
-        return _md_escape(str(self))
+        answer = _md_escape(str(self))
+        if self.based_on is None:
+            return answer
+        return f"{answer}\n\n{sources_markdown(self.based_on, self.as_of)}"

@@ -151,7 +151,7 @@ def test_full_session_appends_only_the_new_cells_every_three(loaded: Any) -> Non
 def test_config_changes_the_cadence(loaded: Any) -> None:
     session = session_of(loaded)
     cell = loaded.run("%hindsight config retain_every_n_cells=2")
-    assert str(cell.result) == "retain_every_n_cells = 2"
+    assert str(cell.result) == "retain_every_n_cells = 2   [%hindsight config]"
     first = [run(loaded, SOURCES[0])]
     assert transcripts(session) == []
     first.append(run(loaded, SOURCES[1]))
@@ -276,9 +276,14 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
     notebook.monkeypatch.setenv("JPY_SESSION_NAME", "analysis/churn.ipynb")
     notebook.load(api_url=dead_url)
     session = session_of(notebook)
-    run_all(notebook, SOURCES[:3])
+    cells = run_all(notebook, SOURCES[:3])
     [item] = transcripts(session)
-    assert item.metadata == {"session_id": session.session_id, "notebook": "analysis/churn.ipynb"}
+    assert item.metadata == {
+        "source": "autoretain",
+        "kernel_session": session.session_id,
+        "notebook": "analysis/churn.ipynb",
+        "cells": f"{cells[0]}-{cells[2]}",
+    }
     assert session.scope.mode == "per-project-tagged"
     assert item.tags == (f"project:{session.label}",)
     [route] = [r for r, i in held(session.queue) if i is item]
@@ -288,9 +293,36 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
 
 def test_metadata_without_a_notebook_name(loaded: Any) -> None:
     session = session_of(loaded)
-    run_all(loaded, SOURCES[:3])
+    cells = run_all(loaded, SOURCES[:3])
     [item] = transcripts(session)
-    assert item.metadata == {"session_id": session.session_id}
+    assert item.metadata == {
+        "source": "autoretain",
+        "kernel_session": session.session_id,
+        "cells": f"{cells[0]}-{cells[2]}",
+    }
+
+
+def test_the_session_document_s_cells_run_from_its_first_cell(loaded: Any) -> None:
+    # The server re-reads an appended document whole and gives every memory in it the latest
+    # metadata, so each append names the cells of the whole document, first to last.
+    session = session_of(loaded)
+    cells = run_all(loaded, SOURCES[:6])
+    first, second = transcripts(session)
+    assert (first.metadata["cells"], second.metadata["cells"]) == (
+        f"{cells[0]}-{cells[2]}",
+        f"{cells[0]}-{cells[5]}",
+    )
+    first.merge_append(second)  # two appends sent in one batch keep the later, wider range
+    assert first.metadata["cells"] == f"{cells[0]}-{cells[5]}"
+
+
+def test_a_last_cells_window_names_its_own_cells(notebook: Any, dead_url: str) -> None:
+    notebook.load(api_url=dead_url, retain_mode="last-cells", retain_overlap_cells="1")
+    session = session_of(notebook)
+    cells = run_all(notebook, SOURCES[:6])
+    first, second = transcripts(session)
+    assert first.metadata["cells"] == f"{cells[0]}-{cells[2]}"
+    assert second.metadata["cells"] == f"{cells[2]}-{cells[5]}"  # the overlap cell included
 
 
 def test_secrets_are_redacted_before_queueing(notebook: Any, dead_url: str) -> None:

@@ -43,7 +43,37 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
     assert first.context == "review"
     assert route.tags is not None
     assert {"methods", "cv"} <= set(route.tags)
-    assert first.metadata["session_id"] == loaded.magics.session.session_id
+    assert first.metadata == {
+        "source": "%retain",
+        "kernel_session": loaded.magics.session.session_id,
+        "retain_cell": str(loaded.ip.execution_count - 1),  # the cell that ran %%retain
+    }
+
+
+def test_retain_from_python_in_a_cell_records_the_cell_and_notebook(loaded: Any) -> None:
+    loaded.ip.user_ns["__session__"] = "/home/ana/field/fieldwork.ipynb"  # as ipykernel sets it
+    try:
+        number = loaded.ip.execution_count
+        loaded.run("import hindsight_magic; hindsight_magic.retain('The lab is cold.')")
+    finally:
+        del loaded.ip.user_ns["__session__"]
+    _, item = held(loaded.magics.session.queue)[-1]
+    assert item.metadata == {
+        "source": "python api",
+        "kernel_session": loaded.magics.session.session_id,
+        "notebook": "/home/ana/field/fieldwork.ipynb",
+        "retain_cell": str(number),
+    }
+
+
+def test_secrets_in_the_provenance_are_redacted(notebook: Any, dead_url: str) -> None:
+    secret = "env-token-value-0123456789"
+    notebook.monkeypatch.setenv("MY_API_TOKEN", secret)
+    notebook.monkeypatch.setenv("JPY_SESSION_NAME", f"/home/ana/{secret}/fieldwork.ipynb")
+    notebook.load(api_url=dead_url)
+    notebook.run("%retain The lab is cold.")
+    _, item = held(notebook.magics.session.queue)[-1]
+    assert item.metadata["notebook"] == "/home/ana/[REDACTED]/fieldwork.ipynb"
 
 
 def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
@@ -100,14 +130,40 @@ def test_invalid_config_value_is_rolled_back(loaded: Any, caplog: Any) -> None:
 
 
 def test_config_sets_shows_and_resets(loaded: Any) -> None:
-    assert str(loaded.run("%hindsight config recall_budget=high").result) == "recall_budget = high"
+    shown = str(loaded.run("%hindsight config recall_budget=high").result)
+    assert shown == "recall_budget = high   [%hindsight config]"
     assert loaded.magics.session.settings.recall_budget == "high"
     shown = str(loaded.run("%hindsight config recall_budget").result)
-    assert shown == "recall_budget = high   [config]"
-    loaded.run("%hindsight config recall_budget=")
+    assert shown == "recall_budget = high   [%hindsight config]"
+    shown = str(loaded.run("%hindsight config recall_budget=").result)
+    assert shown == "recall_budget = mid   [default]"
     assert loaded.magics.session.settings.recall_budget == "mid"
     loaded.run("%config HindsightMagics.retain_every_n_cells = 5")
     assert loaded.magics.session.settings.retain_every_n_cells == 5
+    shown = str(loaded.run("%hindsight config retain_every_n_cells").result)
+    assert shown == "retain_every_n_cells = 5   [%config]"
+
+
+def test_config_lists_each_value_in_force_and_where_it_came_from(
+    notebook: Any, dead_url: str
+) -> None:
+    notebook.monkeypatch.setenv("HINDSIGHT_API_TOKEN", "sk-live-SECRET-123")
+    notebook.ip.config.HindsightMagics.bank_prefix = "team"  # as ipython_config.py would
+    notebook.load(api_url=dead_url)
+    notebook.run("%config HindsightMagics.retain_every_n_cells = 4")
+    notebook.run("%hindsight config recall_budget=high")
+    listing = notebook.run("%hindsight config")
+    rows = {
+        line.split()[0]: line.split(maxsplit=1)[1]
+        for line in repr(listing.result).splitlines()[1:-1]
+    }
+    assert rows["api_url"] == f"{dead_url}   [env HINDSIGHT_API_URL]"
+    assert rows["api_key"] == "(set)   [env HINDSIGHT_API_TOKEN]"
+    assert rows["bank_prefix"] == "team   [IPython config]"
+    assert rows["retain_every_n_cells"] == "4   [%config]"
+    assert rows["recall_budget"] == "high   [%hindsight config]"
+    assert rows["bank_id"] == "jupyter   [default]"
+    assert "SECRET" not in repr(listing.result) + listing.result._repr_html_()
 
 
 def test_config_listing_hides_the_key(notebook: Any, dead_url: str) -> None:

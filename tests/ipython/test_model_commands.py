@@ -270,7 +270,7 @@ def test_help_and_status_mention_mental_models(book: Any, fake: FakeHindsight) -
     book.magics.session.mental_models.reload().wait(5)
     status = out(book, "%hindsight status")
     assert "Mental models:" in status
-    assert "state      ok, 1 loaded at" in status
+    assert "state      ok, 1 model listed at" in status
     doc = book.ip.find_line_magic("hindsight").__doc__ or ""
     assert "models [list | show ID" in doc
     assert "prompt = %hindsight context" in doc

@@ -7,13 +7,14 @@ served through ``httpx.MockTransport``.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from helpers import FakeHindsight, RequestRecorder
+from helpers import FakeClock, FakeHindsight, RequestRecorder
 
 from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
 from hindsight_magic.memory import mental_models as mm
@@ -313,8 +314,59 @@ def test_cache_keeps_visible_models_with_content_and_renders_them(
     assert "Theirs" not in block
     assert not fake.calls("POST")  # auto-seed off: nothing created
     rows = dict(session.mental_models.status_rows())
-    assert rows["state"].startswith("ok, 2 loaded")
-    assert rows["models"] == "mine, shared"
+    # status lists what %hindsight models lists for this scope, content or not
+    assert re.fullmatch(r"ok, 3 models listed at [\d:]{8} \(1 without content yet\)", rows["state"])
+    assert rows["models"] == "empty (empty), mine, shared"
+    assert session.mental_models.names() == {"empty": "Empty", "mine": "Mine", "shared": "Shared"}
+
+
+def test_seeding_lists_again_soon_so_content_shows_within_seconds(
+    fake: FakeHindsight, make_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight_magic.memory.mental_models import cache as cache_module
+
+    clock = FakeClock()
+    monkeypatch.setattr(cache_module, "time", clock)
+    session = make_session()
+    cache = session.mental_models
+    session.queue.pump()  # the first load: seeds the bank, lists three empty models
+    assert dict(cache.status_rows())["models"] == (
+        "project-conventions-churn (empty), project-decisions-churn (empty), "
+        "user-preferences (empty)"
+    )
+    assert cache.load in session.queue.scheduled()  # a re-list is due soon, not in 300 s
+    fake.banks["nb"]["user-preferences"]["content"] = "Prefers polars."
+    cache.load()  # what the worker runs when it is due
+    rows = dict(cache.status_rows())
+    assert rows["state"].endswith("(2 without content yet)")
+    assert [m.id for m in cache.models] == ["user-preferences"]
+    for model in fake.banks["nb"].values():
+        model["content"] = "Written by the server."
+    cache.load()
+    assert "without content" not in dict(cache.status_rows())["state"]
+    session.queue._jobs.clear()  # what was scheduled ran
+    clock.advance(cache_module.SETTLE_FOR_S + 1)
+    cache.load()  # two minutes on: back to the mental_model_refresh_s cadence
+    assert cache.load not in session.queue.scheduled()
+
+
+def test_a_reload_lists_again_soon_for_a_while(
+    fake: FakeHindsight, make_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight_magic.memory.mental_models import cache as cache_module
+
+    clock = FakeClock()
+    monkeypatch.setattr(cache_module, "time", clock)
+    session = make_session()
+    cache = session.mental_models
+    session.queue.pump()
+    clock.advance(cache_module.SETTLE_FOR_S + 1)
+    session.queue._jobs.clear()
+    cache.load()
+    assert cache.load not in session.queue.scheduled()
+    cache.reload(clear=False)  # e.g. %hindsight models refresh: the server rewrites content
+    session.queue.run_due_jobs()
+    assert cache.load in session.queue.scheduled()
 
 
 def test_second_load_creates_nothing_and_reuses_the_ensured_bank(

@@ -8,6 +8,8 @@ server allows 256 characters).
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 import httpx
@@ -208,3 +210,46 @@ def test_server_down_at_load_keeps_everything_usable(notebook: Any, dead_url: st
     cell = notebook.run("%hindsight models list")
     assert f"no Hindsight server at {dead_url}" in cell.text
     assert "Traceback" not in cell.text
+
+
+def status_models(notebook: Any) -> dict[str, str]:
+    """The "Mental models" rows of ``%hindsight status`` (label → value)."""
+    section = text_of(notebook, "%hindsight status").split("Mental models:\n")[1]
+    lines = itertools.takewhile(lambda line: line.startswith("  "), section.splitlines())
+    return dict(line.strip().split(maxsplit=1) for line in lines)
+
+
+def listed_models(notebook: Any) -> list[str]:
+    """The ids ``%hindsight models`` lists."""
+    return re.findall(r"^- ([^:]+):", text_of(notebook, "%hindsight models"), re.MULTILINE)
+
+
+def test_status_and_models_agree_right_after_the_first_load(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    notebook.load(api_url=hindsight_server.url, bank_id=bank_id)  # a new bank: seeded now
+    rows = wait_for(
+        lambda: status_models(notebook),
+        60,  # seeding three models takes seconds on a busy server
+        "the first load",
+        every_s=0.5,
+        until=lambda rows: rows["state"] != "loading",
+    )
+    listed = listed_models(notebook)
+    assert len(listed) == 3
+    assert rows["state"].startswith("ok, 3 models listed at ")
+    assert rows["models"] == ", ".join(f"{mid} (empty)" for mid in sorted(listed))
+
+    # once the bank has a memory the server refreshes the seeds; status shows their content
+    # within seconds (the cache lists again soon after seeding), not at the 300 s refresh
+    text_of(notebook, "%retain The ice cores are stored at minus eighty degrees.")
+    text_of(notebook, "%hindsight flush")
+    rows = wait_for(
+        lambda: status_models(notebook),
+        90,
+        "content in status",
+        every_s=1,
+        until=lambda rows: "without content" not in rows["state"],
+    )
+    assert rows["models"] == ", ".join(sorted(listed))
+    assert all(m["content"] for m in server_models(hindsight_server.url, bank_id).values())

@@ -60,7 +60,7 @@ def test_recall_text_headline_and_bullets() -> None:
     text = repr(recall())
     assert text == (
         "Found 3 relevant memories (as of 2024-03-05 14:07 UTC):\n\n"
-        "- Revenue fell 3% in Q3 [world] (2024-03-01T09:30:00Z)\n\n"
+        "- Revenue fell 3% in Q3 [world] — 4 days ago\n\n"
         "- User prefers polars [experience]\n\n"
         "- Plain fact"
     )
@@ -152,7 +152,7 @@ def test_html_table_contents() -> None:
     assert page.startswith("<p>Found 1 relevant memory (as of 2024-03-05 14:07 UTC):</p>")
     assert "<td style='text-align:left'>Revenue fell</td>" in page
     assert "<td>world</td>" in page
-    assert "<td>2024-03-01 09:30</td>" in page  # converted to UTC
+    assert "title='2024-03-01 09:30 UTC'>4 days ago</td>" in page  # converted to UTC
     assert "<td>project:a, x</td>" in page
     assert "<td>0.877</td>" in page
     assert page.count("<tr>") == 2  # header + one row
@@ -160,7 +160,7 @@ def test_html_table_contents() -> None:
 
 def test_html_unparsable_time_is_shown_as_is() -> None:
     page = recall([Memory(text="t", mentioned_at="last Tuesday")])._repr_html_()
-    assert "<td>last Tuesday</td>" in page
+    assert ">last Tuesday</td>" in page
 
 
 def test_html_escapes_text_tags_and_type() -> None:
@@ -191,14 +191,14 @@ def test_blank_reflection(blank: str) -> None:
 
 
 def test_reflect_result_is_a_str() -> None:
-    result = ReflectResult("  The answer is 42.\n", query="q", based_on={"facts": []})
+    result = ReflectResult("  The answer is 42.\n", query="q")
     assert isinstance(result, str)
     assert result == "The answer is 42."
     assert repr(result) == "The answer is 42."
     assert result.upper() == "THE ANSWER IS 42."
     assert "42" in result
     assert result.query == "q"
-    assert result.based_on == {"facts": []}
+    assert result.based_on is None  # sources not asked for
 
 
 def test_reflect_markdown_escapes_html() -> None:

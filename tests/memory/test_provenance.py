@@ -1,0 +1,281 @@
+"""Provenance: the metadata the extension writes, and what recall and reflect show of it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from hindsight_magic.api.responses import Memory, Scores
+from hindsight_magic.memory.provenance import (
+    Provenance,
+    age,
+    parse_cells,
+    provenance_line,
+    provenance_metadata,
+    provenance_of,
+)
+from hindsight_magic.memory.recalled import Sources, parse_recall, parse_reflect
+from hindsight_magic.memory.results import RecallResult, ReflectResult
+from hindsight_magic.memory.sources import NOTHING
+
+NOW = datetime(2025, 1, 5, 12, 0, tzinfo=timezone.utc)
+EVIL = "<script>alert('x')</script>"
+
+
+def ago(**delta: float) -> str:
+    return (NOW - timedelta(**delta)).isoformat()
+
+
+def written(source: str, cells: tuple[int, ...], **fields: Any) -> Memory:
+    """A memory as the extension writes it, read back."""
+    meta = provenance_metadata(source, "kernel-1", "/home/ana/field/fieldwork.ipynb", cells)
+    return Memory(metadata=meta, **fields)
+
+
+# -- the line -------------------------------------------------------------------------------------
+
+
+def test_a_retained_fact_shows_notebook_cell_and_age() -> None:
+    memory = written("%retain", (14,), text="The lab is cold", mentioned_at=ago(days=3))
+    assert provenance_line(memory, NOW) == "fieldwork.ipynb · cell 14 · 3 days ago"
+    assert provenance_of(memory) == Provenance(
+        notebook="/home/ana/field/fieldwork.ipynb",
+        cells=(),
+        kernel_session="kernel-1",
+        retain_cell=14,
+        document_id=None,
+        source="%retain",
+    )
+
+
+def test_an_auto_retained_transcript_shows_its_cells() -> None:
+    memory = written("autoretain", (12, 13, 14), text="x", mentioned_at=ago(minutes=5))
+    assert memory.metadata is not None
+    assert memory.metadata["cells"] == "12-14"
+    assert provenance_line(memory, NOW) == "fieldwork.ipynb · cells 12–14 · 5 minutes ago"
+    assert provenance_of(memory).cells == (12, 13, 14)
+    assert provenance_of(memory).retain_cell is None
+
+
+def test_memories_written_by_others_show_what_they_have() -> None:
+    theirs = Memory(text="x", document_id="report-7", mentioned_at=ago(hours=2))
+    assert provenance_line(theirs, NOW) == "document report-7 · 2 hours ago"
+    assert provenance_line(Memory(text="x", mentioned_at=ago(seconds=20)), NOW) == "just now"
+    assert provenance_line(Memory(text="x"), NOW) == ""
+    assert provenance_of(Memory(text="x")) == Provenance()
+    # our own transcript's document id (the kernel session) says nothing the cells do not
+    ours = written("autoretain", (3,), text="x", document_id="kernel-1")
+    assert provenance_line(ours, NOW) == "fieldwork.ipynb · cell 3"
+    # what earlier versions wrote: the kernel session under "session_id"
+    old = Memory(text="x", metadata={"session_id": "k0", "notebook": "C:\\work\\a.ipynb"})
+    assert provenance_of(old).kernel_session == "k0"
+    assert provenance_line(old, NOW) == "a.ipynb"
+
+
+@pytest.mark.parametrize(
+    ("delta", "expected"),
+    [
+        (timedelta(seconds=59), "just now"),
+        (timedelta(seconds=-30), "just now"),  # a clock a little ahead
+        (timedelta(minutes=1), "1 minute ago"),
+        (timedelta(hours=23, minutes=59), "23 hours ago"),
+        (timedelta(days=1), "1 day ago"),
+        (timedelta(days=29), "29 days ago"),
+        (timedelta(days=40), "2024-11-26"),
+        (timedelta(hours=-2), "2025-01-05"),  # in the future: the date, not a negative age
+    ],
+)
+def test_age(delta: timedelta, expected: str) -> None:
+    assert age((NOW - delta).isoformat(), NOW) == expected
+
+
+def test_age_of_a_time_that_is_not_iso_is_shown_as_it_is() -> None:
+    assert age("last Tuesday", NOW) == "last Tuesday"
+    assert age(None, NOW) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "cells", "shown"),
+    [
+        ("7", (7,), "cell 7"),
+        ("3, 5, 7-9", (3, 5, 7, 8, 9), "cells 3, 5, 7–9"),
+        ("1,3,5,7,9", (1, 3, 5, 7, 9), "cells 1–9"),  # too many gaps to list: the span
+        ("1-999999999", (), ""),  # not cell numbers (and never expanded)
+        ("9-3", (), ""),
+        ("cell 4", (), ""),
+        ("", (), ""),
+    ],
+)
+def test_cells_from_other_writers_metadata(text: str, cells: tuple[int, ...], shown: str) -> None:
+    assert parse_cells(text) == cells
+    memory = Memory(text="x", metadata={"cells": text})
+    assert provenance_line(memory, NOW) == shown
+
+
+# -- recall ---------------------------------------------------------------------------------------
+
+
+def lab_result() -> RecallResult:
+    memory = written(
+        "%retain",
+        (14,),
+        text="The lab is cold",
+        type="world",
+        tags=["a", "b"],
+        scores=Scores(final=0.8134),
+        mentioned_at=ago(days=3),
+    )
+    return RecallResult("lab", [memory, Memory(text="Plain fact")], "bank", NOW)
+
+
+def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> None:
+    result = lab_result()
+    line = (
+        "The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81"
+    )
+    assert repr(result).splitlines()[2] == f"- {line}"
+    assert repr(result).splitlines()[4] == "- Plain fact"
+    assert f"- {line}" in result._repr_markdown_()
+    page = result._repr_html_()
+    assert "<th style='text-align:left'>from</th>" in page
+    assert "title='2025-01-02 12:00 UTC · /home/ana/field/fieldwork.ipynb'" in page
+    assert ">fieldwork.ipynb · cell 14 · 3 days ago</td>" in page
+    assert "<td>a, b</td>" in page
+    assert "<td>0.813</td>" in page
+    # the prompt block keeps its documented form
+    assert "- The lab is cold [world] (2025-01-02T12:00:00+00:00)" in result.as_context()
+
+
+def test_recall_items_expose_their_provenance_as_fields() -> None:
+    result = lab_result()
+    assert result[0].provenance.notebook == "/home/ana/field/fieldwork.ipynb"
+    assert result[0].provenance.notebook_name == "fieldwork.ipynb"
+    assert result[0].provenance.retain_cell == 14
+    assert result[0].provenance.source == "%retain"
+    assert result[0].provenance_line(NOW) == "fieldwork.ipynb · cell 14 · 3 days ago"
+    assert result[1].provenance == Provenance()
+
+
+def test_provenance_is_escaped_in_html_and_markdown() -> None:
+    memory = Memory(text="x", metadata={"notebook": "/tmp/<img src=x onerror=alert(1)>.ipynb"})
+    result = RecallResult("q", [memory], "bank", NOW)
+    for page in (result._repr_html_(), result._repr_markdown_()):
+        assert "<img" not in page
+        assert "&lt;img src=x onerror=alert(1)&gt;.ipynb" in page
+
+
+def test_a_real_recall_reply_is_parsed_with_its_metadata() -> None:
+    reply = {  # as Hindsight 1.x returns it (fields trimmed)
+        "results": [
+            {
+                "id": "ef3f",
+                "text": "The lab freezer is kept at minus 80 degrees.",
+                "type": "world",
+                "entities": ["Alice"],
+                "mentioned_at": "2025-01-02T10:00:00.060000+00:00",
+                "document_id": "doc-1",
+                "metadata": {"retain_cell": "14", "source": "%retain", "notebook": "f.ipynb"},
+                "chunk_id": "bank_doc-1_0",
+                "tags": ["b", "a"],
+                "scores": {"final": 0.92, "semantic": 0.55},
+            }
+        ],
+        "entities": {"Alice": {"entity_id": "f2", "canonical_name": "Alice"}},
+    }
+    [memory] = parse_recall(reply)
+    assert memory.chunk_id == "bank_doc-1_0"
+    assert memory.provenance_line(NOW) == "f.ipynb · cell 14 · 3 days ago"
+    assert parse_recall(None) == []
+
+
+# -- reflect's sources ----------------------------------------------------------------------------
+
+REFLECT_REPLY = {  # as Hindsight 1.x returns it with include.facts (mock LLM)
+    "text": "mock response",
+    "based_on": {
+        "memories": [
+            {
+                "id": "ef3f",
+                "text": "The lab freezer is kept\n\nat minus 80 degrees.",
+                "type": "world",
+                "mentioned_at": "2025-01-02T12:00:00+00:00",
+                "document_id": None,
+                "metadata": {"notebook": "/w/fieldwork.ipynb", "retain_cell": "14"},
+                "tags": ["a"],
+            },
+            {"id": "4b96", "text": "An observation.", "type": "observation", "metadata": {}},
+        ],
+        "mental_models": [
+            {"id": "m1", "text": "Lab Facts: the lab is cold", "context": "concept (structural)"}
+        ],
+        "directives": [{"id": "d1", "name": "Be brief", "content": "Answer briefly."}],
+    },
+    "usage": {"total_tokens": 60},
+}
+
+
+def test_reflect_lists_what_the_answer_is_based_on_in_plain_text() -> None:
+    text, sources = parse_reflect(REFLECT_REPLY)
+    assert sources is not None
+    answer = ReflectResult(text, "q", sources, NOW)
+    assert str(answer) == "mock response"  # the str is the answer alone
+    assert repr(answer) == (
+        "mock response\n\n"
+        "Based on (2 memories, 1 mental model, 1 directive):\n"
+        "  Memories:\n"
+        "    - The lab freezer is kept at minus 80 degrees. [world] — "
+        "fieldwork.ipynb · cell 14 · 3 days ago · tags: a\n"
+        "    - An observation. [observation]\n"
+        "  Mental models:\n"
+        "    - Lab Facts — m1\n"
+        "  Directives:\n"
+        "    - Be brief"
+    )
+
+
+def test_reflect_sources_are_a_collapsed_escaped_block_in_markdown() -> None:
+    _, sources = parse_reflect(REFLECT_REPLY)
+    assert sources is not None
+    sources.memories[1].text = EVIL
+    markdown = ReflectResult("**Cold**", "q", sources, NOW)._repr_markdown_()
+    answer, block = markdown.split("\n\n", 1)
+    assert answer == "**Cold**"
+    assert block.startswith("<details><summary><b>Based on</b> (2 memories, 1 mental model")
+    assert block.endswith("</details>")
+    assert "\n" not in block  # one HTML block: a blank line would end it
+    assert (
+        "<li>The lab freezer is kept at minus 80 degrees. [world] <small>— fieldwork.ipynb" in block
+    )
+    assert "<script>" not in block
+    assert "&lt;script&gt;" in block
+
+
+def test_mental_models_are_named_by_the_cache_else_by_their_text() -> None:
+    _, sources = parse_reflect(REFLECT_REPLY)
+    assert sources is not None
+    assert sources.mental_models[0].name == "Lab Facts"
+    named = sources.named({"m1": "Lab: Facts & Figures"})
+    assert named.mental_models[0].name == "Lab: Facts & Figures"
+    bare = parse_reflect({"text": "", "based_on": {"mental_models": [{"id": "m2", "text": "x"}]}})
+    assert bare[1] is not None
+    assert bare[1].mental_models[0].name == "m2"
+
+
+def test_nothing_to_cite_and_no_sources_asked() -> None:
+    assert repr(ReflectResult("answer", "q", Sources(), NOW)) == f"answer\n\n{NOTHING}"
+    assert repr(ReflectResult("answer", "q", None, NOW)) == "answer"
+    assert ReflectResult("answer")._repr_markdown_() == "answer"
+    assert parse_reflect({"text": "a"}) == ("a", None)
+
+
+def test_many_sources_are_counted_and_kept() -> None:
+    memories = [{"text": f"fact {i}"} for i in range(13)]
+    _, sources = parse_reflect({"text": "a", "based_on": {"memories": memories}})
+    assert sources is not None
+    answer = ReflectResult("a", "q", sources, NOW)
+    assert "    … and 3 more (in .based_on)" in repr(answer)
+    assert "fact 9" in repr(answer)
+    assert "fact 10" not in repr(answer)
+    assert len(answer.based_on or ()) == 13

@@ -1,0 +1,156 @@
+"""Recall and reflect against the real server: where each memory came from, and what an answer
+is based on.
+
+Provenance is checked in a real Jupyter kernel started with the notebook path Jupyter gives it
+(``JPY_SESSION_NAME``), through what a front end receives (text/plain and text/html). With the
+mock LLM the server also stores prompt noise as facts, so assertions are "contains".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import RunningServer, wait_for
+from kernels import Kernel
+
+pytestmark = pytest.mark.integration
+
+NOTEBOOK = "field/fieldwork.ipynb"
+SKIP = "# hindsight: skip\n"  # the test's own cells are not part of the notebook's transcript
+BUNDLE = (
+    SKIP + "import json\n"
+    "_r = get_ipython().run_line_magic('recall', {query!r})\n"
+    "_b = get_ipython().display_formatter.format(_r)[0]\n"
+    "print(json.dumps({{'text': _b['text/plain'], 'html': _b['text/html']}}))"
+)
+
+
+@pytest.fixture
+def kernel(tmp_path: Path, hindsight_server: RunningServer, bank_id: str) -> Iterator[Kernel]:
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": bank_id,
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.db"),
+        "HINDSIGHT_MENTAL_MODELS": "false",  # not needed here: less work for a busy server
+        "JPY_SESSION_NAME": str(tmp_path / NOTEBOOK),  # as Jupyter Server starts a kernel
+    }
+    started = Kernel(env, tmp_path)
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+def cell_number(kernel: Kernel) -> int:
+    """The number the next cell will get (In [N]): this one's, plus one."""
+    return int(
+        kernel.run(SKIP + "print(len(get_ipython().history_manager.input_hist_raw))").strip()
+    )
+
+
+def recall_bundle(kernel: Kernel, query: str) -> dict[str, str]:
+    """What a front end receives for ``%recall query``: its text/plain and text/html."""
+    bundle: dict[str, str] = json.loads(kernel.run(BUNDLE.format(query=query)))
+    return bundle
+
+
+def found(kernel: Kernel, query: str, text: str) -> dict[str, str] | None:
+    bundle = recall_bundle(kernel, query)
+    return bundle if text in bundle["text"] else None
+
+
+def line_of(bundle: dict[str, str], text: str) -> str:
+    return next(line for line in bundle["text"].splitlines() if text in line)
+
+
+def test_retained_and_auto_retained_memories_say_where_they_came_from(
+    kernel: Kernel, tmp_path: Path
+) -> None:
+    assert "Error" not in kernel.run("%load_ext hindsight_magic")
+    retain_cell = cell_number(kernel)
+    fact = "The field station freezer holds ice cores at minus eighty degrees."
+    assert kernel.run(f"%retain --tags lab,cold {fact}") == "1 memory queued."
+    first = cell_number(kernel)
+    kernel.run("# The penguin colony on the east ridge counted 340 nests this season.\nnests = 340")
+    kernel.run("ridge = 'east'")
+    kernel.run("season = 2025")  # the third counted cell: a transcript is queued
+    last = first + 2
+
+    bundle = wait_for(lambda: found(kernel, "freezer ice cores", fact), 60, "the %retain fact")
+    line = line_of(bundle, fact)
+    assert re.fullmatch(
+        rf"- {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · just now"
+        r" · tags: .*\blab\b.* · score \d\.\d\d",
+        line,
+    ), line
+    row = next(r for r in bundle["html"].split("<tr>") if fact in r)
+    assert f"fieldwork.ipynb · cell {retain_cell} · just now</td>" in row
+    assert f"{Path(NOTEBOOK).name}'" in row  # the full path, in the cell's tooltip
+    assert "cold" in row
+    assert re.search(r"<td>\d\.\d{3}</td></tr>", row)  # the score
+
+    penguins = "penguin colony on the east ridge"
+    bundle = wait_for(lambda: found(kernel, "penguin colony nests", penguins), 60, "the cells")
+    line = line_of(bundle, penguins)
+    assert f"— fieldwork.ipynb · cells {first}–{last} · just now · tags: " in line, line
+    row = next(r for r in bundle["html"].split("<tr>") if penguins in r)
+    assert f"fieldwork.ipynb · cells {first}–{last} · just now</td>" in row
+
+    fields = kernel.run(
+        f"{SKIP}r = %recall penguin colony nests\n"
+        f"p = next(m for m in r if {penguins!r} in m.text).provenance\n"
+        "print(p.notebook, p.cells, p.source, p.kernel_session == get_ipython()"
+        ".magics_manager.registry['HindsightMagics'].session.session_id)"
+    )
+    notebook_path = tmp_path / NOTEBOOK
+    assert fields.strip() == f"{notebook_path} ({first}, {first + 1}, {last}) autoretain True"
+
+
+def test_reflect_shows_what_its_answer_is_based_on(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    notebook.load(api_url=hindsight_server.url, bank_id=bank_id)
+    notebook.run("%retain The ice cores are stored at minus eighty degrees in freezer B.")
+    notebook.run("%retain We log freezer temperatures every Monday morning.")
+    notebook.run("%hindsight flush")
+    refreshed = notebook.run("%hindsight models refresh")  # the seeds draw on the memories
+    assert refreshed.error is None, refreshed.text
+
+    cell = notebook.run("%%reflect --var answer\nHow are the ice cores stored?")
+    assert cell.error is None, cell.text
+    answer = cell.result
+    assert str(answer) == "mock response"  # the answer itself is the str
+    based_on = answer.based_on
+    assert len(based_on.memories) + len(based_on.mental_models) >= 1
+    text = repr(answer)
+    assert text.startswith("mock response\n\nBased on (")
+    if based_on.memories:
+        assert "  Memories:\n    - " in text
+        assert any(m.provenance.source == "%retain" for m in based_on.memories)
+    markdown = answer._repr_markdown_()
+    assert markdown.startswith("mock response\n\n<details><summary><b>Based on</b>")
+    assert notebook.ip.user_ns["answer"] is answer
+
+    hidden = notebook.run("%%reflect --no-sources\nHow are the ice cores stored?")
+    assert hidden.error is None, hidden.text
+    assert hidden.result.based_on is None
+    assert repr(hidden.result) == "mock response"
+    assert "Based on" not in hidden.result._repr_markdown_()
+
+
+def test_the_python_api_reflects_with_and_without_sources(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    import hindsight_magic as hm
+
+    notebook.load(api_url=hindsight_server.url, bank_id=bank_id)
+    hm.retain("Freezer B is serviced by the facilities team every March.")
+    answer = hm.reflect("When is freezer B serviced?")
+    assert answer.based_on is not None
+    assert "Based on" in repr(answer)
+    assert hm.reflect("When is freezer B serviced?", sources=False).based_on is None
