@@ -1,19 +1,19 @@
 """``HindsightError`` and how a failed reply becomes one readable line.
 
-``diagnose`` is the one mapping from a failure to words (state, problem, what to do). Besides the
-error it may use what the machine shows about the local server behind the URL (``LocalServer``,
-gathered without HTTP by ``ui.server_facts``): a stopped process, a deleted data dir, a stopped
-PostgreSQL name the cause and the exact commands where the HTTP error alone cannot.
+``diagnose`` is the one mapping from a failure to words (state, problem, what to do). Besides
+the error it may use what the machine shows about the local server behind the URL
+(``local_facts.LocalServer``, gathered without HTTP): a stopped process, a deleted data dir or a
+stopped PostgreSQL name the cause, and the exact commands, where the HTTP error alone cannot.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..local_facts import LocalServer
     from .client import HindsightClient
 
 
@@ -110,37 +110,9 @@ class Diagnosis:
         return f"{self.problem}; {self.hint}" if self.local else f"{self.state} ({self.hint})"
 
 
-LOCAL_PORT = 8899  # the local server's default port (localserver.actions.DEFAULT_PORT)
 NOTEBOOK_COMMAND = "%hindsight server"  # how server actions are run in a notebook …
 TERMINAL_COMMAND = "hindsight-magic server"  # … and in a terminal
 KEPT = "queued memories are kept and sent once it is back"
-
-
-@dataclass(frozen=True)
-class LocalServer:
-    """What this machine shows about the local server (started by ``hindsight-magic server
-    start``) behind a URL, without HTTP: its ``hindsight-api`` process, its data dir and its
-    PostgreSQL. ``default_data_dir``: started without ``--data-dir``. ``pg_running`` is None
-    when unknown; ``pg_data`` is "" when unknown."""
-
-    port: int
-    pid: int
-    running: bool
-    data_dir: str
-    default_data_dir: bool = True
-    data_dir_gone: bool = False
-    pg_port: int | None = None
-    pg_pid: int | None = None
-    pg_running: bool | None = None
-    pg_data: str = ""
-    pg_data_exists: bool = False
-
-    def start(self, command: str = TERMINAL_COMMAND) -> str:
-        """The command that starts this server again (same port and data dir)."""
-        options = "" if self.port == LOCAL_PORT else f" --port {self.port}"
-        if not self.default_data_dir:
-            options += f" --data-dir {shlex.quote(self.data_dir)}"
-        return f"{command} start{options}"
 
 
 def local_diagnosis(
@@ -151,7 +123,7 @@ def local_diagnosis(
     A stopped ``hindsight-api`` only counts when its URL is ``unreachable`` (another server may
     answer there now). ``command`` is how the user runs server actions where they read this.
     """
-    start = f"`{local.start(command)}`"
+    start = f"`{local.start_command(command)}`"
     if not local.running:
         if not unreachable:
             return None

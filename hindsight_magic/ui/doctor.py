@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .._version import __version__
 from ..api.client import HindsightClient, HindsightError, Timeouts
 from ..api.errors import NOTEBOOK_COMMAND, TERMINAL_COMMAND
-from .server_facts import server_problem
+from .server_problem import server_problem
 
 if TYPE_CHECKING:
     import httpx
@@ -127,7 +127,7 @@ def check_server_extra(version_of: VersionOf = metadata.version) -> Check:
 def _fix_for(
     error: HindsightError, name: str, client: HindsightClient, command: str, extra: str = ""
 ) -> Check:
-    """A ``fix`` line saying what ``error`` means and what to do (``server_facts``)."""
+    """A ``fix`` line saying what ``error`` means and what to do (``server_problem``)."""
     diagnosis = server_problem(client, error, command)
     if diagnosis is None:
         return fix(name, f"{client.base_url}: {error}", "check the server (logs)")

@@ -8,7 +8,7 @@ from .._version import __version__
 from ..api.errors import NOTEBOOK_COMMAND, HindsightError
 from ..times import local_second
 from .display import Report
-from .server_facts import server_problem
+from .server_problem import server_problem
 
 if TYPE_CHECKING:
     from ..session import HindsightSession

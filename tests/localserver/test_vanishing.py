@@ -71,11 +71,13 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local]:
         for pid in server.pids:
             if is_hindsight_process(pid):
                 os.killpg(pid, signal.SIGKILL)
+        (server.data_dir / "server").mkdir(parents=True, exist_ok=True)  # discard needs it
         launcher.discard(server.data_dir)
 
 
-def figure(text: str) -> None:
-    print(f"\n[vanishing] {text}", flush=True)
+def figure(capsys: Any, text: str) -> None:
+    with capsys.disabled():  # shown with -s
+        print(f"\n[vanishing] {text}", flush=True)
 
 
 def accepts(port: int) -> bool:
@@ -152,11 +154,15 @@ def do_what_it_says(notebook: Notebook, line: str) -> list[str]:
         if command.startswith("kill "):
             pid = int(command.split()[1])
             os.kill(pid, signal.SIGTERM)
+            began = time.monotonic()
             wait_for(lambda: not is_hindsight_process(pid), 120, f"pid {pid} to exit")  # noqa: B023
+            figure(notebook.capsys, f"`{command}`: exited after {time.monotonic() - began:.1f} s")
             continue
         assert command.startswith("%hindsight server "), command
+        began = time.monotonic()
         cell = notebook.run(command)
         assert cell.error is None, cell.text
+        figure(notebook.capsys, f"`{command}`: {time.monotonic() - began:.1f} s")
     return commands
 
 
@@ -206,7 +212,7 @@ def test_postgres_killed_under_the_api(notebook: Notebook, local: Local, capsys:
     assert "→ run `hindsight-magic server stop` then `hindsight-magic server start --port" in (
         terminal
     )
-    figure(f"PostgreSQL killed — status: {status.strip()}")
+    figure(capsys, f"PostgreSQL killed — status: {status.strip()}")
 
     do_what_it_says(notebook, status)
     local.info()
@@ -229,7 +235,7 @@ def test_the_whole_server_killed(notebook: Notebook, local: Local, capsys: Any) 
     assert terminal.startswith(
         f"fix:  server: {problem} → run `hindsight-magic server start --port {local.port}`"
     )
-    figure(f"server killed — status: {status.strip()}")
+    figure(capsys, f"server killed — status: {status.strip()}")
 
     do_what_it_says(notebook, status)
     local.info()
@@ -248,7 +254,9 @@ def test_the_data_dir_deleted_while_it_runs(notebook: Notebook, local: Local, ca
     shutil.rmtree(info.pg_data, ignore_errors=True)
     began = time.monotonic()
     wait_for(lambda: not accepts(info.pg_port), 120, "PostgreSQL to stop without its data")
-    figure(f"PostgreSQL stopped {time.monotonic() - began:.1f} s after its data was deleted")
+    figure(
+        capsys, f"PostgreSQL stopped {time.monotonic() - began:.1f} s after its data was deleted"
+    )
     assert accepts(info.port)  # the orphaned hindsight-api still answers
     facts = queue_during_the_outage(notebook, marker)
 
@@ -261,7 +269,7 @@ def test_the_data_dir_deleted_while_it_runs(notebook: Notebook, local: Local, ca
     assert magic.startswith(f"fix:  server: {problem} → {kill}")
     assert terminal.startswith(f"fix:  server: {problem} → {kill}")  # found by its working dir
     assert "hindsight-magic server start --port" in terminal
-    figure(f"data dir deleted — status: {status.strip()}")
+    figure(capsys, f"data dir deleted — status: {status.strip()}")
 
     assert do_what_it_says(notebook, status)[0] == f"kill {info.pid}"
     local.info()

@@ -1,7 +1,7 @@
 """What status and doctor say when the local server half-vanished, from the machine's facts.
 
 The words (``api.errors.local_diagnosis``) are checked on facts written by hand; the facts
-(``ui.server_facts.local_server``) on real processes standing in for ``hindsight-api``: started
+(``local_facts.local_server``) on real processes standing in for ``hindsight-api``: started
 with the command line, working dir and environment the launcher gives it, without the server.
 The real server's cases are in ``tests/localserver/test_vanishing.py``.
 """
@@ -21,19 +21,18 @@ from helpers import free_port, wait_for
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
 from hindsight_magic.api.errors import (
-    LOCAL_PORT,
     NOTEBOOK_COMMAND,
     HindsightError,
-    LocalServer,
     diagnose,
     explain,
     local_diagnosis,
 )
 from hindsight_magic.discovery import ServerInfo, server_home
+from hindsight_magic.local_facts import LOCAL_PORT, LocalServer, local_server
 from hindsight_magic.localserver import actions, launcher
 from hindsight_magic.settings import FALLBACK_API_URL
 from hindsight_magic.ui import doctor
-from hindsight_magic.ui.server_facts import local_server, server_problem
+from hindsight_magic.ui.server_problem import server_problem
 
 CONNECT = HindsightError("recall", "recall request failed: refused", kind="connect")
 FAILED = HindsightError("listBanks", "listBanks failed: [Errno 111] Connection refused", 500)

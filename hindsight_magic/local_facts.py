@@ -1,40 +1,57 @@
-"""What this machine shows about the local Hindsight server behind a URL, and what a failure of
-that server means (``server_problem``: the one path from a failed check to words, for
-``%hindsight status`` and ``doctor``).
+"""What this machine shows about the local Hindsight server behind a URL (a shared helper).
 
 ``local_server`` reads, never writes and makes no HTTP call: the launcher's ``state.json``
-(``discovery``), the processes (psutil) and whether PostgreSQL accepts a TCP connection. A server
-whose data dir was deleted has no ``state.json`` any more; it is found by what the launcher gave
-it: ``hindsight-api … --port P`` with ``HINDSIGHT_API_WORKER_ID=hindsight-magic-P``. Only URLs on
-this machine are looked at; everything else costs nothing.
+(``discovery``), the processes (psutil, imported when a local URL is looked at) and whether
+PostgreSQL accepts a TCP connection. A server whose data dir was deleted has no ``state.json``
+any more; ``api_process`` finds it by what the launcher gave it: ``hindsight-api … --port P``,
+run in ``<data dir>/server`` with ``HINDSIGHT_API_WORKER_ID=hindsight-magic-P``. URLs on other
+machines are not looked at. The words for these facts are ``api.errors.local_diagnosis``.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 import socket
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..api.errors import (
-    TERMINAL_COMMAND,
-    Diagnosis,
-    HindsightError,
-    LocalServer,
-    diagnose,
-    local_diagnosis,
-    probe_database,
-)
-from ..discovery import ServerInfo, is_hindsight_process, read_state, server_home
-from ..settings import FALLBACK_API_URL
-
-if TYPE_CHECKING:
-    from ..api.client import HindsightClient
+from .discovery import ServerInfo, is_hindsight_process, read_state, server_home
+from .settings import FALLBACK_API_URL
 
 log = logging.getLogger("hindsight_magic")
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LOCAL_PORT = 8899  # the local server's default port (localserver.actions.DEFAULT_PORT)
 PG_CONNECT_TIMEOUT_S = 0.5
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """What this machine shows about the local server (started by ``hindsight-magic server
+    start``) behind a URL, without HTTP: its ``hindsight-api`` process, its data dir and its
+    PostgreSQL. ``default_data_dir``: started without ``--data-dir``. ``pg_running`` is None
+    when unknown; ``pg_data`` is "" when unknown. ``api.errors.local_diagnosis`` words them."""
+
+    port: int
+    pid: int
+    running: bool
+    data_dir: str
+    default_data_dir: bool = True
+    data_dir_gone: bool = False
+    pg_port: int | None = None
+    pg_pid: int | None = None
+    pg_running: bool | None = None
+    pg_data: str = ""
+    pg_data_exists: bool = False
+
+    def start_command(self, command: str) -> str:
+        """``{command} start`` with the options that start this server again (same port and
+        data dir); ``command`` is ``hindsight-magic server`` or ``%hindsight server``."""
+        options = "" if self.port == LOCAL_PORT else f" --port {self.port}"
+        if not self.default_data_dir:
+            options += f" --data-dir {shlex.quote(self.data_dir)}"
+        return f"{command} start{options}"
 
 
 def _accepts(port: int | None) -> bool | None:
@@ -62,9 +79,11 @@ def _option(cmd: list[str], flag: str) -> str | None:
     return cmd[at + 1] if at + 1 < len(cmd) else None
 
 
-def _api_process(port: int | None = None, home: Path | None = None) -> tuple[int, int, Path] | None:
+def api_process(port: int | None = None, home: Path | None = None) -> tuple[int, int, Path] | None:
     """(pid, port, working dir) of a ``hindsight-api`` the launcher started, serving ``port`` or
-    started from ``home`` (its working dir, which outlives its deletion), if one runs."""
+    started from ``home`` (its working dir, which outlives its deletion), if one runs.
+
+    Also finds a server whose ``state.json`` is gone (``server stop`` cannot, today)."""
     import psutil
 
     for proc in psutil.process_iter(["cmdline"]):
@@ -163,11 +182,11 @@ def _gather(url: str) -> LocalServer | None:
     if info is not None and (info.port == port or fallback):
         if is_hindsight_process(info.pid):
             return _recorded(info, default_home, info.pid, default=True)
-        if _api_process(port=info.port) is None:
+        if api_process(port=info.port) is None:
             return LocalServer(info.port, info.pid, False, str(default_home.parent))
-    found = _api_process(port=port)
+    found = api_process(port=port)
     if found is None and fallback:  # the data dir's server, if its state file was deleted
-        found = _api_process(home=default_home)
+        found = api_process(home=default_home)
     if found is None:
         return None
     pid, port, home = found
@@ -191,23 +210,3 @@ def local_server(url: str) -> LocalServer | None:
     except Exception:
         log.debug("Hindsight: could not look at the local server", exc_info=True)
         return None
-
-
-def server_problem(
-    client: HindsightClient, error: HindsightError | None, command: str = TERMINAL_COMMAND
-) -> Diagnosis | None:
-    """What is wrong with ``client``'s server, in words, after a check failed with ``error``
-    (or passed: None) — the local server's facts first, then ``GET /health`` when the server
-    answers but fails, then the error itself (``api.errors.diagnose``).
-
-    None when nothing is wrong (``error`` None) or the error's own message says it all.
-    """
-    url = client.base_url
-    local = local_server(url)
-    running_fault = local_diagnosis(local, command) if local is not None else None
-    if error is None or running_fault is not None:
-        return running_fault
-    if error.kind == "timeout" or (error.kind == "http" and (error.status_code or 0) >= 500):
-        error = probe_database(client) or error  # answers, but fails: is its database down?
-    known = False if error.kind == "not_hindsight" else None
-    return diagnose(error, url, known, local, command)
