@@ -1,4 +1,10 @@
-"""``HindsightError`` and how a failed reply becomes one readable line."""
+"""``HindsightError`` and how a failed reply becomes one readable line.
+
+``diagnose`` is the one mapping from a failure to words (state, problem, what to do). Besides
+the error it may use what the machine shows about the local server behind the URL
+(``local_facts.LocalServer``, gathered without HTTP): a stopped process, a deleted data dir or a
+stopped PostgreSQL name the cause, and the exact commands, where the HTTP error alone cannot.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..local_facts import LocalServer
     from .client import HindsightClient
 
 
@@ -88,19 +95,97 @@ def one_line(value: Any, limit: int = 300) -> str:
 class Diagnosis:
     """What a failure means for the user: a short ``state``, the ``problem`` naming the server,
     and the ``hint`` saying what to do. The one mapping from errors to words: the magics'
-    one-line errors, ``%hindsight status`` and ``doctor`` all use it."""
+    one-line errors, ``%hindsight status`` and ``doctor`` all use it. ``local``: the words come
+    from the local server's process, data dir or PostgreSQL (the problem names the cause)."""
 
     state: str
     problem: str
     hint: str
+    local: bool = False
+
+    @property
+    def summary(self) -> str:
+        """One line for ``%hindsight status``: ``state (hint)``, or ``problem; hint`` when the
+        problem names a cause the state cannot (a local server's stopped process or lost data)."""
+        return f"{self.problem}; {self.hint}" if self.local else f"{self.state} ({self.hint})"
 
 
-def diagnose(error: HindsightError, url: str, is_hindsight: bool | None = None) -> Diagnosis | None:
+NOTEBOOK_COMMAND = "%hindsight server"  # how server actions are run in a notebook …
+TERMINAL_COMMAND = "hindsight-magic server"  # … and in a terminal
+KEPT = "queued memories are kept and sent once it is back"
+
+
+def local_diagnosis(
+    local: LocalServer, command: str = TERMINAL_COMMAND, unreachable: bool = False
+) -> Diagnosis | None:
+    """What went wrong with the local server, from the machine's facts; None when nothing did.
+
+    A stopped ``hindsight-api`` only counts when its URL is ``unreachable`` (another server may
+    answer there now). ``command`` is how the user runs server actions where they read this.
+    """
+    start = f"`{local.start_command(command)}`"
+    if not local.running:
+        if not unreachable:
+            return None
+        problem = f"the local server (pid {local.pid}) is not running"
+        return Diagnosis("stopped", problem, f"run {start}; {KEPT}", local=True)
+    if local.data_dir_gone:
+        problem = f"the local server's data dir {local.data_dir} was deleted while it ran"
+        if local.pg_running and local.pg_data_exists:
+            fate = f"its memories are still in PostgreSQL's data at {local.pg_data}"
+        else:
+            fate = "a new, empty server: the memories it stored are gone"
+        hint = (
+            f"stop it with `kill {local.pid}` (the launcher lost track of it), then run {start} "
+            f"({fate}; queued memories are sent to it)"
+        )
+        return Diagnosis("data dir deleted", problem, hint, local=True)
+    if local.pg_running is False:
+        gone = f"pid {local.pg_pid} gone" if local.pg_pid else f"nothing on port {local.pg_port}"
+        problem = (
+            f"the local server's PostgreSQL stopped ({gone}); its API (pid {local.pid}) runs "
+            "without a database"
+        )
+        hint = f"run `{command} stop` then {start}; {KEPT}"
+        return Diagnosis("PostgreSQL stopped", problem, hint, local=True)
+    return None
+
+
+def database_down(error: HindsightError) -> bool:
+    """A ``GET /health`` that says the server cannot reach its database (503, ``database``)."""
+    details = error.details
+    return (
+        error.operation == "health"
+        and error.status_code == 503
+        and isinstance(details, dict)
+        and details.get("database") == "error"
+    )
+
+
+def diagnose(
+    error: HindsightError,
+    url: str,
+    is_hindsight: bool | None = None,
+    local: LocalServer | None = None,
+    command: str = TERMINAL_COMMAND,
+) -> Diagnosis | None:
     """The meaning of ``error`` for a server at ``url``; None when its own message says it all.
 
     ``is_hindsight`` is the outcome of an identity probe (``GET /version``) made after a reply
-    that was not Hindsight JSON; None when no probe was made.
+    that was not Hindsight JSON; None when no probe was made. ``local``: what the machine shows
+    about the local server behind ``url``, if any; its facts name the cause first, with the
+    commands to run (``command``: as in a terminal, or ``NOTEBOOK_COMMAND``).
     """
+    if local is not None:
+        found = local_diagnosis(local, command, unreachable=error.kind == "connect")
+        if found is not None:
+            return found
+    if database_down(error):
+        return Diagnosis(
+            "database unreachable",
+            f"the server at {url} answers but cannot reach its database",
+            "its PostgreSQL may have stopped: restart the server; queued memories are kept",
+        )
     code = error.status_code or 0
     if error.kind == "connect":
         hint = (
@@ -142,9 +227,15 @@ def diagnose(error: HindsightError, url: str, is_hindsight: bool | None = None) 
     return None
 
 
-def explain(error: HindsightError, url: str, is_hindsight: bool | None = None) -> str:
+def explain(
+    error: HindsightError,
+    url: str,
+    is_hindsight: bool | None = None,
+    local: LocalServer | None = None,
+    command: str = TERMINAL_COMMAND,
+) -> str:
     """The error's message plus what it means and what the user can do, as one line."""
-    diagnosis = diagnose(error, url, is_hindsight)
+    diagnosis = diagnose(error, url, is_hindsight, local, command)
     if diagnosis is None:
         return str(error)
     return f"{error} — {diagnosis.problem}; {diagnosis.hint}."
@@ -159,3 +250,13 @@ def probe_identity(client: HindsightClient) -> bool | None:
             return False
         return None
     return True
+
+
+def probe_database(client: HindsightClient) -> HindsightError | None:
+    """``GET /health`` after a failing reply: its error when the server cannot reach its
+    database (Hindsight answers 503 with ``"database": "error"``), else None."""
+    try:
+        client.health()
+    except HindsightError as error:
+        return error if database_down(error) else None
+    return None

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..api.client import HindsightClient, HindsightError, Timeouts
-from ..api.errors import diagnose
+from ..api.errors import NOTEBOOK_COMMAND, TERMINAL_COMMAND
+from .server_problem import server_problem
 
 if TYPE_CHECKING:
     import httpx
@@ -124,35 +125,40 @@ def check_server_extra(version_of: VersionOf = metadata.version) -> Check:
 
 
 def _fix_for(
-    error: HindsightError, name: str, url: str, known: bool | None = None, extra: str = ""
+    error: HindsightError, name: str, client: HindsightClient, command: str, extra: str = ""
 ) -> Check:
-    """A ``fix`` line saying what ``error`` means and what to do (``api.errors.diagnose``)."""
-    diagnosis = diagnose(error, url, known)
+    """A ``fix`` line saying what ``error`` means and what to do (``server_problem``)."""
+    diagnosis = server_problem(client, error, command)
     if diagnosis is None:
-        return fix(name, f"{url}: {error}", "check the server (logs)")
+        return fix(name, f"{client.base_url}: {error}", "check the server (logs)")
+    if diagnosis.local:  # the cause, found on this machine, says more than the HTTP error
+        return fix(name, diagnosis.problem, diagnosis.hint)
     said = str(error)  # the client's own message may already say what the problem is
     detail = said if diagnosis.problem in said else f"{diagnosis.problem}{extra}: {said}"
     return fix(name, detail, diagnosis.hint)
 
 
-def check_server(client: HindsightClient) -> Check:
-    """The URL answers and is Hindsight (``GET /version`` has ``api_version``)."""
+def check_server(client: HindsightClient, command: str = TERMINAL_COMMAND) -> Check:
+    """The URL answers and is Hindsight (``GET /version`` has ``api_version``), and, for a local
+    server, its PostgreSQL runs and its data dir is still there."""
     url = client.base_url
     try:
         version = client.identity().get("api_version", "?")
     except HindsightError as error:
-        known = False if error.kind == "not_hindsight" else None
-        return _fix_for(error, "server", url, known)
+        return _fix_for(error, "server", client, command)
+    problem = server_problem(client, None, command)
+    if problem is not None:
+        return fix("server", problem.problem, problem.hint)
     return ok("server", f"Hindsight {version} at {url}")
 
 
-def check_auth(client: HindsightClient) -> Check:
+def check_auth(client: HindsightClient, command: str = TERMINAL_COMMAND) -> Check:
     """An authenticated call works (listing banks)."""
     key = "API key set" if client.has_key else "no API key"
     try:
         client.list_banks()
     except HindsightError as error:
-        return _fix_for(error, "auth", client.base_url, extra=f" ({key})")
+        return _fix_for(error, "auth", client, command, f" ({key})")
     return ok("auth", f"accepted ({key}; banks can be listed)")
 
 
@@ -234,16 +240,18 @@ def run_checks(
     shell: Any = None,
     transport: httpx.BaseTransport | None = None,
     timeout_s: float = CHECK_TIMEOUT_S,
+    command: str = TERMINAL_COMMAND,
 ) -> DoctorReport:
-    """Run every check; server checks after a failed one are skipped."""
+    """Run every check; server checks after a failed one are skipped. ``command``: how the user
+    runs server actions where they read the report (``%hindsight server`` in a notebook)."""
     report = DoctorReport([check_python(), check_packages(), check_server_extra()])
     timeouts = Timeouts(timeout_s, timeout_s, timeout_s, timeout_s)
     client = HindsightClient(url, api_key, timeouts, transport=transport)
     try:
-        server = check_server(client)
+        server = check_server(client, command)
         report.checks.append(server)
         if server.state == "ok":
-            auth = check_auth(client)
+            auth = check_auth(client, command)
             report.checks.append(auth)
             bank = check_bank(client, bank_id) if auth.state == "ok" else None
             report.checks.append(bank or Check("bank", "skip", "needs an accepted key"))
@@ -269,4 +277,5 @@ def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
         session.scope.bank_id,
         settings.journal_path,
         shell=magics.shell,
+        command=NOTEBOOK_COMMAND,
     )

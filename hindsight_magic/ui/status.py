@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._version import __version__
-from ..api.errors import HindsightError, diagnose
+from ..api.errors import NOTEBOOK_COMMAND, HindsightError
 from ..times import local_second
 from .display import Report
+from .server_problem import server_problem
 
 if TYPE_CHECKING:
     from ..session import HindsightSession
@@ -25,10 +26,10 @@ def server_state(session: HindsightSession) -> str:
         version = session.client.identity().get("api_version", "?")
         session.client.list_banks()  # /version is open even when the server wants a key
     except HindsightError as error:
-        known = False if error.kind == "not_hindsight" else None
-        diagnosis = diagnose(error, session.api_url, known)
-        return f"{diagnosis.state} ({diagnosis.hint})" if diagnosis else f"error: {error}"
-    return f"ok (Hindsight {version})"
+        diagnosis = server_problem(session.client, error, NOTEBOOK_COMMAND)
+        return diagnosis.summary if diagnosis else f"error: {error}"
+    problem = server_problem(session.client, None, NOTEBOOK_COMMAND)  # e.g. data dir deleted
+    return problem.summary if problem else f"ok (Hindsight {version})"
 
 
 def status_report(session: HindsightSession, check_server: bool = True) -> Report:
