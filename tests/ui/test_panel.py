@@ -157,14 +157,17 @@ def test_mental_models_render_as_escaped_markdown(kernel_nb: Any, fake: FakeHind
     load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
     assert panel.w_models.titles == ("Project conventions — refreshed 2026-01-02 03:04 UTC",)
-    content = panel.w_models.children[0].value
+    content = panel.w_models.children[0].children[0].value
     assert "<strong>dedupe</strong>" in content
     assert "<code>order_id</code>" in content
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in content
     assert "<script>" not in content
     fake.models = [dict(fake.models[0], content="Use **UTC** everywhere.")]
     panel.w_refresh.click()  # the cache's reload, on the worker
-    wait_for(lambda: "<strong>UTC</strong>" in panel.w_models.children[0].value, what="reload")
+    wait_for(
+        lambda: "<strong>UTC</strong>" in panel.w_models.children[0].children[0].value,
+        what="reload",
+    )
 
 
 def test_pause_button_toggles_auto_retain(kernel_nb: Any, fake: FakeHindsight, dead_url) -> None:
