@@ -3,9 +3,10 @@
 A small bounded feed (``RECENT_ITEMS``) for the panel's **Recent** list. The queue calls it at
 each step with a few hook lines (enqueue, batch accepted, batch refused, failed ones re-sent);
 ``indexed``/``index_failed`` are called by whoever polls the server's operation status (the
-panel's worker job, or a read that waited for indexing). Every method is O(feed size), takes
-only the feed's own lock and does no I/O, so hooks are safe under the queue's lock and on the
-kernel thread. Readers get immutable ``RecentItem`` snapshots, newest first.
+panel's worker job, or a read that waited for indexing). ``queued`` is O(1) (it runs inside
+``enqueue`` on the kernel thread), the others O(feed + batch); all take only the feed's own lock
+and do no I/O, so hooks are safe under the queue's lock. Readers get immutable ``RecentItem``
+snapshots, newest first.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,13 +24,14 @@ if TYPE_CHECKING:
 
 RECENT_ITEMS = 50
 TEXT_CHARS = 80
+HEAD_CHARS = 4 * TEXT_CHARS  # what is kept of each text: enough for one short line
 
 QUEUED, RETRYING, SENT, INDEXED, FAILED = "queued", "retrying", "sent", "indexed", "failed"
 
 
 def short_text(content: str, limit: int = TEXT_CHARS) -> str:
     """``content`` on one line, cut to ``limit`` characters with ``…``."""
-    line = " ".join(content[: 4 * limit].split())  # O(1) however long the transcript
+    line = " ".join(content[:HEAD_CHARS].split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
@@ -37,7 +39,7 @@ def short_text(content: str, limit: int = TEXT_CHARS) -> str:
 class RecentItem:
     """One queued memory as the panel shows it."""
 
-    text: str  # the first line, shortened
+    text: str  # its text on one line, shortened
     queued_at: float  # time.time() of the enqueue
     state: str = QUEUED  # queued, retrying, sent, indexed or failed
     error: str = ""  # why it failed or is retried (one line)
@@ -48,13 +50,40 @@ class RecentItem:
 
 
 class _Slot:
-    """A feed entry: the queued item (to recognise it in batches) and what is shown of it."""
+    """A feed entry: the queued item (to recognise it in batches) and its state, mutable."""
 
-    __slots__ = ("item", "view")
+    __slots__ = (
+        "bank_id",
+        "changed_at",
+        "error",
+        "head",
+        "item",
+        "operation_id",
+        "queued_at",
+        "state",
+        "text",
+    )
 
-    def __init__(self, item: MemoryItem, view: RecentItem) -> None:
+    def __init__(self, item: MemoryItem, now: float) -> None:
         self.item = item
-        self.view = view
+        self.queued_at = self.changed_at = now
+        self.state, self.error, self.bank_id, self.operation_id = QUEUED, "", "", ""
+        self.head = item.content[:HEAD_CHARS]  # as queued: a later append merges into it
+        self.text: str | None = None  # made on first read, not on the kernel thread
+
+    def view(self) -> RecentItem:
+        if self.text is None:
+            self.text = short_text(self.head)
+        return RecentItem(
+            self.text,
+            self.queued_at,
+            self.state,
+            self.error,
+            self.bank_id,
+            self.operation_id,
+            self.item.document_id,
+            self.changed_at,
+        )
 
 
 class RecentFeed:
@@ -64,17 +93,14 @@ class RecentFeed:
         self._slots: deque[_Slot] = deque(maxlen=size)
         self._lock = threading.Lock()
         self._wall = wall
-        self.version = 0  # bumped on every change: cheap "did anything move?" for pollers
 
     # -- hooks (the queue) ------------------------------------------------------------------
 
     def queued(self, item: MemoryItem) -> None:
-        """``item`` was queued (call after its journal rows are known)."""
-        now = self._wall()
-        view = RecentItem(short_text(item.content), now, document_id=item.document_id)
+        """``item`` was queued (O(1): on the kernel thread, inside ``enqueue``)."""
+        slot = _Slot(item, self._wall())
         with self._lock:
-            self._slots.append(_Slot(item, replace(view, changed_at=now)))
-            self.version += 1
+            self._slots.append(slot)
 
     def sent(self, batch: Batch) -> None:
         """The server accepted ``batch``: its items wait to be indexed."""
@@ -93,8 +119,8 @@ class RecentFeed:
     def awaiting(self) -> list[tuple[str, str]]:
         """Distinct ``(bank_id, operation_id)`` of sent items not yet seen indexed."""
         with self._lock:
-            views = [slot.view for slot in self._slots]
-        return list(dict.fromkeys((v.bank_id, v.operation_id) for v in views if v.state == SENT))
+            found = [(s.bank_id, s.operation_id) for s in self._slots if s.state == SENT]
+        return list(dict.fromkeys(found))
 
     def indexed(self, operation_ids: Iterable[str]) -> None:
         """The server finished these operations: their items are searchable."""
@@ -109,7 +135,7 @@ class RecentFeed:
     def items(self) -> tuple[RecentItem, ...]:
         """The feed, newest first."""
         with self._lock:
-            return tuple(slot.view for slot in reversed(self._slots))
+            return tuple(slot.view() for slot in reversed(self._slots))
 
     # -- internals --------------------------------------------------------------------------
 
@@ -122,31 +148,23 @@ class RecentFeed:
             for slot in self._slots:
                 item = slot.item
                 mine = id(item) in objects or not rows.isdisjoint(item.journal_ids)
-                if not mine and item.update_mode == "append" and slot.view.state == QUEUED:
+                if not mine and item.update_mode == "append" and slot.state == QUEUED:
                     # folded into an earlier append to the same document (no journal rows)
                     mine = any(
                         a.document_id == item.document_id and item.content in a.content
                         for a in appends
                     )
                 if mine:
-                    slot.view = replace(
-                        slot.view,
-                        state=state,
-                        error=error,
-                        bank_id=bank or slot.view.bank_id,
-                        operation_id=op or slot.view.operation_id,
-                        changed_at=now,
-                    )
-                    self.version += 1
+                    slot.state, slot.error, slot.changed_at = state, error, now
+                    slot.bank_id = bank or slot.bank_id
+                    slot.operation_id = op or slot.operation_id
 
     def _finish(self, operation_ids: set[str], state: str, error: str) -> None:
         now = self._wall()
         with self._lock:
             for slot in self._slots:
-                view = slot.view
-                if view.state == SENT and view.operation_id in operation_ids:
-                    slot.view = replace(view, state=state, error=error, changed_at=now)
-                    self.version += 1
+                if slot.state == SENT and slot.operation_id in operation_ids:
+                    slot.state, slot.error, slot.changed_at = state, error, now
 
 
 def _one_line(message: str) -> str:
