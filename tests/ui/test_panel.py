@@ -27,6 +27,7 @@ import pytest
 from helpers import FakeHindsight, wait_for
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
+from hindsight_magic.times import parse_iso
 from hindsight_magic.ui.display import Report
 from hindsight_magic.ui.markdown import markdown_to_html
 from hindsight_magic.ui.panel_hub import PUSH_INTERVAL_S, hub_for
@@ -599,3 +600,27 @@ def test_text_snapshot_has_the_browser_sections(
     document = text.split("Session document:\n", 1)[1]
     assert re.search(r"state\s+\d+ characters", document), document
     assert f"transect_{token} = 'north'" in document
+
+
+@pytest.mark.integration
+def test_a_models_refresh_button_refreshes_it_on_the_server(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id)
+    kernel_nb.run("%retain The churn table is deduplicated on order_id.")
+    kernel_nb.run("%recall churn")  # indexed: the server's seeds get content (mock LLM)
+    panel = show(kernel_nb)
+
+    def models() -> int:
+        panel.w_refresh.click()  # re-list (the server fills the seeds in the background)
+        return len(panel.w_models.children)
+
+    wait_for(models, 90, "models with content", every_s=1.0)
+    model_id = panel._model_ids[0]
+    client = kernel_nb.magics.session.client
+    before = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
+    panel.w_models.children[0].children[1].click()
+    wait_for(lambda: f"Mental model {model_id} refreshed." in panel.w_notice.value, 60, "done")
+    assert "mock response" in panel.w_models.children[0].children[0].value
+    after = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
+    assert parse_iso(after) > parse_iso(before), (before, after)  # the server refreshed it
