@@ -193,7 +193,11 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             "Refresh", "hm-model-refresh", "refresh", lambda: act("refresh_model", model_id)
         )
         preview = widgets.HTML(value=model_html(model), _dom_classes=("hm-model-preview",))
-        return widgets.VBox([preview, refresh], _dom_classes=("hm-model",))
+        return widgets.VBox(
+            [preview, refresh],
+            layout=widgets.Layout(align_items="flex-start"),
+            _dom_classes=("hm-model",),
+        )
 
     def _show_models(self, models: Sequence[MentalModel], closed: bool) -> None:
         ids = tuple(m.id for m in models)

@@ -226,6 +226,18 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
             expect(recent.filter(has_text="Browser test fact 5")).to_have_count(1)
             document = panel.locator(".hm-document-text")
             expect(document).to_contain_text("churn_rows = 1200", timeout=60_000)
+
+            # the seeds have content once the memories are consolidated: re-list, open one
+            models = panel.locator(".hm-models .hm-model")
+            deadline = time.monotonic() + 90
+            while models.count() == 0 and time.monotonic() < deadline:
+                panel.locator("button.hm-refresh").click()
+                time.sleep(2)
+            panel.locator(".hm-models").get_by_text("Project Conventions").first.click()
+            model = models.filter(has_text="mock response").first
+            expect(model.locator(".hm-model-content")).to_be_visible()
+            model.locator("button.hm-model-refresh").click()
+            expect(panel.locator(".hm-notice")).to_contain_text("refreshed.", timeout=60_000)
             page.set_viewport_size({"width": 1280, "height": 2400})  # the whole panel
             panel.screenshot(path=str(ARTIFACTS / "browser-panel.png"))
             if os.environ.get("UPDATE_DOCS_SCREENSHOT"):  # (HINDSIGHT_* is wiped by conftest)
