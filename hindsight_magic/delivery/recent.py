@@ -55,6 +55,7 @@ class _Slot:
     __slots__ = (
         "bank_id",
         "changed_at",
+        "document_id",
         "error",
         "head",
         "item",
@@ -65,7 +66,8 @@ class _Slot:
     )
 
     def __init__(self, item: MemoryItem, now: float) -> None:
-        self.item = item
+        self.item: MemoryItem | None = item  # dropped once sent: the feed keeps no transcripts
+        self.document_id = item.document_id
         self.queued_at = self.changed_at = now
         self.state, self.error, self.bank_id, self.operation_id = QUEUED, "", "", ""
         self.head = item.content[:HEAD_CHARS]  # as queued: a later append merges into it
@@ -81,7 +83,7 @@ class _Slot:
             self.error,
             self.bank_id,
             self.operation_id,
-            self.item.document_id,
+            self.document_id,
             self.changed_at,
         )
 
@@ -147,6 +149,8 @@ class RecentFeed:
         with self._lock:
             for slot in self._slots:
                 item = slot.item
+                if item is None:
+                    continue  # sent: its batch is done
                 mine = id(item) in objects or not rows.isdisjoint(item.journal_ids)
                 if not mine and item.update_mode == "append" and slot.state == QUEUED:
                     # folded into an earlier append to the same document (no journal rows)
@@ -158,6 +162,8 @@ class RecentFeed:
                     slot.state, slot.error, slot.changed_at = state, error, now
                     slot.bank_id = bank or slot.bank_id
                     slot.operation_id = op or slot.operation_id
+                    if state == SENT:
+                        slot.item = None
 
     def _finish(self, operation_ids: set[str], state: str, error: str) -> None:
         now = self._wall()

@@ -77,8 +77,8 @@ class MemoryBrowser:
 
     def toggle_document(self) -> None:
         """Show all of the session document, or its beginning again."""
-        view = self.document_view
-        self.document_view = replace(view, full=not view.full)
+        with self._lock:
+            self.document_view = replace(self.document_view, full=not self.document_view.full)
 
     def load_document(self) -> None:
         """Fetch the session document on the worker (a panel opened)."""
@@ -176,21 +176,20 @@ class MemoryBrowser:
         """Fetch the session document now (the worker, or a terminal's text snapshot)."""
         session = self._session()
         marker = self._document_marker()
-        document_id, full = marker[0], self.document_view.full
         self._doc_marker = marker  # after a failure too: the next try is on news or Reload
+        document_id, text = marker[0], ""
         try:
             reply = session.client.document(session.scope.bank_id, document_id)
         except Exception as error:
             message = f"Could not load the document: {failure_line(error, session.api_url)}"
-            self.document_view = DocumentView(document_id, "", message, full)
-            return
-        text = str((reply or {}).get("original_text") or "")[:DOC_MAX_CHARS]
-        if reply is None or not text:
-            self.document_view = DocumentView(document_id, "", NO_DOCUMENT, full)
-            return
-        updated = str(reply.get("updated_at") or "")[:16].replace("T", " ")
-        message = f"{len(text):,} characters" + (f", updated {updated} UTC" if updated else "")
-        self.document_view = DocumentView(document_id, text, message, full)
+        else:
+            text = str((reply or {}).get("original_text") or "")[:DOC_MAX_CHARS]
+            updated = str((reply or {}).get("updated_at") or "")[:16].replace("T", " ")
+            when = f", updated {updated} UTC" if updated else ""
+            message = f"{len(text):,} characters{when}" if text else NO_DOCUMENT
+        with self._lock:  # keeps a "show all" clicked meanwhile
+            full = self.document_view.full
+            self.document_view = DocumentView(document_id, text, message, full)
 
     def _start_refresh(self, model_id: str) -> None:
         session = self._session()
