@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ..api.errors import HindsightError
 from ..delivery.recent import INDEXED, SENT
 from ..memory.reading import Reader
+from ..text import plural
 from .browser_views import DocumentView, SearchView, failure_line, result_rows
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ MAX_POLLS = 8  # operations asked about per poll
 MODEL_WATCH_S = 120.0  # how long a model refresh is followed
 DOC_MAX_CHARS = 100_000
 NO_DOCUMENT = "Nothing auto-retained in this session yet."
+SEARCHING = "Searching for “{}”…"
+STILL_INDEXING = "of this kernel still being indexed: search again in a moment"
 
 
 class MemoryBrowser:
@@ -71,7 +74,7 @@ class MemoryBrowser:
         with self._lock:
             self._generation += 1
             generation = self._generation
-            self.search_view = SearchView(query, True, f"Searching for “{query}”…")
+            self.search_view = SearchView(query, True, SEARCHING.format(query))
         deadline = time.monotonic() + SEARCH_WAIT_S
         self._submit(functools.partial(self._search_step, generation, query, deadline, True))
 
@@ -104,7 +107,14 @@ class MemoryBrowser:
             stats = session.queue.stats()
             settled = stats.in_flight == 0 and (stats.pending == 0 or stats.retrying > 0)
             waiting = self.check_operations(bank) if settled else True
+            unindexed = self._unindexed(bank)
             if waiting and time.monotonic() < deadline:
+                message = SEARCHING.format(query)
+                if settled and unindexed:
+                    message += (
+                        f" (waiting for {plural(unindexed, 'memory', 'memories')} to be indexed)"
+                    )
+                self._show_search(generation, SearchView(query, True, message))
                 step = functools.partial(self._search_step, generation, query, deadline, False)
                 self._submit(step, STEP_S)
                 return
@@ -114,10 +124,22 @@ class MemoryBrowser:
             line = failure_line(error, session.api_url)
             view = SearchView(query, False, f"Search failed: {line}")
         else:
-            view = SearchView(query, False, result.headline(), result_rows(result))
+            message = result.headline()
+            if unindexed:  # the server is slow: say so, rather than "nothing found"
+                message += f" ({plural(unindexed, 'memory', 'memories')} {STILL_INDEXING})"
+            view = SearchView(query, False, message, result_rows(result))
+        self._show_search(generation, view)
+
+    def _show_search(self, generation: int, view: SearchView) -> None:
         with self._lock:
             if generation == self._generation:
                 self.search_view = view
+
+    def _unindexed(self, bank: str) -> int:
+        """This kernel's memories in ``bank`` that were sent but are not seen indexed yet."""
+        return sum(
+            1 for i in self._session().queue.feed.items() if i.state == SENT and i.bank_id == bank
+        )
 
     def check_operations(self, bank: str | None = None) -> bool:
         """Ask about sent operations (of ``bank``); True while some are still being indexed."""

@@ -16,6 +16,7 @@ Needs ``chromium`` on PATH (``apt-get install chromium``; ``.ci/run`` installs i
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -48,6 +49,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 RETAINED = 5
+SEARCH_DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
 QUIET_LAB = {  # no news or update toasts over the panel
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
@@ -216,7 +218,16 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
             assert panel.locator(".hm-queue-last-flush").inner_text() != "never"
 
             panel.locator(".hm-search-box input").fill("Is the churn table deduplicated?")
-            panel.locator("button.hm-search").click()
+            done = panel.locator(".hm-search-message:not(.hm-search-busy)")
+            deadline = time.monotonic() + 150
+            for attempt in itertools.count():  # a loaded server can index for longer than a
+                panel.locator("button.hm-search").click()  # search waits: search again
+                if attempt:  # the search waits for the indexing, visibly
+                    expect(panel.locator(".hm-search-busy")).to_be_visible()
+                expect(done).to_contain_text(SEARCH_DONE, timeout=90_000)
+                if "still being indexed" not in done.inner_text():
+                    break
+                assert time.monotonic() < deadline, done.inner_text()
             result = panel.locator(".hm-results .hm-result").first
             expect(result.locator(".hm-result-text")).to_contain_text("order_id", timeout=90_000)
             expect(result.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
