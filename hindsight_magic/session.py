@@ -255,7 +255,9 @@ class HindsightSession:
     def _before_read(self, bank_id: str) -> None:
         """Send queued memories, then wait (≤ 10 s) until the server has indexed the new ones."""
         self.flush(FLUSH_BEFORE_READ_S)
-        wait_until_indexed(self.connection.client, self.queue.take_recent(bank_id))
+        operations = self.queue.take_recent(bank_id)
+        if wait_until_indexed(self.connection.client, operations):
+            self.queue.feed.indexed(operation_id for _, operation_id in operations)
 
     # -- status and lifecycle ---------------------------------------------------------------
 

@@ -122,3 +122,14 @@ class MemoryEndpoints(Requester):
             allow_404=True,
         )
         return reply
+
+    def document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
+        """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
+        reply: dict[str, Any] | None = self._request(
+            "getDocument",
+            "GET",
+            f"{self._bank(bank_id)}/documents/{quote(document_id, safe='')}",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        return reply

@@ -26,6 +26,7 @@ from .batches import (
     halve,
 )
 from .items import MemoryItem
+from .recent import RecentFeed
 from .worker import BackgroundWorker
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class QueuePump(BackgroundWorker):
         self._last_flush: float | None = None
         self._last_error: str | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
+        self.feed = RecentFeed(wall=wall)  # the panel's Recent list: each item's delivery state
         self._journal = journal
         self._memory_cap = memory_cap
         self._spilled = 0  # pending items in the journal only (memory was full)
@@ -126,6 +128,7 @@ class QueuePump(BackgroundWorker):
                 self._requests += 1
                 self._last_flush = self._wall()
                 self._recent.append((batch.route, batch.operation_id))
+                self.feed.sent(batch)
                 self._cond.notify_all()
             log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
 
@@ -138,6 +141,7 @@ class QueuePump(BackgroundWorker):
             self._last_error = message
             batch.attempts += 1
             batch.error = message
+            self.feed.failed(batch, message, retrying=transient or (split and len(batch.items) > 1))
             if transient:
                 batch.next_attempt_at = self._clock() + self._backoff.delay(batch.attempts)
                 self._outbox.insert(0, batch)

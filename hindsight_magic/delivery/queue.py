@@ -42,6 +42,7 @@ class RetainQueue(QueuePump):
                 item.journal_ids = [row]
                 if self._spilled or held >= self._memory_cap:
                     self._spilled += 1  # waits on disk; the worker loads it when there is room
+                    self.feed.queued(item)
                     return len(self._pending) + self._spilled
                 self._loaded_through = row
             elif held >= self._memory_cap:
@@ -50,6 +51,7 @@ class RetainQueue(QueuePump):
                     "check the server with %hindsight status."
                 )
             self._pending.append((route, item))
+            self.feed.queued(item)
             count = len(self._pending)
             if count == 1:
                 self._first_pending_at = self._clock()
@@ -96,6 +98,7 @@ class RetainQueue(QueuePump):
                 if self._journal is not None:
                     self._journal.mark_batched(batch.operation_id, batch.journal_ids)
                 self._outbox.append(batch)
+                self.feed.requeued(batch)
             self._cond.notify_all()
             return sum(b.count for b in batches)
 

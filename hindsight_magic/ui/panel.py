@@ -1,9 +1,12 @@
 """``%hindsight panel``: a live ipywidgets panel of the session, or a text snapshot without one.
 
-The panel shows the server (URL, health, LLM mode), scope, the retain queue, auto-retain and the
-mental models, with buttons to flush, retry, refresh models and pause auto-retain. What it shows
-is a ``Snapshot`` (``snapshot.py``); the session's ``PanelHub`` (``panel_hub.py``) keeps every
-open panel current from the worker thread; the widgets themselves are in ``widgets.py``.
+The panel shows the server (URL, health, LLM mode), scope, the retain queue, auto-retain, a
+memory browser (search with provenance, this kernel's Recent memories and their delivery state,
+the session document) and the mental models (a preview and a Refresh button each), with buttons
+to flush, retry, refresh models and pause auto-retain. What it shows is a ``Snapshot``
+(``snapshot.py``); the session's ``PanelHub`` (``panel_hub.py``) keeps every open panel current
+from the worker thread, where the browser's requests run (``browser.py``); the widgets
+themselves are in ``widgets.py`` and ``browser_widgets.py``.
 
 ipywidgets is imported only when a panel is shown. Without a kernel (terminal IPython) or
 without ipywidgets the same command returns a text snapshot; a panel's text ``__repr__`` is

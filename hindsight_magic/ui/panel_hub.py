@@ -6,7 +6,8 @@
   to every such panel inside ``hold_sync`` — so updates are throttled (≤ 4/s), batched (one
   message per changed widget) and all panels of a notebook show the same snapshot.
 - Clicks run on the kernel thread and never touch the network: they ask the worker to act
-  (``request_flush``, ``retry_failed``, the model cache's ``reload``) or flip a flag.
+  (``request_flush``, ``retry_failed``, the model cache's ``reload``, the memory browser's
+  search, document fetch and model refresh — ``browser.py``) or flip a flag.
 - Closing every panel (``widget.close()``) or unloading the extension stops the job: it re-submits
   itself only while a panel is open and the session is alive.
 """
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..text import plural
 from ..times import local_clock
+from .browser import MemoryBrowser
 from .snapshot import Snapshot, llm_mode, take_snapshot
 from .status import server_state
 
@@ -60,6 +62,7 @@ class PanelHub:
         self._last_push = float("-inf")
         self.pushes = 0
         self.push_times: deque[float] = deque(maxlen=1000)  # monotonic times, for tests
+        self.browser = MemoryBrowser(lambda: self._session, self.note)
 
     @property
     def _session(self) -> HindsightSession:
@@ -76,12 +79,13 @@ class PanelHub:
 
     def snapshot(self) -> Snapshot:
         """The current snapshot (cheap; no network)."""
-        return take_snapshot(self._session, self.health, self.llm, self._notice)
+        return take_snapshot(self._session, self.health, self.llm, self._notice, self.browser)
 
     def attach(self, view: PanelView) -> None:
         """Keep ``view`` current from now on (starts the worker job if needed)."""
         with self._lock:
             self._views.append(view)
+        self.browser.load_document()
         self._schedule(0.0)
 
     def detach(self, view: PanelView) -> None:
@@ -100,13 +104,13 @@ class PanelHub:
         self._notice = f"{local_clock()} {text}"
         self._schedule(0.0)
 
-    def act(self, action: str) -> None:
+    def act(self, action: str, *args: str) -> None:
         """A button was clicked: run hub method ``action`` (kernel thread, never the network)."""
         if self._session_closed():
             self._shutdown()  # the worker is gone, so this thread is the only writer left
             return
         try:
-            getattr(self, action)()
+            getattr(self, action)(*args)
         except Exception as error:  # shown in the panel, never a traceback in a cell
             log.debug("Hindsight: panel button failed", exc_info=True)
             self.note(f"{action} failed: {type(error).__name__}: {error}")
@@ -137,6 +141,24 @@ class PanelHub:
         session.autoretain.pause(paused)
         self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
 
+    def search(self, query: str) -> None:
+        """Search button: recall ``query`` on the worker; the results table follows."""
+        self.browser.search(query)
+        self._schedule(0.0)
+
+    def refresh_model(self, model_id: str) -> None:
+        """A model's Refresh button: the server's refresh, on the worker."""
+        self.browser.refresh_model(model_id)
+
+    def toggle_document(self) -> None:
+        """Show all of the session document, or only its beginning."""
+        self.browser.toggle_document()
+        self._schedule(0.0)
+
+    def reload_document(self) -> None:
+        """Fetch the session document again (on the worker)."""
+        self.browser.load_document()
+
     # -- worker thread ----------------------------------------------------------------------
 
     @property
@@ -160,6 +182,7 @@ class PanelHub:
                 self._probed_at = now
                 self.health = server_state(self._session)
                 self.llm = llm_mode(self._session)
+            self.browser.poll()
             self.push()
         except Exception:  # never let one bad snapshot stop the updates
             log.debug("Hindsight: panel update failed", exc_info=True)

@@ -1,19 +1,24 @@
 """What a ``%hindsight panel`` shows: one immutable ``Snapshot`` of the session, or its text form.
 
-A snapshot is cheap (no network: it reuses ``status_report`` without its server check and adds
-the health and LLM mode the hub last probed), so the hub can take one every push interval and
-compare it with what each panel shows. Where no widget can show, ``text_snapshot`` is the same
-report as text, with a live server check.
+A snapshot is cheap (no network: it reuses ``status_report`` without its server check, adds
+the health and LLM mode the hub last probed, the memory browser's views and the Recent feed), so
+the hub can take one every push interval and compare it with what each panel shows. Where no
+widget can show, ``text_snapshot`` is the same report as text, with a live server check, the
+Recent list, the session document and the models' previews (no search box: ``%recall``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._version import __version__
+from ..delivery.recent import RecentItem
 from ..discovery import running_server
 from ..memory.mental_models import MentalModel
+from ..times import local_clock
+from .browser import MemoryBrowser
+from .browser_views import DocumentView, SearchView
 from .display import Report
 from .status import status_report
 
@@ -25,6 +30,10 @@ NO_FRONTEND = (
     "Text snapshot: no widget front end here (the live panel needs a Jupyter kernel with "
     "ipywidgets). Run %hindsight panel again to refresh."
 )
+SEARCH_HINT = "%recall QUERY (the live panel has a search box)"
+NOTHING_RECENT = "(nothing queued in this kernel yet)"
+TEXT_DOC_LINES = 20
+PREVIEW_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,9 @@ class Snapshot:
     failed: int
     notice: str = ""
     closed: bool = False
+    search: SearchView = field(default_factory=SearchView)
+    document: DocumentView = field(default_factory=DocumentView)
+    recent: tuple[RecentItem, ...] = ()
 
 
 def llm_mode(session: HindsightSession) -> str:
@@ -60,7 +72,13 @@ def _with_server_rows(report: Report, health: str | None, llm: str) -> Report:
     return report
 
 
-def take_snapshot(session: HindsightSession, health: str, llm: str, notice: str = "") -> Snapshot:
+def take_snapshot(
+    session: HindsightSession,
+    health: str,
+    llm: str,
+    notice: str = "",
+    browser: MemoryBrowser | None = None,
+) -> Snapshot:
     """A snapshot of the session (no network: reuses ``status_report`` without its check)."""
     report = _with_server_rows(status_report(session, check_server=False), health, llm)
     report.title = TITLE
@@ -73,7 +91,34 @@ def take_snapshot(session: HindsightSession, health: str, llm: str, notice: str 
         auto=state,
         failed=session.queue.stats().failed,
         notice=notice,
+        search=browser.search_view if browser else SearchView(),
+        document=browser.document_view if browser else DocumentView(),
+        recent=session.queue.feed.items(),
     )
+
+
+def recent_rows(items: tuple[RecentItem, ...]) -> list[tuple[str, str]]:
+    """The Recent list as report rows: ``HH:MM:SS state`` → text (— why it failed)."""
+    rows = []
+    for item in items:
+        why = f" — {item.error}" if item.error else ""
+        rows.append((f"{local_clock(item.queued_at)} {item.state}", item.text + why))
+    return rows or [("", NOTHING_RECENT)]
+
+
+def document_rows(view: DocumentView) -> list[tuple[str, str]]:
+    """The session document as report rows: its id, state, then its first lines."""
+    lines = view.shown.splitlines()
+    more = len(lines) > TEXT_DOC_LINES or view.truncated
+    rows = [("id", view.document_id), ("state", view.message)]
+    rows += [("", line) for line in lines[:TEXT_DOC_LINES]]
+    return rows + ([("", "… (the live panel shows all)")] if more else [])
+
+
+def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
+    """Markdown ``text`` as one line of at most ``limit`` characters."""
+    line = " ".join((text or "").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def text_snapshot(session: HindsightSession) -> Report:
@@ -81,4 +126,16 @@ def text_snapshot(session: HindsightSession) -> Report:
     report = _with_server_rows(status_report(session, check_server=True), None, llm_mode(session))
     report.title = TITLE
     report.footer = NO_FRONTEND
+    sections = dict(report.sections)
+    models = sections.get("Mental models")
+    if models is not None and session.mental_models.enabled:
+        models += [(m.id, preview(m.content)) for m in session.mental_models.models]
+    report.add("Search", [("how", SEARCH_HINT)])
+    report.add("Recent", recent_rows(session.queue.feed.items()))
+    browser = MemoryBrowser(lambda: session, lambda _text: None)
+    if dict(sections.get("Server", [])).get("state", "").startswith("ok"):
+        browser.fetch_document()  # like the server check: one bounded request, on demand
+    else:
+        browser.document_view = DocumentView(browser.document_id(), message="server not reachable")
+    report.add("Session document", document_rows(browser.document_view))
     return report

@@ -1,5 +1,8 @@
 """The panel's widgets (core ipywidgets only); imported when ``%hindsight panel`` shows one.
 
+The memory browser's part (search, results, Recent, session document) is ``browser_widgets``;
+each mental model shows a content preview and its own Refresh button.
+
 ``HindsightPanel.show(snapshot)`` is the only method that writes widget values after the panel
 was built, and the session's worker thread is the only caller (through ``PanelHub.push``): each
 call sets every changed value inside ``hold_sync`` of each widget, so one update message per
@@ -21,7 +24,8 @@ import ipywidgets as widgets  # type: ignore[import-untyped]
 
 from ..memory.mental_models import MentalModel
 from ..times import utc_minute_text
-from .markdown import markdown_to_html
+from .browser_html import model_preview_html
+from .browser_widgets import BrowserWidgets, button
 
 if TYPE_CHECKING:
     from .panel_hub import PanelHub
@@ -83,17 +87,13 @@ def model_title(model: MentalModel) -> str:
 
 
 def model_html(model: MentalModel) -> str:
-    """A model's id, tags and refresh time, then its content rendered from Markdown."""
+    """A model's id, tags and refresh time, then a preview of its content (from Markdown)."""
     meta = [model.id, ", ".join(model.tags) or "untagged", model_title(model).split(" — ")[1]]
-    return (
-        f"<div class='hm-model-meta' style='color:#666;font-size:11px'>"
-        f"{html.escape(' · '.join(meta))}</div>"
-        f"<div class='hm-model-content'>{markdown_to_html(model.content or '')}</div>"
-    )
+    return model_preview_html(model, " · ".join(meta))
 
 
 class HindsightPanel(widgets.VBox):  # type: ignore[misc]
-    """The live panel: header, queue, auto-retain, buttons and mental models."""
+    """The live panel: header, queue, auto-retain, buttons, memory browser, mental models."""
 
     def __init__(self, hub: PanelHub, snapshot: Snapshot) -> None:
         self._hub = hub
@@ -106,6 +106,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         self.w_models = widgets.Accordion()
         self.w_notice = widgets.Label()
         self.w_details = widgets.HTML()
+        self.browser = BrowserWidgets(hub.act)
         self.w_flush = self._button("Flush now", "hm-flush", "upload", "flush_now")
         self.w_retry = self._button("Retry failed", "hm-retry", "redo", "retry_failed")
         self.w_refresh = self._button(
@@ -129,6 +130,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
                 widgets.HBox([self.w_queue, self.w_auto]),
                 buttons,
                 self.w_notice,
+                self.browser.box,
                 self.w_models_state,
                 self.w_models,
                 self.w_details,
@@ -142,15 +144,13 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
 
     def _button(self, label: str, css: str, icon: str, action: str) -> widgets.Button:
         """A button whose click runs ``PanelHub.<action>`` (quick: it never waits on I/O)."""
-        button = widgets.Button(description=label, icon=icon, layout=widgets.Layout(width="auto"))
-        button.add_class(css)
-        button.on_click(lambda _button: self._hub.act(action))
-        return button
+        return button(label, css, icon, lambda: self._hub.act(action))
 
     def _leaves(self) -> Iterator[widgets.Widget]:
         yield from (self.w_header, self.w_queue, self.w_auto, self.w_models_state)
         yield from (self.w_models, self.w_notice, self.w_details)
         yield from (self.w_flush, self.w_retry, self.w_refresh, self.w_pause)
+        yield from self.browser.leaves()
 
     @property
     def is_open(self) -> bool:
@@ -182,23 +182,39 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             )
             self.w_pause.disabled = snapshot.closed or snapshot.auto == "off"
             self.w_flush.disabled = self.w_refresh.disabled = snapshot.closed
-            self._show_models(snapshot.models)
+            self.browser.show(snapshot)
+            self._show_models(snapshot.models, snapshot.closed)
         self.snapshot = snapshot
 
-    def _show_models(self, models: Sequence[MentalModel]) -> None:
+    def _model_box(self, model: MentalModel) -> widgets.VBox:
+        """A model's preview and its Refresh button (the server's refresh, on the worker)."""
+        model_id, act = model.id, self._hub.act
+        refresh = button(
+            "Refresh", "hm-model-refresh", "refresh", lambda: act("refresh_model", model_id)
+        )
+        preview = widgets.HTML(value=model_html(model), _dom_classes=("hm-model-preview",))
+        return widgets.VBox(
+            [preview, refresh],
+            layout=widgets.Layout(align_items="flex-start"),
+            _dom_classes=("hm-model",),
+        )
+
+    def _show_models(self, models: Sequence[MentalModel], closed: bool) -> None:
         ids = tuple(m.id for m in models)
         accordion = self.w_models
         if ids != self._model_ids:
             old = accordion.children
-            accordion.children = tuple(
-                widgets.HTML(value=model_html(m), _dom_classes=("hm-model",)) for m in models
-            )
+            accordion.children = tuple(self._model_box(m) for m in models)
             for child in old:
+                for part in child.children:
+                    part.close()
                 child.close()
             self._model_ids = ids
-        else:
-            for child, model in zip(accordion.children, models, strict=True):
-                child.value = model_html(model)
+        for child, model in zip(accordion.children, models, strict=True):
+            preview, refresh = child.children
+            with preview.hold_sync(), refresh.hold_sync():
+                preview.value = model_html(model)
+                refresh.disabled = closed
         titles = [model_title(m) for m in models]
         if hasattr(accordion, "titles"):  # ipywidgets 8
             accordion.titles = tuple(titles)
@@ -211,7 +227,8 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         """Stop updates and close every widget of the panel."""
         self._closed = True
         self._hub.detach(self)  # waits for a push in progress
-        for widget in (*self._leaves(), *self.w_models.children, *self._boxes):
+        models = [part for box in self.w_models.children for part in (*box.children, box)]
+        for widget in (*self._leaves(), *models, *self.browser.containers(), *self._boxes):
             widget.close()
         super().close()
 

@@ -3,7 +3,9 @@
 JupyterLab runs on 127.0.0.1 with a token and a temporary root holding a generated notebook; its
 kernels talk to the real Hindsight server of the ``hindsight_server`` fixture. The test runs the
 notebook (load the extension, show the panel, retain memories), clicks the panel's "Flush now"
-and waits until the panel shows pending 0 and the memories accepted. Screenshots go to
+and waits until the panel shows pending 0 and the memories accepted, then types a query in the
+panel's search box, clicks Search and waits for the memory in the results table, with the
+notebook as its provenance, and for the Recent list to show it indexed. Screenshots go to
 ``artifacts/`` (gitignored); ``UPDATE_DOCS_SCREENSHOT=1`` also refreshes ``docs/panel.png``
 (the README's picture; opt-in, so a test run leaves the work tree clean).
 
@@ -14,6 +16,7 @@ Needs ``chromium`` on PATH (``apt-get install chromium``; ``.ci/run`` installs i
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -46,6 +49,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 RETAINED = 5
+SEARCH_DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
 QUIET_LAB = {  # no news or update toasts over the panel
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
@@ -85,6 +89,8 @@ def _notebook(path: Path) -> None:
         nbformat.v4.new_code_cell("%load_ext hindsight_magic"),
         nbformat.v4.new_code_cell("%hindsight panel"),
         nbformat.v4.new_code_cell(retains),
+        nbformat.v4.new_code_cell("churn_rows = 1200  # after dropping duplicate order_id rows"),
+        nbformat.v4.new_code_cell("churn_rows / 12"),
     ]
     book.metadata["kernelspec"] = {
         "name": "python3",
@@ -111,6 +117,7 @@ def lab(hindsight_server: Any, bank_id: str, tmp_path: Path) -> Iterator[Lab]:
         HINDSIGHT_API_URL=hindsight_server.url,
         HINDSIGHT_BANK_ID=bank_id,
         HINDSIGHT_JOURNAL_PATH=str(tmp_path / "journal.sqlite3"),
+        HINDSIGHT_RETAIN_EVERY_N_CELLS="2",  # the two code cells: the session document
         JUPYTER_CONFIG_DIR=str(home / "config"),
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         IPYTHONDIR=str(home / "ipython"),
@@ -161,7 +168,7 @@ def _number(text: str) -> int:
     return int(text.strip()) if text.strip().isdigit() else -1
 
 
-def test_panel_flushes_in_jupyterlab(lab: Lab) -> None:
+def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
     chromium = shutil.which("chromium")
     _require("Debian's chromium (apt-get install chromium)", chromium is not None)
     try:
@@ -209,6 +216,40 @@ def test_panel_flushes_in_jupyterlab(lab: Lab) -> None:
                 time.sleep(0.2)
             assert _number(accepted.inner_text()) >= RETAINED, accepted.inner_text()
             assert panel.locator(".hm-queue-last-flush").inner_text() != "never"
+
+            panel.locator(".hm-search-box input").fill("Is the churn table deduplicated?")
+            done = panel.locator(".hm-search-message:not(.hm-search-busy)")
+            deadline = time.monotonic() + 150
+            for attempt in itertools.count():  # a loaded server can index for longer than a
+                panel.locator("button.hm-search").click()  # search waits: search again
+                if attempt:  # the search waits for the indexing, visibly
+                    expect(panel.locator(".hm-search-busy")).to_be_visible()
+                expect(done).to_contain_text(SEARCH_DONE, timeout=90_000)
+                if "still being indexed" not in done.inner_text():
+                    break
+                assert time.monotonic() < deadline, done.inner_text()
+            result = panel.locator(".hm-results .hm-result").first
+            expect(result.locator(".hm-result-text")).to_contain_text("order_id", timeout=90_000)
+            expect(result.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
+            expect(panel.locator(".hm-search-message")).to_contain_text("Found")
+            recent = panel.locator(".hm-recent .hm-recent-item")
+            expect(recent.first.locator(".hm-recent-state")).to_have_text("indexed")
+            expect(recent.filter(has_text="Browser test fact 5")).to_have_count(1)
+            document = panel.locator(".hm-document-text")
+            expect(document).to_contain_text("churn_rows = 1200", timeout=60_000)
+
+            # the seeds have content once the memories are consolidated: re-list, open one
+            models = panel.locator(".hm-models .hm-model")
+            deadline = time.monotonic() + 90
+            while models.count() == 0 and time.monotonic() < deadline:
+                panel.locator("button.hm-refresh").click()
+                time.sleep(2)
+            panel.locator(".hm-models").get_by_text("Project Conventions").first.click()
+            model = models.filter(has_text="mock response").first
+            expect(model.locator(".hm-model-content")).to_be_visible()
+            model.locator("button.hm-model-refresh").click()
+            expect(panel.locator(".hm-notice")).to_contain_text("refreshed.", timeout=60_000)
+            page.set_viewport_size({"width": 1280, "height": 2400})  # the whole panel
             panel.screenshot(path=str(ARTIFACTS / "browser-panel.png"))
             if os.environ.get("UPDATE_DOCS_SCREENSHOT"):  # (HINDSIGHT_* is wiped by conftest)
                 (ROOT / "docs").mkdir(exist_ok=True)

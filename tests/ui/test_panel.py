@@ -9,6 +9,7 @@ clicks do not wait on the network.
 from __future__ import annotations
 
 import gc
+import html
 import itertools
 import os
 import re
@@ -26,6 +27,8 @@ import pytest
 from helpers import FakeHindsight, wait_for
 
 from hindsight_magic.api.client import HindsightClient, Timeouts
+from hindsight_magic.times import parse_iso
+from hindsight_magic.ui.browser import STILL_INDEXING
 from hindsight_magic.ui.display import Report
 from hindsight_magic.ui.markdown import markdown_to_html
 from hindsight_magic.ui.panel_hub import PUSH_INTERVAL_S, hub_for
@@ -157,14 +160,17 @@ def test_mental_models_render_as_escaped_markdown(kernel_nb: Any, fake: FakeHind
     load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
     assert panel.w_models.titles == ("Project conventions — refreshed 2026-01-02 03:04 UTC",)
-    content = panel.w_models.children[0].value
+    content = panel.w_models.children[0].children[0].value
     assert "<strong>dedupe</strong>" in content
     assert "<code>order_id</code>" in content
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in content
     assert "<script>" not in content
     fake.models = [dict(fake.models[0], content="Use **UTC** everywhere.")]
     panel.w_refresh.click()  # the cache's reload, on the worker
-    wait_for(lambda: "<strong>UTC</strong>" in panel.w_models.children[0].value, what="reload")
+    wait_for(
+        lambda: "<strong>UTC</strong>" in panel.w_models.children[0].children[0].value,
+        what="reload",
+    )
 
 
 def test_pause_button_toggles_auto_retain(kernel_nb: Any, fake: FakeHindsight, dead_url) -> None:
@@ -297,7 +303,10 @@ def test_clicks_never_wait_on_the_network(kernel_nb: Any, black_hole: str) -> No
     )
     panel = show(kernel_nb)
     kernel_nb.run("%retain stuck fact")
-    for button in (panel.w_flush, panel.w_retry, panel.w_refresh, panel.w_pause, panel.w_pause):
+    panel.browser.w_search_box.value = "stuck"
+    buttons = [panel.w_flush, panel.w_retry, panel.w_refresh, panel.w_pause, panel.w_pause]
+    buttons += [panel.browser.w_search, panel.browser.w_doc_reload, panel.browser.w_doc_toggle]
+    for button in buttons:
         started = time.perf_counter()
         button.click()
         assert time.perf_counter() - started < 0.2, button.description
@@ -313,6 +322,9 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
     assert re.search(r"pending\s+1\b", text)
     assert "unreachable" in text
     assert re.search(r"llm\s+unknown\b", text)  # no local server recorded for this URL
+    assert re.search(r"Recent:\n  \d\d:\d\d:\d\d queued\s+a fact for the snapshot\n", text)
+    assert re.search(r"Session document:\n  id\s+\S+\n  state\s+server not reachable", text)
+    assert "%recall QUERY" in text
     assert "Traceback" not in result.text
 
 
@@ -402,3 +414,243 @@ def test_panel_against_the_real_server(kernel_nb: Any, hindsight_server: Any, ba
     panel.w_flush.click()
     wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "2", 90, "accepted 2")
     assert cell(panel.w_queue.value, "queue-pending") == "0"
+
+
+# -- the memory browser: search, Recent, session document, model refresh ----------------------
+
+
+def recent_states(panel: Any) -> list[tuple[str, str, str]]:
+    """(state, text, error) of each row of the panel's Recent list, newest first."""
+    value = panel.browser.w_recent.value
+    return [
+        (html.unescape(state), html.unescape(text), html.unescape(error))
+        for state, text, error in re.findall(
+            r"class='hm-recent-state'[^>]*>(.*?)</td>.*?class='hm-recent-text'[^>]*>(.*?)</td>"
+            r".*?class='hm-recent-error'[^>]*>(.*?)</td>",
+            value,
+        )
+    ]
+
+
+def state_of(panel: Any, index: int = 0) -> str:
+    """The delivery state of the Recent list's row ``index`` ('' while there is none)."""
+    states = recent_states(panel)
+    return states[index][0] if len(states) > index else ""
+
+
+def results(panel: Any) -> list[tuple[str, str]]:
+    """(memory text, provenance) of each row of the panel's results table."""
+    value = panel.browser.w_results.value
+    return [
+        (html.unescape(text), html.unescape(origin))
+        for text, origin in re.findall(
+            r"class='hm-result-text'[^>]*>(.*?)</td>.*?class='hm-result-provenance'[^>]*>(.*?)</td>",
+            value,
+        )
+    ]
+
+
+def search(panel: Any, query: str) -> float:
+    """Type ``query`` in the search box and click Search; how long the click took."""
+    panel.browser.w_search_box.value = query
+    started = time.perf_counter()
+    panel.browser.w_search.click()
+    return time.perf_counter() - started
+
+
+DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
+
+
+def search_until_found(panel: Any, query: str, timeout_s: float) -> dict[str, str]:
+    """Search until the results are final (a loaded server may index for longer than a
+    search waits: the panel then says so, and the user searches again); memory → provenance."""
+    deadline = time.monotonic() + timeout_s
+    for attempt in itertools.count():
+        assert search(panel, query) < 0.2  # the worker does the work
+        if attempt:  # still indexing: this search waits for it, visibly, before it is done
+            wait_for(lambda: "hm-search-busy" in panel.browser.w_search_state.value, 10)
+        state = wait_for(
+            lambda: html.unescape(panel.browser.w_search_state.value),
+            timeout_s,
+            "search done",
+            until=lambda text: DONE.search(text) and "hm-search-busy" not in text,
+        )
+        if STILL_INDEXING not in state or time.monotonic() > deadline:
+            return dict(results(panel))
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.integration
+def test_search_finds_a_retained_fact_with_its_provenance(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.monkeypatch.setenv("JPY_SESSION_NAME", "studies/fieldwork.ipynb")
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id, mental_model_auto_seed="false")
+    token = uuid.uuid4().hex[:8]
+    fact = f"The zebra survey {token} counted 4312 stripes on the north transect."
+    kernel_nb.run(f"%retain {fact}")
+    session = kernel_nb.magics.session
+    assert session.flush(30).settled
+    panel = show(kernel_nb)
+    assert recent_states(panel)[0][:2] == ("sent", fact)  # accepted, not yet seen indexed
+    found = search_until_found(panel, f"zebra survey {token} stripes", 120)
+    assert fact in found, found
+    assert "fieldwork.ipynb" in found[fact]  # its provenance: the notebook it was retained in
+    assert "Found" in panel.browser.w_search_state.value
+    assert "<td class='hm-result-type'" in panel.browser.w_results.value
+    assert recent_states(panel)[0] == ("indexed", fact, "")  # the search waited for indexing
+
+
+@pytest.mark.integration
+def test_session_document_shows_what_auto_retain_sent(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        mental_model_auto_seed="false",
+        retain_every_n_cells="2",
+    )
+    token = uuid.uuid4().hex[:8]
+    kernel_nb.run(f"rainfall_{token} = [12, 40, 7]")
+    kernel_nb.run('notes = """\n' + "a long field note line\n" * 100 + 'end of notes"""')
+    session = kernel_nb.magics.session
+    session.flush(30)
+    panel = show(kernel_nb)
+    wait_for(lambda: f"rainfall_{token}" in panel.browser.w_document.value, 60, "document")
+    document = panel.browser.w_document.value
+    assert session.session_id in document  # append mode: the session's own document
+    assert "characters" in document
+    assert "end of notes" not in document  # the beginning only…
+    toggle = panel.browser.w_doc_toggle
+    assert toggle.layout.display == ""
+    assert toggle.description == "Show all"
+    toggle.click()  # …until "Show all"
+    wait_for(lambda: "end of notes" in panel.browser.w_document.value, what="all of it")
+    assert toggle.description == "Show less"
+    wait_for(lambda: state_of(panel) == "indexed", 60, "transcript indexed")
+
+
+def test_recent_shows_a_refused_memory_failing_and_why(
+    kernel_nb: Any, fake: FakeHindsight, dead_url: str
+) -> None:
+    session = load_fake(kernel_nb, fake, dead_url)
+    kernel_nb.run("%retain fine fact")
+    session.flush(5)
+    assert not fake.calls("GET", "/operations/")  # no panel open, no read: nobody polls
+    fake.refuse = True
+    panel = show(kernel_nb)
+    kernel_nb.run("%retain refused fact")
+    wait_for(lambda: state_of(panel) == "queued", what="queued")
+    session.flush(5)
+    wait_for(lambda: state_of(panel) == "failed", what="failed")
+    _, text, error = recent_states(panel)[0]
+    assert text == "refused fact"
+    assert error == "retainBatch failed: bad field"
+    wait_for(lambda: state_of(panel, 1) == "indexed", what="first one polled")
+    fake.refuse = False
+    panel.w_retry.click()
+    wait_for(lambda: state_of(panel) == "indexed", what="re-sent and indexed")
+
+
+def test_recent_shows_retrying_while_the_server_is_away(kernel_nb: Any, dead_url: str) -> None:
+    kernel_nb.load(api_url=dead_url, bank_id="panel", request_timeout_ms="500")
+    panel = show(kernel_nb)
+    kernel_nb.run("%retain a fact for later")
+    kernel_nb.magics.session.queue.request_flush()
+    wait_for(lambda: state_of(panel) == "retrying", what="retrying")
+    assert "connect" in recent_states(panel)[0][2].lower(), recent_states(panel)
+
+
+def test_search_failure_is_one_line_in_the_panel(kernel_nb: Any, dead_url: str) -> None:
+    kernel_nb.load(api_url=dead_url, bank_id="panel", request_timeout_ms="500")
+    panel = show(kernel_nb)
+    assert search(panel, "anything") < 0.2
+    state = wait_for(
+        lambda: html.unescape(panel.browser.w_search_state.value),
+        what="search failed",
+        until=lambda text: "Search failed" in text,
+    )
+    assert f"no Hindsight server at {dead_url}" in state
+    assert "\n" not in state
+    assert "Traceback" not in state
+    assert panel.browser.w_results.value == ""
+    assert search(panel, "   ") < 0.2
+    wait_for(lambda: "Type what to search for" in panel.browser.w_search_state.value)
+
+
+def test_document_section_says_when_nothing_was_auto_retained(
+    kernel_nb: Any, fake: FakeHindsight, dead_url: str
+) -> None:
+    load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    wait_for(lambda: "Nothing auto-retained" in panel.browser.w_document.value, what="no doc")
+    assert fake.calls("GET", "/documents/")
+
+
+def test_each_model_has_a_preview_and_its_own_refresh(
+    kernel_nb: Any, fake: FakeHindsight, dead_url: str
+) -> None:
+    fake.add("panel", "notes", "Field notes", "# Notes\n" + "A long line of notes.\n" * 80)
+    fake.add("panel", "sites", "Sites", "Only **two** sites.")
+    load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    notes, _ = panel.w_models.children
+    preview = notes.children[0].value
+    assert "<h1>Notes</h1>" in preview
+    assert preview.count("A long line") < 40
+    assert "…" in preview
+    click = notes.children[1]
+    started = time.perf_counter()
+    click.click()
+    assert time.perf_counter() - started < 0.2
+    wait_for(lambda: "mock response" in panel.w_models.children[0].children[0].value, what="new")
+    assert "Only <strong>two</strong> sites." in panel.w_models.children[1].children[0].value
+    refreshed = [c[1] for c in fake.calls("POST", "/refresh")]
+    assert refreshed == ["/v1/default/banks/panel/mental-models/notes/refresh"]
+    wait_for(lambda: "Mental model notes refreshed." in panel.w_notice.value, what="notice")
+
+
+@pytest.mark.integration
+def test_text_snapshot_has_the_browser_sections(
+    notebook: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    notebook.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        mental_model_auto_seed="false",
+        retain_every_n_cells="2",
+    )
+    token = uuid.uuid4().hex[:8]
+    notebook.run(f"transect_{token} = 'north'")
+    notebook.run(f"len(transect_{token})")
+    notebook.run("%recall transect")  # flushes and waits until the transcript is indexed
+    text = repr(notebook.run("%hindsight panel").result)
+    assert re.search(r"Recent:\n  \d\d:\d\d:\d\d indexed\s+\S", text), text
+    document = text.split("Session document:\n", 1)[1]
+    assert re.search(r"state\s+\d+ characters", document), document
+    assert f"transect_{token} = 'north'" in document
+
+
+@pytest.mark.integration
+def test_a_models_refresh_button_refreshes_it_on_the_server(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id)
+    kernel_nb.run("%retain The churn table is deduplicated on order_id.")
+    kernel_nb.run("%recall churn")  # indexed: the server's seeds get content (mock LLM)
+    panel = show(kernel_nb)
+
+    def models() -> int:
+        panel.w_refresh.click()  # re-list (the server fills the seeds in the background)
+        return len(panel.w_models.children)
+
+    wait_for(models, 90, "models with content", every_s=1.0)
+    model_id = panel._model_ids[0]
+    client = kernel_nb.magics.session.client
+    before = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
+    panel.w_models.children[0].children[1].click()
+    wait_for(lambda: f"Mental model {model_id} refreshed." in panel.w_notice.value, 60, "done")
+    assert "mock response" in panel.w_models.children[0].children[0].value
+    after = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
+    assert parse_iso(after) > parse_iso(before), (before, after)  # the server refreshed it
