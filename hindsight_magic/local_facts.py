@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .discovery import ServerInfo, is_hindsight_process, read_state, server_home
+from .paths import pid_exists
 from .settings import FALLBACK_API_URL
 
 log = logging.getLogger("hindsight_magic")
@@ -55,14 +56,17 @@ class LocalServer:
 
 
 def _accepts(port: int | None) -> bool | None:
-    """Whether something accepts TCP connections on 127.0.0.1:port (None: no port known)."""
+    """Whether something accepts TCP connections on 127.0.0.1:port: False only when refused
+    (None: no port known, or no answer in time — a busy machine is not a stopped server)."""
     if not port:
         return None
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=PG_CONNECT_TIMEOUT_S):
             return True
-    except OSError:
+    except ConnectionRefusedError:
         return False
+    except OSError:
+        return None
 
 
 def _postmaster_pid(pg_data: str) -> int | None:
@@ -135,6 +139,10 @@ def _same(a: Path, b: Path) -> bool:
 
 def _recorded(info: ServerInfo, home: Path, pid: int, default: bool) -> LocalServer:
     """The facts of a server whose ``state.json`` still names it (process alive)."""
+    pg_pid = _postmaster_pid(info.pg_data)
+    pg_running = _accepts(info.pg_port)
+    if pg_running is False and pg_pid is not None and pid_exists(pg_pid):
+        pg_running = None  # refused, but alive: starting or stopping, not gone
     return LocalServer(
         port=info.port,
         pid=pid,
@@ -142,8 +150,8 @@ def _recorded(info: ServerInfo, home: Path, pid: int, default: bool) -> LocalSer
         data_dir=str(home.parent),
         default_data_dir=default,
         pg_port=info.pg_port,
-        pg_pid=_postmaster_pid(info.pg_data),
-        pg_running=_accepts(info.pg_port),
+        pg_pid=pg_pid,
+        pg_running=pg_running,
         pg_data=info.pg_data,
         pg_data_exists=bool(info.pg_data) and Path(info.pg_data).is_dir(),
     )
