@@ -54,6 +54,11 @@ class LocalServer:
             options += f" --data-dir {shlex.quote(self.data_dir)}"
         return f"{command} start{options}"
 
+    def stop_command(self, command: str) -> str:
+        """``{command} stop``, with this server's data dir when it is not the default one."""
+        options = "" if self.default_data_dir else f" --data-dir {shlex.quote(self.data_dir)}"
+        return f"{command} stop{options}"
+
 
 def _accepts(port: int | None) -> bool | None:
     """Whether something accepts TCP connections on 127.0.0.1:port: False only when refused

@@ -65,6 +65,7 @@ def test_postgres_stopped_names_its_pid_and_the_restart() -> None:
 
 def test_a_stopped_server_counts_only_where_nothing_answers() -> None:
     stopped = facts(running=False, data_dir="/my data", default_data_dir=False)
+    assert stopped.stop_command("hm server") == "hm server stop --data-dir '/my data'"
     assert local_diagnosis(stopped) is None  # another server may answer at that URL now
     found = local_diagnosis(stopped, unreachable=True)
     assert found is not None
@@ -80,20 +81,20 @@ def test_a_stopped_server_counts_only_where_nothing_answers() -> None:
     assert plain.summary.startswith("unreachable (start one with")
 
 
-def test_a_deleted_data_dir_says_kill_and_whether_the_memories_survived() -> None:
+def test_a_deleted_data_dir_says_stop_and_whether_the_memories_survived() -> None:
     gone = local_diagnosis(facts(data_dir_gone=True, pg_running=False), NOTEBOOK_COMMAND)
     assert gone is not None
     assert gone.summary == (
-        "the local server's data dir /d was deleted while it ran; stop it with `kill 4242` (the "
-        "launcher lost track of it), then run `%hindsight server start` (a new, empty server: "
-        "the memories it stored are gone; queued memories are sent to it)"
+        "the local server's data dir /d was deleted while it ran; run `%hindsight server stop` "
+        "then `%hindsight server start` (a new, empty server: the memories it stored are gone; "
+        "queued memories are sent to it)"
     )
     kept = local_diagnosis(
         facts(data_dir_gone=True, pg_running=True, pg_data="/var/pg", pg_data_exists=True)
     )
     assert kept is not None
     assert "its memories are still in PostgreSQL's data at /var/pg" in kept.hint
-    # the data dir outranks a stopped PostgreSQL: `server stop` cannot find the server
+    # the data dir outranks a stopped PostgreSQL
     both = local_diagnosis(facts(data_dir_gone=True, pg_pid=7, pg_running=False))
     assert both is not None
     assert both.state == "data dir deleted"

@@ -136,7 +136,7 @@ def local_diagnosis(
         else:
             fate = "a new, empty server: the memories it stored are gone"
         hint = (
-            f"stop it with `kill {local.pid}` (the launcher lost track of it), then run {start} "
+            f"run `{local.stop_command(command)}` then {start} "
             f"({fate}; queued memories are sent to it)"
         )
         return Diagnosis("data dir deleted", problem, hint, local=True)
@@ -146,7 +146,7 @@ def local_diagnosis(
             f"the local server's PostgreSQL stopped ({gone}); its API (pid {local.pid}) runs "
             "without a database"
         )
-        hint = f"run `{command} stop` then {start}; {KEPT}"
+        hint = f"run `{local.stop_command(command)}` then {start}; {KEPT}"
         return Diagnosis("PostgreSQL stopped", problem, hint, local=True)
     return None
 

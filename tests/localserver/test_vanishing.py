@@ -71,7 +71,6 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local]:
         for pid in server.pids:
             if is_hindsight_process(pid):
                 os.killpg(pid, signal.SIGKILL)
-        (server.data_dir / "server").mkdir(parents=True, exist_ok=True)  # discard needs it
         launcher.discard(server.data_dir)
 
 
@@ -147,17 +146,10 @@ def what_users_see(notebook: Notebook, capsys: Any) -> tuple[str, str, str]:
 
 
 def do_what_it_says(notebook: Notebook, line: str) -> list[str]:
-    """Run the line's commands as written: ``%hindsight …`` in the notebook, ``kill N`` here."""
+    """Run the line's ``%hindsight …`` commands as written, in the notebook."""
     commands = re.findall(r"`([^`]+)`", line)
     assert commands, line
     for command in commands:
-        if command.startswith("kill "):
-            pid = int(command.split()[1])
-            os.kill(pid, signal.SIGTERM)
-            began = time.monotonic()
-            wait_for(lambda: not is_hindsight_process(pid), 120, f"pid {pid} to exit")  # noqa: B023
-            figure(notebook.capsys, f"`{command}`: exited after {time.monotonic() - began:.1f} s")
-            continue
         assert command.startswith("%hindsight server "), command
         began = time.monotonic()
         cell = notebook.run(command)
@@ -204,12 +196,13 @@ def test_postgres_killed_under_the_api(notebook: Notebook, local: Local, capsys:
 
     status, magic, terminal = what_users_see(notebook, capsys)
     problem = f"the local server's PostgreSQL stopped (pid {postmaster} gone)"
-    restart = f"server stop` then `%hindsight server start --port {local.port}`"
+    where = f"--data-dir {local.data_dir}"
+    restart = f"server stop {where}` then `%hindsight server start --port {local.port} {where}`"
     assert problem in status
     assert f"run `%hindsight {restart}; queued memories are kept" in status
     assert magic.startswith(f"fix:  server: {problem}")
     assert f"→ run `%hindsight {restart}" in magic
-    assert "→ run `hindsight-magic server stop` then `hindsight-magic server start --port" in (
+    assert f"→ run `hindsight-magic server stop {where}` then `hindsight-magic server start" in (
         terminal
     )
     figure(capsys, f"PostgreSQL killed — status: {status.strip()}")
@@ -262,16 +255,19 @@ def test_the_data_dir_deleted_while_it_runs(notebook: Notebook, local: Local, ca
 
     status, magic, terminal = what_users_see(notebook, capsys)
     problem = f"the local server's data dir {local.data_dir} was deleted while it ran"
-    kill = f"stop it with `kill {info.pid}`"
-    start = f"`%hindsight server start --port {local.port}`"
-    assert f"{problem}; {kill}" in status
-    assert f"then run {start} (a new, empty server: the memories it stored are gone;" in status
-    assert magic.startswith(f"fix:  server: {problem} → {kill}")
-    assert terminal.startswith(f"fix:  server: {problem} → {kill}")  # found by its working dir
-    assert "hindsight-magic server start --port" in terminal
+    where = f"--data-dir {local.data_dir}"
+    stop = f"run `%hindsight server stop {where}`"
+    start = f"`%hindsight server start --port {local.port} {where}`"
+    assert f"{problem}; {stop}" in status
+    assert f"then {start} (a new, empty server: the memories it stored are gone;" in status
+    assert magic.startswith(f"fix:  server: {problem} → {stop}")
+    # found by its working dir: `server stop` stops it although its state.json is gone
+    terminal_stop = f"run `hindsight-magic server stop {where}`"
+    assert terminal.startswith(f"fix:  server: {problem} → {terminal_stop}")
     figure(capsys, f"data dir deleted — status: {status.strip()}")
 
-    assert do_what_it_says(notebook, status)[0] == f"kill {info.pid}"
+    do_what_it_says(notebook, status)
+    assert not is_hindsight_process(info.pid)  # `server stop` found and stopped the orphan
     local.info()
     text = delivered_once(notebook, local.url, bank, facts, marker)
     assert before not in text  # stored on the deleted server: gone with its data
