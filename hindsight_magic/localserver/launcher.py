@@ -287,7 +287,6 @@ def purge(data_dir: Path | None = None) -> list[DataLocation]:
     stop(data_dir)
     found = storage.locations(data_dir)
     storage.remove(found)
-    storage.leftover_pg_base()
     return found
 
 

@@ -9,7 +9,6 @@ server and deletes them all; ``discard`` also removes a one-run data dir (tests,
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 from dataclasses import dataclass
@@ -93,9 +92,3 @@ def remove(found: list[DataLocation]) -> int:
     for location in found:
         shutil.rmtree(location.path, ignore_errors=True)
     return sum(location.size for location in found)
-
-
-def leftover_pg_base() -> None:
-    """Remove ``/var/lib/hindsight-magic`` itself once the last server's data is gone."""
-    with contextlib.suppress(OSError):  # not there, not empty, or not ours to remove
-        ROOT_PG_BASE.rmdir()
