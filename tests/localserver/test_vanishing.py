@@ -196,13 +196,12 @@ def test_postgres_killed_under_the_api(notebook: Notebook, local: Local, capsys:
 
     status, magic, terminal = what_users_see(notebook, capsys)
     problem = f"the local server's PostgreSQL stopped (pid {postmaster} gone)"
-    where = f"--data-dir {local.data_dir}"
-    restart = f"server stop {where}` then `%hindsight server start --port {local.port} {where}`"
+    restart = f"server stop` then `%hindsight server start --port {local.port}`"
     assert problem in status
     assert f"run `%hindsight {restart}; queued memories are kept" in status
     assert magic.startswith(f"fix:  server: {problem}")
     assert f"→ run `%hindsight {restart}" in magic
-    assert f"→ run `hindsight-magic server stop {where}` then `hindsight-magic server start" in (
+    assert "→ run `hindsight-magic server stop` then `hindsight-magic server start --port" in (
         terminal
     )
     figure(capsys, f"PostgreSQL killed — status: {status.strip()}")
@@ -255,14 +254,13 @@ def test_the_data_dir_deleted_while_it_runs(notebook: Notebook, local: Local, ca
 
     status, magic, terminal = what_users_see(notebook, capsys)
     problem = f"the local server's data dir {local.data_dir} was deleted while it ran"
-    where = f"--data-dir {local.data_dir}"
-    stop = f"run `%hindsight server stop {where}`"
-    start = f"`%hindsight server start --port {local.port} {where}`"
+    stop = "run `%hindsight server stop`"  # the notebook's data dir is the server's
+    start = f"`%hindsight server start --port {local.port}`"
     assert f"{problem}; {stop}" in status
     assert f"then {start} (a new, empty server: the memories it stored are gone;" in status
     assert magic.startswith(f"fix:  server: {problem} → {stop}")
     # found by its working dir: `server stop` stops it although its state.json is gone
-    terminal_stop = f"run `hindsight-magic server stop {where}`"
+    terminal_stop = "run `hindsight-magic server stop`"
     assert terminal.startswith(f"fix:  server: {problem} → {terminal_stop}")
     figure(capsys, f"data dir deleted — status: {status.strip()}")
 
