@@ -152,5 +152,6 @@ def test_the_python_api_reflects_with_and_without_sources(
     hm.retain("Freezer B is serviced by the facilities team every March.")
     answer = hm.reflect("When is freezer B serviced?")
     assert answer.based_on is not None
-    assert "Based on" in repr(answer)
+    assert len(answer.based_on) >= 1  # the memory (or a model drawn from it)
+    assert "\n\nBased on (" in repr(answer)
     assert hm.reflect("When is freezer B serviced?", sources=False).based_on is None
