@@ -82,7 +82,7 @@ def test_retained_and_auto_retained_memories_say_where_they_came_from(
     kernel.run("season = 2025")  # the third counted cell: a transcript is queued
     last = first + 2
 
-    bundle = wait_for(lambda: found(kernel, "freezer ice cores", fact), 60, "the %retain fact")
+    bundle = wait_for(lambda: found(kernel, "freezer ice cores", fact), 120, "the %retain fact")
     line = line_of(bundle, fact)
     assert re.fullmatch(
         rf"- {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · {AGE}"
@@ -96,7 +96,7 @@ def test_retained_and_auto_retained_memories_say_where_they_came_from(
     assert re.search(r"<td>\d\.\d{3}</td></tr>", row)  # the score
 
     penguins = "penguin colony on the east ridge"
-    bundle = wait_for(lambda: found(kernel, "penguin colony nests", penguins), 60, "the cells")
+    bundle = wait_for(lambda: found(kernel, "penguin colony nests", penguins), 120, "the cells")
     line = line_of(bundle, penguins)
     assert re.search(rf"— fieldwork\.ipynb · cells {first}–{last} · {AGE} · tags: ", line), line
     row = next(r for r in bundle["html"].split("<tr>") if penguins in r)
