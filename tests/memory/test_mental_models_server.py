@@ -241,12 +241,12 @@ def test_status_and_models_agree_right_after_the_first_load(
     assert rows["models"] == ", ".join(f"{mid} (empty)" for mid in sorted(listed))
 
     # once the bank has a memory the server refreshes the seeds; status shows their content
-    # within seconds (the cache lists again soon after seeding), not at the 300 s refresh
+    # soon after (the cache lists again at growing intervals after seeding)
     text_of(notebook, "%retain The ice cores are stored at minus eighty degrees.")
     text_of(notebook, "%hindsight flush")
     rows = wait_for(
         lambda: status_models(notebook),
-        90,
+        240,  # the server consolidates, then refreshes: seconds, or minutes on a busy machine
         "content in status",
         every_s=1,
         until=lambda rows: "without content" not in rows["state"],

@@ -21,6 +21,7 @@ from kernels import Kernel
 pytestmark = pytest.mark.integration
 
 NOTEBOOK = "field/fieldwork.ipynb"
+AGE = r"(just now|\d+ minutes? ago)"  # a busy server may take a minute to index
 SKIP = "# hindsight: skip\n"  # the test's own cells are not part of the notebook's transcript
 BUNDLE = (
     SKIP + "import json\n"
@@ -81,25 +82,25 @@ def test_retained_and_auto_retained_memories_say_where_they_came_from(
     kernel.run("season = 2025")  # the third counted cell: a transcript is queued
     last = first + 2
 
-    bundle = wait_for(lambda: found(kernel, "freezer ice cores", fact), 60, "the %retain fact")
+    bundle = wait_for(lambda: found(kernel, "freezer ice cores", fact), 120, "the %retain fact")
     line = line_of(bundle, fact)
     assert re.fullmatch(
-        rf"- {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · just now"
+        rf"- {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · {AGE}"
         r" · tags: .*\blab\b.* · score \d\.\d\d",
         line,
     ), line
     row = next(r for r in bundle["html"].split("<tr>") if fact in r)
-    assert f"fieldwork.ipynb · cell {retain_cell} · just now</td>" in row
+    assert re.search(rf"fieldwork\.ipynb · cell {retain_cell} · {AGE}</td>", row), row
     assert f"{Path(NOTEBOOK).name}'" in row  # the full path, in the cell's tooltip
     assert "cold" in row
     assert re.search(r"<td>\d\.\d{3}</td></tr>", row)  # the score
 
     penguins = "penguin colony on the east ridge"
-    bundle = wait_for(lambda: found(kernel, "penguin colony nests", penguins), 60, "the cells")
+    bundle = wait_for(lambda: found(kernel, "penguin colony nests", penguins), 120, "the cells")
     line = line_of(bundle, penguins)
-    assert f"— fieldwork.ipynb · cells {first}–{last} · just now · tags: " in line, line
+    assert re.search(rf"— fieldwork\.ipynb · cells {first}–{last} · {AGE} · tags: ", line), line
     row = next(r for r in bundle["html"].split("<tr>") if penguins in r)
-    assert f"fieldwork.ipynb · cells {first}–{last} · just now</td>" in row
+    assert re.search(rf"fieldwork\.ipynb · cells {first}–{last} · {AGE}</td>", row), row
 
     fields = kernel.run(
         f"{SKIP}r = %recall penguin colony nests\n"
@@ -149,8 +150,11 @@ def test_the_python_api_reflects_with_and_without_sources(
     import hindsight_magic as hm
 
     notebook.load(api_url=hindsight_server.url, bank_id=bank_id)
-    hm.retain("Freezer B is serviced by the facilities team every March.")
+    fact = "Freezer B is serviced by the facilities team every March."
+    hm.retain(fact)
+    wait_for(lambda: fact in hm.recall("freezer B serviced").texts, 120, "the fact indexed")
     answer = hm.reflect("When is freezer B serviced?")
     assert answer.based_on is not None
-    assert "Based on" in repr(answer)
+    assert len(answer.based_on) >= 1  # the memory (or a model drawn from it)
+    assert "\n\nBased on (" in repr(answer)
     assert hm.reflect("When is freezer B serviced?", sources=False).based_on is None

@@ -37,7 +37,7 @@ log = logging.getLogger("hindsight_magic")
 FIRST_LOAD_WAIT_S = 1.5  # the panel or %hindsight context waits at most this for a first load
 SETTLE_FIRST_S = 2.0  # after seeding or a reload, list again this soon…
 SETTLE_MAX_S = 30.0  # …then doubling the wait up to this…
-SETTLE_FOR_S = 120.0  # …for this long
+SETTLE_FOR_S = 300.0  # …for this long (the default mental_model_refresh_s)
 
 
 @dataclass(frozen=True)
