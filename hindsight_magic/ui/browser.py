@@ -124,7 +124,7 @@ class MemoryBrowser:
             line = failure_line(error, session.api_url)
             view = SearchView(query, False, f"Search failed: {line}")
         else:
-            message = result.headline()
+            message = f"“{query}”: {result.headline()}"
             if unindexed:  # the server is slow: say so, rather than "nothing found"
                 message += f" ({plural(unindexed, 'memory', 'memories')} {STILL_INDEXING})"
             view = SearchView(query, False, message, result_rows(result))
