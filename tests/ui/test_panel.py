@@ -575,7 +575,7 @@ def test_search_failure_is_one_line_in_the_panel(kernel_nb: Any, dead_url: str) 
     assert "Traceback" not in state
     assert panel.browser.w_results.value == ""
     assert search(panel, "   ") < 0.2
-    wait_for(lambda: "Type what to search for" in panel.browser.w_search_state.value)
+    wait_for(lambda: "Type what to search for, then Search." in panel.browser.w_search_state.value)
 
 
 def test_document_section_says_when_nothing_was_auto_retained(
