@@ -68,12 +68,12 @@ class MemoryBrowser:
     def search(self, query: str) -> None:
         """Search button: recall ``query`` on the worker (a newer search replaces this one)."""
         query = query.strip()
-        if not query:
-            self.search_view = SearchView(message="Type what to search for, then click Search.")
-            return
         with self._lock:
-            self._generation += 1
+            self._generation += 1  # a search still running is forgotten
             generation = self._generation
+            if not query:
+                self.search_view = SearchView(message="Type what to search for, then Search.")
+                return
             self.search_view = SearchView(query, True, SEARCHING.format(query))
         deadline = time.monotonic() + SEARCH_WAIT_S
         self._submit(functools.partial(self._search_step, generation, query, deadline, True))
@@ -124,7 +124,7 @@ class MemoryBrowser:
             line = failure_line(error, session.api_url)
             view = SearchView(query, False, f"Search failed: {line}")
         else:
-            message = result.headline()
+            message = f"“{query}”: {result.headline()}"
             if unindexed:  # the server is slow: say so, rather than "nothing found"
                 message += f" ({plural(unindexed, 'memory', 'memories')} {STILL_INDEXING})"
             view = SearchView(query, False, message, result_rows(result))
@@ -240,6 +240,8 @@ class MemoryBrowser:
             session.mental_models.reload(clear=False)
             if status in ("failed", "cancelled"):
                 self._note(f"Refresh of mental model {model_id} {status}.")
+            elif status in ("pending", "processing"):
+                self._note(f"Mental model {model_id} is still being refreshed on the server.")
             else:
                 self._note(f"Mental model {model_id} refreshed.")
 

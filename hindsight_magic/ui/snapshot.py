@@ -130,11 +130,14 @@ def text_snapshot(session: HindsightSession) -> Report:
     models = sections.get("Mental models")
     if models is not None and session.mental_models.enabled:
         models += [(m.id, preview(m.content)) for m in session.mental_models.models]
+    browser = MemoryBrowser(lambda: session, lambda _text: None)
+    server_ok = dict(sections.get("Server", [])).get("state", "").startswith("ok")
+    if server_ok:  # like the server check: a few bounded requests, on demand
+        browser.check_operations()  # which sent memories are indexed by now
     report.add("Search", [("how", SEARCH_HINT)])
     report.add("Recent", recent_rows(session.queue.feed.items()))
-    browser = MemoryBrowser(lambda: session, lambda _text: None)
-    if dict(sections.get("Server", [])).get("state", "").startswith("ok"):
-        browser.fetch_document()  # like the server check: one bounded request, on demand
+    if server_ok:
+        browser.fetch_document()
     else:
         browser.document_view = DocumentView(browser.document_id(), message="server not reachable")
     report.add("Session document", document_rows(browser.document_view))
