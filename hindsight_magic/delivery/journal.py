@@ -1,32 +1,33 @@
 """The durable retain queue: every memory from enqueue until the server accepted its batch.
 
-SQLite in WAL mode (an insert + commit costs a few µs and survives the process being killed).
-Rows are ``pending`` (queued), ``batched`` (part of a batch with a client ``operation_id``, so a
-re-send after a crash or a lost reply is the same operation to the server) or ``failed`` (refused
-by the server; re-sendable). Each kernel is an *owner*; a new kernel claims the rows of owners
-that died (their process is gone, or their heartbeat is stale) inside one ``BEGIN IMMEDIATE``
-transaction, so two kernels sharing a journal never take the same rows.
+SQLite in WAL mode (survives the process being killed). Rows are ``pending`` (its kernel holds
+it in memory too), ``spilled`` (on disk only: its kernel's memory was full; loaded when there is
+room, oldest first), ``batched`` (part of a batch with a client ``operation_id``, so a re-send
+after a crash or a lost reply is the same operation to the server) or ``failed`` (refused by the
+server; re-sendable). Row ids follow queue order. Each kernel is an *owner*; a new kernel claims
+the rows of owners that died (their process is gone, or their heartbeat is stale) inside one
+``BEGIN IMMEDIATE`` transaction, so two kernels sharing a journal never take the same rows.
+
+Every failure is a ``JournalError`` whose ``kind`` says why (``sqlite_file``). A damaged file
+is moved aside when (re)opened and a fresh one created; ``moved_to`` then names the old file.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sqlite3
-import threading
 import time
-import uuid
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..paths import pid_exists
 from .items import MemoryItem
+from .sqlite_file import JournalError, JournalFile
 
-HEARTBEAT_S = 20.0
+__all__ = ["Journal", "JournalError", "JournalRow", "Kept"]
+
 STALE_AFTER_S = 120.0
 SCHEMA = """
 create table if not exists items (
@@ -47,10 +48,10 @@ create table if not exists owners (
     heartbeat real not null
 );
 """
-
-
-class JournalError(RuntimeError):
-    """The journal file cannot be used (permissions, corruption, disk full)."""
+_INSERT = (
+    "insert into items(owner, bank, tags, body, state, operation_id, error) "
+    "values (?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 @dataclass
@@ -66,6 +67,26 @@ class JournalRow:
     error: str | None
 
 
+@dataclass(frozen=True)
+class Kept:
+    """One memory a kernel holds, as ``reconcile`` writes it."""
+
+    bank_id: str
+    tags: tuple[str, ...] | None
+    item: MemoryItem
+    state: str = "pending"
+    operation_id: str | None = None
+    error: str | None = None
+
+
+def body_of(item: MemoryItem) -> str:
+    """The stored form of an item (``parts`` > 1: appends merged into it)."""
+    data = item.to_json()
+    if item.parts > 1:
+        data["parts"] = item.parts
+    return json.dumps(data)
+
+
 def _item_from(body: str, row_id: int) -> MemoryItem:
     data: dict[str, Any] = json.loads(body)
     tags = data.get("tags")
@@ -77,91 +98,44 @@ def _item_from(body: str, row_id: int) -> MemoryItem:
         tags=tuple(tags) if tags else None,
         document_id=data.get("document_id"),
         update_mode=data.get("update_mode"),
+        parts=int(data.get("parts") or 1),
         journal_ids=[row_id],
     )
 
 
-class Journal:
+class Journal(JournalFile):
     """A SQLite journal shared by the kernels of one user (thread-safe within a process)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._lock = threading.RLock()
-        self._last_beat = 0.0
-        self._closed = False
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                str(path), isolation_level=None, check_same_thread=False, timeout=2.0
-            )
-            self._db.execute("pragma journal_mode=wal")
-            self._db.execute("pragma synchronous=normal")
-            self._db.executescript(SCHEMA)
-            os.chmod(path, 0o600)
-            self.heartbeat(force=True)
-        except (sqlite3.Error, OSError) as error:
-            raise JournalError(f"cannot use the journal {path}: {error}") from None
-
-    # -- plumbing ---------------------------------------------------------------------------
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("begin immediate")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("rollback")
-                raise
-            self._db.execute("commit")
-
-    def heartbeat(self, force: bool = False) -> None:
-        """Tell other kernels this owner is alive (at most every ``HEARTBEAT_S``)."""
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return
-        now = time.time()
-        if not force and now - self._last_beat < HEARTBEAT_S:
-            return
-        with self._lock:
-            self._db.execute(
-                "insert or replace into owners(owner, host, pid, heartbeat) values (?, ?, ?, ?)",
-                (self.owner, socket.gethostname(), os.getpid(), now),
-            )
-        self._last_beat = now
+    schema = SCHEMA
 
     # -- writes -----------------------------------------------------------------------------
 
-    def add(self, bank_id: str, tags: tuple[str, ...] | None, item: MemoryItem) -> int:
-        """Store one pending memory; returns its row id."""
+    def add(
+        self, bank_id: str, tags: tuple[str, ...] | None, item: MemoryItem, spilled: bool = False
+    ) -> int:
+        """Store one memory (``pending``, or ``spilled`` if memory is full); its row id."""
         if self._closed:  # unloading: the next kernel adopts what is left
             return 0
-        body = json.dumps(item.to_json())
-        with self._lock:
-            cursor = self._db.execute(
-                "insert into items(owner, bank, tags, body) values (?, ?, ?, ?)",
-                (self.owner, bank_id, json.dumps(tags) if tags else None, body),
-            )
+        state = "spilled" if spilled else "pending"
+        values = (bank_id, json.dumps(tags) if tags else None, body_of(item), state)
+        with self._using() as db:
+            cursor = db.execute(_INSERT, (self.owner, *values, None, None))
         return int(cursor.lastrowid or 0)
 
     def mark_batched(self, operation_id: str, ids: Iterable[int]) -> None:
         """Rows now travel in the batch ``operation_id``."""
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return
-        with self._transaction() as db:
-            db.executemany(
-                "update items set state = 'batched', operation_id = ?, error = null where id = ?",
-                [(operation_id, row_id) for row_id in ids],
-            )
+        self._update("state = 'batched', operation_id = ?, error = null", operation_id, ids)
 
     def mark_failed(self, ids: Iterable[int], error: str) -> None:
         """The server refused these rows; keep them for ``%hindsight retry``."""
+        self._update("state = 'failed', error = ?", error, ids)
+
+    def _update(self, assignment: str, value: str, ids: Iterable[int]) -> None:
         if self._closed:  # unloading: the next kernel adopts what is left
             return
         with self._transaction() as db:
             db.executemany(
-                "update items set state = 'failed', error = ? where id = ?",
-                [(error, row_id) for row_id in ids],
+                f"update items set {assignment} where id = ?", [(value, row) for row in ids]
             )
 
     def delete(self, ids: Iterable[int]) -> None:
@@ -171,26 +145,53 @@ class Journal:
         with self._transaction() as db:
             db.executemany("delete from items where id = ?", [(row_id,) for row_id in ids])
 
+    def reconcile(self, kept: Sequence[Kept]) -> list[int]:
+        """Make this owner's rows match what it holds: ``kept`` in order, then its spilled rows.
+
+        For a journal that could not be written for a while: rows of memories delivered
+        meanwhile go, memories held only in memory are written. Returns the new row ids.
+        """
+        with self._transaction() as db:
+            spilled = db.execute(
+                "select bank, tags, body from items where owner = ? and state = 'spilled' "
+                "order by id",
+                (self.owner,),
+            ).fetchall()
+            db.execute("delete from items where owner = ?", (self.owner,))
+            ids = []
+            for entry in kept:
+                tags = json.dumps(entry.tags) if entry.tags else None
+                values = (entry.bank_id, tags, body_of(entry.item), entry.state)
+                cursor = db.execute(_INSERT, (self.owner, *values, entry.operation_id, entry.error))
+                ids.append(int(cursor.lastrowid or 0))
+            db.executemany(_INSERT, [(self.owner, *row, "spilled", None, None) for row in spilled])
+            self._beat(time.time())
+        return ids
+
     # -- reads ------------------------------------------------------------------------------
 
-    def pending_after(self, after_id: int, limit: int) -> list[JournalRow]:
-        """This owner's pending rows with ids above ``after_id``, oldest first."""
-        return self._select("state = 'pending' and id > ?", (after_id,), limit)
+    def load_spilled(self, limit: int) -> list[JournalRow]:
+        """Up to ``limit`` of this owner's spilled rows, oldest first, now ``pending``."""
+        with self._transaction() as db:
+            rows = self._select(db, "state = 'spilled'", limit)
+            db.executemany(
+                "update items set state = 'pending' where id = ?", [(r.id,) for r in rows]
+            )
+        return rows
 
     def rows(self, state: str) -> list[JournalRow]:
         """All of this owner's rows in ``state``, oldest first."""
-        return self._select("state = ?", (state,), -1)
+        with self._using() as db:
+            return self._select(db, "state = ?", -1, state)
 
-    def _select(self, where: str, args: tuple[Any, ...], limit: int) -> list[JournalRow]:
-        if self._closed:
-            return []
-        with self._lock:
-            cursor = self._db.execute(
-                "select id, bank, tags, body, state, operation_id, error from items "
-                f"where owner = ? and {where} order by id limit ?",
-                (self.owner, *args, limit),
-            )
-            found = cursor.fetchall()
+    def _select(
+        self, db: sqlite3.Connection, where: str, limit: int, *args: Any
+    ) -> list[JournalRow]:
+        found = db.execute(
+            "select id, bank, tags, body, state, operation_id, error from items "
+            f"where owner = ? and {where} order by id limit ?",
+            (self.owner, *args, limit),
+        ).fetchall()
         return [
             JournalRow(
                 row_id,
@@ -206,10 +207,8 @@ class Journal:
 
     def count(self, state: str) -> int:
         """How many of this owner's rows are in ``state``."""
-        if self._closed:
-            return 0
-        with self._lock:
-            row = self._db.execute(
+        with self._using() as db:
+            row = db.execute(
                 "select count(*) from items where owner = ? and state = ?", (self.owner, state)
             ).fetchone()
         return int(row[0])
@@ -217,7 +216,10 @@ class Journal:
     # -- recovery ---------------------------------------------------------------------------
 
     def claim_orphans(self) -> int:
-        """Take over the rows of owners that died; returns how many rows were claimed."""
+        """Take over the rows of owners that died; returns how many rows were claimed.
+
+        Their ``pending`` rows become ``spilled``: this kernel loads them when it has room.
+        """
         if self._closed:  # unloading: the next kernel adopts what is left
             return 0
         host, now = socket.gethostname(), time.time()
@@ -237,7 +239,9 @@ class Journal:
             claimed = 0
             for owner in dict.fromkeys(dead):
                 cursor = db.execute(
-                    "update items set owner = ? where owner = ?", (self.owner, owner)
+                    "update items set owner = ?, state = case state when 'pending' then "
+                    "'spilled' else state end where owner = ?",
+                    (self.owner, owner),
                 )
                 claimed += cursor.rowcount
                 db.execute("delete from owners where owner = ?", (owner,))
@@ -250,6 +254,9 @@ class Journal:
                 return
             self._closed = True
             try:
-                self._db.execute("delete from owners where owner = ?", (self.owner,))
+                if self._db is not None:
+                    self._db.execute("delete from owners where owner = ?", (self.owner,))
+            except sqlite3.Error:
+                pass  # a stale heartbeat tells the next kernel the same
             finally:
-                self._db.close()
+                self._disconnect()

@@ -13,7 +13,7 @@ import pytest
 from helpers import BatchRecorder, item
 
 from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery import journal as journal_module
+from hindsight_magic.delivery import sqlite_file as journal_module
 from hindsight_magic.delivery.batches import Route
 from hindsight_magic.delivery.journal import Journal, JournalError
 from hindsight_magic.delivery.queue import QueueFullError, RetainQueue
@@ -71,10 +71,15 @@ def test_refused_batches_are_kept_failed_then_retried_or_dropped(path: Path) -> 
     assert [state for state, _ in rows_in(path)] == ["failed"]
     assert queue.stats().accepted == 1  # nothing else stalled behind the refused batch
     assert queue.retry_failed() == 1
+    sender.failures = [DOWN]
+    queue.pump()  # the worker writes the new operation id before it sends
     assert [state for state, _ in rows_in(path)] == ["batched"]
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: too large", 413)]
+    queue.request_flush()
     queue.pump()
+    assert [state for state, _ in rows_in(path)] == ["failed"]
     assert queue.drop_failed() == 1
+    queue.pump()  # %hindsight retry --drop leaves the writing to the worker
     assert rows_in(path) == []
 
 
