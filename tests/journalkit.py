@@ -1,15 +1,20 @@
-"""A small disk for the journal's fault tests: it can be filled, made read-only, and freed.
+"""Tools for the journal's tests: what is on disk, and a small disk to fill or make read-only.
+
+``on_disk`` lists what a journal and its spools hold (what a next kernel would find).
+
 
 As root where ``mount`` is allowed, it is a tmpfs of its own (``mount -t tmpfs -o size=…``):
 SQLite and the OS raise their real errors (``database or disk is full``, ENOSPC, EROFS). Where
 mounting is not allowed (no root, a locked-down container), the same calls make the journal's
-connections raise exactly those errors instead (SQLite's own messages), so every test runs and
-asserts the same things either way.
+connections and spool writes raise exactly those errors instead (SQLite's own messages, the OS's
+errno), so every test runs and asserts the same things either way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
 import sqlite3
 import subprocess
@@ -20,6 +25,23 @@ from typing import Any
 import pytest
 
 from hindsight_magic.delivery import sqlite_file
+from hindsight_magic.delivery.spool import Spool
+
+
+def on_disk(journal: Path) -> list[tuple[str, str]]:
+    """(state, content) of every memory in a journal, oldest first, then its spools' lines not
+    taken into it yet (state ``spooled``): everything a next kernel would find."""
+    with contextlib.closing(sqlite3.connect(journal)) as db:
+        rows = db.execute("select state, body from items order by id").fetchall()
+        taken = dict(db.execute("select name, offset from spools").fetchall())
+    found = [(str(state), str(json.loads(body)["content"])) for state, body in rows]
+    for spool in sorted(journal.parent.glob(f"{journal.name}.spool-*")):
+        if spool.name in taken:  # a spool the journal does not know was taken in already
+            data = spool.read_bytes()[taken[spool.name] :].split(b"\0", 1)[0]  # unused: NULs
+            lines = data[: data.rfind(b"\n") + 1].splitlines()
+            found += [("spooled", str(json.loads(line)["item"]["content"])) for line in lines]
+    return found
+
 
 SIZE = "2m"
 MESSAGES = {
@@ -134,6 +156,15 @@ def small_disk(root: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> Iterat
             return FaultyConnection(real(path), small)  # opening writes a heartbeat
 
         monkeypatch.setattr(sqlite_file, "connect", faulty)
+        real_append = Spool.append
+
+        def append(spool: Spool, line: bytes) -> int:
+            if small.fault:  # what os.write says on a full or read-only file system
+                code = errno.ENOSPC if small.fault == "full" else errno.EROFS
+                raise OSError(code, os.strerror(code), str(spool.path))
+            return real_append(spool, line)
+
+        monkeypatch.setattr(Spool, "append", append)
     print(f"\n[disk] {small.kind}", flush=True)
     try:
         yield small

@@ -1,12 +1,15 @@
 """The durable retain queue: every memory from enqueue until the server accepted its batch.
 
-SQLite in WAL mode (survives the process being killed). Rows are ``pending`` (its kernel holds
-it in memory too), ``spilled`` (on disk only: its kernel's memory was full; loaded when there is
-room, oldest first), ``batched`` (part of a batch with a client ``operation_id``, so a re-send
-after a crash or a lost reply is the same operation to the server) or ``failed`` (refused by the
-server; re-sendable). Row ids follow queue order. Each kernel is an *owner*; a new kernel claims
-the rows of owners that died (their process is gone, or their heartbeat is stale) inside one
-``BEGIN IMMEDIATE`` transaction, so two kernels sharing a journal never take the same rows.
+SQLite in WAL mode (survives the process being killed), shared by a user's kernels. Each
+kernel's ``%retain`` appends to its own spool file (``spool.py``); its worker thread moves
+spooled memories into the journal (``ingest``) and writes what happens to them. Rows are
+``pending`` (its kernel holds it in memory too), ``spilled`` (on disk only: its kernel's memory
+was full; loaded when there is room, oldest first), ``batched`` (part of a batch with a client
+``operation_id``, so a re-send after a crash or a lost reply is the same operation to the
+server) or ``failed`` (refused by the server; re-sendable). Row ids follow queue order. Each
+kernel is an *owner*; a new kernel claims the rows and spools of owners that died
+(``orphans.py``) inside one ``BEGIN IMMEDIATE`` transaction, so two kernels never take the
+same rows.
 
 Every failure is a ``JournalError`` whose ``kind`` says why (``sqlite_file``). A damaged file
 is moved aside when (re)opened and a fresh one created; ``moved_to`` then names the old file.
@@ -14,21 +17,22 @@ is moved aside when (re)opened and a fresh one created; ``moved_to`` then names 
 
 from __future__ import annotations
 
-import json
-import socket
+import contextlib
+import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from ..paths import pid_exists
-from .items import MemoryItem
-from .sqlite_file import JournalError, JournalFile
+from . import orphans
+from .journal_file import JournalFile
+from .spool import spool_path
+from .sqlite_file import JournalError
+from .stored import INSERT, JournalRow, Kept, row_from
 
 __all__ = ["Journal", "JournalError", "JournalRow", "Kept"]
 
-STALE_AFTER_S = 120.0
 SCHEMA = """
 create table if not exists items (
     id integer primary key autoincrement,
@@ -47,60 +51,12 @@ create table if not exists owners (
     pid integer not null,
     heartbeat real not null
 );
+create table if not exists spools (
+    name text primary key,
+    owner text not null,
+    offset integer not null default 0
+);
 """
-_INSERT = (
-    "insert into items(owner, bank, tags, body, state, operation_id, error) "
-    "values (?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-@dataclass
-class JournalRow:
-    """One stored memory."""
-
-    id: int
-    bank_id: str
-    tags: tuple[str, ...] | None
-    item: MemoryItem
-    state: str
-    operation_id: str | None
-    error: str | None
-
-
-@dataclass(frozen=True)
-class Kept:
-    """One memory a kernel holds, as ``reconcile`` writes it."""
-
-    bank_id: str
-    tags: tuple[str, ...] | None
-    item: MemoryItem
-    state: str = "pending"
-    operation_id: str | None = None
-    error: str | None = None
-
-
-def body_of(item: MemoryItem) -> str:
-    """The stored form of an item (``parts`` > 1: appends merged into it)."""
-    data = item.to_json()
-    if item.parts > 1:
-        data["parts"] = item.parts
-    return json.dumps(data)
-
-
-def _item_from(body: str, row_id: int) -> MemoryItem:
-    data: dict[str, Any] = json.loads(body)
-    tags = data.get("tags")
-    return MemoryItem(
-        content=data["content"],
-        timestamp=data["timestamp"],
-        context=data.get("context"),
-        metadata=dict(data.get("metadata") or {}),
-        tags=tuple(tags) if tags else None,
-        document_id=data.get("document_id"),
-        update_mode=data.get("update_mode"),
-        parts=int(data.get("parts") or 1),
-        journal_ids=[row_id],
-    )
 
 
 class Journal(JournalFile):
@@ -110,17 +66,33 @@ class Journal(JournalFile):
 
     # -- writes -----------------------------------------------------------------------------
 
-    def add(
-        self, bank_id: str, tags: tuple[str, ...] | None, item: MemoryItem, spilled: bool = False
-    ) -> int:
-        """Store one memory (``pending``, or ``spilled`` if memory is full); its row id."""
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return 0
-        state = "spilled" if spilled else "pending"
-        values = (bank_id, json.dumps(tags) if tags else None, body_of(item), state)
-        with self._using() as db:
-            cursor = db.execute(_INSERT, (self.owner, *values, None, None))
-        return int(cursor.lastrowid or 0)
+    def ingest(self, kept: Sequence[Kept], offsets: Mapping[str, int]) -> list[int]:
+        """Store spooled memories and how far each spool (by name) is now taken; row ids."""
+        with self._transaction() as db:
+            ids = [
+                int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept
+            ]
+            db.executemany(
+                "update spools set offset = ? where name = ? and owner = ?",
+                [(end, name, self.owner) for name, end in offsets.items()],
+            )
+        return ids
+
+    def _insert(self, db: sqlite3.Connection, kept: Sequence[Kept]) -> list[int]:
+        return [int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept]
+
+    def register_spool(self, name: str) -> None:
+        """Record a spool file of this owner (before it is created)."""
+        with self._transaction() as db:
+            db.execute(
+                "insert or replace into spools(name, owner, offset) values (?, ?, 0)",
+                (name, self.owner),
+            )
+
+    def retire_spools(self, names: Iterable[str]) -> None:
+        """Forget spools taken in entirely (their files are deleted next)."""
+        with self._transaction() as db:
+            db.executemany("delete from spools where name = ?", [(name,) for name in names])
 
     def mark_batched(self, operation_id: str, ids: Iterable[int]) -> None:
         """Rows now travel in the batch ``operation_id``."""
@@ -145,28 +117,33 @@ class Journal(JournalFile):
         with self._transaction() as db:
             db.executemany("delete from items where id = ?", [(row_id,) for row_id in ids])
 
-    def reconcile(self, kept: Sequence[Kept]) -> list[int]:
-        """Make this owner's rows match what it holds: ``kept`` in order, then its spilled rows.
+    def reconcile(
+        self, kept: Sequence[Kept], spilled: Sequence[Kept], spool: str
+    ) -> tuple[list[int], list[str]]:
+        """Make this owner's rows match what it holds, after a while without the journal.
 
-        For a journal that could not be written for a while: rows of memories delivered
-        meanwhile go, memories held only in memory are written. Returns the new row ids.
+        Its rows become ``kept`` (in order), then its spilled rows, then ``spilled`` (memories
+        spooled while memory was full, not taken in yet); its spools are replaced by ``spool``.
+        Returns the new row ids of ``kept`` and the names of the spool files to delete.
         """
         with self._transaction() as db:
-            spilled = db.execute(
+            old = db.execute(
                 "select bank, tags, body from items where owner = ? and state = 'spilled' "
                 "order by id",
                 (self.owner,),
             ).fetchall()
             db.execute("delete from items where owner = ?", (self.owner,))
-            ids = []
-            for entry in kept:
-                tags = json.dumps(entry.tags) if entry.tags else None
-                values = (entry.bank_id, tags, body_of(entry.item), entry.state)
-                cursor = db.execute(_INSERT, (self.owner, *values, entry.operation_id, entry.error))
-                ids.append(int(cursor.lastrowid or 0))
-            db.executemany(_INSERT, [(self.owner, *row, "spilled", None, None) for row in spilled])
+            ids = [
+                int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept
+            ]
+            db.executemany(INSERT, [(self.owner, *row, "spilled", None, None) for row in old])
+            db.executemany(INSERT, [entry.values(self.owner) for entry in spilled])
+            spools = db.execute("select name from spools where owner = ?", (self.owner,))
+            names = [name for (name,) in spools.fetchall() if name != spool]
+            db.execute("delete from spools where owner = ?", (self.owner,))
+            db.execute("insert into spools(name, owner) values (?, ?)", (spool, self.owner))
             self._beat(time.time())
-        return ids
+        return ids, names
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -192,18 +169,7 @@ class Journal(JournalFile):
             f"where owner = ? and {where} order by id limit ?",
             (self.owner, *args, limit),
         ).fetchall()
-        return [
-            JournalRow(
-                row_id,
-                bank,
-                tuple(json.loads(tags)) if tags else None,
-                _item_from(body, row_id),
-                state,
-                operation_id,
-                error,
-            )
-            for row_id, bank, tags, body, state, operation_id, error in found
-        ]
+        return [row_from(row) for row in found]
 
     def count(self, state: str) -> int:
         """How many of this owner's rows are in ``state``."""
@@ -216,36 +182,24 @@ class Journal(JournalFile):
     # -- recovery ---------------------------------------------------------------------------
 
     def claim_orphans(self) -> int:
-        """Take over the rows of owners that died; returns how many rows were claimed.
+        """Take over the rows and spools of owners that died; returns the memory count.
 
-        Their ``pending`` rows become ``spilled``: this kernel loads them when it has room.
+        Their ``pending`` rows and spooled memories become ``spilled``: this kernel loads them
+        when it has room.
         """
         if self._closed:  # unloading: the next kernel adopts what is left
             return 0
-        host, now = socket.gethostname(), time.time()
+        files = orphans.spool_files(self.path)  # listed before: see ``orphans.claim``
         with self._transaction() as db:
-            owners = db.execute("select owner, host, pid, heartbeat from owners").fetchall()
-            known = {owner for owner, *_ in owners}
-            dead = [
-                owner
-                for owner, owner_host, pid, beat in owners
-                if owner != self.owner
-                and (now - beat > STALE_AFTER_S or (owner_host == host and not pid_exists(pid)))
-            ]
-            orphaned = db.execute(
-                "select distinct owner from items where owner != ?", (self.owner,)
-            ).fetchall()
-            dead += [owner for (owner,) in orphaned if owner not in known]
-            claimed = 0
-            for owner in dict.fromkeys(dead):
-                cursor = db.execute(
-                    "update items set owner = ?, state = case state when 'pending' then "
-                    "'spilled' else state end where owner = ?",
-                    (self.owner, owner),
-                )
-                claimed += cursor.rowcount
-                db.execute("delete from owners where owner = ?", (owner,))
+            claimed, leftovers = orphans.claim(db, self.owner, self.path, files)
+        for path in leftovers:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         return claimed
+
+    def spool_path(self, generation: int) -> Path:
+        """Where this owner's spool ``generation`` lives."""
+        return spool_path(self.path, self.owner, generation)
 
     def close(self) -> None:
         """Release ownership (rows left behind are claimed by the next kernel) and close."""

@@ -17,11 +17,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..text import plural
 from .batches import Batch, Route, batches_from_rows
 from .items import MemoryItem
 from .journal import Journal, JournalError, Kept
-from .opening import moved_aside_line
 from .worker import BackgroundWorker
 
 log = logging.getLogger("hindsight_magic")
@@ -71,7 +69,7 @@ class JournalKeeping(BackgroundWorker):
         self._journal_ops: list[JournalOp] = []
         self._spilled = 0  # rows of ours in the journal only (memory was full)
         self._adopted = False
-        self._durable = journal is not None and journal.available
+        self._durable = journal is not None and journal.available  # written to the journal
         self._journal_problem = None if journal is None else journal.problem
         self._said_down = not self._durable  # a journal not opened was reported by opening
         self._retry_at = 0.0
@@ -88,18 +86,6 @@ class JournalKeeping(BackgroundWorker):
             if self._journal is None or self._durable or self._journal_problem is None:
                 return None
             return self._journal_problem.reason
-
-    def _journal_add(self, route: Route, item: MemoryItem, spilled: bool) -> bool:
-        """Write a new memory (kernel thread, lock held); False: it is held in memory only."""
-        if self._journal is None or not self._durable:
-            return False
-        try:
-            row = self._journal.add(route.bank_id, route.tags, item, spilled)
-        except JournalError as error:
-            self._journal_down(error)
-            return False
-        item.journal_ids = [row]
-        return True
 
     def _journal_op(self, op: JournalOp) -> None:
         """Queue a change for the worker to write (lock held)."""
@@ -138,27 +124,6 @@ class JournalKeeping(BackgroundWorker):
             )
 
     # -- on the worker (lock not held) --------------------------------------------------------
-
-    def _keep_journal(self) -> None:
-        """Heartbeat, refill from spilled rows, pending writes; or try to restore the journal."""
-        journal = self._journal
-        if journal is None:
-            return
-        with self._cond:
-            durable, due = self._durable, self._clock() >= self._retry_at
-        if not durable:
-            if due:
-                self._restore_journal(journal)
-            return
-        try:
-            if journal.replaced():  # another kernel moved a damaged file aside
-                raise JournalError(f"the journal {journal.path} was replaced", "replaced")
-            journal.heartbeat()
-        except JournalError as error:
-            self._journal_down(error)
-            return
-        self._refill(journal)
-        self._drain_journal_ops()
 
     def _drain_journal_ops(self) -> None:
         """Write the queued changes, in order (while the journal is down they wait)."""
@@ -212,45 +177,6 @@ class JournalKeeping(BackgroundWorker):
             self._cond.notify_all()
         return found
 
-    def _restore_journal(self, journal: Journal) -> None:
-        """Reopen the journal and write what memory holds into it; then it is used again."""
-        with self._cond:
-            problem = self._journal_problem
-            said = self._said_down
-        try:
-            journal.open(check=problem is not None and problem.kind == "corrupt")
-            if journal.moved_to is not None:
-                self._on_notice(moved_aside_line(journal))
-            if not self._adopted:
-                found = self._adopt_orphans()
-                if found:
-                    count = plural(found, "memory", "memories")
-                    self._on_notice(f"Recovered {count} left by an earlier kernel; sending now.")
-            for _ in range(3):  # memories queued meanwhile are written by the next pass
-                with self._cond:
-                    kept, items = self._kept()
-                    self._journal_ops.clear()  # what they would write is in ``kept``
-                ids = journal.reconcile(kept)
-                with self._cond:
-                    for item, row in zip(items, ids, strict=True):
-                        item.journal_ids = [row]
-                    if all(item.journal_ids for item in self._held_items()):
-                        self._durable, self._journal_problem = True, None
-                        self._said_down = False
-                        self._cond.notify_all()
-                        break
-            else:
-                with self._cond:
-                    self._retry_at = self._clock() + QUICK_RETRY_S
-                return
-        except JournalError as error:
-            self._journal_down(error)
-            return
-        log.info("Hindsight journal: %s is written again", journal.path)
-        if said:
-            count = plural(len(kept), "queued memory is", "queued memories are")
-            self._on_notice(f"The journal {journal.path} can be written again: {count} on disk.")
-
     # -- what memory holds (lock held) --------------------------------------------------------
 
     def _held_batches(self) -> list[tuple[Batch, str]]:
@@ -258,6 +184,16 @@ class JournalKeeping(BackgroundWorker):
         if self._in_flight is not None:
             batches.append((self._in_flight, "batched"))
         return batches
+
+    def _journaled_prefix(self) -> int:
+        """How many pending entries, from the first, are in the journal (all while it is
+        down): a batch carries only those, so its operation id can be written for it."""
+        if not self._durable:
+            return len(self._pending)
+        for n, (_, item) in enumerate(self._pending):
+            if not item.journal_ids:
+                return n
+        return len(self._pending)
 
     def _held_items(self) -> list[MemoryItem]:
         items = [item for batch, _ in self._held_batches() for item in batch.items]

@@ -26,7 +26,8 @@ from .batches import (
     halve,
 )
 from .items import MemoryItem
-from .keeping import JournalKeeping, JournalOp, Notify
+from .keeping import JournalOp, Notify
+from .spooling import Spooling
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -41,7 +42,7 @@ RECENT_OPERATIONS = 64
 Sender = Callable[[Batch], None]
 
 
-class QueuePump(JournalKeeping):
+class QueuePump(Spooling):
     """The queue's state, and the worker's side of it."""
 
     def __init__(
@@ -71,6 +72,7 @@ class QueuePump(JournalKeeping):
         self._on_failure = on_failure
         self._pending: deque[tuple[Route, MemoryItem]] = deque()
         self._first_pending_at: float | None = None
+        self._held_back = 0  # pending entries (at the front) waiting for their route's retry
         self._outbox: list[Batch] = []
         self._in_flight: Batch | None = None
         self._failed: list[Batch] = []
@@ -163,7 +165,7 @@ class QueuePump(JournalKeeping):
     def _window_closed(self) -> bool:
         if not self._pending:
             return False
-        if self._flush_requested or len(self._pending) >= self._batch_size:
+        if self._flush_requested or len(self._pending) - self._held_back >= self._batch_size:
             return True
         assert self._first_pending_at is not None
         return self._clock() >= self._first_pending_at + self._window_s
@@ -176,11 +178,16 @@ class QueuePump(JournalKeeping):
         self._first_pending_at = None
         now = self._clock()
         waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
-        ready = [entry for entry in self._pending if entry[0] not in waiting]
-        held = [entry for entry in self._pending if entry[0] in waiting]
-        self._pending = deque(held)  # a retrying route's items wait here, in order
+        entries = list(self._pending)
+        journaled = self._journaled_prefix()  # the rest is taken into the journal first
+        ready = [entry for entry in entries[:journaled] if entry[0] not in waiting]
+        held = [entry for entry in entries[:journaled] if entry[0] in waiting]
+        self._pending = deque(held + entries[journaled:])  # a retrying route's wait, in order
+        self._held_back = len(held)
         if held:
             self._first_pending_at = now
+        if journaled < len(entries):  # in the journal at the worker's next step: form then
+            self._first_pending_at = now - self._window_s
         for batch in form_batches(ready, self._max_batch_items):
             self._journal_op(JournalOp("batched", batch.items, batch.operation_id))
             self._outbox.append(batch)

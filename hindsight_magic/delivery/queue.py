@@ -23,6 +23,7 @@ from .items import MemoryItem
 from .journal import JournalError
 from .keeping import JournalOp
 from .pump import QueuePump
+from .spool import encode
 
 __all__ = ["Batch", "QueueClosedError", "QueueFullError", "RetainQueue", "Route"]
 
@@ -33,13 +34,15 @@ class RetainQueue(QueuePump):
     # -- kernel-thread API ------------------------------------------------------------------
 
     def enqueue(self, route: Route, item: MemoryItem) -> int:
-        """Queue one item (O(1); with a journal, one local insert); returns the number pending."""
+        """Queue one item (O(1); with a journal, one line appended to this kernel's spool file,
+        so it survives the process being killed once this returns); the number pending."""
+        line = encode(route, item) if self._journal is not None else b""
         with self._cond:
             if self._closed:
                 raise QueueClosedError
             held = len(self._pending) + self._failed_count()
             spill = bool(self._spilled) or held >= self._memory_cap
-            if self._journal_add(route, item, spilled=spill):
+            if self._spool_add(route, item, line, spill):
                 if spill:
                     self._spilled += 1  # waits on disk; the worker loads it when there is room
                     return len(self._pending) + self._spilled
@@ -174,8 +177,6 @@ class RetainQueue(QueuePump):
             self._closed = True
         self.flush(timeout_s)
         self.stop(min(timeout_s, 2.0))
-        self._drain_journal_ops()
         stats = self.stats()
-        if self._journal is not None:
-            self._journal.close()
+        self._close_journal()
         return stats.pending + stats.in_flight + stats.retrying + stats.failed

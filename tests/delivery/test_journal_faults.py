@@ -1,14 +1,12 @@
-"""The journal damaged, full or read-only: nothing lost, nothing sent twice, one line each way.
+"""A journal that cannot be written (disk full, read-only): nothing lost, nothing sent twice.
 
-A damaged file is moved aside (``journal.sqlite3.corrupt-<UTC time>``) and a fresh one used;
-a journal that cannot be written keeps the memories in memory (delivery goes on), says so
-once, and goes back to the journal by itself once it can be written. The ``disk`` fixture is a
+The memories are kept in memory (delivery goes on), the user is told once, and the journal is
+used again by itself once it can be written — told once too. The ``disk`` fixture is a
 real tmpfs where mounting is allowed, else injected SQLite errors (``conftest.py``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 from faultkit import ServerReader, exactly_once
 from helpers import BatchRecorder, FakeClock, RunningServer, item, wait_for
-from smalldisk import SmallDisk, small_disk
+from journalkit import SmallDisk, on_disk, small_disk
 
 from hindsight_magic.api.client import HindsightError
 from hindsight_magic.delivery import keeping
@@ -40,139 +38,6 @@ def disk(
     injected errors alone, so both ways are asserted wherever both are possible."""
     with small_disk(tmp_path / "small-disk", request.param, monkeypatch) as small:
         yield small
-
-
-def rows_in(path: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(path) as db:
-        found = db.execute("select state, body from items order by id").fetchall()
-    return [(state, body.split('"content": "')[1].split('"')[0]) for state, body in found]
-
-
-def moved_aside(line: str | None, path: Path, damage: str) -> Path:
-    """The file the one line names, checked to be ``<name>.corrupt-<UTC time>``."""
-    assert line is not None
-    found = re.fullmatch(
-        rf"The journal {re.escape(str(path))} was damaged \({damage}\): moved aside to (\S+); "
-        r"a fresh journal is in use\.",
-        line,
-    )
-    assert found, line
-    moved = Path(found.group(1))
-    assert moved.parent == path.parent
-    assert re.fullmatch(rf"journal\.sqlite3\.corrupt-{STAMP}", moved.name), moved.name
-    return moved
-
-
-def test_a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_journal_used(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "journal.sqlite3"
-    damaged = b"this is not a database " * 200
-    path.write_bytes(damaged)
-    Path(f"{path}-wal").write_bytes(b"stale wal" * 50)
-    journal, line = open_journal(str(path))
-    moved = moved_aside(line, path, "file is not a database")
-    assert moved.read_bytes() == damaged  # the old file is kept, as it was
-    assert Path(f"{moved}-wal").read_bytes() == b"stale wal" * 50
-
-    assert journal is not None
-    sender, lines = BatchRecorder(), []
-    queue = RetainQueue(sender, journal=journal, on_notice=lines.append)
-    queue.enqueue(A, item("after the damage"))
-    assert rows_in(path) == [("pending", "after the damage")]  # durability stays on
-    queue.request_flush()
-    queue.pump()
-    assert sender.texts() == ["after the damage"]
-    assert rows_in(path) == []
-    assert lines == []
-    assert queue.stats().journal_problem is None
-
-
-def damage_pages(path: Path) -> None:
-    """Overwrite the header of every b-tree page after the first (SQLite: malformed)."""
-    data = bytearray(path.read_bytes())
-    for start in range(4096, len(data), 4096):
-        data[start : start + 12] = b"\xff" * 12
-    path.write_bytes(bytes(data))
-
-
-def test_a_malformed_journal_left_by_a_dead_kernel_is_moved_aside_with_one_line(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "journal.sqlite3"
-    dead = Journal(path)
-    queue = RetainQueue(BatchRecorder(), journal=dead)
-    for n in range(300):
-        queue.enqueue(A, item(f"memory {n} of a kernel that died " + "x" * 80))
-    dead.close()  # the last connection: everything is in the main file now
-    damage_pages(path)
-    before = path.read_bytes()
-
-    journal, line = open_journal(str(path))
-    moved = moved_aside(line, path, "database disk image is malformed")
-    assert moved.read_bytes() == before
-    clock, sender, lines = FakeClock(), BatchRecorder(), [line]
-    fresh = RetainQueue(sender, journal=journal, on_notice=lines.append, clock=clock)
-    assert fresh.recover() == 0  # what the damaged file held stays in it
-    fresh.enqueue(A, item("kept in the fresh journal"))
-    assert rows_in(path) == [("pending", "kept in the fresh journal")]
-    clock.advance(10)
-    fresh.pump()
-    assert len(lines) == 1  # one line says what happened and where the old file is
-    assert sender.texts() == ["kept in the fresh journal"]
-
-
-def test_damage_found_while_running_moves_the_file_aside_and_keeps_every_memory(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "journal.sqlite3"
-    journal = Journal(path)
-    clock, sender, lines = FakeClock(), BatchRecorder(), []
-    queue = RetainQueue(  # sends only when flushed
-        sender, journal=journal, on_notice=lines.append, clock=clock, batch_size=1000, window_s=60
-    )
-    texts = [f"memory {n} " + "x" * 80 for n in range(301)]
-    for text in texts[:-1]:
-        queue.enqueue(A, item(text))
-    with sqlite3.connect(path) as other:  # everything into the main file, then damage it
-        other.execute("pragma wal_checkpoint(truncate)")
-    journal._db.execute("pragma cache_size=1")  # type: ignore[union-attr]  # read from disk
-    damage_pages(path)
-    queue.enqueue(A, item(texts[-1]))
-    queue.pump()  # the next write finds the damage
-    clock.advance(1)
-    queue.pump()
-    [line] = lines
-    moved = moved_aside(line, path, "database disk image is malformed")
-    assert moved.exists()
-    assert rows_in(path) == [("pending", text) for text in texts]  # rewritten from memory
-    queue.request_flush()
-    queue.pump()
-    assert sender.texts() == texts
-    assert rows_in(path) == []
-
-
-def test_a_file_moved_aside_by_another_kernel_gets_this_kernels_memories_again(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "journal.sqlite3"
-    clock, sender, lines = FakeClock(), BatchRecorder(), []
-    queue = RetainQueue(sender, journal=Journal(path), on_notice=lines.append, clock=clock)
-    for n in range(3):
-        queue.enqueue(A, item(f"held {n}"))
-    for suffix in ("", "-wal", "-shm"):  # what the other kernel's move does
-        if Path(f"{path}{suffix}").exists():
-            os.replace(f"{path}{suffix}", tmp_path / f"aside{suffix}")
-    Journal(path)  # ... and the fresh file it creates
-    queue.pump()  # the window is still open: nothing sent, but the worker notices
-    clock.advance(1)
-    queue.pump()
-    assert rows_in(path) == [("pending", f"held {n}") for n in range(3)]
-    assert lines == []  # nothing the user needs to know
-    queue.request_flush()
-    queue.pump()
-    assert sender.texts() == [f"held {n}" for n in range(3)]
-    assert rows_in(path) == []
 
 
 def test_a_read_only_journal_keeps_memories_in_memory_then_comes_back(disk: SmallDisk) -> None:
@@ -217,7 +82,7 @@ def test_a_read_only_journal_keeps_memories_in_memory_then_comes_back(disk: Smal
     queue.pump()
     assert [b.operation_id for b in sender.batches] == [first.operation_id] * 4
     assert sender.texts()[-3:] == [f"while read-only {n}" for n in range(3)]
-    assert rows_in(path) == []
+    assert on_disk(path) == []
     assert len(lines) == 2
 
 
@@ -234,20 +99,20 @@ def test_a_full_disk_mid_session_keeps_memories_delivers_each_once_and_comes_bac
     texts = [f"memory {n}" for n in range(25)]
     for text in texts[:5]:
         queue.enqueue(A, item(text))
-    assert [state for state, _ in rows_in(path)] == ["pending"] * 5
+    assert on_disk(path) == [("spooled", text) for text in texts[:5]]
 
     disk.fill()
     for text in texts[5:20]:
-        queue.enqueue(A, item(text))  # no error: kept in memory
+        queue.enqueue(A, item(text))  # no error (in the spool's last block, or in memory)
     assert queue.stats().pending == 20
+    queue.request_flush()
+    queue.pump()  # delivery goes on while the disk is full
+    assert sender.texts() == texts[:20]
     assert queue.stats().journal_problem == "disk full"
     assert lines == [
         f"The journal {path} cannot be written (disk full): queued memories are kept in memory "
         "only until it can; retrying by itself."
     ]
-    queue.request_flush()
-    queue.pump()  # delivery goes on while the disk is full
-    assert sender.texts() == texts[:20]
     for text in texts[20:]:
         queue.enqueue(A, item(text))
     clock.advance(keeping.RETRY_S + 0.1)
@@ -259,24 +124,12 @@ def test_a_full_disk_mid_session_keeps_memories_delivers_each_once_and_comes_bac
     queue.pump()
     assert lines[1:] == [f"The journal {path} can be written again: 5 queued memories are on disk."]
     # the rows of what was delivered meanwhile are gone; what memory held is on disk
-    assert rows_in(path) == [("pending", text) for text in texts[20:]]
+    assert on_disk(path) == [("pending", text) for text in texts[20:]]
     queue.request_flush()
     queue.pump()
     assert sender.texts() == texts  # each exactly once, in order
-    assert rows_in(path) == []
+    assert on_disk(path) == []
     assert len(lines) == 2
-
-
-def test_only_damage_moves_a_journal_aside(tmp_path: Path) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("not a folder")
-    journal, line = open_journal(str(blocker / "journal.sqlite3"))
-    assert journal is not None
-    assert not journal.available
-    assert line is not None
-    assert "kept in memory only" in line
-    assert blocker.read_text() == "not a folder"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
 @pytest.mark.integration
@@ -312,16 +165,17 @@ def test_a_full_disk_in_a_notebook_is_said_once_and_each_memory_reaches_the_serv
     disk.fill()
     for text in texts[4:8]:
         run(f"%retain {text}")
+    queue = notebook.magics.session.queue  # its worker finds the disk full (or the kernel did)
+    wait_for(lambda: queue.stats().journal_problem, 10, "the journal found full")
     assert "journal memory only (disk full) — retrying" in one_spaced(run("%hindsight status"))
     run("%hindsight flush")  # delivered while the disk is full
     for text in texts[8:]:
         run(f"%retain {text}")
 
     disk.free()
-    queue = notebook.magics.session.queue
     wait_for(lambda: queue.stats().journal_problem is None, 10, "the journal written again")
     assert f"journal {path}\n" in one_spaced(run("%hindsight status"))
-    assert [state for state, _ in rows_in(path)] == ["pending"] * 4  # what memory held
+    assert [state for state, _ in on_disk(path)] == ["pending"] * 4  # what memory held
     run("%hindsight flush")
     everything = "\n".join(shown)
     assert everything.count("cannot be written (disk full)") == 1, everything
@@ -333,7 +187,7 @@ def test_a_full_disk_in_a_notebook_is_said_once_and_each_memory_reaches_the_serv
     finally:
         reader.close()
     assert accepted == (0, 0, 0), "{} missing, {} doubled, {} unexpected".format(*accepted)
-    assert rows_in(path) == []
+    assert on_disk(path) == []
 
 
 def one_spaced(text: str) -> str:
