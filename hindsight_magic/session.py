@@ -97,6 +97,7 @@ class HindsightSession:
         self.queue = RetainQueue(
             BatchSender(self.connection, settings, self.secrets),
             on_failure=self.notices.retention_failed,
+            on_notice=self.notices.add,
             journal=journal,
             **(queue_options or {}),
         )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from IPython.core.error import UsageError
+from journalkit import on_disk
 
 from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
 from hindsight_magic.ipython.errors import HindsightMagicError
@@ -283,8 +283,8 @@ def swap_client(session: Any, reply: Reply) -> None:
 
 
 def journal_bodies(path: Path) -> list[dict[str, Any]]:
-    with sqlite3.connect(path) as db:
-        return [json.loads(body) for (body,) in db.execute("select body from items order by id")]
+    """What the journal and its spools hold, oldest first (a next kernel would find it)."""
+    return [{"content": content} for _, content in on_disk(path)]
 
 
 def seen(cell: Any, records: list[Any]) -> str:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import statistics
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from faultkit import ServerReader, exactly_once, proxy_for
 from helpers import PLANTED_KEY, RunningServer, free_port, poll
+from journalkit import on_disk
 from kernels import Kernel
 
 from hindsight_magic.localserver import launcher as server
@@ -72,8 +73,9 @@ def reader_for() -> Iterator[Any]:
 
 
 def journal_states(path: Path) -> dict[str, int]:
-    with sqlite3.connect(path) as db:
-        return dict(db.execute("select state, count(*) from items group by state").fetchall())
+    """How many memories the journal and its spools hold, by state (``spooled``: not yet taken
+    into the journal)."""
+    return dict(Counter(state for state, _ in on_disk(path)))
 
 
 def kernel_stats(kernel: Kernel) -> dict[str, Any]:
@@ -166,6 +168,63 @@ def test_a_killed_kernels_500_memories_are_delivered_once_by_the_next_kernel(
         f"({stats['requests']} requests, {len(ops)} retain operations on the server, each "
         "memory in exactly one)"
     )
+
+
+# -- a kernel SIGKILLed right after its %retain calls returned ------------------------------------
+
+# Runs in the kernel: N %retain calls, then the kernel kills itself the moment the last returned
+# (no flush, no exit handler: what each %retain wrote before returning is all there is).
+RETAIN_THEN_DIE = """# hindsight: skip
+import os, signal
+_hm_retain = get_ipython().run_line_magic
+for _hm_text in {texts!r}:
+    assert _hm_retain("retain", _hm_text) == "1 memory queued."
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_kernel_killed_right_after_its_retains_returned_loses_and_doubles_nothing(
+    tmp_path: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    kernels: list[Kernel],
+    reader_for: Any,
+) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    env = {
+        "HINDSIGHT_BANK_ID": bank_id,
+        "HINDSIGHT_JOURNAL_PATH": str(journal),
+        "HINDSIGHT_API_URL": hindsight_server.url,  # sending while the retains run
+        **QUIET,
+    }
+    marker = f"sigkill-{bank_id}"
+    texts = [f"Memory {n:03d} of {marker}: batch {n * 13 % 97} was reweighed." for n in range(300)]
+    first = Kernel(env, tmp_path)
+    kernels.append(first)
+    assert "Error" not in first.run("%load_ext hindsight_magic")
+    first.pid  # noqa: B018  # asked now: the kernel cannot answer once it is dead
+    first.client.execute(RETAIN_THEN_DIE.format(texts=texts))
+    assert poll(lambda: not first.manager.is_alive(), 60, every_s=0.05), "the kernel still runs"
+    first.client.stop_channels()
+    first.manager.cleanup_resources()  # its connection file
+    at_kill = journal_states(journal)
+    figure(f"kernel SIGKILLed right after 300 %retain returned; on disk by state: {at_kill}")
+
+    second = Kernel(env, tmp_path)
+    kernels.append(second)
+    assert "Error" not in second.run("%load_ext hindsight_magic")
+    left = sum(at_kill.values())
+    status = second.run("%hindsight status")
+    if left:
+        assert f"Recovered {left} memor" in status, status
+    assert poll(lambda: all_sent(kernel_stats(second), left), 120, every_s=0.2)
+    assert journal_states(journal) == {}
+
+    reader = reader_for(hindsight_server.url, bank_id)
+    assert_exactly_once(reader, texts, marker, documents=False)
+    ops = reader.retain_operations()
+    assert sum(op["items_count"] for op in ops) == 300  # each memory accepted once
+    figure(f"all 300 accepted exactly once ({len(ops)} retain operations on the server)")
 
 
 # -- the server killed in the middle of a 1 000-memory burst ------------------------------------

@@ -92,6 +92,7 @@ class QueueStats:
     last_error: str | None
     requests: int
     journal: str | None = None
+    journal_problem: str | None = None  # why memories are held in memory only, for now
 
 
 @dataclass(frozen=True)

@@ -1,33 +1,38 @@
 """The durable retain queue: every memory from enqueue until the server accepted its batch.
 
-SQLite in WAL mode (an insert + commit costs a few µs and survives the process being killed).
-Rows are ``pending`` (queued), ``batched`` (part of a batch with a client ``operation_id``, so a
-re-send after a crash or a lost reply is the same operation to the server) or ``failed`` (refused
-by the server; re-sendable). Each kernel is an *owner*; a new kernel claims the rows of owners
-that died (their process is gone, or their heartbeat is stale) inside one ``BEGIN IMMEDIATE``
-transaction, so two kernels sharing a journal never take the same rows.
+SQLite in WAL mode (survives the process being killed), shared by a user's kernels. Each
+kernel's ``%retain`` appends to its own spool file (``spool.py``); its worker thread moves
+spooled memories into the journal (``ingest``) and writes what happens to them. Rows are
+``pending`` (its kernel holds it in memory too), ``spilled`` (on disk only: its kernel's memory
+was full; loaded when there is room, oldest first), ``batched`` (part of a batch with a client
+``operation_id``, so a re-send after a crash or a lost reply is the same operation to the
+server) or ``failed`` (refused by the server; re-sendable). Row ids follow queue order. Each
+kernel is an *owner*; a new kernel claims the rows and spools of owners that died
+(``orphans.py``) inside one ``BEGIN IMMEDIATE`` transaction, so two kernels never take the
+same rows.
+
+Every failure is a ``JournalError`` whose ``kind`` says why (``sqlite_file``). A damaged file
+is moved aside when (re)opened and a fresh one created; ``moved_to`` then names the old file.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
-import socket
 import sqlite3
-import threading
 import time
-import uuid
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..paths import pid_exists
-from .items import MemoryItem
+from . import orphans
+from .journal_file import JournalFile
+from .spool import spool_path
+from .sqlite_file import JournalError
+from .stored import INSERT, JournalRow, Kept, row_from
 
-HEARTBEAT_S = 20.0
-STALE_AFTER_S = 120.0
+__all__ = ["Journal", "JournalError", "JournalRow", "Kept"]
+
 SCHEMA = """
 create table if not exists items (
     id integer primary key autoincrement,
@@ -46,122 +51,63 @@ create table if not exists owners (
     pid integer not null,
     heartbeat real not null
 );
+create table if not exists spools (
+    name text primary key,
+    owner text not null,
+    offset integer not null default 0
+);
 """
 
 
-class JournalError(RuntimeError):
-    """The journal file cannot be used (permissions, corruption, disk full)."""
-
-
-@dataclass
-class JournalRow:
-    """One stored memory."""
-
-    id: int
-    bank_id: str
-    tags: tuple[str, ...] | None
-    item: MemoryItem
-    state: str
-    operation_id: str | None
-    error: str | None
-
-
-def _item_from(body: str, row_id: int) -> MemoryItem:
-    data: dict[str, Any] = json.loads(body)
-    tags = data.get("tags")
-    return MemoryItem(
-        content=data["content"],
-        timestamp=data["timestamp"],
-        context=data.get("context"),
-        metadata=dict(data.get("metadata") or {}),
-        tags=tuple(tags) if tags else None,
-        document_id=data.get("document_id"),
-        update_mode=data.get("update_mode"),
-        journal_ids=[row_id],
-    )
-
-
-class Journal:
+class Journal(JournalFile):
     """A SQLite journal shared by the kernels of one user (thread-safe within a process)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._lock = threading.RLock()
-        self._last_beat = 0.0
-        self._closed = False
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                str(path), isolation_level=None, check_same_thread=False, timeout=2.0
-            )
-            self._db.execute("pragma journal_mode=wal")
-            self._db.execute("pragma synchronous=normal")
-            self._db.executescript(SCHEMA)
-            os.chmod(path, 0o600)
-            self.heartbeat(force=True)
-        except (sqlite3.Error, OSError) as error:
-            raise JournalError(f"cannot use the journal {path}: {error}") from None
-
-    # -- plumbing ---------------------------------------------------------------------------
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("begin immediate")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("rollback")
-                raise
-            self._db.execute("commit")
-
-    def heartbeat(self, force: bool = False) -> None:
-        """Tell other kernels this owner is alive (at most every ``HEARTBEAT_S``)."""
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return
-        now = time.time()
-        if not force and now - self._last_beat < HEARTBEAT_S:
-            return
-        with self._lock:
-            self._db.execute(
-                "insert or replace into owners(owner, host, pid, heartbeat) values (?, ?, ?, ?)",
-                (self.owner, socket.gethostname(), os.getpid(), now),
-            )
-        self._last_beat = now
+    schema = SCHEMA
 
     # -- writes -----------------------------------------------------------------------------
 
-    def add(self, bank_id: str, tags: tuple[str, ...] | None, item: MemoryItem) -> int:
-        """Store one pending memory; returns its row id."""
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return 0
-        body = json.dumps(item.to_json())
-        with self._lock:
-            cursor = self._db.execute(
-                "insert into items(owner, bank, tags, body) values (?, ?, ?, ?)",
-                (self.owner, bank_id, json.dumps(tags) if tags else None, body),
+    def ingest(self, kept: Sequence[Kept], offsets: Mapping[str, int]) -> list[int]:
+        """Store spooled memories and how far each spool (by name) is now taken; row ids."""
+        with self._transaction() as db:
+            ids = [
+                int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept
+            ]
+            db.executemany(
+                "update spools set offset = ? where name = ? and owner = ?",
+                [(end, name, self.owner) for name, end in offsets.items()],
             )
-        return int(cursor.lastrowid or 0)
+        return ids
+
+    def _insert(self, db: sqlite3.Connection, kept: Sequence[Kept]) -> list[int]:
+        return [int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept]
+
+    def register_spool(self, name: str) -> None:
+        """Record a spool file of this owner (before it is created)."""
+        with self._transaction() as db:
+            db.execute(
+                "insert or replace into spools(name, owner, offset) values (?, ?, 0)",
+                (name, self.owner),
+            )
+
+    def retire_spools(self, names: Iterable[str]) -> None:
+        """Forget spools taken in entirely (their files are deleted next)."""
+        with self._transaction() as db:
+            db.executemany("delete from spools where name = ?", [(name,) for name in names])
 
     def mark_batched(self, operation_id: str, ids: Iterable[int]) -> None:
         """Rows now travel in the batch ``operation_id``."""
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return
-        with self._transaction() as db:
-            db.executemany(
-                "update items set state = 'batched', operation_id = ?, error = null where id = ?",
-                [(operation_id, row_id) for row_id in ids],
-            )
+        self._update("state = 'batched', operation_id = ?, error = null", operation_id, ids)
 
     def mark_failed(self, ids: Iterable[int], error: str) -> None:
         """The server refused these rows; keep them for ``%hindsight retry``."""
+        self._update("state = 'failed', error = ?", error, ids)
+
+    def _update(self, assignment: str, value: str, ids: Iterable[int]) -> None:
         if self._closed:  # unloading: the next kernel adopts what is left
             return
         with self._transaction() as db:
             db.executemany(
-                "update items set state = 'failed', error = ? where id = ?",
-                [(error, row_id) for row_id in ids],
+                f"update items set {assignment} where id = ?", [(value, row) for row in ids]
             )
 
     def delete(self, ids: Iterable[int]) -> None:
@@ -171,45 +117,64 @@ class Journal:
         with self._transaction() as db:
             db.executemany("delete from items where id = ?", [(row_id,) for row_id in ids])
 
+    def reconcile(
+        self, kept: Sequence[Kept], spilled: Sequence[Kept], spool: str
+    ) -> tuple[list[int], list[str]]:
+        """Make this owner's rows match what it holds, after a while without the journal.
+
+        Its rows become ``kept`` (in order), then its spilled rows, then ``spilled`` (memories
+        spooled while memory was full, not taken in yet); its spools are replaced by ``spool``.
+        Returns the new row ids of ``kept`` and the names of the spool files to delete.
+        """
+        with self._transaction() as db:
+            old = db.execute(
+                "select bank, tags, body from items where owner = ? and state = 'spilled' "
+                "order by id",
+                (self.owner,),
+            ).fetchall()
+            db.execute("delete from items where owner = ?", (self.owner,))
+            ids = [
+                int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept
+            ]
+            db.executemany(INSERT, [(self.owner, *row, "spilled", None, None) for row in old])
+            db.executemany(INSERT, [entry.values(self.owner) for entry in spilled])
+            spools = db.execute("select name from spools where owner = ?", (self.owner,))
+            names = [name for (name,) in spools.fetchall() if name != spool]
+            db.execute("delete from spools where owner = ?", (self.owner,))
+            db.execute("insert into spools(name, owner) values (?, ?)", (spool, self.owner))
+            self._beat(time.time())
+        return ids, names
+
     # -- reads ------------------------------------------------------------------------------
 
-    def pending_after(self, after_id: int, limit: int) -> list[JournalRow]:
-        """This owner's pending rows with ids above ``after_id``, oldest first."""
-        return self._select("state = 'pending' and id > ?", (after_id,), limit)
+    def load_spilled(self, limit: int) -> list[JournalRow]:
+        """Up to ``limit`` of this owner's spilled rows, oldest first, now ``pending``."""
+        with self._transaction() as db:
+            rows = self._select(db, "state = 'spilled'", limit)
+            db.executemany(
+                "update items set state = 'pending' where id = ?", [(r.id,) for r in rows]
+            )
+        return rows
 
     def rows(self, state: str) -> list[JournalRow]:
         """All of this owner's rows in ``state``, oldest first."""
-        return self._select("state = ?", (state,), -1)
+        with self._using() as db:
+            return self._select(db, "state = ?", -1, state)
 
-    def _select(self, where: str, args: tuple[Any, ...], limit: int) -> list[JournalRow]:
-        if self._closed:
-            return []
-        with self._lock:
-            cursor = self._db.execute(
-                "select id, bank, tags, body, state, operation_id, error from items "
-                f"where owner = ? and {where} order by id limit ?",
-                (self.owner, *args, limit),
-            )
-            found = cursor.fetchall()
-        return [
-            JournalRow(
-                row_id,
-                bank,
-                tuple(json.loads(tags)) if tags else None,
-                _item_from(body, row_id),
-                state,
-                operation_id,
-                error,
-            )
-            for row_id, bank, tags, body, state, operation_id, error in found
-        ]
+    def _select(
+        self, db: sqlite3.Connection, where: str, limit: int, *args: Any
+    ) -> list[JournalRow]:
+        found = db.execute(
+            "select id, bank, tags, body, state, operation_id, error from items "
+            f"where owner = ? and {where} order by id limit ?",
+            (self.owner, *args, limit),
+        ).fetchall()
+        return [row_from(row) for row in found]
 
     def count(self, state: str) -> int:
         """How many of this owner's rows are in ``state``."""
-        if self._closed:
-            return 0
-        with self._lock:
-            row = self._db.execute(
+        with self._using() as db:
+            row = db.execute(
                 "select count(*) from items where owner = ? and state = ?", (self.owner, state)
             ).fetchone()
         return int(row[0])
@@ -217,31 +182,24 @@ class Journal:
     # -- recovery ---------------------------------------------------------------------------
 
     def claim_orphans(self) -> int:
-        """Take over the rows of owners that died; returns how many rows were claimed."""
+        """Take over the rows and spools of owners that died; returns the memory count.
+
+        Their ``pending`` rows and spooled memories become ``spilled``: this kernel loads them
+        when it has room.
+        """
         if self._closed:  # unloading: the next kernel adopts what is left
             return 0
-        host, now = socket.gethostname(), time.time()
+        files = orphans.spool_files(self.path)  # listed before: see ``orphans.claim``
         with self._transaction() as db:
-            owners = db.execute("select owner, host, pid, heartbeat from owners").fetchall()
-            known = {owner for owner, *_ in owners}
-            dead = [
-                owner
-                for owner, owner_host, pid, beat in owners
-                if owner != self.owner
-                and (now - beat > STALE_AFTER_S or (owner_host == host and not pid_exists(pid)))
-            ]
-            orphaned = db.execute(
-                "select distinct owner from items where owner != ?", (self.owner,)
-            ).fetchall()
-            dead += [owner for (owner,) in orphaned if owner not in known]
-            claimed = 0
-            for owner in dict.fromkeys(dead):
-                cursor = db.execute(
-                    "update items set owner = ? where owner = ?", (self.owner, owner)
-                )
-                claimed += cursor.rowcount
-                db.execute("delete from owners where owner = ?", (owner,))
+            claimed, leftovers = orphans.claim(db, self.owner, self.path, files)
+        for path in leftovers:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         return claimed
+
+    def spool_path(self, generation: int) -> Path:
+        """Where this owner's spool ``generation`` lives."""
+        return spool_path(self.path, self.owner, generation)
 
     def close(self) -> None:
         """Release ownership (rows left behind are claimed by the next kernel) and close."""
@@ -250,6 +208,9 @@ class Journal:
                 return
             self._closed = True
             try:
-                self._db.execute("delete from owners where owner = ?", (self.owner,))
+                if self._db is not None:
+                    self._db.execute("delete from owners where owner = ?", (self.owner,))
+            except sqlite3.Error:
+                pass  # a stale heartbeat tells the next kernel the same
             finally:
-                self._db.close()
+                self._disconnect()

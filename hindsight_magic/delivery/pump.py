@@ -26,8 +26,9 @@ from .batches import (
     halve,
 )
 from .items import MemoryItem
+from .keeping import JournalOp, Notify
 from .recent import RecentFeed
-from .worker import BackgroundWorker
+from .spooling import Spooling
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -42,7 +43,7 @@ RECENT_OPERATIONS = 64
 Sender = Callable[[Batch], None]
 
 
-class QueuePump(BackgroundWorker):
+class QueuePump(Spooling):
     """The queue's state, and the worker's side of it."""
 
     def __init__(
@@ -60,6 +61,7 @@ class QueuePump(BackgroundWorker):
         on_failure: Callable[[Batch, str], None] | None = None,  # quick: runs under the lock
         journal: Journal | None = None,
         memory_cap: int = MEMORY_CAP,
+        on_notice: Notify | None = None,  # a line for the user (journal down / back)
     ) -> None:
         super().__init__(clock)
         self._send = send
@@ -71,6 +73,7 @@ class QueuePump(BackgroundWorker):
         self._on_failure = on_failure
         self._pending: deque[tuple[Route, MemoryItem]] = deque()
         self._first_pending_at: float | None = None
+        self._held_back = 0  # pending entries (at the front) waiting for their route's retry
         self._outbox: list[Batch] = []
         self._in_flight: Batch | None = None
         self._failed: list[Batch] = []
@@ -82,10 +85,8 @@ class QueuePump(BackgroundWorker):
         self._last_error: str | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
         self.feed = RecentFeed(wall=wall)  # the panel's Recent list: each item's delivery state
-        self._journal = journal
         self._memory_cap = memory_cap
-        self._spilled = 0  # pending items in the journal only (memory was full)
-        self._loaded_through = 0  # highest journal row id held in memory
+        self._init_keeping(journal, on_notice)
 
     # -- worker -----------------------------------------------------------------------------
 
@@ -95,8 +96,7 @@ class QueuePump(BackgroundWorker):
         The worker calls this; tests with a fake clock call it directly, without a thread.
         """
         self.run_due_jobs()
-        if self._journal is not None:
-            self._journal.heartbeat()
+        self._keep_journal()
         sent = 0
         while True:
             with self._cond:
@@ -104,11 +104,15 @@ class QueuePump(BackgroundWorker):
                 batch = self._next_sendable()
                 if batch is None:
                     self._cond.notify_all()
-                    return sent
+                    break
                 self._outbox.remove(batch)
                 self._in_flight = batch
+            self._drain_journal_ops()  # its operation id is on disk before it is sent
             self._deliver(batch)
+            self._drain_journal_ops()
             sent += 1
+        self._drain_journal_ops()
+        return sent
 
     def _deliver(self, batch: Batch) -> None:
         try:
@@ -120,9 +124,8 @@ class QueuePump(BackgroundWorker):
             log.exception("Hindsight retain queue: batch flush failed")
             self._record_failure(batch, f"{type(error).__name__}: {error}", transient=False)
         else:
-            if self._journal is not None:
-                self._journal.delete(batch.journal_ids)
             with self._cond:
+                self._journal_op(JournalOp("delete", batch.items))
                 self._in_flight = None
                 self._accepted += batch.count
                 self._requests += 1
@@ -149,13 +152,11 @@ class QueuePump(BackgroundWorker):
                 # refused before it became an operation: the halves go under new operation ids
                 halves = halve(batch)
                 for half in halves:
-                    if self._journal is not None:
-                        self._journal.mark_batched(half.operation_id, half.journal_ids)
+                    self._journal_op(JournalOp("batched", half.items, half.operation_id))
                 self._outbox[0:0] = halves
             else:
                 self._failed.append(batch)
-                if self._journal is not None:
-                    self._journal.mark_failed(batch.journal_ids, message)
+                self._journal_op(JournalOp("failed", batch.items, error=message))
                 if self._on_failure is not None:  # before a waiting flush can return
                     self._on_failure(batch, message)
             self._cond.notify_all()
@@ -168,31 +169,12 @@ class QueuePump(BackgroundWorker):
     def _window_closed(self) -> bool:
         if not self._pending:
             return False
-        if self._flush_requested or len(self._pending) >= self._batch_size:
+        if self._flush_requested or len(self._pending) - self._held_back >= self._batch_size:
             return True
         assert self._first_pending_at is not None
         return self._clock() >= self._first_pending_at + self._window_s
 
-    def _failed_count(self) -> int:
-        return sum(b.count for b in self._failed)
-
-    def _refill(self) -> None:
-        """Load spilled items from the journal while memory has room (oldest first)."""
-        if not self._spilled or self._journal is None:
-            return
-        room = self._memory_cap - len(self._pending) - self._failed_count()
-        if room <= 0:
-            return
-        rows = self._journal.pending_after(self._loaded_through, room)
-        for row in rows:
-            self._pending.append((Route(row.bank_id, row.tags), row.item))
-            self._loaded_through = row.id
-        self._spilled = max(0, self._spilled - len(rows)) if rows else 0
-        if self._pending and self._first_pending_at is None:
-            self._first_pending_at = self._clock()
-
     def _form_batches_if_due(self) -> None:
-        self._refill()
         if not self._window_closed():
             self._flush_requested = False
             return
@@ -200,14 +182,18 @@ class QueuePump(BackgroundWorker):
         self._first_pending_at = None
         now = self._clock()
         waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
-        ready = [entry for entry in self._pending if entry[0] not in waiting]
-        held = [entry for entry in self._pending if entry[0] in waiting]
-        self._pending = deque(held)  # a retrying route's items wait here, in order
+        entries = list(self._pending)
+        journaled = self._journaled_prefix()  # the rest is taken into the journal first
+        ready = [entry for entry in entries[:journaled] if entry[0] not in waiting]
+        held = [entry for entry in entries[:journaled] if entry[0] in waiting]
+        self._pending = deque(held + entries[journaled:])  # a retrying route's wait, in order
+        self._held_back = len(held)
         if held:
             self._first_pending_at = now
+        if journaled < len(entries):  # in the journal at the worker's next step: form then
+            self._first_pending_at = now - self._window_s
         for batch in form_batches(ready, self._max_batch_items):
-            if self._journal is not None:
-                self._journal.mark_batched(batch.operation_id, batch.journal_ids)
+            self._journal_op(JournalOp("batched", batch.items, batch.operation_id))
             self._outbox.append(batch)
 
     def _next_sendable(self) -> Batch | None:
@@ -223,7 +209,12 @@ class QueuePump(BackgroundWorker):
         return None
 
     def _has_work(self) -> bool:
-        return self._job_due() or self._window_closed() or self._next_sendable() is not None
+        return (
+            self._job_due()
+            or self._journal_due()
+            or self._window_closed()
+            or self._next_sendable() is not None
+        )
 
     def _settled(self) -> bool:
         now = self._clock()
@@ -236,8 +227,7 @@ class QueuePump(BackgroundWorker):
         deadlines = [b.next_attempt_at for b in self._outbox] + self._job_deadlines()
         if self._first_pending_at is not None:
             deadlines.append(self._first_pending_at + self._window_s)
-        if self._journal is not None:
-            deadlines.append(now + 20.0)  # keep the journal heartbeat fresh
+        deadlines += self._journal_deadlines()
         if not deadlines:
             return None
         return max(0.0, min(deadlines) - now) + 0.001

@@ -18,10 +18,12 @@ from .batches import (
     QueueFullError,
     QueueStats,
     Route,
-    batches_from_rows,
 )
 from .items import MemoryItem
+from .journal import JournalError
+from .keeping import JournalOp
 from .pump import QueuePump
+from .spool import encode
 
 __all__ = ["Batch", "QueueClosedError", "QueueFullError", "RetainQueue", "Route"]
 
@@ -32,22 +34,23 @@ class RetainQueue(QueuePump):
     # -- kernel-thread API ------------------------------------------------------------------
 
     def enqueue(self, route: Route, item: MemoryItem) -> int:
-        """Queue one item (O(1); with a journal, one local insert); returns the number pending."""
+        """Queue one item (O(1); with a journal, one line appended to this kernel's spool file,
+        so it survives the process being killed once this returns); the number pending."""
+        line = encode(route, item) if self._journal is not None else b""
         with self._cond:
             if self._closed:
                 raise QueueClosedError
             held = len(self._pending) + self._failed_count()
-            if self._journal is not None:
-                row = self._journal.add(route.bank_id, route.tags, item)
-                item.journal_ids = [row]
-                if self._spilled or held >= self._memory_cap:
+            spill = bool(self._spilled) or held >= self._memory_cap
+            if self._spool_add(route, item, line, spill):
+                if spill:
                     self._spilled += 1  # waits on disk; the worker loads it when there is room
                     self.feed.queued(item)
                     return len(self._pending) + self._spilled
-                self._loaded_through = row
             elif held >= self._memory_cap:
+                why = "is off" if self._journal is None else "cannot be written"
                 raise QueueFullError(
-                    f"{held} memories are waiting in memory and the journal is off; "
+                    f"{held} memories are waiting in memory and the journal {why}; "
                     "check the server with %hindsight status."
                 )
             self._pending.append((route, item))
@@ -95,8 +98,7 @@ class RetainQueue(QueuePump):
             batches, self._failed = self._failed, []
             for old in batches:
                 batch = Batch(old.route, old.items)
-                if self._journal is not None:
-                    self._journal.mark_batched(batch.operation_id, batch.journal_ids)
+                self._journal_op(JournalOp("batched", batch.items, batch.operation_id))
                 self._outbox.append(batch)
                 self.feed.requeued(batch)
             self._cond.notify_all()
@@ -106,8 +108,8 @@ class RetainQueue(QueuePump):
         """Discard the failed batches for good; returns the item count."""
         with self._cond:
             batches, self._failed = self._failed, []
-            if self._journal is not None:
-                self._journal.delete(row for b in batches for row in b.journal_ids)
+            self._journal_op(JournalOp("delete", [item for b in batches for item in b.items]))
+            self._cond.notify_all()
             return sum(b.count for b in batches)
 
     def recover(self) -> int:
@@ -116,20 +118,13 @@ class RetainQueue(QueuePump):
         Batches keep their ``operation_id``: re-sending one the server already accepted is the
         same operation to it, so nothing is stored twice.
         """
-        if self._journal is None:
+        if self._journal is None or not self._durable:
+            return 0  # a journal not open yet: the worker adopts them once it opens
+        try:
+            return self._adopt_orphans()
+        except JournalError as error:
+            self._journal_down(error)
             return 0
-        self._journal.claim_orphans()
-        with self._cond:
-            found = 0
-            for state, target in (("batched", self._outbox), ("failed", self._failed)):
-                for batch in batches_from_rows(self._journal.rows(state)):
-                    target.append(batch)
-                    found += batch.count
-            self._spilled = self._journal.count("pending")
-            found += self._spilled
-            self._refill()
-            self._cond.notify_all()
-            return found
 
     def stats(self) -> QueueStats:
         """A snapshot of the counters."""
@@ -151,6 +146,7 @@ class RetainQueue(QueuePump):
                 last_error=self._last_error,
                 requests=self._requests,
                 journal=str(self._journal.path) if self._journal is not None else None,
+                journal_problem=self.journal_problem,
             )
 
     def take_recent(self, bank_id: str) -> list[tuple[Route, str]]:
@@ -185,6 +181,5 @@ class RetainQueue(QueuePump):
         self.flush(timeout_s)
         self.stop(min(timeout_s, 2.0))
         stats = self.stats()
-        if self._journal is not None:
-            self._journal.close()
+        self._close_journal()
         return stats.pending + stats.in_flight + stats.retrying + stats.failed

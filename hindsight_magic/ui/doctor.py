@@ -205,7 +205,7 @@ def check_journal(setting: str) -> Check:
         counts = _journal_counts(path)
     except sqlite3.Error as error:
         return fix("journal", f"{path} cannot be read: {error}", f"move it away, or {hint}")
-    waiting = counts.get("pending", 0) + counts.get("batched", 0)
+    waiting = sum(counts.get(state, 0) for state in ("pending", "spilled", "batched"))
     failed = counts.get("failed", 0)
     note = f"{waiting} waiting to be sent"
     if failed:

@@ -63,7 +63,12 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
             ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
             ("last flush", _when(stats.last_flush)),
             ("last error", stats.last_error or "-"),
-            ("journal", stats.journal or "off (memory only)"),
+            (
+                "journal",
+                f"memory only ({stats.journal_problem}) — retrying"
+                if stats.journal_problem
+                else stats.journal or "off (memory only)",
+            ),
         ],
     )
     auto = session.autoretain.status(process=check_server)

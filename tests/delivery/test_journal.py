@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from helpers import BatchRecorder, item
+from journalkit import on_disk
 
 from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery import journal as journal_module
+from hindsight_magic.delivery import journal_file as journal_module
 from hindsight_magic.delivery.batches import Route
 from hindsight_magic.delivery.journal import Journal, JournalError
 from hindsight_magic.delivery.queue import QueueFullError, RetainQueue
@@ -25,11 +26,6 @@ DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
     return tmp_path / "journal.sqlite3"
-
-
-def rows_in(path: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(path) as db:
-        return db.execute("select state, body from items order by id").fetchall()
 
 
 def set_owners(path: Path, assignment: str) -> None:
@@ -49,14 +45,16 @@ def test_rows_live_from_enqueue_until_the_server_accepts(path: Path) -> None:
     sender = BatchRecorder()
     queue = RetainQueue(sender, journal=Journal(path))
     queue.enqueue(A, item("kept on disk"))
-    assert [state for state, _ in rows_in(path)] == ["pending"]
+    assert on_disk(path) == [("spooled", "kept on disk")]  # on disk when enqueue returns
+    queue.pump()  # the worker takes the spool into the journal
+    assert on_disk(path) == [("pending", "kept on disk")]
     sender.failures = [DOWN]
     queue.request_flush()
     queue.pump()
-    assert [state for state, _ in rows_in(path)] == ["batched"]
+    assert [state for state, _ in on_disk(path)] == ["batched"]
     queue.request_flush()
     queue.pump()
-    assert rows_in(path) == []
+    assert on_disk(path) == []
     assert queue.stats().accepted == 1
 
 
@@ -68,14 +66,19 @@ def test_refused_batches_are_kept_failed_then_retried_or_dropped(path: Path) -> 
     queue.enqueue(Route("bank-b"), item("fine"))
     queue.request_flush()
     queue.pump()
-    assert [state for state, _ in rows_in(path)] == ["failed"]
+    assert [state for state, _ in on_disk(path)] == ["failed"]
     assert queue.stats().accepted == 1  # nothing else stalled behind the refused batch
     assert queue.retry_failed() == 1
-    assert [state for state, _ in rows_in(path)] == ["batched"]
+    sender.failures = [DOWN]
+    queue.pump()  # the worker writes the new operation id before it sends
+    assert [state for state, _ in on_disk(path)] == ["batched"]
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: too large", 413)]
+    queue.request_flush()
     queue.pump()
+    assert [state for state, _ in on_disk(path)] == ["failed"]
     assert queue.drop_failed() == 1
-    assert rows_in(path) == []
+    queue.pump()  # %hindsight retry --drop leaves the writing to the worker
+    assert on_disk(path) == []
 
 
 def test_a_refused_batch_keeps_the_servers_reason_in_the_next_kernel(path: Path) -> None:
@@ -110,7 +113,7 @@ def test_a_new_queue_adopts_what_a_dead_owner_left(path: Path) -> None:
     queue.pump()
     assert survivor.batches[0].operation_id == operation_id  # same operation: no duplicate
     assert sorted(survivor.texts()) == sorted([f"pending {n}" for n in range(5)] + ["pending late"])
-    assert rows_in(path) == []
+    assert on_disk(path) == []
 
 
 def test_a_live_owner_keeps_its_rows(path: Path) -> None:
@@ -170,7 +173,7 @@ def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
         queue.request_flush()
         queue.pump()
     assert sender.texts() == [f"m{n:02d}" for n in range(25)]  # order kept across spills
-    assert rows_in(path) == []
+    assert on_disk(path) == []
 
 
 def test_without_a_journal_a_full_queue_says_so(path: Path) -> None:

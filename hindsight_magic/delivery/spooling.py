@@ -1,0 +1,239 @@
+"""The queue's spool: ``%retain`` appends to it, the worker moves it into the journal.
+
+The kernel thread writes each memory to this kernel's spool file (``spool.py``) before
+``enqueue`` returns, and never touches SQLite. The worker takes spooled memories into the
+journal (``_ingest``: rows inserted and the spool's offset recorded in one transaction, so
+nothing is taken twice), replaces a spool taken in entirely once it is large, keeps the
+heartbeat, and — while the journal is down — retries, then rewrites this kernel's rows from what
+memory holds and starts a fresh spool (``_restore_journal``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+from ..text import plural
+from .batches import Route
+from .items import MemoryItem
+from .journal import Journal, JournalError, Kept
+from .keeping import QUICK_RETRY_S, JournalKeeping, Notify
+from .opening import moved_aside_line
+from .spool import ROTATE_BYTES, Spool
+from .sqlite_file import journal_error
+
+log = logging.getLogger("hindsight_magic")
+
+
+@dataclass(eq=False)
+class Spooled:
+    """A memory in a spool file, not yet in the journal."""
+
+    route: Route
+    item: MemoryItem
+    spool: Spool
+    end: int  # the spool's size after its line
+    spilled: bool  # memory was full: the journal holds it until there is room
+
+
+class Spooling(JournalKeeping):
+    """The spool side of the queue (``QueuePump`` holds the rest)."""
+
+    def _init_keeping(self, journal: Journal | None, on_notice: Notify | None) -> None:
+        super()._init_keeping(journal, on_notice)
+        self._spool: Spool | None = None
+        self._generation = 0
+        self._retired: list[Spool] = []  # replaced; deleted once taken in entirely
+        self._unjournaled: deque[Spooled] = deque()
+        if journal is not None and self._durable:
+            try:
+                self._spool = self._new_spool(journal, register=True)
+            except JournalError as error:
+                self._journal_down(error)
+
+    def _new_spool(self, journal: Journal, register: bool) -> Spool:
+        """The next spool file, registered in the journal first (unless the caller does)."""
+        self._generation += 1
+        path = journal.spool_path(self._generation)
+        if register:
+            journal.register_spool(path.name)
+        try:
+            return Spool.create(path)
+        except OSError as error:
+            raise journal_error(path, error) from None
+
+    def _journal_due(self) -> bool:
+        return super()._journal_due() or (self._durable and bool(self._unjournaled))
+
+    # -- kernel thread (lock held) ------------------------------------------------------------
+
+    def _spool_add(self, route: Route, item: MemoryItem, line: bytes, spilled: bool) -> bool:
+        """Write a memory to the spool; False: the journal is down, it is held in memory."""
+        spool = self._spool
+        if spool is None or not self._durable:
+            return False
+        try:
+            end = spool.append(line)
+        except OSError as error:
+            self._journal_down(journal_error(spool.path, error))
+            return False
+        self._unjournaled.append(Spooled(route, item, spool, end, spilled))
+        return True
+
+    # -- worker (lock not held) ---------------------------------------------------------------
+
+    def _keep_journal(self) -> None:
+        """Heartbeat, spool into the journal, refill, pending writes; or restore the journal."""
+        journal = self._journal
+        if journal is None:
+            return
+        with self._cond:
+            durable, due = self._durable, self._clock() >= self._retry_at
+        if not durable:
+            if due:
+                self._restore_journal(journal)
+            return
+        try:
+            if journal.replaced():  # another kernel moved a damaged file aside
+                raise JournalError(f"the journal {journal.path} was replaced", "replaced")
+            journal.heartbeat()
+        except JournalError as error:
+            self._journal_down(error)
+            return
+        self._ingest()
+        self._rotate_spool(journal)
+        self._refill(journal)
+        self._drain_journal_ops()
+
+    def _ingest(self) -> None:
+        """Move the spooled memories into the journal (one transaction)."""
+        journal = self._journal
+        with self._cond:
+            if journal is None or not self._durable or not self._unjournaled:
+                return
+            todo = list(self._unjournaled)
+        kept = [
+            Kept(s.route.bank_id, s.route.tags, s.item, "spilled" if s.spilled else "pending")
+            for s in todo
+        ]
+        offsets = {s.spool.path.name: s.end for s in todo}  # the last one of each spool
+        try:
+            ids = journal.ingest(kept, offsets)
+        except JournalError as error:
+            self._journal_down(error)
+            return
+        with self._cond:
+            for spooled, row in zip(todo, ids, strict=True):
+                if not spooled.spilled:
+                    spooled.item.journal_ids = [row]
+                self._unjournaled.popleft()  # only the worker takes from the left
+            self._cond.notify_all()
+
+    def _rotate_spool(self, journal: Journal) -> None:
+        """Replace a large spool (new memories go to a fresh one); delete those taken in."""
+        spool = self._spool
+        if spool is not None and spool.size >= ROTATE_BYTES:
+            try:
+                fresh = self._new_spool(journal, register=True)
+            except JournalError as error:
+                self._journal_down(error)
+                return
+            with self._cond:
+                self._spool = fresh
+                self._retired.append(spool)
+        with self._cond:
+            busy = {id(s.spool) for s in self._unjournaled}
+            done = [s for s in self._retired if id(s) not in busy]
+        if not done:
+            return
+        try:
+            journal.retire_spools(s.path.name for s in done)
+        except JournalError as error:
+            self._journal_down(error)
+            return
+        with self._cond:
+            self._retired = [s for s in self._retired if s not in done]
+        for s in done:
+            s.close(remove=True)
+
+    def _restore_journal(self, journal: Journal) -> None:
+        """Reopen the journal and write what memory holds into it; then it is used again."""
+        with self._cond:
+            problem, said = self._journal_problem, self._said_down
+        try:
+            journal.open(check=problem is not None and problem.kind == "corrupt")
+            if journal.moved_to is not None:
+                self._on_notice(moved_aside_line(journal))
+            if not self._adopted:
+                found = self._adopt_orphans()
+                if found:
+                    count = plural(found, "memory", "memories")
+                    self._on_notice(f"Recovered {count} left by an earlier kernel; sending now.")
+            kept = self._rewrite(journal)
+        except JournalError as error:
+            self._journal_down(error)
+            return
+        if kept is None:  # memories kept coming: the next try finishes
+            with self._cond:
+                self._retry_at = self._clock() + QUICK_RETRY_S
+            return
+        log.info("Hindsight journal: %s is written again", journal.path)
+        if said:
+            count = plural(kept, "queued memory is", "queued memories are")
+            self._on_notice(f"The journal {journal.path} can be written again: {count} on disk.")
+
+    def _rewrite(self, journal: Journal) -> int | None:
+        """This kernel's rows from what memory holds, and a fresh spool; the memory count."""
+        for _ in range(3):
+            with self._cond:
+                kept, items = self._kept()
+                spilled = [
+                    Kept(s.route.bank_id, s.route.tags, s.item, "spilled")
+                    for s in self._unjournaled
+                    if s.spilled
+                ]
+                taken = len(self._unjournaled)
+                self._journal_ops.clear()  # what they would write is in ``kept``
+            fresh_path = journal.spool_path(self._generation + 1)
+            ids, old = journal.reconcile(kept, spilled, fresh_path.name)
+            fresh = self._new_spool(journal, register=False)
+            with self._cond:
+                for item, row in zip(items, ids, strict=True):
+                    item.journal_ids = [row]
+                for _ in range(taken):
+                    self._unjournaled.popleft()
+                if self._unjournaled or not all(i.journal_ids for i in self._held_items()):
+                    fresh.close(remove=True)
+                    continue
+                stale = [s for s in (self._spool, *self._retired) if s is not None]
+                self._spool, self._retired = fresh, []
+                self._durable, self._journal_problem, self._said_down = True, None, False
+                self._cond.notify_all()
+            for spool in stale:
+                spool.close()
+            for name in old:
+                with contextlib.suppress(OSError):
+                    journal.path.with_name(name).unlink()
+            return len(kept) + len(spilled)
+        return None
+
+    # -- unloading (kernel thread, worker stopped) -------------------------------------------
+
+    def _close_journal(self) -> None:
+        """Take in what is spooled, write what is pending, release the spools and the file."""
+        journal = self._journal
+        if journal is None:
+            return
+        self._ingest()
+        self._drain_journal_ops()
+        spools = [s for s in (self._spool, *self._retired) if s is not None]
+        clean = self._durable and not self._unjournaled
+        if clean:
+            with contextlib.suppress(JournalError):
+                journal.retire_spools(s.path.name for s in spools)
+        for spool in spools:
+            spool.close(remove=clean)
+        self._spool, self._retired = None, []
+        journal.close()

@@ -1,0 +1,162 @@
+"""A damaged journal: moved aside (``journal.sqlite3.corrupt-<UTC time>``), a fresh one used.
+
+One line says so and where the old file is; durability stays on; nothing held in memory is
+lost. Only damage moves a file: a journal that cannot be opened for another reason is not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+from helpers import BatchRecorder, FakeClock, item
+from journalkit import on_disk
+
+from hindsight_magic.delivery.batches import Route
+from hindsight_magic.delivery.journal import Journal
+from hindsight_magic.delivery.opening import open_journal
+from hindsight_magic.delivery.queue import RetainQueue
+
+A = Route("bank-a")
+STAMP = r"\d{8}T\d{6}Z"
+
+
+def moved_aside(line: str | None, path: Path, damage: str) -> Path:
+    """The file the one line names, checked to be ``<name>.corrupt-<UTC time>``."""
+    assert line is not None
+    found = re.fullmatch(
+        rf"The journal {re.escape(str(path))} was damaged \({damage}\): moved aside to (\S+); "
+        r"a fresh journal is in use\.",
+        line,
+    )
+    assert found, line
+    moved = Path(found.group(1))
+    assert moved.parent == path.parent
+    assert re.fullmatch(rf"journal\.sqlite3\.corrupt-{STAMP}", moved.name), moved.name
+    return moved
+
+
+def test_a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_journal_used(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite3"
+    damaged = b"this is not a database " * 200
+    path.write_bytes(damaged)
+    Path(f"{path}-wal").write_bytes(b"stale wal" * 50)
+    journal, line = open_journal(str(path))
+    moved = moved_aside(line, path, "file is not a database")
+    assert moved.read_bytes() == damaged  # the old file is kept, as it was
+    assert Path(f"{moved}-wal").read_bytes() == b"stale wal" * 50
+
+    assert journal is not None
+    sender, lines = BatchRecorder(), []
+    queue = RetainQueue(sender, journal=journal, on_notice=lines.append)
+    queue.enqueue(A, item("after the damage"))
+    assert on_disk(path) == [("spooled", "after the damage")]  # durability stays on
+    queue.request_flush()
+    queue.pump()
+    assert sender.texts() == ["after the damage"]
+    assert on_disk(path) == []
+    assert lines == []
+    assert queue.stats().journal_problem is None
+
+
+def damage_pages(path: Path) -> None:
+    """Overwrite the header of every b-tree page after the first (SQLite: malformed)."""
+    data = bytearray(path.read_bytes())
+    for start in range(4096, len(data), 4096):
+        data[start : start + 12] = b"\xff" * 12
+    path.write_bytes(bytes(data))
+
+
+def test_a_malformed_journal_left_by_a_dead_kernel_is_moved_aside_with_one_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite3"
+    dead = Journal(path)
+    queue = RetainQueue(BatchRecorder(), journal=dead)
+    for n in range(300):
+        queue.enqueue(A, item(f"memory {n} of a kernel that died " + "x" * 80))
+    dead.close()  # the last connection: everything is in the main file now
+    damage_pages(path)
+    before = path.read_bytes()
+
+    journal, line = open_journal(str(path))
+    moved = moved_aside(line, path, "database disk image is malformed")
+    assert moved.read_bytes() == before
+    clock, sender, lines = FakeClock(), BatchRecorder(), [line]
+    fresh = RetainQueue(sender, journal=journal, on_notice=lines.append, clock=clock)
+    assert fresh.recover() == 0  # what the damaged file held stays in it
+    fresh.enqueue(A, item("kept in the fresh journal"))
+    assert on_disk(path) == [("spooled", "kept in the fresh journal")]
+    clock.advance(10)
+    fresh.pump()
+    assert len(lines) == 1  # one line says what happened and where the old file is
+    assert sender.texts() == ["kept in the fresh journal"]
+
+
+def test_damage_found_while_running_moves_the_file_aside_and_keeps_every_memory(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+    clock, sender, lines = FakeClock(), BatchRecorder(), []
+    queue = RetainQueue(  # sends only when flushed
+        sender, journal=journal, on_notice=lines.append, clock=clock, batch_size=1000, window_s=60
+    )
+    texts = [f"memory {n} " + "x" * 80 for n in range(301)]
+    for text in texts[:-1]:
+        queue.enqueue(A, item(text))
+    with sqlite3.connect(path) as other:  # everything into the main file, then damage it
+        other.execute("pragma wal_checkpoint(truncate)")
+    journal._db.execute("pragma cache_size=1")  # type: ignore[union-attr]  # read from disk
+    damage_pages(path)
+    queue.enqueue(A, item(texts[-1]))
+    queue.pump()  # the next write finds the damage
+    clock.advance(1)
+    queue.pump()
+    [line] = lines
+    moved = moved_aside(line, path, "database disk image is malformed")
+    assert moved.exists()
+    assert on_disk(path) == [("pending", text) for text in texts]  # rewritten from memory
+    queue.request_flush()
+    queue.pump()
+    assert sender.texts() == texts
+    assert on_disk(path) == []
+
+
+def test_a_file_moved_aside_by_another_kernel_gets_this_kernels_memories_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite3"
+    clock, sender, lines = FakeClock(), BatchRecorder(), []
+    queue = RetainQueue(sender, journal=Journal(path), on_notice=lines.append, clock=clock)
+    for n in range(3):
+        queue.enqueue(A, item(f"held {n}"))
+    for suffix in ("", "-wal", "-shm"):  # what the other kernel's move does
+        if Path(f"{path}{suffix}").exists():
+            os.replace(f"{path}{suffix}", tmp_path / f"aside{suffix}")
+    Journal(path)  # ... and the fresh file it creates
+    queue.pump()  # the window is still open: nothing sent, but the worker notices
+    clock.advance(1)
+    queue.pump()
+    assert on_disk(path) == [("pending", f"held {n}") for n in range(3)]
+    assert lines == []  # nothing the user needs to know
+    queue.request_flush()
+    queue.pump()
+    assert sender.texts() == [f"held {n}" for n in range(3)]
+    assert on_disk(path) == []
+
+
+def test_only_damage_moves_a_journal_aside(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    journal, line = open_journal(str(blocker / "journal.sqlite3"))
+    assert journal is not None
+    assert not journal.available
+    assert line is not None
+    assert "kept in memory only" in line
+    assert blocker.read_text() == "not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
