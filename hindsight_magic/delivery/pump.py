@@ -38,7 +38,7 @@ FLUSH_WINDOW_S = 5.0
 MEMORY_CAP = 10_000
 RECENT_OPERATIONS = 64
 
-Sender = Callable[[Batch], None]
+Sender = Callable[[Batch], bool | None]  # True: sent synchronously, already searchable
 
 
 class QueuePump(BackgroundWorker):
@@ -110,7 +110,7 @@ class QueuePump(BackgroundWorker):
 
     def _deliver(self, batch: Batch) -> None:
         try:
-            self._send(batch)
+            indexed = self._send(batch)
         except HindsightError as error:
             # a batch refused for what it carries is halved, so one bad memory fails alone
             self._record_failure(batch, str(error), error.transient, split=error.refuses_items)
@@ -125,7 +125,8 @@ class QueuePump(BackgroundWorker):
                 self._accepted += batch.count
                 self._requests += 1
                 self._last_flush = self._wall()
-                self._recent.append((batch.route, batch.operation_id))
+                if not indexed:  # a read waits for this operation
+                    self._recent.append((batch.route, batch.operation_id))
                 self._cond.notify_all()
             log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
 
