@@ -106,18 +106,19 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-def _tail(url: str, sizes: Sizes, tmp: str) -> dict[str, Any] | None:
-    """Section 3 from ``bench.retain_tail`` when it is there (None: its rows say it is not)."""
-    if retain_tail is None:
+def _tail(url: str, sizes: Sizes) -> dict[str, Any] | None:
+    """Section 3 from ``bench.retain_tail`` when it is there (None: its rows say it is not).
+
+    Expected of it: ``measure(url, calls, kernels)`` → ``{"one": [row], "many": [row, …],
+    "bars": {"one": (p99_ms, max_ms), "many": (p99_ms, None)}}``, a row per kernel being
+    ``{"retain": {"p50_ms", "p99_ms", "max_ms", "n"}, "noop": {…} (one kernel only),
+    "server_items", "queued", "failed"}`` (what its ``run_kernels`` returns per kernel).
+    """
+    measure = getattr(retain_tail, "measure", None)
+    if measure is None:
         return None
-    run_kernels: Any = retain_tail.run_kernels
-    return {
-        "one": run_kernels(url, Path(tmp, "tail-one.sqlite3"), sizes.tail_calls, 1),
-        "many": run_kernels(
-            url, Path(tmp, "tail-shared.sqlite3"), sizes.tail_calls, sizes.tail_kernels
-        ),
-        "bars": retain_tail.BARS,
-    }
+    result: dict[str, Any] = measure(url, sizes.tail_calls, sizes.tail_kernels)
+    return result
 
 
 def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
@@ -160,7 +161,7 @@ def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
         )
 
         progress("the %retain tail, 1 and several kernels …")
-        sections["3"] = tail_rows(_tail(url, sizes, tmp))
+        sections["3"] = tail_rows(_tail(url, sizes))
 
         progress(f"delivery of {num(sizes.delivery_count)} memories …")
         sections["4"] = delivery_rows(

@@ -151,15 +151,17 @@ def read_after_write_rows(raw: dict[str, Any] | None) -> Section:
     return rows, notes
 
 
-TAIL_MISSING = "not measured: `bench.retain_tail` is not on this branch yet (issue 13 item 2)"
+TAIL_MISSING = (
+    "not measured: `bench.retain_tail` (with its `measure`) is not on this branch yet "
+    "(issue 13 item 2)"
+)
 
 
 def tail_rows(tail: dict[str, Any] | None) -> Section:
     """``%retain`` p50/p99/max in one kernel and in 8 sharing a journal (``bench.retain_tail``).
 
-    ``tail`` is ``{"one": [row], "many": [row, …], "bars": {...}}`` where each row is what
-    ``retain_tail.run_kernels`` returns per kernel. None: the module is missing, and its rows
-    say so (the place for them is kept).
+    ``tail`` is what ``retain_tail.measure`` returns (see ``bench.__main__._tail``). None: the
+    module (or its ``measure``) is missing, and the rows say so — their place is kept.
     """
     if tail is None:
         return [
