@@ -17,6 +17,12 @@ Two ways to send, both safe to repeat after a lost reply:
   document, so a re-send after a lost reply — sync or async, now or by the next kernel — stores
   each memory once. A server that refuses synchronous retains (``RETAIN_BATCH_ENABLED``) gets
   the async request at once, and no sync attempt again.
+
+Every memory queued without a document id gets one of its own (``own_document_id``, kept in
+the journal). A batch's first async send leaves those out: the server then stores the batch as
+one document, which it indexes about a third faster than one document per memory. Every
+later send of the batch (a retry, or the next kernel's) carries them, so a batch that may have
+gone out synchronously is replaced, not doubled; one that went out async is the same operation.
 """
 
 from __future__ import annotations
@@ -40,10 +46,13 @@ if TYPE_CHECKING:
 SYNC_MAX_ITEMS = 16  # a bigger batch goes async: a synchronous retain waits for extraction
 
 
+OWN_ID_PREFIX = "hm-"  # marks the document ids made here (idempotency keys, not documents)
+
+
 def own_document_id(update_mode: str | None) -> str | None:
     """A new document id for a memory queued without one (none for an append: it needs its
     document's). Made when the memory is queued and kept in the journal with it."""
-    return None if update_mode == "append" else str(uuid.uuid4())
+    return None if update_mode == "append" else f"{OWN_ID_PREFIX}{uuid.uuid4()}"
 
 
 def idempotent(batch: Batch) -> bool:
@@ -102,12 +111,15 @@ class BatchSender:
         bank_id = batch.route.bank_id
         ensure_bank(client, bank_id, settings.bank_mission, settings.retain_mission)
         secrets = self._secrets()
+        sync = self._sync_wanted(client, batch)
+        tried = batch.attempts > 0 or batch.error is not None  # here or by an earlier kernel
         items: list[dict[str, Any]] = []
         for item in batch.items:
             body = item.to_json()
             body["content"] = redact(body["content"], secrets)
+            if not (sync or tried) and body.get("document_id", "").startswith(OWN_ID_PREFIX):
+                del body["document_id"]  # a first async send: the batch is one document
             items.append(body)
-        sync = self._sync_wanted(client, batch)
         if sync:
             try:
                 client.retain_batch(bank_id, items, async_=False)

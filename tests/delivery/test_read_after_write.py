@@ -4,12 +4,14 @@ A read (``%recall``/``%%reflect``) sends its bank's new batches synchronously wh
 has its own ``document_id`` and none appends: the server answers once they are searchable, so
 no operation is polled. Everything else — transcript appends, big batches, retries, servers
 that refuse synchronous retains — goes async under the batch's ``operation_id`` and the read
-polls that operation. The lost-reply proofs against the real server are in
+polls that operation. A first async send leaves the memories' own document ids out (the batch is
+one document); every re-send carries them. The lost-reply proofs against the real server are in
 ``test_read_after_write_server.py``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -97,18 +99,40 @@ def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_se
     assert session.queue.stats().accepted == 2
 
 
-def test_without_a_read_the_same_memories_go_async_under_their_document_ids(fake, make_session):
+def test_without_a_read_a_batch_goes_async_as_one_document(fake, make_session):
     session = make_session()
     session.retain("Weekly cohorts start on Monday.")
-    queued = session.queue.held()[0][1].document_id
+    session.retain("Outliers above p99.9 are test orders.")
+    assert all(item.document_id for _, item in session.queue.held())  # kept for a re-send
     session.flush(5)
     [body] = retains(fake)
     assert body["async"] is True
     assert body["operation_id"]
-    assert body["items"][0]["document_id"] == queued  # made when queued, kept in the journal
+    assert [item.get("document_id") for item in body["items"]] == [None, None]  # one document
     session.reader.recall("cohorts")
     assert len(retains(fake)) == 1
     assert polled(fake) == 1  # the read waits for the async operation the worker sent
+
+
+def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(fake, make_session):
+    sent: list[dict[str, Any]] = []
+
+    def lose_first_reply(request: httpx.Request) -> httpx.Response:
+        reply = fake.handle(request)
+        if request.url.path.endswith("/memories") and not sent:
+            sent.append(json.loads(request.content))
+            raise httpx.ReadTimeout("lost", request=request)
+        return reply
+
+    session = make_session(lose_first_reply)
+    session.retain("Revenue is in cents.")
+    made = session.queue.held()[0][1].document_id
+    session.flush(5)
+    wait_for(lambda: session.queue.stats().accepted == 1, 10, "the re-send")
+    first, second = retains(fake)
+    assert first["operation_id"] == second["operation_id"]  # the same operation to the server
+    assert "document_id" not in first["items"][0]
+    assert second["items"][0]["document_id"] == made  # in case the first went out sync
 
 
 def test_a_transcript_append_goes_async_and_the_read_waits_for_its_operation(fake, make_session):
