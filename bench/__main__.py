@@ -31,8 +31,9 @@ from . import (
 )
 from .common import bench_server, delete_bank, load_average, machine_line, raw_client
 from .report import Row, Section, document, num
-from .sections import delivery_rows, read_after_write_rows, retain_rows, tail_rows
+from .sections import read_after_write_rows, retain_rows
 from .sections_session import autoretain_rows, latency_rows, load_rows
+from .sections_volume import delivery_rows, tail_rows
 
 try:  # ── issue 13 item 2 (another engineer): `%retain` p50/p99/max, 1 and 8 kernels ──
     from . import retain_tail
@@ -68,7 +69,7 @@ class Sizes:
     delivery_runs: int
 
 
-FULL = Sizes(15, 5, 6, 10, 300, 30, 150, 20, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 10_000, 3)
+FULL = Sizes(15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 10_000, 3)
 QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 500, 1)
 
 

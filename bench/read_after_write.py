@@ -4,14 +4,17 @@ Each run retains a fresh fact (a unique token in it) and recalls it at once, tim
 
 - the extension: ``shell.run_line_magic("retain", X)`` then ``shell.run_line_magic("recall",
   X)`` (journal and worker on; the recall first sends what is queued and waits until the server
-  can find it);
+  can find it). Its HTTP requests are timed inside the call too: the rest is the extension's
+  own time, free of the server's noise;
 - by hand with ``hindsight-client``, as a notebook cell would (``await``, here on this process's
   own event loop): ``await client.aretain(bank_id=…, content=X)`` (synchronous retain: returns
   once the memory is searchable) then ``await client.arecall(bank_id=…, query=X, …)`` with the
-  extension's recall budget, token limit and types.
+  extension's recall budget, token limit and types — the peer of issue 13;
+- by hand, sending the same memory the extension sends (its context, timestamp, tags, session
+  metadata and document id; the recall with its tags): the same server work, for context.
 
-Runs alternate (extension first in even runs, by hand first in odd ones), in one process, each
-on its own fresh bank. A run counts as found when a recalled memory contains the fact's token.
+The ways take turns (the order rotating from run to run), in one process, each on its own fresh
+bank. A run counts as found when a recalled memory contains the fact's token.
 
 Run alone: ``python -m bench.read_after_write [--runs N]``.
 """
@@ -31,9 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .common import Stat, bench_server, delete_bank, kernel_env, new_bank, quiet_shell
+from .latency import HttpTimer
 
 FACT = "The {token} pipeline writes its parquet output to the bucket {token}-exports."
 BAR = 1.10  # issue 13: the extension within 1.1× of the by-hand peer (medians)
+WAYS = ("magic", "hand", "same")
 
 
 def _fact() -> tuple[str, str]:
@@ -42,58 +47,81 @@ def _fact() -> tuple[str, str]:
 
 
 def measure(url: str, runs: int) -> dict[str, Any] | None:
-    """Both ways, alternating, ``runs`` times each; times in ms. None without the client."""
+    """Every way, taking turns, ``runs`` times each; times in ms. None without the client."""
     if importlib.util.find_spec("hindsight_client") is None:
         return None
     from hindsight_client import Hindsight
 
     from hindsight_magic import load_ipython_extension, unload_ipython_extension
+    from hindsight_magic.delivery.sender import own_document_id
+    from hindsight_magic.times import local_timestamp
 
-    banks = {"magic": new_bank("raw-magic"), "hand": new_bank("raw-hand")}
+    banks = {way: new_bank(f"raw-{way}") for way in WAYS}
     shell = quiet_shell()
     loop = asyncio.new_event_loop()
     client = Hindsight(base_url=url)
+    times: dict[str, list[float]] = {way: [] for way in (*WAYS, "own")}
+    found = dict.fromkeys(WAYS, 0)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-raw-") as tmp:
             env = kernel_env(url, banks["magic"], os.path.join(tmp, "journal.sqlite3"))
             os.environ.update(env)
             load_ipython_extension(shell)
             try:
-                settings = shell.magics_manager.registry["HindsightMagics"].session.settings
+                session = shell.magics_manager.registry["HindsightMagics"].session
+                s, scope = session.settings, session.scope
+                http = [
+                    HttpTimer(session.client, "retain_batch"),
+                    HttpTimer(session.client, "recall"),
+                ]
+                asked = {"budget": s.recall_budget, "max_tokens": s.recall_max_tokens}
+                asked["types"] = list(s.recall_types)
 
                 def magic(text: str, token: str) -> bool:
                     shell.run_line_magic("retain", text)
-                    found = shell.run_line_magic("recall", text)
-                    return any(token in memory.text for memory in found)
+                    memories = shell.run_line_magic("recall", text)
+                    return any(token in memory.text for memory in memories)
 
-                def by_hand(text: str, token: str) -> bool:
-                    loop.run_until_complete(client.aretain(bank_id=banks["hand"], content=text))
-                    reply = loop.run_until_complete(
-                        client.arecall(
-                            bank_id=banks["hand"],
-                            query=text,
-                            budget=settings.recall_budget,
-                            max_tokens=settings.recall_max_tokens,
-                            types=list(settings.recall_types),
-                        )
+                def by_hand(text: str, token: str, same: bool = False) -> bool:
+                    bank_id = banks["same" if same else "hand"]
+                    extra: dict[str, Any] = {}
+                    if same:  # what the extension's item carries (session.retain, sender)
+                        extra = {
+                            "context": s.retain_context,
+                            "timestamp": local_timestamp(),
+                            "metadata": session.metadata(),
+                            "tags": list(scope.retain_tags or ()),
+                            "document_id": own_document_id(None),
+                        }
+                    retain = client.aretain(bank_id=bank_id, content=text, **extra)
+                    loop.run_until_complete(retain)
+                    tags = {"tags": list(scope.recall_tags or ()), "tags_match": scope.tags_match}
+                    recall = client.arecall(
+                        bank_id=bank_id, query=text, **asked, **(tags if same else {})
                     )
+                    reply = loop.run_until_complete(recall)
                     return any(token in (memory.text or "") for memory in reply.results)
 
-                ways: list[tuple[str, Callable[[str, str], bool]]] = [
-                    ("magic", magic),
-                    ("hand", by_hand),
-                ]
-                for _, call in ways:  # warm-up: the banks, connections, first-call imports
+                calls: dict[str, Callable[[str, str], bool]] = {
+                    "magic": magic,
+                    "hand": by_hand,
+                    "same": lambda text, token: by_hand(text, token, same=True),
+                }
+                for call in calls.values():  # warm-up: banks, connections, first-use imports
                     call(*reversed(_fact()))
-                times: dict[str, list[float]] = {"magic": [], "hand": []}
-                found = {"magic": 0, "hand": 0}
+                for timer in http:
+                    timer.take()
                 for run in range(runs):
-                    for name, call in ways if run % 2 == 0 else ways[::-1]:
+                    order = WAYS[run % 3 :] + WAYS[: run % 3]
+                    for way in order:
                         token, text = _fact()
                         started = time.perf_counter()
-                        hit = call(text, token)
-                        times[name].append((time.perf_counter() - started) * 1000)
-                        found[name] += int(hit)
+                        hit = calls[way](text, token)
+                        elapsed = (time.perf_counter() - started) * 1000
+                        times[way].append(elapsed)
+                        found[way] += int(hit)
+                        if way == "magic":
+                            times["own"].append(elapsed - sum(timer.take() for timer in http))
             finally:
                 unload_ipython_extension(shell)
     finally:
@@ -101,19 +129,20 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
         loop.close()
         for bank_id in banks.values():
             delete_bank(url, bank_id)
-    magic_stat, hand_stat = Stat.of(times["magic"]), Stat.of(times["hand"])
-    return {
-        "magic": magic_stat.to_json(),
-        "hand": hand_stat.to_json(),
-        "ratio": magic_stat.median / hand_stat.median,
-        "found": found,
-        "runs": runs,
-    }
+    stats = {way: Stat.of(values) for way, values in times.items()}
+    result: dict[str, Any] = {way: stat.to_json() for way, stat in stats.items()}
+    result.update(
+        ratio=stats["magic"].median / stats["hand"].median,
+        same_ratio=stats["magic"].median / stats["same"].median,
+        found=found,
+        runs=runs,
+    )
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20, help="runs of each way (≥ 12 for the bar)")
+    parser.add_argument("--runs", type=int, default=24, help="runs of each way (≥ 12 for the bar)")
     args = parser.parse_args(argv)
     with bench_server() as server:
         result = measure(server.url, args.runs)
@@ -124,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     magic, hand = result["magic"]["median"], result["hand"]["median"]
     print(
         f"read-after-write, median of {args.runs}: extension {magic:.0f} ms, by hand "
-        f"{hand:.0f} ms, ratio {result['ratio']:.2f} (bar ≤ {BAR}); found "
-        f"{result['found']['magic']}/{args.runs} and {result['found']['hand']}/{args.runs}"
+        f"{hand:.0f} ms, ratio {result['ratio']:.2f} (bar ≤ {BAR}); same memory by hand "
+        f"{result['same']['median']:.0f} ms; the extension's own time "
+        f"{result['own']['median']:.1f} ms; found {result['found']}"
     )
     return 0
 

@@ -87,8 +87,14 @@ def check_figures(out: str) -> None:
     assert 1e-3 < hand_raw < 60, hand_raw
     ratio = table.median("read-after-write ratio")
     assert ratio == pytest.approx(magic_raw / hand_raw, rel=0.02)
+    same, *_ = table.stats("by hand with the memory the extension sends")
+    assert table.median("extension median ÷ that by-hand") == pytest.approx(
+        magic_raw / same, rel=0.02
+    )
+    own, *_ = table.stats("extension's own time per read-after-write")
+    assert 0 < own < magic_raw, (own, magic_raw)
     found = table.row("facts found by the recall right after")[2]
-    assert found == f"{runs}/{runs}, {runs}/{runs}", found
+    assert found == ", ".join([f"{runs}/{runs}"] * 3), found
 
     # 3: the %retain tail — or, without bench.retain_tail, rows that say so
     tail = [row for row in table.rows if row[0] == "3"]
