@@ -50,9 +50,9 @@ class Table:
 
     def stats(self, piece: str) -> tuple[float, float, float, int]:
         """(median, min, max, n) of a measured row, checked to be ordered and counted."""
-        _, _, median, low, high, n, _, _ = self.row(piece)
+        _, what, median, low, high, n, _, _ = self.row(piece)
         figures = (number(median), number(low), number(high))
-        if "ratio" not in piece:  # a ratio row's median is of all cells, min/max of its blocks
+        if "ratio" not in what:  # a ratio row's median is of all cells, min/max of its blocks
             assert figures[1] <= figures[0] <= figures[2], (piece, figures)
         assert figures[1] <= figures[2], (piece, figures)
         assert n.isdigit(), (piece, n)
