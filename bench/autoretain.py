@@ -1,13 +1,20 @@
-"""Auto-retain cost per cell, and bytes per full-session retain, against a real local server.
+"""Auto-retain cost per cell, the transcript work, and bytes per full-session retain.
 
-Run: ``python -m bench.autoretain`` (starts or reuses the local server via the project's
-launcher). Prints a table; asserts nothing.
+Run: ``python -m bench.autoretain`` (``HINDSIGHT_BENCH_URL``, or a server started for the run
+and deleted afterwards). Prints JSON; asserts nothing.
 
 Cost per cell: in one process, the same trivial cell (``x = 1``) is timed with ``run_cell``
 while the extension is not loaded, then while it is loaded with auto-retain on (every 3 cells,
 full-session), alternating blocks to cancel drift. Cells are split into those that trigger a
 retain (every 3rd counted cell) and those that do not; each group's median is compared with the
-baseline median.
+baseline median. The cells run back to back, so the transcripts are built afterwards.
+
+Transcript work, where it really runs: like a user, rounds of three realistic cells (code and a
+result) and then a pause; once the kernel has been idle for a moment the worker thread builds
+the transcript (skip rules, outputs, redaction, formatting) and queues it. Each build is timed
+on the worker: its CPU time (``time.thread_time``) per cell retained. And the stall: as soon as
+a build starts, the kernel thread runs a trivial cell, timed, compared with the same cell run
+while no build runs (same rounds, alternating).
 """
 
 from __future__ import annotations
@@ -17,11 +24,22 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
 import uuid
 from typing import Any
 
-from .common import local_server_url, machine_line, quiet_shell
+from .common import Stat, bench_server, quiet_shell
+
+# A realistic analysis cell: a few lines of code and a result (what auto-retain keeps).
+CELL = """\
+# step {n}: monthly churn by plan, refunds deduplicated
+rows_{n} = [{{"plan": p, "month": m, "churned": (7 * m + {n} * len(p)) % 23}}
+            for p in ("basic", "team", "enterprise") for m in range(1, 13)]
+by_plan_{n} = {{p: sum(r["churned"] for r in rows_{n} if r["plan"] == p) for p in
+             ("basic", "team", "enterprise")}}
+by_plan_{n}
+"""
 
 
 def _time_cells(shell: Any, count: int) -> list[float]:
@@ -75,6 +93,96 @@ def measure_cost(url: str, blocks: int, cells_per_block: int) -> dict[str, Any]:
     }
 
 
+class BuildTimer:
+    """Wraps an auto-retainer's ``process``: times each build on the thread it runs on."""
+
+    def __init__(self, autoretainer: Any) -> None:
+        self.started = threading.Event()
+        self.finished = threading.Event()
+        self.cpu_s: list[float] = []  # per build on the worker: thread CPU time
+        self.wall_s: list[float] = []
+        self.cells: list[int] = []  # cells each build turned into transcript entries
+        self.started_at = 0.0
+        original = autoretainer.process
+
+        def timed(force: bool = False) -> bool:
+            before = autoretainer.status(process=False).counted
+            self.finished.clear()
+            self.started_at = time.perf_counter()
+            self.started.set()
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return bool(original(force))
+            finally:
+                cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+                cells = autoretainer.status(process=False).counted - before
+                if threading.current_thread().name.startswith("hindsight") and cells:
+                    self.cpu_s.append(cpu)
+                    self.wall_s.append(wall)
+                    self.cells.append(cells)
+                self.finished.set()
+
+        autoretainer.process = timed
+
+
+def measure_transcripts(url: str, rounds: int) -> dict[str, Any]:
+    """Worker CPU per retained cell, and a trivial cell's time while a build runs vs. not."""
+    from hindsight_magic import load_ipython_extension, unload_ipython_extension
+
+    shell = quiet_shell()
+    os.environ.update(HINDSIGHT_API_URL=url, HINDSIGHT_BANK_ID=f"bench-{uuid.uuid4().hex[:8]}")
+    load_ipython_extension(shell)
+    session = shell.magics_manager.registry["HindsightMagics"].session
+    every = session.settings.retain_every_n_cells
+    timer = BuildTimer(session.autoretain)
+    during: list[float] = []  # µs from a build's start until a cell sent then has finished
+    idle: list[float] = []  # µs of the same cell while no build runs
+    try:
+        for _ in range(20):  # warm-up: the trivial cell's own caches (not retained)
+            _cell_us(shell)
+        n = 0
+        for round_ in range(rounds):
+            timer.started.clear()
+            for _ in range(every):
+                shell.run_cell(CELL.format(n=n), store_history=True)
+                n += 1
+            if round_ % 2:  # the no-build sample first in odd rounds (the build waits for idle)
+                idle.append(_cell_us(shell))
+            if not timer.started.wait(60):
+                raise RuntimeError("the worker built no transcript within 60 s")
+            # the cell arrives as the build starts, like a user's next cell would: it waits
+            # for the interpreter while the worker holds it, then runs
+            _cell_us(shell)
+            during.append((time.perf_counter() - timer.started_at) * 1e6)
+            timer.finished.wait(60)
+            time.sleep(0.05)
+            if not round_ % 2:
+                idle.append(_cell_us(shell))
+        session.flush(30)
+        retained = session.autoretain.status(process=False).retained
+    finally:
+        unload_ipython_extension(shell)
+    cells = sum(timer.cells)
+    return {
+        "cpu_per_cell_us": sum(timer.cpu_s) / cells * 1e6,
+        "builds": len(timer.cpu_s),
+        "cells": cells,
+        "build_cpu_us": Stat.of(t * 1e6 for t in timer.cpu_s).to_json(),
+        "build_wall_us": Stat.of(t * 1e6 for t in timer.wall_s).to_json(),
+        "cell_during_us": Stat.of(during).to_json(),
+        "cell_idle_us": Stat.of(idle).to_json(),
+        "rounds": rounds,
+        "retained": retained,
+    }
+
+
+def _cell_us(shell: Any) -> float:
+    """A trivial cell's time; not stored in history, so auto-retain leaves it out."""
+    started = time.perf_counter_ns()
+    shell.run_cell("x = 1", store_history=False)
+    return (time.perf_counter_ns() - started) / 1000
+
+
 def measure_bytes(url: str, cells: int) -> list[int]:
     """Request-body bytes of each full-session retain over a ``cells``-cell session."""
     from hindsight_magic import load_ipython_extension, unload_ipython_extension
@@ -104,28 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=10)
     parser.add_argument("--cells", type=int, default=300, help="cells per block")
     parser.add_argument("--session-cells", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=30, help="transcript builds timed")
     args = parser.parse_args(argv)
-    url = local_server_url()
-    cost = measure_cost(url, args.blocks, args.cells)
-    sizes = measure_bytes(url, args.session_cells)
-    print(machine_line())
-    print(f"server: {url}")
-    print("\nAuto-retain cost per trivial cell (run_cell median, µs)")
-    print(f"  not loaded                 {cost['baseline_us']:8.1f}")
-    print(
-        f"  loaded, no retain          {cost['quiet_us']:8.1f}   ratio {cost['quiet_ratio']:.3f}"
-        "   (bar ≤ 1.05)"
-    )
-    print(
-        f"  loaded, cell that retains  {cost['trigger_us']:8.1f}   ratio "
-        f"{cost['trigger_ratio']:.3f}   (bar ≤ 1.25)"
-    )
-    print(f"  samples (base, quiet, retain): {cost['samples']}")
-    print(f"\nFull-session bytes per retain over a {args.session_cells}-cell session")
-    for index in (1, 2, 25, 50):
-        if index <= len(sizes):
-            print(f"  retain #{index:<3} {sizes[index - 1]:6d} bytes")
-    print(f"  retains: {len(sizes)}, min {min(sizes)} max {max(sizes)} bytes")
+    with bench_server() as server:
+        result = {
+            "cost": measure_cost(server.url, args.blocks, args.cells),
+            "transcripts": measure_transcripts(server.url, args.rounds),
+            "bytes": measure_bytes(server.url, args.session_cells),
+        }
+    print(json.dumps(result, indent=2))
     return 0
 
 

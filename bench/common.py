@@ -1,17 +1,22 @@
-"""Helpers shared by the benchmarks: the machine, the local server, a quiet shell."""
+"""Helpers shared by the benchmarks: the machine, a server for one run, a quiet shell."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -23,14 +28,54 @@ def machine_line() -> str:
     )
 
 
-def local_server_url() -> str:
-    """``HINDSIGHT_BENCH_URL``, or the local server (started by the project launcher if needed)."""
+@dataclass(frozen=True)
+class BenchServer:
+    """The server a benchmark runs against, and a line saying where it came from."""
+
+    url: str
+    how: str
+    data_dir: Path | None = None  # a server started for the run: deleted when the run ends
+
+
+@contextlib.contextmanager
+def bench_server() -> Iterator[BenchServer]:
+    """``HINDSIGHT_BENCH_URL``, or a server started now by the project's launcher in a one-run
+    temporary data dir, stopped and deleted again (PostgreSQL's data too) when the block ends.
+
+    Never the user's own server or data dir: a benchmark leaves nothing behind.
+    """
     explicit = os.environ.get("HINDSIGHT_BENCH_URL")
     if explicit:
-        return explicit.rstrip("/")
-    from hindsight_magic.localserver import launcher as server
+        yield BenchServer(explicit.rstrip("/"), f"`HINDSIGHT_BENCH_URL` ({explicit})")
+        return
+    from hindsight_magic.localserver import launcher
 
-    return server.start().url
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-server-"))
+    try:
+        print("[bench] starting a local Hindsight server (one run) …", file=sys.stderr, flush=True)
+        info = launcher.start(port=free_port(), data_dir=data_dir)
+        yield BenchServer(
+            info.url,
+            "a local server started for this run by the project's launcher "
+            "(`hindsight_magic.localserver.launcher.start`, default server settings, fresh "
+            f"temporary data dir, stopped and deleted afterwards), LLM `{info.llm_provider}`",
+            data_dir,
+        )
+    finally:
+        launcher.discard(data_dir)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of a non-empty collection."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 def quiet_shell() -> Any:

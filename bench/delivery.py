@@ -25,10 +25,10 @@ from typing import Any
 
 from .common import (
     Stat,
+    bench_server,
     current_rss_mb,
     delete_bank,
     kernel_env,
-    local_server_url,
     new_bank,
     peak_rss_mb,
     quiet_shell,
@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.count, args.run)))
         sys.stdout.flush()
         os._exit(0)  # delivered already; skip the exit-time flush
-    print(json.dumps(measure(local_server_url(), args.count, args.runs), indent=2))
+    with bench_server() as server:
+        print(json.dumps(measure(server.url, args.count, args.runs), indent=2))
     return 0
 
 

@@ -31,9 +31,9 @@ from typing import Any
 
 from .common import (
     Stat,
+    bench_server,
     delete_bank,
     kernel_env,
-    local_server_url,
     new_bank,
     quiet_shell,
     raw_client,
@@ -207,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", type=int, default=30)
     parser.add_argument("--settle", type=float, default=SETTLE_S, help="max wait for indexing (s)")
     args = parser.parse_args(argv)
-    url = local_server_url()
-    result = measure(url, args.rounds, args.reflect_rounds, args.facts, args.settle)
+    with bench_server() as server:
+        result = measure(server.url, args.rounds, args.reflect_rounds, args.facts, args.settle)
     print(json.dumps(result, indent=2))
     return 0
 

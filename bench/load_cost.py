@@ -24,7 +24,7 @@ import tempfile
 import uuid
 from typing import Any
 
-from .common import Stat, kernel_env, local_server_url, new_bank, run_child
+from .common import Stat, bench_server, kernel_env, new_bank, run_child
 
 BYTECODE_VARS = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
 
@@ -103,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--cold-runs", type=int, default=5)
     args = parser.parse_args(argv)
-    print(json.dumps(measure(local_server_url(), args.runs, args.cold_runs), indent=2))
+    with bench_server() as server:
+        print(json.dumps(measure(server.url, args.runs, args.cold_runs), indent=2))
     return 0
 
 

@@ -1,16 +1,24 @@
 """Retain call cost as the user sees it: ``%retain`` vs. calling Hindsight by hand.
 
+In one process, in alternating rounds (each round runs every way once, the order rotating from
+round to round, so no way gets all the quiet or all the busy moments):
+
 - ``%retain`` through the shell's magic API (``shell.run_line_magic("retain", text)``) with the
-  extension loaded in this process (its journal and worker on, as in a notebook);
-- the official ``hindsight-client`` (``Hindsight.retain``, synchronous by default) in a plain
-  Python process, and its ``retain_async=True`` variant;
+  extension loaded (its journal and worker on, the worker sending meanwhile, as in a notebook):
+  a block of calls per round;
+- the official ``hindsight-client``: ``Hindsight.retain(..., retain_async=True)`` — the server
+  queues the memory and answers, like ``%retain``'s own request: the like-for-like peer — and
+  ``Hindsight.retain`` (synchronous, its default: waits until the server has extracted and
+  embedded the memory), one call each per round;
 - a direct ``httpx`` POST of ``{"items": [...], "async": true}`` on a persistent connection.
 
-Without ``hindsight-client`` installed (``pip install -e '.[bench]'``) its rows say so.
+Before each by-hand block the extension's queue is flushed (untimed), so its worker does not
+compete with the calls by hand. Without ``hindsight-client`` installed (``pip install -e
+'.[bench]'``) its rows say so.
 
 The client's synchronous API runs ``loop.run_until_complete`` and so fails inside a running
 event loop — which is where a Jupyter kernel runs cells. That is shown in a real ipykernel when
-``jupyter_client`` is installed, otherwise under ``asyncio.run`` in a plain process.
+``jupyter_client`` is installed, and under ``asyncio.run`` in this process.
 
 Run alone: ``python -m bench.retain_cost``.
 """
@@ -18,6 +26,7 @@ Run alone: ``python -m bench.retain_cost``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib.metadata
 import importlib.util
 import json
@@ -26,56 +35,40 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from .common import (
     Stat,
+    bench_server,
     delete_bank,
     kernel_env,
-    local_server_url,
     new_bank,
     quiet_shell,
     raw_client,
-    run_child,
 )
 
 FACT = "Bench fact {i}: the churn table double-counts Q3 refunds; dedupe on order_id first."
+WARM_UP = 50
 
-# A plain Python process, as a user calling the client by hand would have.
-CLIENT_CHILD = r"""
-import asyncio, json, sys, time, warnings
-from hindsight_client import Hindsight
 
-url, bank, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fact = "Client fact {i}: the churn table double-counts Q3 refunds; dedupe on order_id first."
-client = Hindsight(base_url=url)
-client.retain(bank_id=bank, content="warm-up: the first call creates the bank")
-client.retain(bank_id=bank, content="warm-up", retain_async=True)
+def sync_api_in_a_loop(url: str, bank_id: str) -> str:
+    """What the client's synchronous ``retain`` does inside a running event loop."""
+    from hindsight_client import Hindsight
 
-def timed(retain_async):
-    values = []
-    for i in range(runs):
-        started = time.perf_counter_ns()
-        client.retain(bank_id=bank, content=fact.format(i=i), retain_async=retain_async)
-        values.append((time.perf_counter_ns() - started) / 1000)
-    return values
+    async def inside_a_running_loop() -> str:
+        client = Hindsight(base_url=url)
+        try:
+            client.retain(bank_id=bank_id, content="from inside a running event loop")
+        except RuntimeError as error:
+            return f"{type(error).__name__}: {error}"
+        return "no error"
 
-sync_us = timed(False)
-async_us = timed(True)
-client.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "coroutine ... was never awaited"
+        return asyncio.run(inside_a_running_loop())
 
-async def inside_a_running_loop():
-    try:
-        Hindsight(base_url=url).retain(bank_id=bank, content="from inside a running event loop")
-    except RuntimeError as error:
-        return f"{type(error).__name__}: {error}"
-    return "no error"
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # "coroutine ... was never awaited"
-    in_loop = asyncio.run(inside_a_running_loop())
-print(json.dumps({"sync_us": sync_us, "async_us": async_us, "in_loop": in_loop}))
-"""
 
 KERNEL_CELL = """
 import warnings
@@ -121,83 +114,115 @@ def client_in_a_kernel(url: str, bank_id: str) -> str | None:
         manager.shutdown_kernel(now=True)
 
 
-def time_magic(url: str, runs: int) -> dict[str, Any]:
-    """``%retain`` per call (µs), then everything delivered."""
-    from hindsight_magic import load_ipython_extension, unload_ipython_extension
-
-    bank_id = new_bank("retain")
-    shell = quiet_shell()
-    with tempfile.TemporaryDirectory(prefix="bench-retain-") as tmp:
-        os.environ.update(kernel_env(url, bank_id, os.path.join(tmp, "journal.sqlite3")))
-        load_ipython_extension(shell)
-        try:
-            session = shell.magics_manager.registry["HindsightMagics"].session
-            for i in range(min(50, runs)):  # warm-up
-                shell.run_line_magic("retain", FACT.format(i=-i))
-            values = []
-            for i in range(runs):
+def _rounds(
+    rounds: int, ways: list[tuple[str, int, Callable[[int], Any]]], quiet: Callable[[], Any]
+) -> dict[str, list[float]]:
+    """Per-call times (µs) of each way, ``rounds`` rounds, the order rotating every round."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in ways}
+    calls = 0
+    for round_ in range(rounds):
+        shift = round_ % len(ways)
+        for name, count, call in ways[shift:] + ways[:shift]:
+            if name != "magic":
+                quiet()  # the extension's worker idle while the calls by hand run
+            for _ in range(count):
                 started = time.perf_counter_ns()
-                shell.run_line_magic("retain", FACT.format(i=i))
-                values.append((time.perf_counter_ns() - started) / 1000)
-            session.flush(120)
-            stats = session.queue.stats()
-        finally:
-            unload_ipython_extension(shell)
-    delete_bank(url, bank_id)
-    return {"us": values, "accepted": stats.accepted, "failed": stats.failed}
-
-
-def time_httpx(url: str, runs: int) -> list[float]:
-    """A hand-written ``httpx`` POST with ``async: true`` per call (µs)."""
-    bank_id = new_bank("httpx")
-    values = []
-    with raw_client(url) as http:
-        path = f"/v1/default/banks/{bank_id}/memories"
-        for i in range(-3, runs):
-            body = {"items": [{"content": FACT.format(i=i)}], "async": True}
-            started = time.perf_counter_ns()
-            http.post(path, json=body).raise_for_status()
-            if i >= 0:  # the first calls open the connection and create the bank
-                values.append((time.perf_counter_ns() - started) / 1000)
-    delete_bank(url, bank_id)
-    return values
+                call(calls)
+                times[name].append((time.perf_counter_ns() - started) / 1000)
+                calls += 1
+    return times
 
 
 def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict[str, Any]:
-    """All three ways side by side; times in µs."""
-    magic = time_magic(url, magic_runs)
-    result: dict[str, Any] = {
-        "magic": Stat.of(magic["us"]).to_json(),
-        "magic_accepted": magic["accepted"],
-        "magic_failed": magic["failed"],
-        "magic_expected": magic_runs + min(50, magic_runs),
-        "client": None,
-    }
-    if importlib.util.find_spec("hindsight_client") is not None:
-        bank_id = new_bank("client")
-        try:
-            client = run_child(["-c", CLIENT_CHILD, url, bank_id, str(client_runs)])
+    """Every way side by side, alternating; times in µs."""
+    from hindsight_magic import load_ipython_extension, unload_ipython_extension
+
+    has_client = importlib.util.find_spec("hindsight_client") is not None
+    rounds = max(1, client_runs)
+    banks = {way: new_bank(way) for way in ("retain", "client", "httpx")}
+    shell = quiet_shell()
+    http = raw_client(url)
+    client: Any = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-retain-") as tmp:
+            env = kernel_env(url, banks["retain"], os.path.join(tmp, "journal.sqlite3"))
+            os.environ.update(env)
+            load_ipython_extension(shell)
+            try:
+                session = shell.magics_manager.registry["HindsightMagics"].session
+
+                def magic(i: int) -> None:
+                    shell.run_line_magic("retain", FACT.format(i=i))
+
+                def by_httpx(i: int) -> None:
+                    body = {"items": [{"content": FACT.format(i=i)}], "async": True}
+                    path = f"/v1/default/banks/{banks['httpx']}/memories"
+                    http.post(path, json=body).raise_for_status()
+
+                ways: list[tuple[str, int, Callable[[int], Any]]] = [
+                    ("magic", max(1, magic_runs // rounds), magic),
+                    ("httpx", max(1, http_runs // rounds), by_httpx),
+                ]
+                if has_client:
+                    from hindsight_client import Hindsight
+
+                    client = Hindsight(base_url=url)
+
+                    def client_call(retain_async: bool) -> Callable[[int], Any]:
+                        def call(i: int) -> None:
+                            text = FACT.format(i=i)
+                            client.retain(
+                                bank_id=banks["client"], content=text, retain_async=retain_async
+                            )
+
+                        return call
+
+                    ways[1:1] = [("async", 1, client_call(True)), ("sync", 1, client_call(False))]
+                for name, _, call in ways:  # warm-up: connections, banks, caches
+                    for i in range(WARM_UP if name == "magic" else 2):
+                        call(-1 - i)
+                times = _rounds(rounds, ways, lambda: session.flush(60))
+                if client is not None:  # on the loop it was used on, before asyncio.run below
+                    client.close()
+                    client = None
+                session.flush(120)
+                stats = session.queue.stats()
+            finally:
+                unload_ipython_extension(shell)
+        result: dict[str, Any] = {
+            "magic": Stat.of(times["magic"]).to_json(),
+            "magic_accepted": stats.accepted,
+            "magic_failed": stats.failed,
+            "magic_expected": len(times["magic"]) + WARM_UP,
+            "httpx": Stat.of(times["httpx"]).to_json(),
+            "rounds": rounds,
+            "client": None,
+        }
+        if has_client:
             result["client"] = {
-                "sync": Stat.of(client["sync_us"]).to_json(),
-                "async": Stat.of(client["async_us"]).to_json(),
-                "in_loop": client["in_loop"],
-                "in_kernel": client_in_a_kernel(url, bank_id),
+                "sync": Stat.of(times["sync"]).to_json(),
+                "async": Stat.of(times["async"]).to_json(),
+                "in_loop": sync_api_in_a_loop(url, banks["client"]),
+                "in_kernel": client_in_a_kernel(url, banks["client"]),
                 "version": importlib.metadata.version("hindsight-client"),
             }
-        finally:
+        return result
+    finally:
+        if client is not None:
+            client.close()
+        http.close()
+        for bank_id in banks.values():
             delete_bank(url, bank_id)
-    result["httpx"] = Stat.of(time_httpx(url, http_runs)).to_json()
-    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--magic-runs", type=int, default=1000)
-    parser.add_argument("--client-runs", type=int, default=20)
+    parser.add_argument("--client-runs", type=int, default=20, help="rounds (one client call each)")
     parser.add_argument("--http-runs", type=int, default=200)
     args = parser.parse_args(argv)
-    url = local_server_url()
-    result = measure(url, args.magic_runs, args.client_runs, args.http_runs)
+    with bench_server() as server:
+        result = measure(server.url, args.magic_runs, args.client_runs, args.http_runs)
     print(json.dumps(result, indent=2))
     return 0
 

@@ -31,12 +31,12 @@ from .bootstrap import configure_logging, kernel_id
 from .capture.autoretain import AutoRetainer
 from .capture.redact import SecretValues
 from .delivery.batches import FlushOutcome
-from .delivery.indexing import wait_until_indexed
+from .delivery.indexing import prepare_read
 from .delivery.items import new_item
 from .delivery.notices import Notices
 from .delivery.opening import open_journal
 from .delivery.queue import RetainQueue, Route
-from .delivery.sender import BatchSender
+from .delivery.sender import BatchSender, own_document_id
 from .discovery import resolve_api_url
 from .memory.mental_models.cache import MentalModelCache
 from .memory.provenance import PYTHON_API, provenance_metadata
@@ -94,8 +94,9 @@ class HindsightSession:
         journal, problem = open_journal(settings.journal_path)
         if problem:
             self.notices.add(problem)
+        self.sender = BatchSender(self.connection, settings, self.secrets)
         self.queue = RetainQueue(
-            BatchSender(self.connection, settings, self.secrets),
+            self.sender,
             on_failure=self.notices.retention_failed,
             on_notice=self.notices.add,
             journal=journal,
@@ -230,7 +231,7 @@ class HindsightSession:
             metadata=provenance_metadata(source, self.session_id, self._notebook(), cells),
             tags=tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))),
             secrets=self.secrets(),
-            document_id=document_id,
+            document_id=document_id or own_document_id(update_mode),  # re-sends replace it
             update_mode=update_mode,
         )
         return self.queue.enqueue(Route(scope.bank_id, item.tags), item)
@@ -254,11 +255,9 @@ class HindsightSession:
     # -- reading ----------------------------------------------------------------------------
 
     def _before_read(self, bank_id: str) -> None:
-        """Send queued memories, then wait (≤ 10 s) until the server has indexed the new ones."""
-        self.flush(FLUSH_BEFORE_READ_S)
-        operations = self.queue.take_recent(bank_id)
-        if wait_until_indexed(self.connection.client, operations):
-            self.queue.feed.indexed(operation_id for _, operation_id in operations)
+        """Send queued memories, then wait (≤ 15 s) until the server can find them."""
+        queue = self.queue
+        prepare_read(bank_id, self.sender, self.flush, queue.take_recent, queue.feed.indexed)
 
     # -- status and lifecycle ---------------------------------------------------------------
 

@@ -40,7 +40,7 @@ FLUSH_WINDOW_S = 5.0
 MEMORY_CAP = 10_000
 RECENT_OPERATIONS = 64
 
-Sender = Callable[[Batch], None]
+Sender = Callable[[Batch], bool | None]  # True: sent synchronously, already searchable
 
 
 class QueuePump(Spooling):
@@ -116,7 +116,7 @@ class QueuePump(Spooling):
 
     def _deliver(self, batch: Batch) -> None:
         try:
-            self._send(batch)
+            indexed = self._send(batch)
         except HindsightError as error:
             # a batch refused for what it carries is halved, so one bad memory fails alone
             self._record_failure(batch, str(error), error.transient, split=error.refuses_items)
@@ -130,8 +130,11 @@ class QueuePump(Spooling):
                 self._accepted += batch.count
                 self._requests += 1
                 self._last_flush = self._wall()
-                self._recent.append((batch.route, batch.operation_id))
                 self.feed.sent(batch)
+                if indexed:  # sent synchronously: already searchable
+                    self.feed.indexed([batch.operation_id])
+                else:  # a read waits for this operation
+                    self._recent.append((batch.route, batch.operation_id))
                 self._cond.notify_all()
             log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
 

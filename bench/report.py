@@ -1,0 +1,153 @@
+"""BENCHMARKS.md: the table's rows, how figures are written, and the document around them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .common import Stat
+
+Section = tuple[list["Row"], list[str]]  # a section's rows and its notes
+
+
+@dataclass
+class Row:
+    """One line of the table."""
+
+    section: str
+    what: str
+    median: str
+    low: str = ""
+    high: str = ""
+    n: str = ""
+    bar: str = ""
+    passed: bool | None = None
+
+    def cells(self) -> list[str]:
+        verdict = {True: "pass", False: "**FAIL**", None: ""}[self.passed]
+        return [
+            self.section,
+            self.what,
+            self.median,
+            self.low,
+            self.high,
+            self.n,
+            self.bar,
+            verdict,
+        ]
+
+
+def num(value: float) -> str:
+    """A figure with sensible precision (thousands separated by a space)."""
+    if float(value).is_integer() or abs(value) >= 100:
+        return f"{value:,.0f}".replace(",", " ")
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def unit(value: float, name: str) -> str:
+    """``value`` followed by its unit."""
+    return f"{num(value)} {name}".strip()
+
+
+def stat(d: dict[str, Any], key: str) -> Stat:
+    """The ``Stat`` stored under ``key``."""
+    return Stat.from_json(d[key])
+
+
+def stat_row(section: str, what: str, s: Stat, name: str, scale: float = 1.0, **kw: Any) -> Row:
+    """A row from a ``Stat`` measured in some unit, shown in ``name`` after ``scale``."""
+    return Row(
+        section,
+        what,
+        unit(s.median * scale, name),
+        unit(s.min * scale, name),
+        unit(s.max * scale, name),
+        str(s.n),
+        **kw,
+    )
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The rows as a GitHub Markdown table."""
+    header = ["#", "measurement", "median", "min", "max", "n", "bar", "result"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+NOT_MEASURABLE = """\
+- **A real LLM.** The server uses Hindsight's built-in mock LLM (no API key, no network):
+  reflect answers are a placeholder and fact extraction is naive. With a real LLM, reflect and
+  a synchronous retain (which waits for extraction) take seconds, not milliseconds — for
+  read-after-write on both sides alike, since the extension's read then waits for the same
+  extraction the by-hand synchronous retain waits for; `%retain`'s advantage over a synchronous
+  call only grows, and the extension's own overhead is unchanged.
+- **A GPU.** None here: embeddings (MiniLM) run on the CPU, in the same two cores as the
+  benchmark, which inflates every server-side time above.
+- **Network latency to a remote or shared server.** Everything talks to 127.0.0.1. Over a
+  network each hand-written call pays the round trip (and TLS) on the kernel thread; `%retain`
+  does not (it never waits on the network), and recall/reflect pay it once either way, as does
+  read-after-write (one retain and one recall request on both sides).
+- **A shared server's settings.** The server is started with its default settings (its worker
+  picks up async work every 500 ms). A read sends `%retain` memories synchronously and so does
+  not depend on that; the auto-retain transcript (which appends to one document and so must go
+  async) does, and a read that finds one queued waits for the worker — not measured here
+  (the read-after-write rows run no cells, so no transcript is queued).
+- **Server-side processing of 10 000 memories.** Accepting them is measured; extracting and
+  embedding them all would take far longer than this run on two cores, so the banks are
+  deleted afterwards (accepted, failed and counted server-side, but not read back one by one).
+- **A real Jupyter front end.** Magics are driven through IPython's API in-process; a kernel's
+  ZMQ messaging and the browser's rendering add the same cost with or without the extension.
+  The widget panel is not timed (only that loading does not import ipywidgets).
+- **A quiet machine.** The machine's two cores are shared with other processes and other
+  people's work (see the load average above); medians over repeated, alternating runs damp
+  that, min/max show the spread, and on a busy machine every wall-clock figure is inflated.
+"""
+
+
+def document(
+    rows: list[Row], notes: list[str], *, command: str, when: str, header: list[str]
+) -> str:
+    """The whole BENCHMARKS.md."""
+    bars = [row for row in rows if row.passed is not None]
+    met = sum(1 for row in bars if row.passed)
+    lines = [
+        "# Benchmarks",
+        "",
+        "What loading `hindsight_magic` costs and saves, compared with calling Hindsight by hand "
+        "from a notebook, measured side by side in one run against a real Hindsight server. "
+        "Wherever the extension is compared with a call by hand, the two alternate (ABAB), in "
+        "one run, against the same server.",
+        "",
+        f"Made by `{command}` on {when}.",
+        "",
+        *[f"- {line}" for line in header],
+        "",
+        markdown_table(rows),
+        "",
+        f"Bars met: {met} of {len(bars)}.",
+        "",
+        "## Notes",
+        "",
+        *[f"- {note}" for note in notes],
+        "",
+        "## Not measurable here",
+        "",
+        NOT_MEASURABLE.rstrip(),
+        "",
+        "## Re-running",
+        "",
+        "`make bench` or `.venv/bin/python -m bench` (about ten minutes; needs the `server` and "
+        "`bench` extras). It starts a local server with the project's launcher in a temporary "
+        "data dir and stops and deletes it at the end; `HINDSIGHT_BENCH_URL=http://host:port` "
+        "measures against a server you name instead. `--quick` is a small smoke run that "
+        "writes nothing. Each section also runs alone (the same server rule): "
+        "`python -m bench.retain_cost`, `bench.read_after_write`, `bench.retain_tail`, "
+        "`bench.delivery`, `bench.load_cost`, `bench.first_recall`, `bench.autoretain`, "
+        "`bench.latency`. The benchmark asserts nothing; the bars are issue 7's and issue 13's "
+        "(and the auto-retain issue's, for the per-cell ratios).",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""The table's rows for writing many memories: the ``%retain`` tail, delivering 10 000."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .common import Stat
+from .report import Row, Section, num, stat, stat_row, unit
+
+TAIL_MISSING = (
+    "not measured: `bench.retain_tail` (with its `measure`) is not on this branch yet "
+    "(issue 13 item 2)"
+)
+
+
+def tail_rows(tail: dict[str, Any] | None) -> Section:
+    """``%retain`` p50/p99/max in one kernel and in 8 sharing a journal (``bench.retain_tail``).
+
+    ``tail`` is what ``retain_tail.measure`` returns (see ``bench.__main__._tail``). None: the
+    module (or its ``measure``) is missing, and the rows say so — their place is kept.
+    """
+    if tail is None:
+        return [
+            Row("3", "`%retain` p50/p99/max, one kernel (2 000 calls)", TAIL_MISSING),
+            Row("3", "`%retain` p99 per kernel, 8 kernels sharing one journal", TAIL_MISSING),
+        ], []
+    (one,), many = tail["one"], tail["many"]
+    p99_one, max_one = tail["bars"]["one"]
+    p99_many = tail["bars"]["many"][0]
+    t = one["retain"]
+    calls = str(t["n"])
+    rows = [
+        Row("3", "`%retain` p50, one kernel", unit(t["p50_ms"], "ms"), n=calls),
+        Row(
+            "3",
+            "`%retain` p99, one kernel",
+            unit(t["p99_ms"], "ms"),
+            n=calls,
+            bar=f"≤ {num(p99_one)} ms",
+            passed=t["p99_ms"] <= p99_one,
+        ),
+        Row(
+            "3",
+            "`%retain` max, one kernel",
+            unit(t["max_ms"], "ms"),
+            n=calls,
+            bar=f"≤ {num(max_one)} ms",
+            passed=t["max_ms"] <= max_one,
+        ),
+    ]
+    if "noop" in one:
+        rows.append(
+            Row(
+                "3",
+                "a no-op line magic's p99, same kernel",
+                unit(one["noop"]["p99_ms"], "ms"),
+                n=calls,
+            )
+        )
+    for key, what in (("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")):
+        per_kernel = Stat.of(row["retain"][key] for row in many)
+        kw: dict[str, Any] = {}
+        if key == "p99_ms":
+            kw = {"bar": f"≤ {num(p99_many)} ms each", "passed": per_kernel.max <= p99_many}
+        rows.append(
+            stat_row(
+                "3",
+                f"`%retain` {what} per kernel, {len(many)} kernels, one journal",
+                per_kernel,
+                "ms",
+                **kw,
+            )
+        )
+    exact = all(r["server_items"] == r["queued"] and r["failed"] == 0 for r in [one, *many])
+    rows.append(
+        Row(
+            "3",
+            "memories accepted by the server exactly once (all kernels)",
+            "yes" if exact else "no",
+            bar="yes",
+            passed=exact,
+        )
+    )
+    notes = [
+        f"3: `python -m bench.retain_tail`: each kernel a fresh process (IPython shell, "
+        f"extension loaded, journal on, worker sending meanwhile) timing {calls} `%retain` "
+        f"calls; then {len(many)} such kernels sharing one journal file, timing at once. The "
+        "server's count of each bank's retained items must equal what was queued."
+    ]
+    return rows, notes
+
+
+def delivery_rows(d: dict[str, Any]) -> Section:
+    count = d["count"]
+    requests = Stat.from_json(d["requests"])
+    lost = Stat.from_json(d["lost"])
+    server_ok = all(items == count for items in d["server_items"])
+    rows = [
+        stat_row(
+            "4", f"time to queue {num(count)} memories with `%retain`", stat(d, "queue_s"), "s"
+        ),
+        stat_row(
+            "4",
+            f"wall time from the first `%retain` until all {num(count)} were accepted",
+            stat(d, "accepted_s"),
+            "s",
+        ),
+        stat_row(
+            "4",
+            "HTTP requests made (`queue.stats().requests`)",
+            requests,
+            "",
+            bar="≤ 700",
+            passed=requests.max <= 700,
+        ),
+        stat_row(
+            "4",
+            "memories lost (queued − accepted + failed; server-side count checked)",
+            lost,
+            "",
+            bar="0",
+            passed=lost.max == 0 and server_ok,
+        ),
+        stat_row("4", "peak RSS of the kernel process (VmHWM)", stat(d, "peak_rss_mb"), "MB"),
+    ]
+    rss = Stat.from_json(d["rss_loaded_mb"])
+    notes = [
+        f"4: each run is a fresh kernel-like process (IPython shell, extension loaded, journal on) "
+        f"queuing {num(count)} memories to its own bank. Server side, the bank's `batch_retain` "
+        f"operations carried {', '.join(num(n) for n in d['server_items'])} memories in "
+        f"{', '.join(str(n) for n in d['server_operations'])} operations (HTTP requests made: "
+        f"{', '.join(str(run['requests']) for run in d['runs'])}). "
+        f"RSS right after loading the extension: {rss.median:.0f} MB (median). The server "
+        "then extracts facts and embeds every memory in the background — on this machine far "
+        "slower than accepting them — so each run's bank is deleted afterwards.",
+    ]
+    return rows, notes

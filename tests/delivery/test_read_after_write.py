@@ -1,0 +1,196 @@
+"""Read-after-write: what a read sends before it asks (a fake server behind MockTransport).
+
+A read (``%recall``/``%%reflect``) sends its bank's new batches synchronously when every item
+has its own ``document_id`` and none appends: the server answers once they are searchable, so
+no operation is polled. Everything else — transcript appends, big batches, retries, servers
+that refuse synchronous retains — goes async under the batch's ``operation_id`` and the read
+polls that operation. A first async send leaves the memories' own document ids out (the batch is
+one document); every re-send carries them. The lost-reply proofs against the real server are in
+``test_read_after_write_server.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from helpers import FakeHindsight, wait_for
+
+from hindsight_magic.settings import HindsightSettings
+
+RECALL = "POST /memories/recall$"
+BATCH_API = (
+    "Batch API is enabled (HINDSIGHT_API_RETAIN_BATCH_ENABLED=true) but async=false. "
+    "Please set async=true in your request to use background processing."
+)
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    fake = FakeHindsight()
+    fake.fail[RECALL] = (200, {"results": []})
+    return fake
+
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+@pytest.fixture
+def make_session(fake: FakeHindsight, tmp_path: Path) -> Iterator[Any]:
+    """``make(handler=…, batch_size=…, **settings)``: a session (worker running) whose
+    requests go to ``handler`` (default: the fake itself)."""
+    from hindsight_magic.session import HindsightSession
+
+    sessions: list[Any] = []
+
+    def make(handler: Handler | None = None, batch_size: int = 16, **settings: Any) -> Any:
+        values = {
+            "api_url": fake.url,
+            "bank_id": "nb",
+            "journal_path": str(tmp_path / "journal.sqlite3"),
+            "mental_models": False,
+            "auto_retain": False,
+            **settings,
+        }
+        session = HindsightSession(
+            HindsightSettings(**values),
+            cwd="/tmp/churn",
+            transport=httpx.MockTransport(handler or fake.handle),
+            queue_options={"backoff_base_s": 0.05, "batch_size": batch_size},
+        )
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        session.close(0.5)
+
+
+def is_sync_retain(request: httpx.Request) -> bool:
+    return request.url.path.endswith("/memories") and b'"async":false' in request.content
+
+
+def retains(fake: FakeHindsight) -> list[dict[str, Any]]:
+    """The bodies of every ``POST …/memories`` the fake got, in order."""
+    return [body for _, _, _, body in fake.calls("POST", r"/memories$")]
+
+
+def polled(fake: FakeHindsight) -> int:
+    return len(fake.calls("GET", "/operations/"))
+
+
+def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_session):
+    session = make_session()
+    session.retain("The churn table double-counts Q3 refunds.")
+    session.retain("Revenue is in cents.")
+    session.reader.recall("refunds")
+    [body] = retains(fake)
+    assert body["async"] is False
+    assert "operation_id" not in body  # the server ignores it for a synchronous retain
+    ids = [item["document_id"] for item in body["items"]]
+    assert len(set(ids)) == 2  # each memory its own document: a re-send replaces it
+    assert all(ids)
+    assert polled(fake) == 0
+    assert session.queue.stats().accepted == 2
+
+
+def test_without_a_read_a_batch_goes_async_as_one_document(fake, make_session):
+    session = make_session()
+    session.retain("Weekly cohorts start on Monday.")
+    session.retain("Outliers above p99.9 are test orders.")
+    assert all(item.document_id for _, item in session.queue.held())  # kept for a re-send
+    session.flush(5)
+    [body] = retains(fake)
+    assert body["async"] is True
+    assert body["operation_id"]
+    assert [item.get("document_id") for item in body["items"]] == [None, None]  # one document
+    session.reader.recall("cohorts")
+    assert len(retains(fake)) == 1
+    assert polled(fake) == 1  # the read waits for the async operation the worker sent
+
+
+def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(fake, make_session):
+    sent: list[dict[str, Any]] = []
+
+    def lose_first_reply(request: httpx.Request) -> httpx.Response:
+        reply = fake.handle(request)
+        if request.url.path.endswith("/memories") and not sent:
+            sent.append(json.loads(request.content))
+            raise httpx.ReadTimeout("lost", request=request)
+        return reply
+
+    session = make_session(lose_first_reply)
+    session.retain("Revenue is in cents.")
+    made = session.queue.held()[0][1].document_id
+    session.flush(5)
+    wait_for(lambda: session.queue.stats().accepted == 1, 10, "the re-send")
+    first, second = retains(fake)
+    assert first["operation_id"] == second["operation_id"]  # the same operation to the server
+    assert "document_id" not in first["items"][0]
+    assert second["items"][0]["document_id"] == made  # in case the first went out sync
+
+
+def test_a_transcript_append_goes_async_and_the_read_waits_for_its_operation(fake, make_session):
+    session = make_session()
+    session.retain("[cell 1] x = 1", document_id="kernel-1", update_mode="append")
+    session.retain("A fact retained by hand.")
+    assert session.queue.held()[0][1].document_id == "kernel-1"
+    session.reader.recall("x")
+    [body] = retains(fake)
+    assert body["async"] is True  # an append re-sent would be appended twice
+    assert body["operation_id"]
+    assert polled(fake) == 1
+
+
+def test_a_big_batch_goes_async(fake, make_session):
+    session = make_session(batch_size=100)
+    for n in range(20):
+        session.retain(f"Fact {n}.")
+    session.reader.recall("fact")
+    [body] = retains(fake)
+    assert body["async"] is True  # a synchronous retain of 20 would wait for 20 extractions
+    assert polled(fake) == 1
+
+
+def test_a_server_that_refuses_sync_gets_async_at_once_and_is_not_asked_again(fake, make_session):
+    refused: list[bytes] = []
+
+    def refuse_sync(request: httpx.Request) -> httpx.Response:
+        if is_sync_retain(request):
+            refused.append(request.content)
+            return httpx.Response(400, json={"detail": BATCH_API})
+        return fake.handle(request)
+
+    session = make_session(refuse_sync)
+    session.retain("First fact.")
+    session.reader.recall("first")
+    session.retain("Second fact.")
+    session.reader.recall("second")
+    assert len(refused) == 1  # asked once …
+    assert [body["async"] for body in retains(fake)] == [True, True]  # … async took both
+    stats = session.queue.stats()
+    assert (stats.accepted, stats.failed, stats.retrying) == (2, 0, 0)
+    assert session.take_notices() == []  # nothing failed: the user hears nothing
+
+
+def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(fake, make_session):
+    def lose_sync_replies(request: httpx.Request) -> httpx.Response:
+        reply = fake.handle(request)  # the server does the work …
+        if is_sync_retain(request):
+            raise httpx.ReadTimeout("lost", request=request)  # … and the reply is lost
+        return reply
+
+    session = make_session(lose_sync_replies)
+    session.retain("A fact whose acknowledgement is lost.")
+    started = time.monotonic()
+    session.reader.recall("fact")
+    assert time.monotonic() - started < 5  # the read does not wait for the retry
+    wait_for(lambda: session.queue.stats().accepted == 1, 10, "the retry")
+    first, second = retains(fake)
+    assert (first["async"], second["async"]) == (False, True)
+    assert first["items"][0]["document_id"] == second["items"][0]["document_id"]
