@@ -83,6 +83,7 @@ class QueuePump(Spooling):
         self._last_flush: float | None = None
         self._last_error: str | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
+        self._routes: dict[Route, Route] = {}
         self._memory_cap = memory_cap
         self._init_keeping(journal, on_notice)
 
