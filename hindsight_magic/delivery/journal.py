@@ -66,16 +66,18 @@ class Journal(JournalFile):
 
     # -- writes -----------------------------------------------------------------------------
 
-    def ingest(self, kept: Sequence[Kept], offsets: Mapping[str, int]) -> list[int]:
-        """Store spooled memories and how far each spool (by name) is now taken; row ids."""
+    def ingest(
+        self, kept: Sequence[Kept], offsets: Mapping[str, int], retire: Iterable[str] = ()
+    ) -> list[int]:
+        """Store spooled memories and how far each spool (by name) is now taken, forgetting
+        the spools in ``retire`` (taken entirely); the new row ids."""
         with self._transaction() as db:
-            ids = [
-                int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept
-            ]
+            ids = self._insert(db, kept)
             db.executemany(
                 "update spools set offset = ? where name = ? and owner = ?",
                 [(end, name, self.owner) for name, end in offsets.items()],
             )
+            db.executemany("delete from spools where name = ?", [(name,) for name in retire])
         return ids
 
     def _insert(self, db: sqlite3.Connection, kept: Sequence[Kept]) -> list[int]:

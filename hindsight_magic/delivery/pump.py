@@ -85,6 +85,7 @@ class QueuePump(Spooling):
         self._last_error: str | None = None
         self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
         self.feed = RecentFeed(wall=wall)  # the panel's Recent list: each item's delivery state
+        self._routes: dict[Route, Route] = {}
         self._memory_cap = memory_cap
         self._init_keeping(journal, on_notice)
 

@@ -40,6 +40,7 @@ class RetainQueue(QueuePump):
         with self._cond:
             if self._closed:
                 raise QueueClosedError
+            route = self._routes.setdefault(route, route)  # one object per route: less for GC
             held = len(self._pending) + self._failed_count()
             spill = bool(self._spilled) or held >= self._memory_cap
             if self._spool_add(route, item, line, spill):

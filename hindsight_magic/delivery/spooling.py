@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections import deque
-from dataclasses import dataclass
 
 from ..text import plural
 from .batches import Route
@@ -27,17 +25,6 @@ from .sqlite_file import journal_error
 log = logging.getLogger("hindsight_magic")
 
 
-@dataclass(eq=False)
-class Spooled:
-    """A memory in a spool file, not yet in the journal."""
-
-    route: Route
-    item: MemoryItem
-    spool: Spool
-    end: int  # the spool's size after its line
-    spilled: bool  # memory was full: the journal holds it until there is room
-
-
 class Spooling(JournalKeeping):
     """The spool side of the queue (``QueuePump`` holds the rest)."""
 
@@ -46,7 +33,7 @@ class Spooling(JournalKeeping):
         self._spool: Spool | None = None
         self._generation = 0
         self._retired: list[Spool] = []  # replaced; deleted once taken in entirely
-        self._unjournaled: deque[Spooled] = deque()
+        self._spilled_new: list[tuple[Route, MemoryItem]] = []  # spooled, not in memory
         if journal is not None and self._durable:
             try:
                 self._spool = self._new_spool(journal, register=True)
@@ -65,7 +52,23 @@ class Spooling(JournalKeeping):
             raise journal_error(path, error) from None
 
     def _journal_due(self) -> bool:
-        return super()._journal_due() or (self._durable and bool(self._unjournaled))
+        return super()._journal_due() or (self._durable and self._spooled_only())
+
+    def _spooled_only(self) -> bool:
+        """Whether a memory is in the spool but not yet in the journal (lock held)."""
+        return bool(self._spilled_new) or bool(
+            self._pending and not self._pending[-1][1].journal_ids
+        )
+
+    def _fresh(self) -> list[tuple[Route, MemoryItem]]:
+        """The held memories not yet in the journal: the last ones queued (lock held)."""
+        fresh = []
+        for entry in reversed(self._pending):
+            if entry[1].journal_ids:
+                break
+            fresh.append(entry)
+        fresh.reverse()
+        return fresh
 
     # -- kernel thread (lock held) ------------------------------------------------------------
 
@@ -75,11 +78,12 @@ class Spooling(JournalKeeping):
         if spool is None or not self._durable:
             return False
         try:
-            end = spool.append(line)
+            spool.append(line)
         except OSError as error:
             self._journal_down(journal_error(spool.path, error))
             return False
-        self._unjournaled.append(Spooled(route, item, spool, end, spilled))
+        if spilled:
+            self._spilled_new.append((route, item))
         return True
 
     # -- worker (lock not held) ---------------------------------------------------------------
@@ -104,59 +108,55 @@ class Spooling(JournalKeeping):
             return
         self._ingest()
         self._rotate_spool(journal)
+        with self._cond:
+            if not self._durable:
+                return
         self._refill(journal)
         self._drain_journal_ops()
 
     def _ingest(self) -> None:
-        """Move the spooled memories into the journal (one transaction)."""
+        """Move the spooled memories into the journal, and record how far each spool is taken
+        (one transaction); spools replaced meanwhile are then forgotten and deleted."""
         journal = self._journal
         with self._cond:
-            if journal is None or not self._durable or not self._unjournaled:
+            if journal is None or not self._durable:
                 return
-            todo = list(self._unjournaled)
-        kept = [
-            Kept(s.route.bank_id, s.route.tags, s.item, "spilled" if s.spilled else "pending")
-            for s in todo
-        ]
-        offsets = {s.spool.path.name: s.end for s in todo}  # the last one of each spool
+            fresh, spilled, retired = self._fresh(), list(self._spilled_new), list(self._retired)
+            if not (fresh or spilled or retired):
+                return
+            spools = [*retired, *([self._spool] if self._spool is not None else [])]
+            offsets = {spool.path.name: spool.size for spool in spools}  # all lines so far
+        kept = [Kept(r.bank_id, r.tags, item) for r, item in fresh]
+        kept += [Kept(r.bank_id, r.tags, item, "spilled") for r, item in spilled]
         try:
-            ids = journal.ingest(kept, offsets)
+            ids = journal.ingest(kept, offsets, retire=[spool.path.name for spool in retired])
         except JournalError as error:
             self._journal_down(error)
             return
         with self._cond:
-            for spooled, row in zip(todo, ids, strict=True):
-                if not spooled.spilled:
-                    spooled.item.journal_ids = [row]
-                self._unjournaled.popleft()  # only the worker takes from the left
+            for (_, item), row in zip(fresh, ids, strict=False):
+                item.journal_ids = [row]
+            del self._spilled_new[: len(spilled)]  # the kernel thread only appends
+            self._retired = [spool for spool in self._retired if spool not in retired]
             self._cond.notify_all()
+        for spool in retired:
+            spool.close(remove=True)
 
     def _rotate_spool(self, journal: Journal) -> None:
-        """Replace a large spool (new memories go to a fresh one); delete those taken in."""
+        """Past ``ROTATE_BYTES``, new memories go to a fresh spool; the old one is deleted once
+        everything in it is in the journal (the next ``_ingest``)."""
         spool = self._spool
-        if spool is not None and spool.size >= ROTATE_BYTES:
-            try:
-                fresh = self._new_spool(journal, register=True)
-            except JournalError as error:
-                self._journal_down(error)
-                return
-            with self._cond:
-                self._spool = fresh
-                self._retired.append(spool)
-        with self._cond:
-            busy = {id(s.spool) for s in self._unjournaled}
-            done = [s for s in self._retired if id(s) not in busy]
-        if not done:
+        if spool is None or spool.size < ROTATE_BYTES:
             return
         try:
-            journal.retire_spools(s.path.name for s in done)
+            fresh = self._new_spool(journal, register=True)
         except JournalError as error:
             self._journal_down(error)
             return
         with self._cond:
-            self._retired = [s for s in self._retired if s not in done]
-        for s in done:
-            s.close(remove=True)
+            self._spool = fresh
+            self._retired.append(spool)
+        self._ingest()
 
     def _restore_journal(self, journal: Journal) -> None:
         """Reopen the journal and write what memory holds into it; then it is used again."""
@@ -189,12 +189,10 @@ class Spooling(JournalKeeping):
         for _ in range(3):
             with self._cond:
                 kept, items = self._kept()
+                taken = len(self._spilled_new)
                 spilled = [
-                    Kept(s.route.bank_id, s.route.tags, s.item, "spilled")
-                    for s in self._unjournaled
-                    if s.spilled
+                    Kept(r.bank_id, r.tags, item, "spilled") for r, item in self._spilled_new
                 ]
-                taken = len(self._unjournaled)
                 self._journal_ops.clear()  # what they would write is in ``kept``
             fresh_path = journal.spool_path(self._generation + 1)
             ids, old = journal.reconcile(kept, spilled, fresh_path.name)
@@ -202,9 +200,8 @@ class Spooling(JournalKeeping):
             with self._cond:
                 for item, row in zip(items, ids, strict=True):
                     item.journal_ids = [row]
-                for _ in range(taken):
-                    self._unjournaled.popleft()
-                if self._unjournaled or not all(i.journal_ids for i in self._held_items()):
+                del self._spilled_new[:taken]
+                if self._spilled_new or not all(i.journal_ids for i in self._held_items()):
                     fresh.close(remove=True)
                     continue
                 stale = [s for s in (self._spool, *self._retired) if s is not None]
@@ -229,7 +226,8 @@ class Spooling(JournalKeeping):
         self._ingest()
         self._drain_journal_ops()
         spools = [s for s in (self._spool, *self._retired) if s is not None]
-        clean = self._durable and not self._unjournaled
+        with self._cond:
+            clean = self._durable and not self._spooled_only()
         if clean:
             with contextlib.suppress(JournalError):
                 journal.retire_spools(s.path.name for s in spools)
