@@ -82,9 +82,10 @@ def load_rows(lc: dict[str, Any], first: dict[str, Any]) -> Section:
             "read one bank of facts the server had indexed beforehand. The extension's process "
             "runs `%load_ext hindsight_magic` and at once `%recall QUERY`; by hand, "
             "`from hindsight_client import Hindsight`, `Hindsight(base_url=…)` and `await "
-            "client.arecall(…)` with the same query, budget, token limit and types. Both found "
-            f"{first['magic']['found']} and {first.get('hand', {}).get('found', 'n/a')} "
-            "memories (the fewest in any run)."
+            "client.arecall(…)` with the same query, budget, token limit and types. They found "
+            f"{first['magic']['found']} (extension) and "
+            f"{first.get('hand', {}).get('found', 'n/a')} (by hand) memories (the fewest in any "
+            "run)."
         )
     return rows, notes
 
