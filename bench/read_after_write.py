@@ -54,6 +54,7 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
 
     from hindsight_magic import load_ipython_extension, unload_ipython_extension
     from hindsight_magic.delivery.sender import own_document_id
+    from hindsight_magic.memory.provenance import RETAIN_MAGIC, provenance_metadata
     from hindsight_magic.times import local_timestamp
 
     banks = {way: new_bank(f"raw-{way}") for way in WAYS}
@@ -89,7 +90,7 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
                         extra = {
                             "context": s.retain_context,
                             "timestamp": local_timestamp(),
-                            "metadata": session.metadata(),
+                            "metadata": provenance_metadata(RETAIN_MAGIC, session.session_id, None),
                             "tags": list(scope.retain_tags or ()),
                             "document_id": own_document_id(None),
                         }
