@@ -81,6 +81,14 @@ def read_from(path: Path, offset: int) -> tuple[list[bytes], int]:
     return data[:complete].splitlines(), offset + complete
 
 
+def _write_at(fd: int, data: bytes, offset: int) -> int:
+    """``os.pwrite``; where there is none (Windows), a seek and a write (one writer per fd)."""
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, data, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.write(fd, data)
+
+
 @dataclass(eq=False)
 class Spool:
     """An open spool file; ``append`` runs on the kernel thread (under the queue's lock).
@@ -102,7 +110,8 @@ class Spool:
     @classmethod
     def create(cls, path: Path, capacity: int = CAPACITY) -> Spool:
         """Create ``path`` (it must not exist) for appending; raises OSError."""
-        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL
+        flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # Windows: no CRLF
         spool = cls(path, os.open(path, flags, 0o600))
         reserve = getattr(os, "posix_fallocate", None)
         if reserve is not None:
@@ -121,7 +130,7 @@ class Spool:
         if self.view is not None and end <= self.capacity:
             self.view[self.size : end] = line
         else:
-            written = os.pwrite(self.fd, line, self.size)
+            written = _write_at(self.fd, line, self.size)
             if written != len(line):  # the disk filled up mid-line: take the piece back
                 with contextlib.suppress(OSError):
                     os.ftruncate(self.fd, max(self.size, self.capacity))

@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from helpers import BatchRecorder, FakeClock, item
 from journalkit import on_disk
@@ -160,3 +161,25 @@ def test_only_damage_moves_a_journal_aside(tmp_path: Path) -> None:
     assert "kept in memory only" in line
     assert blocker.read_text() == "not a folder"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_a_notebook_on_a_damaged_journal_is_told_once_and_keeps_durability(
+    notebook: Any, dead_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "journal.sqlite3"  # the notebook fixture's journal
+    path.write_bytes(b"not a database at all " * 100)
+    notebook.load(api_url=dead_url, bank_id="damaged", auto_retain="false", mental_models="false")
+    first = notebook.run("%retain The export job writes UTC timestamps.")
+    assert first.error is None, first.text
+    [line] = [line for line in first.text.splitlines() if "was damaged" in line]
+    moved = moved_aside(line, path, "file is not a database")
+    assert moved.read_bytes() == b"not a database at all " * 100
+    later = notebook.run("%retain The churn table double-counts refunds.")
+    status = notebook.run("%hindsight status")
+    assert "was damaged" not in later.text + status.text  # said once
+    assert str(path) in status.text
+    assert "memory only" not in status.text
+    assert [text for _, text in on_disk(path)] == [
+        "The export job writes UTC timestamps.",
+        "The churn table double-counts refunds.",
+    ]

@@ -7,6 +7,7 @@ exactly once; a new kernel takes in the spools of dead ones; nothing is left beh
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from hindsight_magic.delivery import spooling
 from hindsight_magic.delivery.batches import Route
 from hindsight_magic.delivery.journal import Journal
 from hindsight_magic.delivery.queue import RetainQueue
+from hindsight_magic.delivery.spool import Spool, encode, read_from
 
 A = Route("bank-a", ("project:a",))
 
@@ -159,3 +161,22 @@ def test_unloading_takes_everything_in_and_leaves_no_spool(path: Path) -> None:
     assert on_disk(path) == [("pending", f"left {n}") for n in range(5)]
     later = RetainQueue(BatchRecorder(), journal=Journal(path))
     assert later.recover() == 5
+
+
+@pytest.mark.parametrize(
+    "reserve", ["mapped, then past its reserve", "no reserve (macOS, Windows)"]
+)
+def test_every_line_written_is_read_back_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reserve: str
+) -> None:
+    if reserve.startswith("no"):
+        monkeypatch.delattr(os, "posix_fallocate", raising=False)
+    spool = Spool.create(tmp_path / "journal.sqlite3.spool-x-1", capacity=4096)
+    assert (spool.view is not None) == reserve.startswith("mapped")
+    lines = [encode(A, item(f"line {n} " + "y" * 90)) for n in range(100)]  # ~12 kB
+    for line in lines:
+        spool.append(line)
+    spool.close()
+    found, end = read_from(spool.path, 0)
+    assert [line + b"\n" for line in found] == lines
+    assert end == sum(map(len, lines))
