@@ -31,9 +31,11 @@ from hindsight_magic.delivery.spool import Spool
 def on_disk(journal: Path) -> list[tuple[str, str]]:
     """(state, content) of every memory in a journal, oldest first, then its spools' lines not
     taken into it yet (state ``spooled``): everything a next kernel would find."""
-    with contextlib.closing(sqlite3.connect(journal)) as db:
+    with contextlib.closing(sqlite3.connect(journal, isolation_level=None)) as db:
+        db.execute("begin")  # one snapshot: the worker may take spooled lines in meanwhile
         rows = db.execute("select state, body from items order by id").fetchall()
         taken = dict(db.execute("select name, offset from spools").fetchall())
+        db.execute("commit")
     found = [(str(state), str(json.loads(body)["content"])) for state, body in rows]
     for spool in sorted(journal.parent.glob(f"{journal.name}.spool-*")):
         if spool.name in taken:  # a spool the journal does not know was taken in already
