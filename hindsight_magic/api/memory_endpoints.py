@@ -114,21 +114,20 @@ class MemoryEndpoints(Requester):
 
     def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
         """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
-        reply: dict[str, Any] | None = self._request(
-            "getOperation",
-            "GET",
-            f"{self._bank(bank_id)}/operations/{quote(operation_id, safe='')}",
-            timeout_s=self.timeouts.request,
-            allow_404=True,
-        )
-        return reply
+        return self._get_one("getOperation", bank_id, "operations", operation_id)
 
     def document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
         """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
+        return self._get_one("getDocument", bank_id, "documents", document_id)
+
+    def _get_one(
+        self, operation: str, bank_id: str, collection: str, item_id: str
+    ) -> dict[str, Any] | None:
+        """``GET …/{collection}/{id}`` of a bank; None when the server has no such item."""
         reply: dict[str, Any] | None = self._request(
-            "getDocument",
+            operation,
             "GET",
-            f"{self._bank(bank_id)}/documents/{quote(document_id, safe='')}",
+            f"{self._bank(bank_id)}/{collection}/{quote(item_id, safe='')}",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )

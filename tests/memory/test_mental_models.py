@@ -346,7 +346,7 @@ def test_seeding_lists_again_soon_so_content_shows_within_seconds(
     assert "without content" not in dict(cache.status_rows())["state"]
     session.queue._jobs.clear()  # what was scheduled ran
     clock.advance(cache_module.SETTLE_FOR_S + 1)
-    cache.load()  # two minutes on: back to the mental_model_refresh_s cadence
+    cache.load()  # the settling time over: back to the mental_model_refresh_s cadence
     assert cache.load not in session.queue.scheduled()
 
 
