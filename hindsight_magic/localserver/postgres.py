@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import socket
 import stat
 import subprocess
@@ -139,6 +140,24 @@ def _pg_running(pgdata: Path) -> int | None:
     return info.port if isinstance(info.port, int) else None
 
 
+def clear_remains(pgdata: Path, log: Path) -> int:
+    """Empty a data folder that holds no database (no ``PG_VERSION``); return the files removed.
+
+    What is left there is never a database: files a PostgreSQL wrote after its data was deleted
+    under it, or an interrupted ``initdb``. ``initdb`` refuses a non-empty folder, so a server
+    could not start again until someone removed them by hand.
+    """
+    if not pgdata.is_dir() or (pgdata / "PG_VERSION").exists():
+        return 0
+    if _pg_running(pgdata) is not None:
+        raise ServerError(f"a PostgreSQL without a database still runs in {pgdata}; stop it first")
+    removed = sum(len(files) for _, _, files in os.walk(pgdata))
+    shutil.rmtree(pgdata)
+    with log.open("a") as out:
+        out.write(f"removed {removed} files left in {pgdata} by a deleted database\n")
+    return removed
+
+
 def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
     """Init (once) and start PostgreSQL; return (pgdata, port, started_now)."""
     account = pg_account()
@@ -148,6 +167,7 @@ def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
 
         ensure_prefix_permissions(_pg_bin().parent)
     if not (pgdata / "PG_VERSION").exists():
+        clear_remains(pgdata, log)
         pgdata.mkdir(parents=True, exist_ok=True)
         pgdata.chmod(0o700)
         if account is not None:

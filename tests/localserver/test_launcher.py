@@ -19,6 +19,7 @@ import pytest
 from hindsight_magic import discovery, paths
 from hindsight_magic.discovery import ServerInfo
 from hindsight_magic.localserver import launcher as server
+from hindsight_magic.localserver import postgres
 from hindsight_magic.localserver.errors import ServerError
 from hindsight_magic.settings import FALLBACK_API_URL
 
@@ -140,6 +141,24 @@ def test_server_error_str_is_one_line() -> None:
     assert str(err) == "first line second line"
     assert err.log_tail == "a\nb"
     assert ServerError("x").log_tail == ""
+
+
+def test_a_data_folder_without_a_database_is_cleared_before_initdb(tmp_path: Path) -> None:
+    log = tmp_path / "hindsight.log"
+    remains = tmp_path / "pgdata"
+    (remains / "pg_stat").mkdir(parents=True)
+    (remains / "pg_stat" / "global.stat").write_text("x")
+    (remains / "postmaster.opts").write_text("x")
+    assert postgres.clear_remains(remains, log) == 2
+    assert not remains.exists()
+    assert f"removed 2 files left in {remains}" in log.read_text()
+
+    cluster = tmp_path / "cluster"
+    cluster.mkdir()
+    (cluster / "PG_VERSION").write_text("16")
+    assert postgres.clear_remains(cluster, log) == 0  # a database: never touched
+    assert (cluster / "PG_VERSION").exists()
+    assert postgres.clear_remains(tmp_path / "absent", log) == 0
 
 
 def test_server_info_json_round_trip(tmp_path: Path) -> None:
