@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from . import (
     autoretain,
@@ -28,17 +27,13 @@ from . import (
     load_cost,
     read_after_write,
     retain_cost,
+    retain_tail,
 )
 from .common import bench_server, delete_bank, load_average, machine_line, raw_client
 from .report import Row, Section, document, num
 from .sections import read_after_write_rows, retain_rows
 from .sections_session import autoretain_rows, latency_rows, load_rows
 from .sections_volume import delivery_rows, tail_rows
-
-try:  # ── issue 13 item 2 (another engineer): `%retain` p50/p99/max, 1 and 8 kernels ──
-    from . import retain_tail
-except ImportError:  # not on this branch yet: section 3 keeps its place and says so
-    retain_tail = None
 
 ROOT = Path(__file__).resolve().parent.parent
 KEEP_ENV = {"HINDSIGHT_API_KEY", "HINDSIGHT_API_TOKEN"}  # a hand-written call would use them too
@@ -107,21 +102,6 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-def _tail(url: str, sizes: Sizes) -> dict[str, Any] | None:
-    """Section 3 from ``bench.retain_tail`` when it is there (None: its rows say it is not).
-
-    Expected of it: ``measure(url, calls, kernels)`` → ``{"one": [row], "many": [row, …],
-    "bars": {"one": (p99_ms, max_ms), "many": (p99_ms, None)}}``, a row per kernel being
-    ``{"retain": {"p50_ms", "p99_ms", "max_ms", "n"}, "noop": {…} (one kernel only),
-    "server_items", "queued", "failed"}`` (what its ``run_kernels`` returns per kernel).
-    """
-    measure = getattr(retain_tail, "measure", None)
-    if measure is None:
-        return None
-    result: dict[str, Any] = measure(url, sizes.tail_calls, sizes.tail_kernels)
-    return result
-
-
 def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
     """Every section; rows in table order, notes, and how long it took.
 
@@ -162,7 +142,7 @@ def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
         )
 
         progress("the %retain tail, 1 and several kernels …")
-        sections["3"] = tail_rows(_tail(url, sizes))
+        sections["3"] = tail_rows(retain_tail.measure(url, sizes.tail_calls, sizes.tail_kernels))
 
         progress(f"delivery of {num(sizes.delivery_count)} memories …")
         sections["4"] = delivery_rows(

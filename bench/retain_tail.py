@@ -25,20 +25,17 @@ Run: ``python -m bench.retain_tail [--calls 2000] [--kernels 8] [--pause-ms 2]``
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .common import delete_bank, kernel_env, machine_line, new_bank, quiet_shell
+from .common import bench_server, delete_bank, kernel_env, machine_line, new_bank, quiet_shell
 from .delivery import server_items
 
 TEXT = "Tail memory {i} of kernel {k}: the nightly export skips rows with a null region."
@@ -163,24 +160,13 @@ def run_kernels(
             delete_bank(url, bank)
 
 
-@contextlib.contextmanager
-def bench_server() -> Iterator[str]:
-    """``HINDSIGHT_BENCH_URL``, or a server started now by the launcher and discarded after."""
-    explicit = os.environ.get("HINDSIGHT_BENCH_URL")
-    if explicit:
-        yield explicit.rstrip("/")
-        return
-    from hindsight_magic.localserver import launcher
-
-    data_dir = Path(tempfile.mkdtemp(prefix="bench-tail-server-"))
-    try:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        print("[bench] starting a local Hindsight server with the launcher …", file=sys.stderr)
-        yield launcher.start(port=port, data_dir=data_dir).url
-    finally:
-        launcher.discard(data_dir)
+def measure(url: str, calls: int, kernels: int, pause_ms: float = 2.0) -> dict[str, Any]:
+    """One kernel back to back, then ``kernels`` sharing one journal; the rows ``python -m
+    bench`` reports (``{"one": [row], "many": [row, …], "bars": BARS}``)."""
+    with tempfile.TemporaryDirectory(prefix="bench-tail-") as tmp:
+        one = run_kernels(url, Path(tmp, "one.sqlite3"), calls, 1, 0.0)
+        many = run_kernels(url, Path(tmp, "shared.sqlite3"), calls, kernels, pause_ms)
+    return {"one": one, "many": many, "bars": BARS, "pause_ms": pause_ms}
 
 
 def report(label: str, rows: list[dict[str, Any]], bar: tuple[float, float | None]) -> bool:
@@ -219,14 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.calls, args.kernel, args.pause_ms / 1000)), flush=True)
         os._exit(0)  # delivered already; skip the exit-time flush
     print(machine_line())
-    passed = True
-    with bench_server() as url, tempfile.TemporaryDirectory(prefix="bench-tail-") as tmp:
-        one = run_kernels(url, Path(tmp, "one.sqlite3"), args.calls, 1, 0.0)
-        passed &= report("1 kernel, back to back:", one, BARS["one"])
-        shared = Path(tmp, "shared.sqlite3")
-        many = run_kernels(url, shared, args.calls, args.kernels, args.pause_ms)
-        label = f"{args.kernels} kernels, one journal, {args.pause_ms:g} ms apart:"
-        passed &= report(label, many, BARS["many"])
+    with bench_server() as server:
+        result = measure(server.url, args.calls, args.kernels, args.pause_ms)
+    passed = report("1 kernel, back to back:", result["one"], BARS["one"])
+    label = f"{args.kernels} kernels, one journal, {args.pause_ms:g} ms apart:"
+    passed &= report(label, result["many"], BARS["many"])
     print("all bars met" if passed else "some bars NOT met")
     return 0
 
