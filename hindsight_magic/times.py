@@ -9,7 +9,11 @@ carries its UTC offset, so the server knows both.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import time
+from datetime import datetime, timedelta, timezone
+
+_OFFSET_PERIOD_S = 900  # UTC offsets change only at quarter hours (DST, zone changes)
+_local_zone: tuple[int, timezone] = (-1, timezone.utc)  # (quarter hour, its local zone)
 
 
 def parse_iso(stamp: str | None) -> datetime | None:
@@ -51,15 +55,26 @@ def local_clock(epoch: float | None = None) -> str:
     return moment.astimezone().strftime("%H:%M:%S")
 
 
+def _local_zone_at(epoch: float) -> timezone:
+    """The kernel's local UTC offset at ``epoch``, looked up once per quarter hour
+    (``astimezone()`` asks the C library each time: most of a timestamp's cost)."""
+    global _local_zone
+    quarter = int(epoch // _OFFSET_PERIOD_S)
+    if _local_zone[0] != quarter:
+        offset = timedelta(seconds=time.localtime(epoch).tm_gmtoff)
+        _local_zone = (quarter, timezone(offset))
+    return _local_zone[1]
+
+
 def local_timestamp(moment: datetime | float | None = None) -> str:
     """Local time with its UTC offset, ISO 8601, milliseconds dropped when zero.
 
     ``moment`` is a datetime, ``time.time()`` seconds, or None for now.
     """
-    if moment is None:
-        moment = datetime.now(timezone.utc)
-    elif not isinstance(moment, datetime):
-        moment = datetime.fromtimestamp(moment, timezone.utc)
-    moment = moment.astimezone()
+    if isinstance(moment, datetime):
+        moment = moment.astimezone()
+    else:
+        epoch = time.time() if moment is None else moment
+        moment = datetime.fromtimestamp(epoch, _local_zone_at(epoch))
     spec = "seconds" if moment.microsecond < 1000 else "milliseconds"
     return moment.isoformat(timespec=spec)

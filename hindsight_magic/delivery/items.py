@@ -6,6 +6,7 @@ that ``%load_ext`` stays cheap.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ class MemoryItem:
     document_id: str | None = None
     update_mode: str | None = None
     parts: int = 1  # how many queued memories this item carries (appends get merged)
-    journal_ids: list[int] = field(default_factory=list)  # its rows in the journal
+    journal_ids: tuple[int, ...] = ()  # its rows in the journal (a tuple: not tracked by the GC)
 
     def merge_append(self, other: MemoryItem) -> bool:
         """Fold a later append to the same document into this item; False if not possible."""
@@ -44,7 +45,7 @@ class MemoryItem:
         self.content = f"{self.content}\n\n{other.content}"
         self.metadata = {**self.metadata, **other.metadata}  # the later cells cover the earlier
         self.parts += other.parts
-        self.journal_ids = [*self.journal_ids, *other.journal_ids]
+        self.journal_ids = (*self.journal_ids, *other.journal_ids)
         return True
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +64,13 @@ class MemoryItem:
         return body
 
 
+@functools.lru_cache(maxsize=256)
+def _safe_value(value: str, secrets: tuple[str, ...]) -> str:
+    """A metadata value redacted and encodable; cached, because the same few values (the
+    notebook, the kernel session, the source) come with every memory of a kernel."""
+    return redact(encodable(value), secrets)
+
+
 def new_item(
     content: str,
     *,
@@ -76,11 +84,12 @@ def new_item(
 ) -> MemoryItem:
     """A memory ready to queue: secrets redacted (its metadata's too), every text safe to send
     as UTF-8."""
+    hidden = tuple(secrets)
     return MemoryItem(
-        content=redact(encodable(content), secrets),
+        content=redact(encodable(content), hidden),
         timestamp=timestamp,
         context=encodable(context),
-        metadata={key: redact(encodable(value), secrets) for key, value in metadata.items()},
+        metadata={key: _safe_value(value, hidden) for key, value in metadata.items()},
         tags=tuple(encodable(tag) for tag in tags) or None,
         document_id=document_id,
         update_mode=update_mode,

@@ -135,7 +135,7 @@ class Spooling(JournalKeeping):
             return
         with self._cond:
             for (_, item), row in zip(fresh, ids, strict=False):
-                item.journal_ids = [row]
+                item.journal_ids = (row,)
             del self._spilled_new[: len(spilled)]  # the kernel thread only appends
             self._retired = [spool for spool in self._retired if spool not in retired]
             self._cond.notify_all()
@@ -199,7 +199,7 @@ class Spooling(JournalKeeping):
             fresh = self._new_spool(journal, register=False)
             with self._cond:
                 for item, row in zip(items, ids, strict=True):
-                    item.journal_ids = [row]
+                    item.journal_ids = (row,)
                 del self._spilled_new[:taken]
                 if self._spilled_new or not all(i.journal_ids for i in self._held_items()):
                     fresh.close(remove=True)

@@ -66,7 +66,7 @@ def item_from(body: str, row_id: int) -> MemoryItem:
         document_id=data.get("document_id"),
         update_mode=data.get("update_mode"),
         parts=int(data.get("parts") or 1),
-        journal_ids=[row_id],
+        journal_ids=(row_id,),
     )
 
 

@@ -312,3 +312,20 @@ def test_kernel_times_show_in_local_time() -> None:
     assert "." not in stamp
     assert datetime.fromisoformat(stamp) == AS_OF  # carries its UTC offset
     assert local_timestamp(AS_OF + timedelta(milliseconds=250)).count(".250") == 1
+
+
+def test_a_memory_timestamp_follows_the_local_offset_across_a_dst_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        change = datetime(2024, 3, 31, 1, 0, tzinfo=timezone.utc).timestamp()  # 02:00 → 03:00
+        for epoch in (change - 1, change, change + 1, change + 3600, change - 7 * 86400):
+            expected = datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
+            assert local_timestamp(epoch) == expected
+        assert local_timestamp(change - 1).endswith("01:59:59+01:00")
+        assert local_timestamp(change).endswith("03:00:00+02:00")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
