@@ -59,7 +59,7 @@ def current_session() -> HindsightSession:
 def _running_shell() -> Any:
     if "IPython" not in sys.modules:  # never import IPython just to find out
         return None
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython  # not the package's lazy ``__getattr__``
 
     return get_ipython()
 
