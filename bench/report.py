@@ -139,10 +139,11 @@ def document(
         "",
         "## Re-running",
         "",
-        "`make bench` or `.venv/bin/python -m bench` (about ten minutes; needs the `server` and "
-        "`bench` extras). It starts a local server with the project's launcher in a temporary "
-        "data dir and stops and deletes it at the end; `HINDSIGHT_BENCH_URL=http://host:port` "
-        "measures against a server you name instead. `--quick` is a small smoke run that "
+        "`make bench` or `.venv/bin/python -m bench` (about 15 minutes on 2 cores; needs the "
+        "`server` and `bench` extras). It starts a local server with the project's launcher "
+        "in a temporary data dir and stops and deletes it at the end; "
+        "`HINDSIGHT_BENCH_URL=http://host:port` measures against a server you name instead. "
+        "`--quick` is a small smoke run that "
         "writes nothing. Each section also runs alone (the same server rule): "
         "`python -m bench.retain_cost`, `bench.read_after_write`, `bench.retain_tail`, "
         "`bench.delivery`, `bench.load_cost`, `bench.first_recall`, `bench.autoretain`, "
