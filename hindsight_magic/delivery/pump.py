@@ -100,6 +100,7 @@ class QueuePump(Spooling):
         self._keep_journal()
         sent = 0
         while True:
+            self._ingest_if_behind()  # a read's flush finds its memories in one batch
             with self._cond:
                 self._form_batches_if_due()
                 batch = self._next_sendable()

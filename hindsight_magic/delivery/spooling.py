@@ -142,6 +142,15 @@ class Spooling(JournalKeeping):
         for spool in retired:
             spool.close(remove=True)
 
+    def _ingest_if_behind(self) -> None:
+        """Take spooled memories into the journal now if any wait there: batches form only
+        from memories in the journal, so a flush right after a ``%retain`` would otherwise
+        send that memory in a batch of its own."""
+        with self._cond:
+            behind = self._durable and self._spooled_only()
+        if behind:
+            self._ingest()
+
     def _rotate_spool(self, journal: Journal) -> None:
         """Past ``ROTATE_BYTES``, new memories go to a fresh spool; the old one is deleted once
         everything in it is in the journal (the next ``_ingest``)."""
