@@ -26,7 +26,7 @@ from helpers import PLANTED_KEY, RunningServer, free_port, one_line
 
 __all__ = ["PLANTED_KEY", "Cell", "Notebook", "RunningServer", "free_port", "one_line"]
 
-_DATA_DIR = tempfile.mkdtemp(prefix="hindsight-magic-tests-")
+_DATA_DIRS: list[str] = []  # made in pytest_configure: test modules import this file as well
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,14 +34,16 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in list(os.environ):
         if name.startswith("HINDSIGHT_") and name != "HINDSIGHT_TEST_SERVER_URL":
             del os.environ[name]
-    os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = _DATA_DIR
+    _DATA_DIRS.append(tempfile.mkdtemp(prefix="hindsight-magic-tests-"))
+    os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = _DATA_DIRS[-1]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove the tests' data dir (journals, state files): a test run leaves nothing behind."""
     import shutil
 
-    shutil.rmtree(_DATA_DIR, ignore_errors=True)
+    while _DATA_DIRS:
+        shutil.rmtree(_DATA_DIRS.pop(), ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
