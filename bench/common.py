@@ -91,6 +91,21 @@ def quiet_shell() -> Any:
     return shell
 
 
+@contextlib.contextmanager
+def loaded(shell: Any, url: str, bank_id: str, **extra: str) -> Iterator[Any]:
+    """The extension loaded into ``shell`` for ``bank_id`` on a fresh journal (a temporary
+    folder); yields its session, and unloads it (the folder goes) when the block ends."""
+    from hindsight_magic import load_ipython_extension, unload_ipython_extension
+
+    with tempfile.TemporaryDirectory(prefix="bench-journal-") as tmp:
+        os.environ.update(kernel_env(url, bank_id, os.path.join(tmp, "journal.sqlite3"), **extra))
+        load_ipython_extension(shell)
+        try:
+            yield shell.magics_manager.registry["HindsightMagics"].session
+        finally:
+            unload_ipython_extension(shell)
+
+
 @dataclass(frozen=True)
 class Stat:
     """Median, min and max of repeated measurements (in the unit they were taken in)."""

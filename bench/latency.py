@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +31,7 @@ from .common import (
     Stat,
     bench_server,
     delete_bank,
-    kernel_env,
+    loaded,
     new_bank,
     quiet_shell,
     raw_client,
@@ -122,70 +120,62 @@ def measure(
     url: str, recall_rounds: int, reflect_rounds: int, facts: int, settle_s: float = SETTLE_S
 ) -> dict[str, Any]:
     """Recall and reflect, magic vs. raw, on a fresh bank of ``facts`` memories."""
-    from hindsight_magic import load_ipython_extension, unload_ipython_extension
-
     bank_id = new_bank("latency")
     shell = quiet_shell()
     http = raw_client(url)
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
-            os.environ.update(kernel_env(url, bank_id, os.path.join(tmp, "journal.sqlite3")))
-            load_ipython_extension(shell)
-            try:
-                session = shell.magics_manager.registry["HindsightMagics"].session
-                for i in range(facts):
-                    shell.run_line_magic("retain", f"{FACTS[i % len(FACTS)]} (note {i})")
-                shell.run_line_magic("recall", QUERY)  # sends them, waits for indexing
-                settled_s = _settle(http, session.scope.bank_id, settle_s)
-                scope, s = session.scope, session.settings
-                base = f"/v1/default/banks/{scope.bank_id}"
-                recall_body: dict[str, Any] = {
-                    "query": QUERY,
-                    "budget": s.recall_budget,
-                    "max_tokens": s.recall_max_tokens,
-                    "types": list(s.recall_types),
-                }
-                reflect_body: dict[str, Any] = {"query": QUESTION, "budget": s.recall_budget}
-                if scope.recall_tags:
-                    for body in (recall_body, reflect_body):
-                        body["tags"] = list(scope.recall_tags)
-                        if scope.tags_match:
-                            body["tags_match"] = scope.tags_match
+        with loaded(shell, url, bank_id) as session:
+            for i in range(facts):
+                shell.run_line_magic("retain", f"{FACTS[i % len(FACTS)]} (note {i})")
+            shell.run_line_magic("recall", QUERY)  # sends them, waits for indexing
+            settled_s = _settle(http, session.scope.bank_id, settle_s)
+            scope, s = session.scope, session.settings
+            base = f"/v1/default/banks/{scope.bank_id}"
+            recall_body: dict[str, Any] = {
+                "query": QUERY,
+                "budget": s.recall_budget,
+                "max_tokens": s.recall_max_tokens,
+                "types": list(s.recall_types),
+            }
+            reflect_body: dict[str, Any] = {"query": QUESTION, "budget": s.recall_budget}
+            if scope.recall_tags:
+                for body in (recall_body, reflect_body):
+                    body["tags"] = list(scope.recall_tags)
+                    if scope.tags_match:
+                        body["tags_match"] = scope.tags_match
 
-                def raw_recall() -> Any:
-                    reply = http.post(f"{base}/memories/recall", json=recall_body)
-                    reply.raise_for_status()
-                    return reply.json()
+            def raw_recall() -> Any:
+                reply = http.post(f"{base}/memories/recall", json=recall_body)
+                reply.raise_for_status()
+                return reply.json()
 
-                def raw_reflect() -> Any:
-                    reply = http.post(f"{base}/reflect", json=reflect_body)
-                    reply.raise_for_status()
-                    return reply.json()
+            def raw_reflect() -> Any:
+                reply = http.post(f"{base}/reflect", json=reflect_body)
+                reply.raise_for_status()
+                return reply.json()
 
-                found = len(shell.run_line_magic("recall", QUERY))
-                answer = " ".join(str(shell.run_line_magic("reflect", QUESTION)).split())
-                recall_http = HttpTimer(session.client, "recall")
-                reflect_http = HttpTimer(session.client, "reflect")
-                recall = _pairs(
-                    recall_rounds,
-                    lambda: shell.run_line_magic("recall", QUERY),
-                    raw_recall,
-                    recall_http,
-                )
-                rendered = _pairs(
-                    recall_rounds,
-                    lambda: shell.run_cell(f"%recall {QUERY}", store_history=True),
-                    raw_recall,
-                    recall_http,
-                )
-                reflect = _pairs(
-                    reflect_rounds,
-                    lambda: shell.run_line_magic("reflect", QUESTION),
-                    raw_reflect,
-                    reflect_http,
-                )
-            finally:
-                unload_ipython_extension(shell)
+            found = len(shell.run_line_magic("recall", QUERY))
+            answer = " ".join(str(shell.run_line_magic("reflect", QUESTION)).split())
+            recall_http = HttpTimer(session.client, "recall")
+            reflect_http = HttpTimer(session.client, "reflect")
+            recall = _pairs(
+                recall_rounds,
+                lambda: shell.run_line_magic("recall", QUERY),
+                raw_recall,
+                recall_http,
+            )
+            rendered = _pairs(
+                recall_rounds,
+                lambda: shell.run_cell(f"%recall {QUERY}", store_history=True),
+                raw_recall,
+                recall_http,
+            )
+            reflect = _pairs(
+                reflect_rounds,
+                lambda: shell.run_line_magic("reflect", QUESTION),
+                raw_reflect,
+                reflect_http,
+            )
     finally:
         http.close()
         delete_bank(url, bank_id)

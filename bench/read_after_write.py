@@ -25,15 +25,13 @@ import argparse
 import asyncio
 import importlib.util
 import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from .common import Stat, bench_server, delete_bank, kernel_env, new_bank, quiet_shell
+from .common import Stat, bench_server, delete_bank, loaded, new_bank, quiet_shell
 from .latency import HttpTimer
 
 FACT = "The {token} pipeline writes its parquet output to the bucket {token}-exports."
@@ -52,7 +50,6 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
         return None
     from hindsight_client import Hindsight
 
-    from hindsight_magic import load_ipython_extension, unload_ipython_extension
     from hindsight_magic.delivery.sender import own_document_id
     from hindsight_magic.memory.provenance import RETAIN_MAGIC, provenance_metadata
     from hindsight_magic.times import local_timestamp
@@ -64,67 +61,60 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
     times: dict[str, list[float]] = {way: [] for way in (*WAYS, "own")}
     found = dict.fromkeys(WAYS, 0)
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-raw-") as tmp:
-            env = kernel_env(url, banks["magic"], os.path.join(tmp, "journal.sqlite3"))
-            os.environ.update(env)
-            load_ipython_extension(shell)
-            try:
-                session = shell.magics_manager.registry["HindsightMagics"].session
-                s, scope = session.settings, session.scope
-                http = [
-                    HttpTimer(session.client, "retain_batch"),
-                    HttpTimer(session.client, "recall"),
-                ]
-                asked = {"budget": s.recall_budget, "max_tokens": s.recall_max_tokens}
-                asked["types"] = list(s.recall_types)
+        with loaded(shell, url, banks["magic"]) as session:
+            s, scope = session.settings, session.scope
+            http = [
+                HttpTimer(session.client, "retain_batch"),
+                HttpTimer(session.client, "recall"),
+            ]
+            asked = {"budget": s.recall_budget, "max_tokens": s.recall_max_tokens}
+            asked["types"] = list(s.recall_types)
 
-                def magic(text: str, token: str) -> bool:
-                    shell.run_line_magic("retain", text)
-                    memories = shell.run_line_magic("recall", text)
-                    return any(token in memory.text for memory in memories)
+            def magic(text: str, token: str) -> bool:
+                shell.run_line_magic("retain", text)
+                memories = shell.run_line_magic("recall", text)
+                return any(token in memory.text for memory in memories)
 
-                def by_hand(text: str, token: str, same: bool = False) -> bool:
-                    bank_id = banks["same" if same else "hand"]
-                    extra: dict[str, Any] = {}
-                    if same:  # what the extension's item carries (session.retain, sender)
-                        extra = {
-                            "context": s.retain_context,
-                            "timestamp": local_timestamp(),
-                            "metadata": provenance_metadata(RETAIN_MAGIC, session.session_id, None),
-                            "tags": list(scope.retain_tags or ()),
-                            "document_id": own_document_id(None),
-                        }
-                    retain = client.aretain(bank_id=bank_id, content=text, **extra)
-                    loop.run_until_complete(retain)
-                    tags = {"tags": list(scope.recall_tags or ()), "tags_match": scope.tags_match}
-                    recall = client.arecall(
-                        bank_id=bank_id, query=text, **asked, **(tags if same else {})
-                    )
-                    reply = loop.run_until_complete(recall)
-                    return any(token in (memory.text or "") for memory in reply.results)
+            def by_hand(text: str, token: str, same: bool = False) -> bool:
+                bank_id = banks["same" if same else "hand"]
+                extra: dict[str, Any] = {}
+                if same:  # what the extension's item carries (session.retain, sender)
+                    extra = {
+                        "context": s.retain_context,
+                        "timestamp": local_timestamp(),
+                        "metadata": provenance_metadata(RETAIN_MAGIC, session.session_id, None),
+                        "tags": list(scope.retain_tags or ()),
+                        "document_id": own_document_id(None),
+                    }
+                retain = client.aretain(bank_id=bank_id, content=text, **extra)
+                loop.run_until_complete(retain)
+                tags = {"tags": list(scope.recall_tags or ()), "tags_match": scope.tags_match}
+                recall = client.arecall(
+                    bank_id=bank_id, query=text, **asked, **(tags if same else {})
+                )
+                reply = loop.run_until_complete(recall)
+                return any(token in (memory.text or "") for memory in reply.results)
 
-                calls: dict[str, Callable[[str, str], bool]] = {
-                    "magic": magic,
-                    "hand": by_hand,
-                    "same": lambda text, token: by_hand(text, token, same=True),
-                }
-                for call in calls.values():  # warm-up: banks, connections, first-use imports
-                    call(*reversed(_fact()))
-                for timer in http:
-                    timer.take()
-                for run in range(runs):
-                    order = WAYS[run % 3 :] + WAYS[: run % 3]
-                    for way in order:
-                        token, text = _fact()
-                        started = time.perf_counter()
-                        hit = calls[way](text, token)
-                        elapsed = (time.perf_counter() - started) * 1000
-                        times[way].append(elapsed)
-                        found[way] += int(hit)
-                        if way == "magic":
-                            times["own"].append(elapsed - sum(timer.take() for timer in http))
-            finally:
-                unload_ipython_extension(shell)
+            calls: dict[str, Callable[[str, str], bool]] = {
+                "magic": magic,
+                "hand": by_hand,
+                "same": lambda text, token: by_hand(text, token, same=True),
+            }
+            for call in calls.values():  # warm-up: banks, connections, first-use imports
+                call(*reversed(_fact()))
+            for timer in http:
+                timer.take()
+            for run in range(runs):
+                order = WAYS[run % 3 :] + WAYS[: run % 3]
+                for way in order:
+                    token, text = _fact()
+                    started = time.perf_counter()
+                    hit = calls[way](text, token)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    times[way].append(elapsed)
+                    found[way] += int(hit)
+                    if way == "magic":
+                        times["own"].append(elapsed - sum(timer.take() for timer in http))
     finally:
         loop.run_until_complete(client.aclose())
         loop.close()

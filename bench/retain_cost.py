@@ -30,10 +30,8 @@ import asyncio
 import importlib.metadata
 import importlib.util
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -43,7 +41,7 @@ from .common import (
     Stat,
     bench_server,
     delete_bank,
-    kernel_env,
+    loaded,
     new_bank,
     quiet_shell,
     raw_client,
@@ -135,8 +133,6 @@ def _rounds(
 
 def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict[str, Any]:
     """Every way side by side, alternating; times in µs."""
-    from hindsight_magic import load_ipython_extension, unload_ipython_extension
-
     has_client = importlib.util.find_spec("hindsight_client") is not None
     rounds = max(1, client_runs)
     banks = {way: new_bank(way) for way in ("retain", "client", "httpx")}
@@ -144,51 +140,44 @@ def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict
     http = raw_client(url)
     client: Any = None
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-retain-") as tmp:
-            env = kernel_env(url, banks["retain"], os.path.join(tmp, "journal.sqlite3"))
-            os.environ.update(env)
-            load_ipython_extension(shell)
-            try:
-                session = shell.magics_manager.registry["HindsightMagics"].session
+        with loaded(shell, url, banks["retain"]) as session:
 
-                def magic(i: int) -> None:
-                    shell.run_line_magic("retain", FACT.format(i=i))
+            def magic(i: int) -> None:
+                shell.run_line_magic("retain", FACT.format(i=i))
 
-                def by_httpx(i: int) -> None:
-                    body = {"items": [{"content": FACT.format(i=i)}], "async": True}
-                    path = f"/v1/default/banks/{banks['httpx']}/memories"
-                    http.post(path, json=body).raise_for_status()
+            def by_httpx(i: int) -> None:
+                body = {"items": [{"content": FACT.format(i=i)}], "async": True}
+                path = f"/v1/default/banks/{banks['httpx']}/memories"
+                http.post(path, json=body).raise_for_status()
 
-                ways: list[tuple[str, int, Callable[[int], Any]]] = [
-                    ("magic", max(1, magic_runs // rounds), magic),
-                    ("httpx", max(1, http_runs // rounds), by_httpx),
-                ]
-                if has_client:
-                    from hindsight_client import Hindsight
+            ways: list[tuple[str, int, Callable[[int], Any]]] = [
+                ("magic", max(1, magic_runs // rounds), magic),
+                ("httpx", max(1, http_runs // rounds), by_httpx),
+            ]
+            if has_client:
+                from hindsight_client import Hindsight
 
-                    client = Hindsight(base_url=url)
+                client = Hindsight(base_url=url)
 
-                    def client_call(retain_async: bool) -> Callable[[int], Any]:
-                        def call(i: int) -> None:
-                            text = FACT.format(i=i)
-                            client.retain(
-                                bank_id=banks["client"], content=text, retain_async=retain_async
-                            )
+                def client_call(retain_async: bool) -> Callable[[int], Any]:
+                    def call(i: int) -> None:
+                        text = FACT.format(i=i)
+                        client.retain(
+                            bank_id=banks["client"], content=text, retain_async=retain_async
+                        )
 
-                        return call
+                    return call
 
-                    ways[1:1] = [("async", 1, client_call(True)), ("sync", 1, client_call(False))]
-                for name, _, call in ways:  # warm-up: connections, banks, caches
-                    for i in range(WARM_UP if name == "magic" else 2):
-                        call(-1 - i)
-                times = _rounds(rounds, ways, lambda: session.flush(60))
-                if client is not None:  # on the loop it was used on, before asyncio.run below
-                    client.close()
-                    client = None
-                session.flush(120)
-                stats = session.queue.stats()
-            finally:
-                unload_ipython_extension(shell)
+                ways[1:1] = [("async", 1, client_call(True)), ("sync", 1, client_call(False))]
+            for name, _, call in ways:  # warm-up: connections, banks, caches
+                for i in range(WARM_UP if name == "magic" else 2):
+                    call(-1 - i)
+            times = _rounds(rounds, ways, lambda: session.flush(60))
+            if client is not None:  # on the loop it was used on, before asyncio.run below
+                client.close()
+                client = None
+            session.flush(120)
+            stats = session.queue.stats()
         result: dict[str, Any] = {
             "magic": Stat.of(times["magic"]).to_json(),
             "magic_accepted": stats.accepted,
