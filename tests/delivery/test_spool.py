@@ -180,3 +180,24 @@ def test_every_line_written_is_read_back_in_order(
     found, end = read_from(spool.path, 0)
     assert [line + b"\n" for line in found] == lines
     assert end == sum(map(len, lines))
+
+
+def test_a_flush_during_the_workers_journal_work_sends_everything_in_one_batch(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sender = BatchRecorder()
+    queue = RetainQueue(sender, journal=Journal(path), window_s=60)
+    queue.enqueue(A, item("first"))
+    journal_work = queue._drain_journal_ops
+    arrived: list[str] = []
+
+    def a_read_comes_in_meanwhile() -> None:  # the kernel retains and reads while it works
+        journal_work()
+        if not arrived:
+            arrived.append("second")
+            queue.enqueue(A, item("second"))
+            queue.request_flush()
+
+    monkeypatch.setattr(queue, "_drain_journal_ops", a_read_comes_in_meanwhile)
+    queue.pump()
+    assert sender.contents() == [["first", "second"]]  # one request, not one per memory
