@@ -3,9 +3,11 @@
 The kernel thread writes each memory to this kernel's spool file (``spool.py``) before
 ``enqueue`` returns, and never touches SQLite. The worker takes spooled memories into the
 journal (``_ingest``: rows inserted and the spool's offset recorded in one transaction, so
-nothing is taken twice), replaces a spool taken in entirely once it is large, keeps the
-heartbeat, and — while the journal is down — retries, then rewrites this kernel's rows from what
-memory holds and starts a fresh spool (``_restore_journal``).
+nothing is taken twice) when it next has work — a batch due, a flush, a heartbeat — not for
+each memory: the spool already survives a SIGKILL, and a worker woken by every ``%retain`` of a
+burst kept the kernel thread waiting for the GIL. It replaces a spool taken in entirely once it
+is large, keeps the heartbeat, and — while the journal is down — retries, then rewrites this
+kernel's rows from what memory holds and starts a fresh spool (``_restore_journal``).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ class Spooling(JournalKeeping):
             raise journal_error(path, error) from None
 
     def _journal_due(self) -> bool:
-        return super()._journal_due() or (self._durable and self._spooled_only())
+        # memories past the memory cap live only in the spool and the journal: take them in
+        return super()._journal_due() or (self._durable and bool(self._spilled_new))
 
     def _spooled_only(self) -> bool:
         """Whether a memory is in the spool but not yet in the journal (lock held)."""

@@ -201,3 +201,38 @@ def test_a_flush_during_the_workers_journal_work_sends_everything_in_one_batch(
     monkeypatch.setattr(queue, "_drain_journal_ops", a_read_comes_in_meanwhile)
     queue.pump()
     assert sender.contents() == [["first", "second"]]  # one request, not one per memory
+
+
+def test_the_worker_does_not_wake_for_each_retain_only_for_each_batch(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The spool already keeps each memory through a SIGKILL; waking the worker to take every
+    # one into SQLite made it compete with the kernel thread for the GIL during a burst.
+    sender = BatchRecorder()
+    queue = RetainQueue(sender, journal=Journal(path), batch_size=16, window_s=60)
+    pumps: list[int] = []
+    real_pump = queue.pump
+
+    def counted_pump() -> int:
+        pumps.append(len(pumps))
+        return real_pump()
+
+    monkeypatch.setattr(queue, "pump", counted_pump)
+    queue.start()
+    try:
+        time.sleep(0.2)  # the worker's first step (heartbeat) is done and it sleeps
+        before = len(pumps)
+        for n in range(15):
+            queue.enqueue(A, item(f"burst {n}"))
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert len(pumps) == before, "the worker woke for memories below a batch"
+        assert on_disk(path) == [("spooled", f"burst {n}") for n in range(15)]
+        queue.enqueue(A, item("burst 15"))  # a batch is due: taken in and sent together
+        deadline = time.monotonic() + 10
+        while not sender.contents() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        queue.close(2.0)
+    assert sender.contents() == [[f"burst {n}" for n in range(16)]]
+    assert len(pumps) - before <= 3
