@@ -31,6 +31,23 @@ CREDENTIAL_SHAPES = re.compile(
     ),
     re.DOTALL,
 )
+# Every credential shape starts with one of these (case as written): text without any of them
+# cannot match, and a few substring tests cost far less than running the pattern over it.
+SHAPE_MARKERS = (
+    "-----BEGIN ",
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "xox",
+    "AIza",
+    "Bearer ",
+)
 
 CACHE_TTL_S = 2.0
 
@@ -53,6 +70,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret and secret in text:
             text = text.replace(secret, REDACTED)
+    if not any(marker in text for marker in SHAPE_MARKERS):
+        return text
     return CREDENTIAL_SHAPES.sub(REDACTED, text)
 
 

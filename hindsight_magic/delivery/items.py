@@ -21,6 +21,8 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 def encodable(text: str) -> str:
     """``text`` with lone surrogates replaced, so it can be sent as UTF-8."""
+    if text.isascii():  # a flag CPython keeps on every string: no scan
+        return text
     return _SURROGATES.sub("\ufffd", text)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from hindsight_magic.capture.redact import REDACTED, redact, secret_values
+from hindsight_magic.capture.redact import CREDENTIAL_SHAPES, REDACTED, redact, secret_values
 from hindsight_magic.capture.transcript import (
     ERROR_CAP,
     RESULT_CAP,
@@ -412,3 +414,16 @@ def test_a_secret_cut_by_the_cap_is_not_leaked(offset: int) -> None:
         assert kept
         assert not value.startswith(kept), f"leaked {kept!r}"
         assert REDACTED.startswith(kept) or kept.startswith(REDACTED)
+
+
+def test_redact_skipping_text_without_a_shape_marker_changes_nothing() -> None:
+    # redact runs the credential pattern only on text holding one of SHAPE_MARKERS; a shape
+    # whose marker were missing there would slip through. Texts mixing every sample token,
+    # their pieces and ordinary words must come out exactly as the pattern alone makes them.
+    rng = random.Random(13)
+    pieces = [*SHAPES.values(), *(token[: len(token) // 2] for token in SHAPES.values())]
+    pieces += ["Bearer ", "Bearer abcdef123456", "-----BEGIN RSA PRIVATE KEY-----\nMIIE", " "]
+    pieces += ["the", "churn", "=", "'", "\n", "sk", "-", "_", "AK", "IA", "gh", "p_", "x0"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        assert redact(text) == CREDENTIAL_SHAPES.sub(REDACTED, text), text
