@@ -27,6 +27,8 @@ gone out synchronously is replaced, not doubled; one that went out async is the 
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -49,10 +51,25 @@ SYNC_MAX_ITEMS = 16  # a bigger batch goes async: a synchronous retain waits for
 OWN_ID_PREFIX = "hm-"  # marks the document ids made here (idempotency keys, not documents)
 
 
+_id_stem: tuple[int, str, Iterator[int]] = (-1, "", itertools.count())  # (pid, stem, counter)
+
+
 def own_document_id(update_mode: str | None) -> str | None:
     """A new document id for a memory queued without one (none for an append: it needs its
-    document's). Made when the memory is queued and kept in the journal with it."""
-    return None if update_mode == "append" else f"{OWN_ID_PREFIX}{uuid.uuid4()}"
+    document's). Made when the memory is queued and kept in the journal with it.
+
+    ``hm-<random>-<n>``: one random stem per process (a forked child makes its own) and a
+    counter, because ``uuid4`` per memory asks the OS for randomness, a call that releases
+    the GIL on the kernel thread and lets the worker keep it.
+    """
+    global _id_stem
+    if update_mode == "append":
+        return None
+    pid, stem, counter = _id_stem
+    if pid != os.getpid():
+        pid, stem, counter = os.getpid(), f"{OWN_ID_PREFIX}{uuid.uuid4().hex}-", itertools.count(1)
+        _id_stem = (pid, stem, counter)
+    return f"{stem}{next(counter)}"
 
 
 def idempotent(batch: Batch) -> bool:

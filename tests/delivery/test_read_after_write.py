@@ -12,6 +12,7 @@ one document); every re-send carries them. The lost-reply proofs against the rea
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -195,3 +196,25 @@ def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(
     first, second = retains(fake)
     assert (first["async"], second["async"]) == (False, True)
     assert first["items"][0]["document_id"] == second["items"][0]["document_id"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_every_memory_gets_a_document_id_of_its_own_and_a_forked_child_new_ones():
+    from hindsight_magic.delivery.sender import own_document_id
+
+    ids = [own_document_id(None) for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    assert all(i and i.startswith("hm-") for i in ids)
+    assert own_document_id("append") is None  # an append needs its document's id
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # a forked process counts on from the parent's state: it must not reuse it
+        os.write(write, (own_document_id(None) or "").encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    os.close(write)
+    forked = os.read(read, 200).decode()
+    os.close(read)
+    mine = own_document_id(None) or ""
+    assert forked.startswith("hm-")
+    assert forked.rsplit("-", 1)[0] != mine.rsplit("-", 1)[0]
