@@ -29,7 +29,7 @@ from . import orphans
 from .journal_file import JournalFile
 from .spool import spool_path
 from .sqlite_file import JournalError
-from .stored import INSERT, JournalRow, Kept, row_from
+from .stored import JournalRow, Kept, by_ids, insert_rows, row_from
 
 __all__ = ["Journal", "JournalError", "JournalRow", "Kept"]
 
@@ -81,7 +81,7 @@ class Journal(JournalFile):
         return ids
 
     def _insert(self, db: sqlite3.Connection, kept: Sequence[Kept]) -> list[int]:
-        return [int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept]
+        return insert_rows(db, [entry.values(self.owner) for entry in kept])
 
     def register_spool(self, name: str) -> None:
         """Record a spool file of this owner (before it is created)."""
@@ -108,16 +108,14 @@ class Journal(JournalFile):
         if self._closed:  # unloading: the next kernel adopts what is left
             return
         with self._transaction() as db:
-            db.executemany(
-                f"update items set {assignment} where id = ?", [(value, row) for row in ids]
-            )
+            by_ids(db, f"update items set {assignment} where id in", ids, value)
 
     def delete(self, ids: Iterable[int]) -> None:
         """Forget rows (the server accepted them, or the user dropped them)."""
         if self._closed:  # unloading: the next kernel adopts what is left
             return
         with self._transaction() as db:
-            db.executemany("delete from items where id = ?", [(row_id,) for row_id in ids])
+            by_ids(db, "delete from items where id in", ids)
 
     def reconcile(
         self, kept: Sequence[Kept], spilled: Sequence[Kept], spool: str
@@ -135,11 +133,9 @@ class Journal(JournalFile):
                 (self.owner,),
             ).fetchall()
             db.execute("delete from items where owner = ?", (self.owner,))
-            ids = [
-                int(db.execute(INSERT, entry.values(self.owner)).lastrowid or 0) for entry in kept
-            ]
-            db.executemany(INSERT, [(self.owner, *row, "spilled", None, None) for row in old])
-            db.executemany(INSERT, [entry.values(self.owner) for entry in spilled])
+            ids = insert_rows(db, [entry.values(self.owner) for entry in kept])
+            insert_rows(db, [(self.owner, *row, "spilled", None, None) for row in old])
+            insert_rows(db, [entry.values(self.owner) for entry in spilled])
             spools = db.execute("select name from spools where owner = ?", (self.owner,))
             names = [name for (name,) in spools.fetchall() if name != spool]
             db.execute("delete from spools where owner = ?", (self.owner,))
@@ -153,9 +149,7 @@ class Journal(JournalFile):
         """Up to ``limit`` of this owner's spilled rows, oldest first, now ``pending``."""
         with self._transaction() as db:
             rows = self._select(db, "state = 'spilled'", limit)
-            db.executemany(
-                "update items set state = 'pending' where id = ?", [(r.id,) for r in rows]
-            )
+            by_ids(db, "update items set state = 'pending' where id in", [r.id for r in rows])
         return rows
 
     def rows(self, state: str) -> list[JournalRow]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..paths import pid_exists
 from .spool import decode, read_from, spool_prefix
-from .stored import INSERT, Kept
+from .stored import Kept, insert_rows
 
 STALE_AFTER_S = 120.0
 
@@ -56,9 +56,8 @@ def claim(
         for name, offset in spools.fetchall():
             lines, _ = read_from(journal.with_name(name), offset)
             found = [entry for entry in map(decode, lines) if entry is not None]
-            db.executemany(
-                INSERT,
-                [Kept(bank, tags, item, "spilled").values(me) for bank, tags, item in found],
+            insert_rows(
+                db, [Kept(bank, tags, item, "spilled").values(me) for bank, tags, item in found]
             )
             claimed += len(found)
             leftovers.add(journal.with_name(name))

@@ -3,15 +3,44 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .items import MemoryItem
 
-INSERT = (
-    "insert into items(owner, bank, tags, body, state, operation_id, error) "
-    "values (?, ?, ?, ?, ?, ?, ?)"
-)
+INSERT_INTO = "insert into items(owner, bank, tags, body, state, operation_id, error) values"
+ROW = "(?, ?, ?, ?, ?, ?, ?)"
+# One statement per many rows: the sqlite3 module releases the GIL around every step, and a
+# worker that must win the GIL back after each one (the kernel thread busy with a cell) moved
+# a batch's rows one every few milliseconds. SQLite before 3.32 allows 999 parameters.
+ROWS_PER_INSERT = 128  # x 7 parameters
+IDS_PER_STATEMENT = 900
+
+
+def insert_rows(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> list[int]:
+    """Insert rows (``Kept.values`` tuples) a chunk per statement; their new ids, in order.
+
+    Inside one write transaction an ``autoincrement`` key gives a statement's rows consecutive
+    ids ending at ``lastrowid``.
+    """
+    ids: list[int] = []
+    for start in range(0, len(rows), ROWS_PER_INSERT):
+        chunk = rows[start : start + ROWS_PER_INSERT]
+        flat = [value for row in chunk for value in row]
+        last = db.execute(f"{INSERT_INTO} {', '.join([ROW] * len(chunk))}", flat).lastrowid or 0
+        ids.extend(range(last - len(chunk) + 1, last + 1))
+    return ids
+
+
+def by_ids(db: sqlite3.Connection, statement: str, ids: Iterable[int], *first: Any) -> None:
+    """Run ``statement`` (ending in ``where id in``) for ``ids``, a chunk per statement;
+    ``first`` are the parameters before the ids."""
+    rows = list(ids)
+    for start in range(0, len(rows), IDS_PER_STATEMENT):
+        chunk = rows[start : start + IDS_PER_STATEMENT]
+        db.execute(f"{statement} ({', '.join('?' * len(chunk))})", (*first, *chunk))
 
 
 @dataclass
@@ -39,7 +68,7 @@ class Kept:
     error: str | None = None
 
     def values(self, owner: str) -> tuple[Any, ...]:
-        """The ``INSERT`` parameters."""
+        """The row's values for ``insert_rows``."""
         tags = json.dumps(self.tags) if self.tags else None
         body = body_of(self.item)
         return (owner, self.bank_id, tags, body, self.state, self.operation_id, self.error)

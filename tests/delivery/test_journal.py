@@ -242,3 +242,21 @@ def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     time.sleep(0.01)
     journal.heartbeat()
     assert heartbeat_of(path, journal.owner) > before
+
+
+def test_many_rows_are_written_a_chunk_per_statement_with_the_right_ids(path: Path) -> None:
+    # ingest returns the new rows' ids from each statement's last id; another kernel's rows
+    # between two ingests must not shift them, nor must a batch past one statement's chunk.
+    from hindsight_magic.delivery.journal import Kept
+
+    mine, other = Journal(path), Journal(path)
+    first = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300)], {})
+    other.ingest([Kept("b", None, item(f"other {n}")) for n in range(5)], {})
+    second = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300, 500)], {})
+    by_id = {row.id: row.item.content for row in mine.rows("pending")}
+    assert [by_id[row] for row in first + second] == [f"mine {n}" for n in range(500)]
+    mine.mark_batched("op-1", (first + second)[100:450])
+    assert [row.id for row in mine.rows("batched")] == (first + second)[100:450]
+    mine.delete(first + second)
+    assert mine.rows("pending") == mine.rows("batched") == []
+    assert [row.item.content for row in other.rows("pending")] == [f"other {n}" for n in range(5)]
