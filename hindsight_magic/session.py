@@ -124,6 +124,7 @@ class HindsightSession:
         atexit.register(self._at_exit)
         if start_worker:
             self.queue.start()
+            self.queue.submit(self.sender.warm_up, STARTUP_DELAY_S)
         # after %load_ext has returned: the first load imports httpx, which would compete
         # with the rest of the load for the interpreter
         self.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)

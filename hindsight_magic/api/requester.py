@@ -81,6 +81,10 @@ class Requester:
                 self._all.append(client)
         return client
 
+    def warm_up(self) -> None:
+        """Import httpx and make this thread's connection pool now, without a request."""
+        self._http()
+
     def close(self) -> None:
         """Close every connection pool this client opened."""
         with self._lock:

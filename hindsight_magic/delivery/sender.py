@@ -109,6 +109,13 @@ class BatchSender:
             with self._lock:
                 self._reading.remove(bank_id)
 
+    def warm_up(self) -> None:
+        """Import what the first send needs (httpx, this thread's connection pool); the worker
+        runs it soon after a load, while the kernel is idle. A first send that did it during a
+        busy cell took seconds: the worker gets the GIL back only every few milliseconds then,
+        and an import reads hundreds of files, giving the GIL up at each."""
+        self._connection.client.warm_up()
+
     def __call__(self, batch: Batch) -> bool:
         """Send ``batch``; True when the server has already indexed it (a synchronous send)."""
         client = self._connection.client
