@@ -139,9 +139,9 @@ def document(
         "",
         "## Re-running",
         "",
-        "`make bench` or `.venv/bin/python -m bench` (about 15 minutes on 2 cores; needs the "
-        "`server` and `bench` extras). It starts a local server with the project's launcher "
-        "in a temporary data dir and stops and deletes it at the end; "
+        "`make bench` or `.venv/bin/python -m bench` (6–15 minutes on 2 cores, by how busy they "
+        "are; needs the `server` and `bench` extras). It starts a local server with the "
+        "project's launcher in a temporary data dir and stops and deletes it at the end; "
         "`HINDSIGHT_BENCH_URL=http://host:port` measures against a server you name instead. "
         "`--quick` is a small smoke run that "
         "writes nothing. Each section also runs alone (the same server rule): "
