@@ -156,6 +156,12 @@ class JournalFile:
         with self._using():
             self._beat(now)
 
+    def until_beat(self) -> float:
+        """Seconds until ``heartbeat`` writes again (0: due now; never once closed)."""
+        if self._closed:
+            return float("inf")
+        return max(0.0, self._last_beat + HEARTBEAT_S - time.time())
+
     def _beat(self, now: float) -> None:
         assert self._db is not None
         self._db.execute(

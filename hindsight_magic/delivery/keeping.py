@@ -95,8 +95,8 @@ class JournalKeeping(BackgroundWorker):
     def _journal_due(self) -> bool:
         if self._journal is None:
             return False
-        if self._durable:
-            return bool(self._journal_ops)
+        if self._durable:  # an idle kernel beats too: a stale owner's rows are taken over
+            return bool(self._journal_ops) or self._journal.until_beat() == 0.0
         return self._clock() >= self._retry_at
 
     def _journal_deadlines(self) -> list[float]:
@@ -104,7 +104,8 @@ class JournalKeeping(BackgroundWorker):
             return []
         if not self._durable:
             return [self._retry_at]
-        return [self._clock() + 20.0]  # keep the heartbeat fresh
+        wait = self._journal.until_beat()
+        return [self._clock() + wait] if wait != float("inf") else []
 
     def _journal_down(self, error: JournalError) -> None:
         """The journal failed: hold memories in memory, say so once, retry later."""

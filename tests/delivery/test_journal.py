@@ -260,3 +260,25 @@ def test_many_rows_are_written_a_chunk_per_statement_with_the_right_ids(path: Pa
     mine.delete(first + second)
     assert mine.rows("pending") == mine.rows("batched") == []
     assert [row.item.content for row in other.rows("pending")] == [f"other {n}" for n in range(5)]
+
+
+def test_an_idle_kernel_keeps_its_heartbeat_fresh(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Other kernels take the rows of an owner whose heartbeat is stale (STALE_AFTER_S): a
+    # kernel holding failed memories and doing nothing else must go on beating.
+    monkeypatch.setattr(journal_module, "HEARTBEAT_S", 0.2)
+    sender = BatchRecorder()
+    sender.failures = [HindsightError("retainBatch", "refused", 400)]
+    queue = RetainQueue(sender, journal=Journal(path))
+    queue.enqueue(A, item("refused for good"))
+    queue.start()
+    try:
+        queue.flush(5)
+        assert queue.stats().failed == 1
+        owner = queue._journal.owner if queue._journal else ""
+        first = heartbeat_of(path, owner)
+        time.sleep(1.0)  # idle: nothing pending, nothing to retry
+        assert heartbeat_of(path, owner) > first + 0.5
+    finally:
+        queue.close(1.0)
