@@ -141,6 +141,18 @@ class JournalKeeping(BackgroundWorker):
                 self._journal_down(error)  # the rewrite on restore covers what was not written
                 return
 
+    def _beat_if_due(self) -> None:
+        """The heartbeat between two sends: against a slow server one pump can last minutes."""
+        journal = self._journal
+        with self._cond:
+            durable = self._durable
+        if journal is None or not durable:
+            return
+        try:
+            journal.heartbeat()
+        except JournalError as error:
+            self._journal_down(error)
+
     def _refill(self, journal: Journal) -> None:
         """Load spilled rows while memory has room (oldest first)."""
         with self._cond:

@@ -1,7 +1,8 @@
 """Taking over what dead kernels left in a shared journal: their rows and their spools.
 
-An owner is dead when its process is gone (same host), its heartbeat is stale, or it has rows
-or spools but no heartbeat row. Everything happens in the claimer's one ``BEGIN IMMEDIATE``
+An owner is dead when its process is gone (same host), its heartbeat is stale (another host:
+``STALE_AFTER_S``; this host, its process still running: ``STALE_LIVE_PROCESS_S``), or it has
+rows or spools but no heartbeat row. Everything happens in the claimer's one ``BEGIN IMMEDIATE``
 transaction, so two kernels never take the same rows; spool files are deleted after commit.
 """
 
@@ -17,6 +18,9 @@ from .spool import decode, read_from, spool_prefix
 from .stored import Kept, insert_rows
 
 STALE_AFTER_S = 120.0
+# An owner whose process still runs on this host is given longer: one pump against a hung
+# server can take minutes (each request waits out its timeout), and its pid may be reused.
+STALE_LIVE_PROCESS_S = 900.0
 
 
 def dead_owners(db: sqlite3.Connection, me: str) -> list[str]:
@@ -24,12 +28,16 @@ def dead_owners(db: sqlite3.Connection, me: str) -> list[str]:
     host, now = socket.gethostname(), time.time()
     owners = db.execute("select owner, host, pid, heartbeat from owners").fetchall()
     known = {owner for owner, *_ in owners}
-    dead = [
-        owner
-        for owner, owner_host, pid, beat in owners
-        if owner != me
-        and (now - beat > STALE_AFTER_S or (owner_host == host and not pid_exists(pid)))
-    ]
+    dead = []
+    for owner, owner_host, pid, beat in owners:
+        if owner == me:
+            continue
+        if owner_host != host:
+            gone = now - beat > STALE_AFTER_S
+        else:
+            gone = not pid_exists(pid) or now - beat > STALE_LIVE_PROCESS_S
+        if gone:
+            dead.append(owner)
     for table in ("items", "spools"):
         found = db.execute(f"select distinct owner from {table} where owner != ?", (me,))
         dead += [owner for (owner,) in found if owner not in known]

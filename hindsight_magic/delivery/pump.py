@@ -109,6 +109,7 @@ class QueuePump(Spooling):
                     break
                 self._outbox.remove(batch)
                 self._in_flight = batch
+            self._beat_if_due()
             self._drain_journal_ops()  # its operation id is on disk before it is sent
             self._deliver(batch)
             self._drain_journal_ops()

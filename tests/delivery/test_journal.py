@@ -282,3 +282,33 @@ def test_an_idle_kernel_keeps_its_heartbeat_fresh(
         assert heartbeat_of(path, owner) > first + 0.5
     finally:
         queue.close(1.0)
+
+
+def test_a_kernel_on_this_host_whose_process_runs_is_given_longer(path: Path) -> None:
+    # one pump against a hung server can outlast STALE_AFTER_S; its process is still there
+    RetainQueue(BatchRecorder(), journal=Journal(path)).enqueue(A, item("still mine"))
+    set_owners(path, "heartbeat = heartbeat - 600")  # this test's own pid: alive
+    assert RetainQueue(BatchRecorder(), journal=Journal(path)).recover() == 0
+    set_owners(path, "heartbeat = heartbeat - 1200")  # past STALE_LIVE_PROCESS_S
+    assert RetainQueue(BatchRecorder(), journal=Journal(path)).recover() == 1
+
+
+def test_the_heartbeat_goes_on_between_slow_sends(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal_module, "HEARTBEAT_S", 0.1)
+    seen: list[float] = []
+    queue: RetainQueue
+
+    def slow_server(batch: object) -> None:
+        owner = queue._journal.owner if queue._journal else ""
+        seen.append(heartbeat_of(path, owner))
+        time.sleep(0.3)
+
+    queue = RetainQueue(slow_server, journal=Journal(path))
+    for bank in ("one", "two", "three"):  # three routes: three sends in one pump
+        queue.enqueue(Route(bank, None), item(f"to {bank}"))
+    queue.request_flush()
+    assert queue.pump() == 3
+    assert seen[2] - seen[0] >= 0.5, seen
+
