@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 
 from ..text import plural
 from .batches import Route
@@ -36,6 +37,9 @@ class Spooling(JournalKeeping):
         self._generation = 0
         self._retired: list[Spool] = []  # replaced; deleted once taken in entirely
         self._spilled_new: list[tuple[Route, MemoryItem]] = []  # spooled, not in memory
+        # one ingest at a time: unloading takes in what is spooled while a worker stuck in a
+        # send may wake and do the same; both would insert the same memories
+        self._ingesting = threading.Lock()
         if journal is not None and self._durable:
             try:
                 self._spool = self._new_spool(journal, register=True)
@@ -120,6 +124,10 @@ class Spooling(JournalKeeping):
     def _ingest(self) -> None:
         """Move the spooled memories into the journal, and record how far each spool is taken
         (one transaction); spools replaced meanwhile are then forgotten and deleted."""
+        with self._ingesting:
+            self._ingest_now()
+
+    def _ingest_now(self) -> None:
         journal = self._journal
         with self._cond:
             if journal is None or not self._durable:

@@ -312,3 +312,27 @@ def test_the_heartbeat_goes_on_between_slow_sends(
     assert queue.pump() == 3
     assert seen[2] - seen[0] >= 0.5, seen
 
+
+def test_two_ingests_at_once_take_each_memory_in_once(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # unloading takes in what is spooled while a worker stuck in a send may wake and do it too
+    import threading
+
+    queue = RetainQueue(BatchRecorder(), journal=Journal(path), window_s=60)
+    for n in range(5):
+        queue.enqueue(A, item(f"once {n}"))
+    assert queue._journal is not None
+    real_ingest = queue._journal.ingest
+
+    def slow_ingest(*args: object, **kwargs: object) -> list[int]:
+        time.sleep(0.2)
+        return real_ingest(*args, **kwargs)
+
+    monkeypatch.setattr(queue._journal, "ingest", slow_ingest)
+    threads = [threading.Thread(target=queue._ingest) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert on_disk(path) == [("pending", f"once {n}") for n in range(5)]
