@@ -111,9 +111,9 @@ class BatchSender:
 
     def warm_up(self) -> None:
         """Import what the first send needs (httpx, this thread's connection pool); the worker
-        runs it soon after a load, while the kernel is idle. A first send that did it during a
-        busy cell took seconds: the worker gets the GIL back only every few milliseconds then,
-        and an import reads hundreds of files, giving the GIL up at each."""
+        runs it 0.3 s after a load, when the kernel is usually idle. A first send that did it
+        during a busy cell took seconds: the worker gets the GIL back only every few
+        milliseconds then, and an import reads hundreds of files, giving the GIL up at each."""
         self._connection.client.warm_up()
 
     def __call__(self, batch: Batch) -> bool:

@@ -220,7 +220,7 @@ def test_the_worker_does_not_wake_for_each_retain_only_for_each_batch(
     monkeypatch.setattr(queue, "pump", counted_pump)
     queue.start()
     try:
-        time.sleep(0.2)  # the worker's first step (heartbeat) is done and it sleeps
+        time.sleep(0.2)  # the worker is up and waiting (the journal beat when it opened)
         before = len(pumps)
         for n in range(15):
             queue.enqueue(A, item(f"burst {n}"))
