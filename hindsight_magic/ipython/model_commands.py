@@ -186,6 +186,7 @@ def cmd_context(magics: HindsightMagics, args: str) -> PromptContext:
     session = magics.session
     session.mental_models.wait_first_load()
     parts = [session.mental_models.block()]
-    if session.last_recall is not None:
-        parts.append(session.last_recall.as_context())
+    last_recall = session.reader.last_recall
+    if last_recall is not None:
+        parts.append(last_recall.as_context())
     return PromptContext("\n\n".join(part for part in parts if part))

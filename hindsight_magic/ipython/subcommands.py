@@ -180,7 +180,7 @@ def cmd_retry(magics: HindsightMagics, args: str) -> Message:
 
 def cmd_clear(magics: HindsightMagics, args: str) -> Message:
     """Forget local caches; memory on the server is untouched."""
-    magics.session.last_recall = None
+    magics.session.reader.last_recall = None
     magics.session.take_notices()
     return Message(
         "Hindsight memory is server-side; only the local recall cache was cleared. "

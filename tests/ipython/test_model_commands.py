@@ -240,12 +240,16 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
     session.mental_models.reload().wait(5)
-    session.last_recall = RecallResult("q", [Memory(text="Refunds are late.")], bank_of(book))
+    session.reader.last_recall = RecallResult(
+        "q", [Memory(text="Refunds are late.")], bank_of(book)
+    )
     cell = book.run("prompt = %hindsight context")
     assert cell.error is None
     prompt = book.ip.user_ns["prompt"]
     assert isinstance(prompt, str)
-    assert prompt == session.mental_models.block() + "\n\n" + session.last_recall.as_context()
+    assert (
+        prompt == session.mental_models.block() + "\n\n" + session.reader.last_recall.as_context()
+    )
     assert prompt.startswith("<mental_models>\n")
     assert "# Data Sources _(refreshed " in prompt
     assert prompt.endswith("- Refunds are late.\n</memories>")
