@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     import httpx
 
     from .api.client import HindsightClient
-    from .memory.results import RecallResult
     from .settings import HindsightSettings
     from .ui.display import Report
 
@@ -124,9 +123,9 @@ class HindsightSession:
         atexit.register(self._at_exit)
         if start_worker:
             self.queue.start()
-            self.queue.submit(self.sender.warm_up, STARTUP_DELAY_S)
-        # after %load_ext has returned: the first load imports httpx, which would compete
-        # with the rest of the load for the interpreter
+            self.queue.submit(self._warm_up, STARTUP_DELAY_S)
+        # after %load_ext has returned: the warm-up and the first model load import httpx,
+        # which would compete with the rest of the load for the interpreter
         self.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
 
     # -- the parts ----------------------------------------------------------------------------
@@ -149,15 +148,6 @@ class HindsightSession:
     def notebook(self) -> str | None:
         """The notebook's path when the front end tells it, else None."""
         return self._notebook()
-
-    @property
-    def last_recall(self) -> RecallResult | None:
-        """The result of the last recall (for ``%hindsight context``)."""
-        return self.reader.last_recall
-
-    @last_recall.setter
-    def last_recall(self, result: RecallResult | None) -> None:
-        self.reader.last_recall = result
 
     def _connect(self) -> None:
         s = self.settings
@@ -203,6 +193,12 @@ class HindsightSession:
             self._connect()
         self.scope = scope
         self.mental_models.reload()
+
+    def _warm_up(self) -> None:
+        """The worker's first job: import what sending and reading need (httpx, the reply
+        models) while the kernel is idle, not in a busy cell or the first ``%recall``."""
+        self.sender.warm_up()
+        self.reader.warm_up()
 
     # -- writing ----------------------------------------------------------------------------
 

@@ -35,6 +35,11 @@ class Reader:
         self.model_names: Callable[[], Mapping[str, str]] = dict  # mental model id → name
         self.last_recall: RecallResult | None = None
 
+    def warm_up(self) -> None:
+        """Import what reading a reply needs (the reply models, pydantic): the worker does it
+        soon after a load, so the first ``%recall`` does not."""
+        from . import recalled  # noqa: F401
+
     def recall(
         self,
         query: str,

@@ -75,17 +75,18 @@ def test_load_ext_imports_none_of_the_optional_or_heavy_packages(tmp_path: Path)
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_the_worker_imports_httpx_soon_after_the_load_not_at_the_first_send(
+def test_the_worker_imports_what_sends_and_reads_need_soon_after_the_load(
     tmp_path: Path,
 ) -> None:
     # a first send that imported httpx during a busy cell took seconds (the worker wins the
-    # GIL back only every few ms then); the worker does it while the kernel is idle instead
+    # GIL back only every few ms then); the worker does it while the kernel is idle instead,
+    # and the reply models too, which the first %recall would otherwise import
     code = (
         "import sys, time\nfrom IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'hindsight_magic')\n"
-        "print('httpx' in sys.modules)\n"
+        "print([m in sys.modules for m in ('httpx', 'pydantic')])\n"
         "time.sleep(3)\n"
-        "print('httpx' in sys.modules)"
+        "print([m in sys.modules for m in ('httpx', 'pydantic')])"
     )
     env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}
     env.update(HINDSIGHT_MENTAL_MODELS="false", HINDSIGHT_AUTO_RETAIN="false")
@@ -94,7 +95,7 @@ def test_the_worker_imports_httpx_soon_after_the_load_not_at_the_first_send(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True"]
+    assert done.stdout.strip().splitlines()[-2:] == ["[False, False]", "[True, True]"]
 
 
 def test_discovery_finds_a_live_hindsight_process_and_nothing_else(
