@@ -29,7 +29,7 @@ import time
 import uuid
 from typing import Any
 
-from .common import Stat, bench_server, quiet_shell
+from .common import Stat, bench_server, quiet_shell, settled
 
 # A realistic analysis cell: a few lines of code and a result (what auto-retain keeps).
 CELL = """\
@@ -67,6 +67,7 @@ def measure_cost(url: str, blocks: int, cells_per_block: int) -> dict[str, Any]:
         baseline += block_base
         load_ipython_extension(shell)
         magics = shell.magics_manager.registry["HindsightMagics"]
+        settled(magics.session)
         every = magics.session.settings.retain_every_n_cells
         timings = _time_cells(shell, cells_per_block)
         block: dict[str, list[float]] = {"quiet": [], "trigger": []}
@@ -133,6 +134,7 @@ def measure_transcripts(url: str, rounds: int) -> dict[str, Any]:
     os.environ.update(HINDSIGHT_API_URL=url, HINDSIGHT_BANK_ID=f"bench-{uuid.uuid4().hex[:8]}")
     load_ipython_extension(shell)
     session = shell.magics_manager.registry["HindsightMagics"].session
+    settled(session)
     every = session.settings.retain_every_n_cells
     timer = BuildTimer(session.autoretain)
     during: list[float] = []  # µs from a build's start until a cell sent then has finished

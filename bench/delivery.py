@@ -34,6 +34,7 @@ from .common import (
     quiet_shell,
     raw_client,
     run_child,
+    settled,
 )
 
 TEXT = "Delivery memory {i}: run {run} measured queue throughput; nothing may be lost or doubled."
@@ -47,6 +48,7 @@ def child(count: int, run: int) -> dict[str, Any]:
     shell = quiet_shell()
     load_ipython_extension(shell)
     session = shell.magics_manager.registry["HindsightMagics"].session
+    settled(session)
     session.flush(30)  # whatever loading queued (nothing, normally) is out of the way
     base = session.queue.stats()
     rss_loaded = current_rss_mb()

@@ -2,7 +2,8 @@
 
 Each kernel is a fresh process: a real IPython ``InteractiveShell`` with the extension loaded
 (journal on, worker thread running and sending to the server meanwhile), timing every
-``shell.run_line_magic("retain", TEXT)`` call. The 8 kernels share one journal file (several
+``shell.run_line_magic("retain", TEXT)`` call once the worker's startup job (importing httpx
+and the reply models) is done, as a user's next cell comes after the load cell. The 8 kernels share one journal file (several
 open notebooks of one user), start their timed loops together and run them at once. Each
 kernel then waits until the server accepted everything it queued; the server's own count of
 the items in each bank's retain operations must equal what was queued (none lost or doubled).
@@ -35,7 +36,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import bench_server, delete_bank, kernel_env, machine_line, new_bank, quiet_shell
+from .common import (
+    bench_server,
+    delete_bank,
+    kernel_env,
+    machine_line,
+    new_bank,
+    quiet_shell,
+    settled,
+)
 from .delivery import server_items
 
 TEXT = "Tail memory {i} of kernel {k}: the nightly export skips rows with a null region."
@@ -85,6 +94,7 @@ def child(calls: int, kernel: int, pause_s: float) -> dict[str, Any]:
     shell = quiet_shell()
     load_ipython_extension(shell)
     session = shell.magics_manager.registry["HindsightMagics"].session
+    settled(session)
     shell.register_magic_function(lambda line: None, "line", "bench_noop")
 
     def retain(text: str) -> None:

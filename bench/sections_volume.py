@@ -78,12 +78,14 @@ def tail_rows(tail: dict[str, Any]) -> Section:
     )
     notes = [
         f"3: `python -m bench.retain_tail`: each kernel a fresh process (IPython shell, "
-        f"extension loaded, journal on, worker sending meanwhile) timing {calls} `%retain` "
-        f"calls back to back; then {len(many)} such kernels sharing one journal file, timing at "
-        f"once, {num(tail['pause_ms'])} ms apart (open notebooks retain between other work; 8 "
-        "loops that never pause on 2 cores measure the scheduler). Each `%retain` alternates "
-        "with a no-op line magic timed the same way: the floor the machine gives at that "
-        "moment. The server's count of each bank's retained items must equal what was queued."
+        "extension loaded, journal on, worker sending meanwhile; timing starts once the "
+        "worker's startup job — importing httpx and the reply models — is done, as a user's "
+        f"next cell comes after the load cell) timing {calls} `%retain` calls back to back; "
+        f"then {len(many)} such kernels sharing one journal file, timing at once, "
+        f"{num(tail['pause_ms'])} ms apart (open notebooks retain between other work; 8 loops "
+        "that never pause on 2 cores measure the scheduler). Each `%retain` alternates with a "
+        "no-op line magic timed the same way: the floor the machine gives at that moment. The "
+        "server's count of each bank's retained items must equal what was queued."
     ]
     return rows, notes
 
