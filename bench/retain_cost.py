@@ -5,7 +5,8 @@ round to round, so no way gets all the quiet or all the busy moments):
 
 - ``%retain`` through the shell's magic API (``shell.run_line_magic("retain", text)``) with the
   extension loaded (its journal and worker on, the worker sending meanwhile, as in a notebook):
-  a block of calls per round;
+  a block of calls per round, each followed by a no-op line magic call timed the same way (the
+  floor that IPython's magic call and the machine give at that moment);
 - the official ``hindsight-client``: ``Hindsight.retain(..., retain_async=True)`` — the server
   queues the memory and answers, like ``%retain``'s own request: the like-for-like peer — and
   ``Hindsight.retain`` (synchronous, its default: waits until the server has extracted and
@@ -112,11 +113,22 @@ def client_in_a_kernel(url: str, bank_id: str) -> str | None:
         manager.shutdown_kernel(now=True)
 
 
+def _timed(call: Callable[[int], Any], i: int) -> float:
+    started = time.perf_counter_ns()
+    call(i)
+    return (time.perf_counter_ns() - started) / 1000
+
+
 def _rounds(
-    rounds: int, ways: list[tuple[str, int, Callable[[int], Any]]], quiet: Callable[[], Any]
+    rounds: int,
+    ways: list[tuple[str, int, Callable[[int], Any]]],
+    quiet: Callable[[], Any],
+    floor: Callable[[int], Any],
 ) -> dict[str, list[float]]:
-    """Per-call times (µs) of each way, ``rounds`` rounds, the order rotating every round."""
+    """Per-call times (µs) of each way, ``rounds`` rounds, the order rotating every round;
+    each ``magic`` call is followed by one of ``floor`` (``noop``), timed the same way."""
     times: dict[str, list[float]] = {name: [] for name, _, _ in ways}
+    times["noop"] = []
     calls = 0
     for round_ in range(rounds):
         shift = round_ % len(ways)
@@ -124,9 +136,9 @@ def _rounds(
             if name != "magic":
                 quiet()  # the extension's worker idle while the calls by hand run
             for _ in range(count):
-                started = time.perf_counter_ns()
-                call(calls)
-                times[name].append((time.perf_counter_ns() - started) / 1000)
+                times[name].append(_timed(call, calls))
+                if name == "magic":  # the floor at the same moment
+                    times["noop"].append(_timed(floor, calls))
                 calls += 1
     return times
 
@@ -144,6 +156,11 @@ def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict
 
             def magic(i: int) -> None:
                 shell.run_line_magic("retain", FACT.format(i=i))
+
+            shell.register_magic_function(lambda line: None, "line", "bench_noop")
+
+            def noop(i: int) -> None:  # the floor: IPython's magic call and the machine now
+                shell.run_line_magic("bench_noop", FACT.format(i=i))
 
             def by_httpx(i: int) -> None:
                 body = {"items": [{"content": FACT.format(i=i)}], "async": True}
@@ -172,7 +189,7 @@ def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict
             for name, _, call in ways:  # warm-up: connections, banks, caches
                 for i in range(WARM_UP if name == "magic" else 2):
                     call(-1 - i)
-            times = _rounds(rounds, ways, lambda: session.flush(60))
+            times = _rounds(rounds, ways, lambda: session.flush(60), noop)
             if client is not None:  # on the loop it was used on, before asyncio.run below
                 client.close()
                 client = None
@@ -180,6 +197,7 @@ def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict
             stats = session.queue.stats()
         result: dict[str, Any] = {
             "magic": Stat.of(times["magic"]).to_json(),
+            "noop": Stat.of(times["noop"]).to_json(),
             "magic_accepted": stats.accepted,
             "magic_failed": stats.failed,
             "magic_expected": len(times["magic"]) + WARM_UP,

@@ -3,10 +3,11 @@
 Each kernel is a fresh process: a real IPython ``InteractiveShell`` with the extension loaded
 (journal on, worker thread running and sending to the server meanwhile), timing every
 ``shell.run_line_magic("retain", TEXT)`` call once the worker's startup job (importing httpx
-and the reply models) is done, as a user's next cell comes after the load cell. The 8 kernels share one journal file (several
-open notebooks of one user), start their timed loops together and run them at once. Each
-kernel then waits until the server accepted everything it queued; the server's own count of
-the items in each bank's retain operations must equal what was queued (none lost or doubled).
+and the reply models) is done, as a user's next cell comes after the load cell. The 8
+kernels share one journal file (several open notebooks of one user), start their timed loops
+together and run them at once. Each kernel then waits until the server accepted everything it
+queued; the server's own count of the items in each bank's retain operations must equal what
+was queued (none lost or doubled).
 
 Bars (issue 13): one kernel p99 ≤ 2 ms and max ≤ 20 ms over 2 000 calls; 8 kernels, p99 ≤ 5 ms
 each. Every kernel alternates each ``%retain`` with a call of a no-op line magic, timed the
