@@ -29,14 +29,10 @@ def retain_rows(r: dict[str, Any]) -> Section:
             stat_row(
                 "1",
                 "a no-op line magic via `shell.run_line_magic`, right after each `%retain`: "
-                "IPython's and the machine's floor at that moment",
+                "the floor IPython and the machine give at that moment (it also waits for the "
+                "worker whenever the `%retain` before it woke it)",
                 floor,
                 "µs",
-            ),
-            Row(
-                "1",
-                "… `%retain` median − no-op median: the extension's own part",
-                f"{num(magic.median - floor.median)} µs",
             ),
         ]
     notes = [
