@@ -31,7 +31,7 @@ test: $(STAMP) lint browser
 	test $$tests -eq 0 && test $$notebooks -eq 0
 
 # The benchmarks: the extension vs. calling Hindsight by hand, against a real local server
-# (started and stopped again if none runs); writes BENCHMARKS.md. 6-15 minutes on 2 cores.
+# (started and stopped again if none runs); writes BENCHMARKS.md. 6-20 minutes on 2 cores.
 bench: $(STAMP)
 	$(BIN)/python -m bench
 

@@ -139,7 +139,7 @@ def document(
         "",
         "## Re-running",
         "",
-        "`make bench` or `.venv/bin/python -m bench` (6–15 minutes on 2 cores, by how busy they "
+        "`make bench` or `.venv/bin/python -m bench` (6–20 minutes on 2 cores, by how busy they "
         "are; needs the `server` and `bench` extras). It starts a local server with the "
         "project's launcher in a temporary data dir and stops and deletes it at the end; "
         "`HINDSIGHT_BENCH_URL=http://host:port` measures against a server you name instead. "
