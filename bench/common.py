@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,13 @@ def quiet_shell() -> Any:
     shell.displayhook.write_output_prompt = lambda: None  # type: ignore[method-assign]
     shell.displayhook.write_format_data = lambda *a, **k: None  # type: ignore[method-assign]
     return shell
+
+
+def noop_magic(shell: Any) -> Callable[[str], None]:
+    """Register a line magic that does nothing; a call of it through ``run_line_magic``, the
+    floor that IPython's magic call and the machine give next to a timed ``%retain``."""
+    shell.register_magic_function(lambda line: None, "line", "bench_noop")
+    return lambda text: shell.run_line_magic("bench_noop", text)
 
 
 def settled(session: Any) -> None:

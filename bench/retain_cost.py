@@ -44,6 +44,7 @@ from .common import (
     delete_bank,
     loaded,
     new_bank,
+    noop_magic,
     quiet_shell,
     raw_client,
 )
@@ -157,10 +158,10 @@ def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict
             def magic(i: int) -> None:
                 shell.run_line_magic("retain", FACT.format(i=i))
 
-            shell.register_magic_function(lambda line: None, "line", "bench_noop")
+            floor = noop_magic(shell)
 
             def noop(i: int) -> None:  # the floor: IPython's magic call and the machine now
-                shell.run_line_magic("bench_noop", FACT.format(i=i))
+                floor(FACT.format(i=i))
 
             def by_httpx(i: int) -> None:
                 body = {"items": [{"content": FACT.format(i=i)}], "async": True}

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -43,6 +42,8 @@ from .common import (
     kernel_env,
     machine_line,
     new_bank,
+    noop_magic,
+    percentile,
     quiet_shell,
     settled,
 )
@@ -52,12 +53,6 @@ TEXT = "Tail memory {i} of kernel {k}: the nightly export skips rows with a null
 WARM_UP = 50
 DRAIN_TIMEOUT_S = 600.0
 BARS = {"one": (2.0, 20.0), "many": (5.0, None)}  # p99 ms, max ms
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (``q`` in 0..100) of a non-empty list."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 def summary(values_us: list[float]) -> dict[str, float]:
@@ -96,13 +91,10 @@ def child(calls: int, kernel: int, pause_s: float) -> dict[str, Any]:
     load_ipython_extension(shell)
     session = shell.magics_manager.registry["HindsightMagics"].session
     settled(session)
-    shell.register_magic_function(lambda line: None, "line", "bench_noop")
+    noop = noop_magic(shell)
 
     def retain(text: str) -> None:
         shell.run_line_magic("retain", text)
-
-    def noop(text: str) -> None:
-        shell.run_line_magic("bench_noop", text)
 
     for i in range(WARM_UP):
         retain(TEXT.format(i=-1 - i, k=kernel))

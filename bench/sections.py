@@ -23,18 +23,16 @@ def retain_rows(r: dict[str, Any]) -> Section:
             passed=magic.median <= 100,
         )
     ]
-    if "noop" in r:  # BENCHMARKS.md figures from before the floor was measured have none
-        floor = Stat.from_json(r["noop"])
-        rows += [
-            stat_row(
-                "1",
-                "a no-op line magic via `shell.run_line_magic`, right after each `%retain`: "
-                "the floor IPython and the machine give at that moment (it also waits for the "
-                "worker whenever the `%retain` before it woke it)",
-                floor,
-                "µs",
-            ),
-        ]
+    rows.append(
+        stat_row(
+            "1",
+            "a no-op line magic via `shell.run_line_magic`, right after each `%retain`: "
+            "the floor IPython and the machine give at that moment (it also waits for the "
+            "worker whenever the `%retain` before it woke it)",
+            Stat.from_json(r["noop"]),
+            "µs",
+        )
+    )
     notes = [
         f"1: {r['rounds']} alternating rounds in one process; each runs a block of `%retain` "
         "calls (each followed by a no-op magic call), one call of each client way and a "

@@ -35,15 +35,11 @@ def tail_rows(tail: dict[str, Any]) -> Section:
             passed=t["max_ms"] <= max_one,
         ),
     ]
-    if "noop" in one:
-        rows.append(
-            Row(
-                "3",
-                "a no-op line magic's p99, same kernel",
-                unit(one["noop"]["p99_ms"], "ms"),
-                n=calls,
-            )
+    rows.append(
+        Row(
+            "3", "a no-op line magic's p99, same kernel", unit(one["noop"]["p99_ms"], "ms"), n=calls
         )
+    )
     for key, what in (("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")):
         per_kernel = Stat.of(row["retain"][key] for row in many)
         kw: dict[str, Any] = {}

@@ -69,7 +69,10 @@ def check_figures(out: str) -> None:
         table.stats(measurement)
 
     # 1: %retain costs microseconds; the speed-ups are the ratios of the medians they name
-    retain, *_ = table.stats("`%retain TEXT` via `shell.run_line_magic`")
+    retain, _, _, calls = table.stats("`%retain TEXT` via `shell.run_line_magic`")
+    floor, _, _, floor_calls = table.stats("a no-op line magic via `shell.run_line_magic`")
+    assert 1e-7 < floor < 0.1, floor
+    assert floor_calls == calls, (floor_calls, calls)
     peer, *_ = table.stats("`retain(retain_async=True)`")
     sync, *_ = table.stats("`retain` (synchronous, its default")
     assert 1e-6 < retain < 0.1, retain
@@ -101,6 +104,7 @@ def check_figures(out: str) -> None:
         number(table.row(f"`%retain` {what}, one kernel")[2]) for what in ("p50", "p99", "max")
     )
     assert 0 < p50 <= p99 <= worst < 5, (p50, p99, worst)  # seconds
+    assert 0 < number(table.row("a no-op line magic's p99, same kernel")[2]) < 5
     many = table.stats("`%retain` p99 per kernel")
     assert many[3] >= 2, many
     assert table.stats("a no-op line magic's p99 per kernel")[3] == many[3]
