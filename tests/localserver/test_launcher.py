@@ -15,6 +15,7 @@ import httpx
 import platformdirs
 import psutil
 import pytest
+from helpers import wait_for
 
 from hindsight_magic import discovery, paths
 from hindsight_magic.discovery import ServerInfo
@@ -107,6 +108,8 @@ def test_discovery_finds_a_live_hindsight_process_and_nothing_else(
     sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
     proc = subprocess.Popen([*sleeper, "hindsight-api"])  # the command line says hindsight
     try:
+        # Popen returns once exec has begun; the kernel shows the new command line a moment later
+        wait_for(lambda: "hindsight-api" in psutil.Process(proc.pid).cmdline())
         info = record(tmp_path, proc.pid)
         assert discovery.running_server(tmp_path) == info
         assert server.running_server(tmp_path) == info  # the launcher's is the same function
