@@ -161,6 +161,29 @@ def load_average() -> str:
         return "n/a"
 
 
+_ALSO_BUSY = ("nice", "irq", "softirq")
+
+
+def busy_cpu_s() -> float:
+    """CPU seconds the whole machine spent busy (every core, every process) so far."""
+    import psutil
+
+    times = psutil.cpu_times()  # guest time is inside user time; steal and iowait are not work
+    return float(times.user + times.system + sum(getattr(times, f, 0.0) for f in _ALSO_BUSY))
+
+
+def wait_until_quiet(below_cores: float = 0.3, timeout_s: float = 300.0) -> float:
+    """Wait until the machine used less than ``below_cores`` over one second (the server has
+    digested what an earlier run sent), at most ``timeout_s``; the seconds waited."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        before = busy_cpu_s()
+        time.sleep(1.0)
+        if busy_cpu_s() - before < below_cores:
+            break
+    return time.monotonic() - started
+
+
 def new_bank(kind: str) -> str:
     """A bank no earlier run used."""
     return f"bench-{kind}-{uuid.uuid4().hex[:8]}"

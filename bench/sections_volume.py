@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .common import Stat
@@ -40,6 +41,7 @@ def tail_rows(tail: dict[str, Any]) -> Section:
             "3", "a no-op line magic's p99, same kernel", unit(one["noop"]["p99_ms"], "ms"), n=calls
         )
     )
+    pause, stress = num(tail["pause_ms"]), num(tail["stress_pause_ms"])
     for key, what in (("p50_ms", "p50"), ("p99_ms", "p99"), ("max_ms", "max")):
         per_kernel = Stat.of(row["retain"][key] for row in many)
         kw: dict[str, Any] = {}
@@ -48,21 +50,26 @@ def tail_rows(tail: dict[str, Any]) -> Section:
         rows.append(
             stat_row(
                 "3",
-                f"`%retain` {what} per kernel, {len(many)} kernels, one journal",
+                f"`%retain` {what} per kernel, {len(many)} kernels, one journal, {pause} ms apart",
                 per_kernel,
                 "ms",
                 **kw,
             )
         )
+    rows += _kernels_context(many, f"{len(many)} kernels, {pause} ms apart")
+    stressed = tail["stress"]
     rows.append(
         stat_row(
             "3",
-            f"a no-op line magic's p99 per kernel, {len(many)} kernels (the machine's floor)",
-            Stat.of(row["noop"]["p99_ms"] for row in many),
+            f"`%retain` p99 per kernel, {len(stressed)} kernels, {stress} ms apart "
+            "(context: the machine is saturated)",
+            Stat.of(row["retain"]["p99_ms"] for row in stressed),
             "ms",
         )
     )
-    exact = all(r["server_items"] == r["queued"] and r["failed"] == 0 for r in [one, *many])
+    rows += _kernels_context(stressed, f"{len(stressed)} kernels, {stress} ms apart")
+    kernels = [one, *many, *stressed]
+    exact = all(r["server_items"] == r["queued"] and r["failed"] == 0 for r in kernels)
     rows.append(
         Row(
             "3",
@@ -77,13 +84,50 @@ def tail_rows(tail: dict[str, Any]) -> Section:
         "extension loaded, journal on, worker sending meanwhile; timing starts once the "
         "worker's startup job — importing httpx and the reply models — is done, as a user's "
         f"next cell comes after the load cell) timing {calls} `%retain` calls back to back; "
-        f"then {len(many)} such kernels sharing one journal file, timing at once, "
-        f"{num(tail['pause_ms'])} ms apart (open notebooks retain between other work; 8 loops "
-        "that never pause on 2 cores measure the scheduler). Each `%retain` alternates with a "
-        "no-op line magic timed the same way: the floor the machine gives at that moment. The "
-        "server's count of each bank's retained items must equal what was queued."
+        f"then {len(many)} such kernels sharing one journal file, timing at once, {pause} ms "
+        f"apart (open notebooks retain between other work), and again {stress} ms apart: there "
+        "the kernels keep about one core busy and the server extracts what they send on the "
+        "rest, so calls queue for a core and the p99 measures the scheduler (shown for "
+        "context, no bar). Each run starts once the machine is quiet (the server has digested "
+        "what the run before sent). Each `%retain` alternates with a no-op line magic timed "
+        "the same way, the two swapping places every round: the floor the machine gives at "
+        "that moment. "
+        "A call over 1 ms counts as preempted when the thread had an involuntary context "
+        "switch during it (the OS ran another task), as waiting when it had a voluntary one "
+        "(a lock or I/O). The server's count of each bank's retained items must equal what "
+        "was queued."
     ]
     return rows, notes
+
+
+def _kernels_context(rows: list[dict[str, Any]], label: str) -> list[Row]:
+    """The no-op floor, why slow calls were slow, and how busy the machine was, for one run
+    of several kernels."""
+    slow = sum(row["retain"]["slow"] for row in rows)
+    preempted = sum(row["retain"]["preempted"] for row in rows)
+    waited = sum(row["retain"]["waited"] for row in rows)
+    calls = sum(row["retain"]["n"] for row in rows)
+    return [
+        stat_row(
+            "3",
+            f"a no-op line magic's p99 per kernel, {label} (the machine's floor)",
+            Stat.of(row["noop"]["p99_ms"] for row in rows),
+            "ms",
+        ),
+        Row(
+            "3",
+            f"`%retain` calls over 1 ms, {label}: preempted by the OS / waiting on a lock or I/O",
+            f"{slow} of {calls}: {preempted} / {waited}",
+            n=str(calls),
+        ),
+        Row(
+            "3",
+            f"cores busy while they timed, {label}: whole machine / all the kernels",
+            f"{Stat.of(row['machine_cores'] for row in rows).median:.2f} / "
+            f"{sum(row['kernel_cores'] for row in rows):.2f} of {os.cpu_count()}",
+            n=str(len(rows)),
+        ),
+    ]
 
 
 def delivery_rows(d: dict[str, Any]) -> Section:
