@@ -83,8 +83,9 @@ def _busy(*loads: str) -> str:
     if not figures or max(figures) <= cores / 2:
         return ""
     return (
-        " — **a busy, shared machine**: other people's work ran on the same cores during "
-        "this run, so wall-clock times are inflated and noisier than on a quiet machine"
+        " — **a busy machine**: more tasks wanted to run than there are cores (the server "
+        "extracting what the benchmark sent it, and any other work on the machine), so "
+        "wall-clock times are inflated and noisier than on a quiet machine"
     )
 
 
