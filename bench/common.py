@@ -172,16 +172,17 @@ def busy_cpu_s() -> float:
     return float(times.user + times.system + sum(getattr(times, f, 0.0) for f in _ALSO_BUSY))
 
 
-def wait_until_quiet(below_cores: float = 0.3, timeout_s: float = 300.0) -> float:
+def wait_until_quiet(below_cores: float = 0.3, timeout_s: float = 300.0) -> tuple[float, bool]:
     """Wait until the machine used less than ``below_cores`` over one second (the server has
-    digested what an earlier run sent), at most ``timeout_s``; the seconds waited."""
+    digested what an earlier run sent), at most ``timeout_s``; the seconds waited, and
+    whether the machine did get quiet."""
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
         before = busy_cpu_s()
         time.sleep(1.0)
         if busy_cpu_s() - before < below_cores:
-            break
-    return time.monotonic() - started
+            return time.monotonic() - started, True
+    return time.monotonic() - started, False
 
 
 def new_bank(kind: str) -> str:

@@ -101,9 +101,10 @@ NOT_MEASURABLE = """\
 - **A real Jupyter front end.** Magics are driven through IPython's API in-process; a kernel's
   ZMQ messaging and the browser's rendering add the same cost with or without the extension.
   The widget panel is not timed (only that loading does not import ipywidgets).
-- **A quiet machine.** The machine's two cores are shared with other processes and other
-  people's work (see the load average above); medians over repeated, alternating runs damp
-  that, min/max show the spread, and on a busy machine every wall-clock figure is inflated.
+- **A quiet machine.** The machine's two cores are shared with other processes, the
+  benchmark's own server among them (see the load average above); medians over repeated,
+  alternating runs damp that, min/max show the spread, and on a busy machine every
+  wall-clock figure is inflated.
 """
 
 
