@@ -59,7 +59,7 @@ def tail_rows(tail: dict[str, Any]) -> Section:
                 **kw,
             )
         )
-    rows += _kernels_context(many, f"{len(many)} kernels, {pause} ms apart")
+    rows += _kernels_context(many, f"{len(many)} kernels, {pause} ms apart", slow_ms)
     stressed = tail["stress"]
     within = sum(1 for row in stressed if row["retain"]["p99_ms"] <= p99_many)
     rows.append(
@@ -71,7 +71,7 @@ def tail_rows(tail: dict[str, Any]) -> Section:
             "ms",
         )
     )
-    rows += _kernels_context(stressed, f"{len(stressed)} kernels, {stress} ms apart")
+    rows += _kernels_context(stressed, f"{len(stressed)} kernels, {stress} ms apart", slow_ms)
     kernels = [one, *many, *stressed]
     exact = all(r["server_items"] == r["queued"] and r["failed"] == 0 for r in kernels)
     rows.append(
@@ -109,7 +109,7 @@ def tail_rows(tail: dict[str, Any]) -> Section:
     return rows, notes
 
 
-def _kernels_context(rows: list[dict[str, Any]], label: str) -> list[Row]:
+def _kernels_context(rows: list[dict[str, Any]], label: str, slow_ms: str) -> list[Row]:
     """The no-op floor, why slow calls were slow, and how busy the machine was, for one run
     of several kernels."""
     counts = {
@@ -126,7 +126,7 @@ def _kernels_context(rows: list[dict[str, Any]], label: str) -> list[Row]:
         ),
         Row(
             "3",
-            f"calls over {num(SLOW_US / 1000)} ms, {label}: `%retain` (preempted / waited / "
+            f"calls over {slow_ms} ms, {label}: `%retain` (preempted / waited / "
             "both / neither); the no-op",
             f"{counts['slow']} of {counts['n']} ({counts['preempted']} / {counts['waited']} / "
             f"{counts['both']} / {counts['neither']}); {noop_slow} of {counts['n']}",
