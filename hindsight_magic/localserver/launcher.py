@@ -28,14 +28,8 @@ from ..local_facts import api_process
 from ..paths import tail
 from . import storage
 from .errors import ServerError
-from .postgres import (
-    MISSING_EXTRA,
-    bind,
-    ensure_postgres,
-    pg_account,
-    pg_data_dir,
-    stop_postgres,
-)
+from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
+from .priority import lower_server
 from .storage import DataLocation
 
 DEFAULT_PORT = 8899
@@ -242,6 +236,7 @@ def start(
             )  # fmt: skip
             _write_state(home, info)
             _wait_healthy(info.url, pid, wait_s, log)
+            lower_server(pid, pgdata)  # notebooks first: the server yields the CPU to them
         except BaseException:
             if pid:
                 _kill_group(pid, 5)

