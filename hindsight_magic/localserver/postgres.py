@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..paths import tail
 from .errors import ServerError
+from .priority import nice_command
 
 PG_USER = "embedded_postgres"
 ROOT_PG_BASE = Path("/var/lib/hindsight-magic")
@@ -117,11 +118,12 @@ def _pg(tool: str, args: list[str], account: Account | None, log: Path) -> int:
     user, group = (account[0], account[1]) if account is not None else (None, None)
     if tool not in ("initdb", "pg_ctl"):  # only these two refuse to run as root
         user = group = None
+    starts_at = nice_command() if "start" in args else []  # PostgreSQL below the notebooks
     with log.open("ab") as out:
         proc = subprocess.run(
-            [str(_pg_bin() / tool), *args], stdin=subprocess.DEVNULL, stdout=out, check=False,
-            stderr=subprocess.STDOUT, cwd="/", env=_clean_env(), timeout=120, user=user,
-            group=group, extra_groups=[] if user is not None else None,
+            [*starts_at, str(_pg_bin() / tool), *args], stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT, check=False, cwd="/", env=_clean_env(), timeout=120,
+            user=user, group=group, extra_groups=[] if user is not None else None,
         )  # fmt: skip
     return proc.returncode
 

@@ -2,38 +2,39 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hindsight_magic.discovery import running_server
 from hindsight_magic.localserver.postgres import postmaster_pid
-from hindsight_magic.localserver.priority import SERVER_NICE, lower_priority, process_tree
+from hindsight_magic.localserver.priority import (
+    SERVER_NICE,
+    autogroup_nice,
+    lower_priority,
+    process_tree,
+)
 from tests.helpers import RunningServer
-
-AUTOGROUPS = Path("/proc/self/autogroup").exists()
 
 
 def thread_nices(pid: int) -> set[int]:
     """The nice value of every thread of ``pid``."""
-    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")] if AUTOGROUPS else [pid]
+    linux = sys.platform.startswith("linux")
+    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")] if linux else [pid]
     return {os.getpriority(os.PRIO_PROCESS, tid) for tid in tids}
-
-
-def autogroup_nice(pid: int) -> int | None:
-    """The nice value of ``pid``'s autogroup (None where Linux has none)."""
-    if not AUTOGROUPS:
-        return None
-    return int(Path(f"/proc/{pid}/autogroup").read_text().rsplit("nice", 1)[1])
 
 
 @pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     """A process in its own session (as the launcher starts the server), killed at the end."""
+    if os.getpriority(os.PRIO_PROCESS, 0) >= SERVER_NICE:
+        pytest.skip(f"the tests themselves run at nice {SERVER_NICE} or more")
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                             start_new_session=True)  # fmt: skip
     yield proc
@@ -55,6 +56,30 @@ def test_a_priority_is_never_raised_and_a_gone_process_is_skipped(
     lower_priority([sleeper.pid, 2**22 + 1])  # pid_max is at most 2**22: never a process
     assert thread_nices(sleeper.pid) == {15}
     assert autogroup_nice(sleeper.pid) in (15, None)
+
+
+def test_a_rate_limited_autogroup_change_is_retried(
+    sleeper: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if autogroup_nice(sleeper.pid) is None:
+        pytest.skip("no autogroup scheduling here")
+    written, write = [], Path.write_text
+
+    def rate_limited(path: Path, data: str, *args: Any, **kwargs: Any) -> int:
+        written.append(data)  # without CAP_SYS_ADMIN Linux takes one change per 100 ms
+        if len(written) == 1:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        return write(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", rate_limited)
+    lower_priority([sleeper.pid])
+    assert (autogroup_nice(sleeper.pid), written) == (SERVER_NICE, ["10", "10"])
+
+
+def test_nothing_in_this_session_is_touched() -> None:
+    before = thread_nices(os.getpid())
+    lower_priority([os.getpid()])  # the user's kernel runs in the session of its front end
+    assert thread_nices(os.getpid()) == before
 
 
 @pytest.mark.integration
