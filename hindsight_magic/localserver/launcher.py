@@ -244,9 +244,7 @@ def start(
                 stop_postgres(pgdata, log)
             (home / "state.json").unlink(missing_ok=True)
             raise
-        lower_priority(
-            [pid, *process_tree(postgres.postmaster_pid(pgdata))]
-        )  # notebooks come first
+        lower_priority([pid, *process_tree(postgres.postmaster_pid(pgdata))])
         return info
 
 

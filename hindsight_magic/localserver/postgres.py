@@ -113,12 +113,13 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("PG")}
 
 
-def _pg(tool: str, args: list[str], account: Account | None, log: Path) -> int:
-    """Run a PostgreSQL tool (as the PG user when root), output appended to ``log``."""
+def _pg(tool: str, args: list[str], account: Account | None, log: Path, niced: bool = False) -> int:
+    """Run a PostgreSQL tool (as the PG user when root), output appended to ``log``; ``niced``:
+    below the notebooks' CPU priority (``priority.py``), for the server it starts."""
     user, group = (account[0], account[1]) if account is not None else (None, None)
     if tool not in ("initdb", "pg_ctl"):  # only these two refuse to run as root
         user = group = None
-    starts_at = nice_command() if "start" in args else []  # PostgreSQL below the notebooks
+    starts_at = nice_command() if niced else []
     with log.open("ab") as out:
         proc = subprocess.run(
             [*starts_at, str(_pg_bin() / tool), *args], stdin=subprocess.DEVNULL, stdout=out,
@@ -200,7 +201,7 @@ def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
         port = (found and bind(int(found.group(1)))) or bind(0) or 0
         args = ["-D", str(pgdata), "-o", f"-h 127.0.0.1 -p {port} -k ''"]
         args += ["-l", str(pgdata / "server.log"), "-w", "-t", "60", "start"]
-        if _pg("pg_ctl", args, account, log) != 0:
+        if _pg("pg_ctl", args, account, log, niced=True) != 0:
             log_lines = tail(pgdata / "server.log", 20)
             raise ServerError(f"PostgreSQL did not start (data {pgdata}); see {log}", log_lines)
     conn = ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
