@@ -98,3 +98,20 @@ def test_the_launchers_server_and_its_postgresql_yield_to_notebooks(
         assert min(thread_nices(pid)) >= SERVER_NICE, pid
     for pid in (info.pid, postmaster):  # the API's threads share its session
         assert autogroup_nice(pid) in (None, *range(SERVER_NICE, 20)), pid
+
+
+@pytest.mark.integration
+def test_a_postgresql_connection_opened_after_the_start_runs_niced(
+    hindsight_server: RunningServer,
+) -> None:
+    if hindsight_server.data_dir is None:
+        pytest.skip("HINDSIGHT_TEST_SERVER_URL points at a server the launcher did not start")
+    psycopg2 = pytest.importorskip("psycopg2")  # the Hindsight server's own dependency
+    info = running_server(hindsight_server.data_dir)
+    assert info is not None
+    dsn = f"postgresql://postgres:postgres@127.0.0.1:{info.pg_port}/hindsight"
+    with psycopg2.connect(dsn) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]  # a process forked by the postmaster just now
+        assert min(thread_nices(backend)) >= SERVER_NICE
+    connection.close()
