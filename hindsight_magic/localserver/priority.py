@@ -41,7 +41,7 @@ def nice_command(nice: int = SERVER_NICE) -> list[str]:
     return [found, "-n", str(nice)] if found else []
 
 
-def _threads(pid: int) -> list[int]:
+def thread_ids(pid: int) -> list[int]:
     """The thread ids of ``pid`` (on Linux nice is per thread); elsewhere the process."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
@@ -81,7 +81,7 @@ def lower_priority(pids: Iterable[int], nice: int = SERVER_NICE) -> None:
         with contextlib.suppress(OSError):
             if os.getsid(pid) == own_session:
                 continue
-            for tid in _threads(pid):
+            for tid in thread_ids(pid):
                 with contextlib.suppress(OSError):
                     if os.getpriority(os.PRIO_PROCESS, tid) < nice:
                         os.setpriority(os.PRIO_PROCESS, tid, nice)

@@ -12,22 +12,21 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic.discovery import running_server
+from hindsight_magic.discovery import ServerInfo, running_server
 from hindsight_magic.localserver.postgres import postmaster_pid
 from hindsight_magic.localserver.priority import (
     SERVER_NICE,
     autogroup_nice,
     lower_priority,
     process_tree,
+    thread_ids,
 )
 from tests.helpers import RunningServer
 
 
 def thread_nices(pid: int) -> set[int]:
     """The nice value of every thread of ``pid``."""
-    linux = sys.platform.startswith("linux")
-    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")] if linux else [pid]
-    return {os.getpriority(os.PRIO_PROCESS, tid) for tid in tids}
+    return {os.getpriority(os.PRIO_PROCESS, tid) for tid in thread_ids(pid)}
 
 
 @pytest.fixture
@@ -82,14 +81,19 @@ def test_nothing_in_this_session_is_touched() -> None:
     assert thread_nices(os.getpid()) == before
 
 
-@pytest.mark.integration
-def test_the_launchers_server_and_its_postgresql_yield_to_notebooks(
-    hindsight_server: RunningServer,
-) -> None:
+@pytest.fixture
+def launched(hindsight_server: RunningServer) -> ServerInfo:
+    """The state record of the session's server, which the project's launcher started."""
     if hindsight_server.data_dir is None:
         pytest.skip("HINDSIGHT_TEST_SERVER_URL points at a server the launcher did not start")
     info = running_server(hindsight_server.data_dir)
     assert info is not None
+    return info
+
+
+@pytest.mark.integration
+def test_the_launchers_server_and_its_postgresql_yield_to_notebooks(launched: ServerInfo) -> None:
+    info = launched
     postmaster = postmaster_pid(Path(info.pg_data))
     assert postmaster is not None
     processes = [info.pid, *process_tree(postmaster)]
@@ -101,15 +105,9 @@ def test_the_launchers_server_and_its_postgresql_yield_to_notebooks(
 
 
 @pytest.mark.integration
-def test_a_postgresql_connection_opened_after_the_start_runs_niced(
-    hindsight_server: RunningServer,
-) -> None:
-    if hindsight_server.data_dir is None:
-        pytest.skip("HINDSIGHT_TEST_SERVER_URL points at a server the launcher did not start")
+def test_a_postgresql_connection_opened_after_the_start_runs_niced(launched: ServerInfo) -> None:
     psycopg2 = pytest.importorskip("psycopg2")  # the Hindsight server's own dependency
-    info = running_server(hindsight_server.data_dir)
-    assert info is not None
-    dsn = f"postgresql://postgres:postgres@127.0.0.1:{info.pg_port}/hindsight"
+    dsn = f"postgresql://postgres:postgres@127.0.0.1:{launched.pg_port}/hindsight"
     with psycopg2.connect(dsn) as connection, connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]  # a process forked by the postmaster just now
