@@ -73,7 +73,7 @@ QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 
 
 def _clean_env() -> None:
     """Drop the user's ``HINDSIGHT_*`` extension settings: the benchmark measures the defaults."""
-    from hindsight_magic.settings import HindsightSettings
+    from hindsight_magic._settings import HindsightSettings
 
     for name in set(HindsightSettings.environment_variables()) - KEEP_ENV:
         os.environ.pop(name, None)

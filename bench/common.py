@@ -48,7 +48,7 @@ def bench_server() -> Iterator[BenchServer]:
     if explicit:
         yield BenchServer(explicit.rstrip("/"), f"`HINDSIGHT_BENCH_URL` ({explicit})")
         return
-    from hindsight_magic.localserver import launcher
+    from hindsight_magic._localserver import launcher
 
     data_dir = Path(tempfile.mkdtemp(prefix="bench-server-"))
     try:
@@ -57,7 +57,7 @@ def bench_server() -> Iterator[BenchServer]:
         yield BenchServer(
             info.url,
             "a local server started for this run by the project's launcher "
-            "(`hindsight_magic.localserver.launcher.start`, default server settings, fresh "
+            "(`hindsight_magic._localserver.launcher.start`, default server settings, fresh "
             f"temporary data dir, stopped and deleted afterwards), LLM `{info.llm_provider}`",
             data_dir,
         )
@@ -104,7 +104,7 @@ def settled(session: Any) -> None:
     the load (which ``load_cost`` and ``first_recall`` time)."""
     import threading
 
-    from hindsight_magic.session import STARTUP_DELAY_S
+    from hindsight_magic._session import STARTUP_DELAY_S
 
     done = threading.Event()
     session.queue.submit(done.set, STARTUP_DELAY_S + 0.05)  # runs after the warm-up job

@@ -39,7 +39,7 @@ shell = InteractiveShell.instance(config=config)
 settings_cpu = None
 started, cpu = time.perf_counter(), time.thread_time()
 if "--split" in sys.argv:  # the settings module (pydantic + the Settings model) on its own first
-    import hindsight_magic.settings
+    import hindsight_magic._settings
     settings_cpu = time.thread_time() - cpu
 shell.run_line_magic("load_ext", "hindsight_magic")
 elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu

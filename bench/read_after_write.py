@@ -50,9 +50,9 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
         return None
     from hindsight_client import Hindsight
 
-    from hindsight_magic.delivery.sender import own_document_id
-    from hindsight_magic.memory.provenance import RETAIN_MAGIC, provenance_metadata
-    from hindsight_magic.times import local_timestamp
+    from hindsight_magic._delivery.sender import own_document_id
+    from hindsight_magic._memory.provenance import RETAIN_MAGIC, provenance_metadata
+    from hindsight_magic._text import local_timestamp
 
     banks = {way: new_bank(f"raw-{way}") for way in WAYS}
     shell = quiet_shell()

@@ -63,7 +63,7 @@ def load_rows(lc: dict[str, Any], first: dict[str, Any]) -> Section:
         notes[0] += (
             f" Where the CPU time goes ({part.n} more runs that import the settings module on its "
             f"own first): {part.median:.0f} ms of {whole.median:.0f} ms "
-            f"({100 * part.median / whole.median:.0f} %) is `hindsight_magic.settings` (the "
+            f"({100 * part.median / whole.median:.0f} %) is `hindsight_magic._settings` (the "
             "settings model, a plain dataclass since pydantic alone cost more than the bar); "
             "the extension's other modules and starting the session (journal, worker thread) "
             "are the rest."

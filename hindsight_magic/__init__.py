@@ -12,18 +12,42 @@ In a notebook: ``%load_ext hindsight_magic``, then ``%retain``, ``%recall``, ``%
     print(hm.status())
 
 Inside IPython these use the kernel's session (loading the extension if needed); elsewhere one
-session per process, without the cell hook. Importing this package is cheap: the session, httpx
-and pydantic are imported on first use, ipywidgets only for a panel.
+session per process, without the cell hook. Bad input raises ``InputError`` (a ``ValueError``)
+with one line saying what to do; server trouble raises ``HindsightError``.
+
+Everything named here is the public API; the modules and packages whose names start with an
+underscore are private and may change without notice. Importing this package is cheap: the
+session, httpx and pydantic are imported on first use, ipywidgets only for a panel, and the
+result types below when first named.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
+from ._functions import InputError, flush, recall, reflect, retain, status
 from ._version import __version__
-from .public_api import flush, recall, reflect, retain, status
+
+if TYPE_CHECKING:
+    from ._api.errors import HindsightError
+    from ._functions import FlushResult
+    from ._memory.provenance import Provenance
+    from ._memory.recalled import RecalledMemory, Sources
+    from ._memory.results import RecallResult, ReflectResult
+    from ._ui.display import Report, RetainResult
 
 __all__ = [
+    "FlushResult",
+    "HindsightError",
+    "InputError",
+    "Provenance",
+    "RecallResult",
+    "RecalledMemory",
+    "ReflectResult",
+    "Report",
+    "RetainResult",
+    "Sources",
     "__version__",
     "flush",
     "load_ipython_extension",
@@ -34,16 +58,40 @@ __all__ = [
     "unload_ipython_extension",
 ]
 
+# The result types and the exception, imported when first named (``hm.RecallResult``): the
+# modules behind them would make ``import hindsight_magic`` cost what ``%load_ext`` does.
+_LAZY = {
+    "FlushResult": "._functions",
+    "HindsightError": "._api.errors",
+    "Provenance": "._memory.provenance",
+    "RecallResult": "._memory.results",
+    "RecalledMemory": "._memory.recalled",
+    "ReflectResult": "._memory.results",
+    "Report": "._ui.display",
+    "RetainResult": "._ui.display",
+    "Sources": "._memory.recalled",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and start the kernel's memory session (called by ``%load_ext``)."""
-    from .ipython.extension import load
+    from ._ipython.extension import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Flush the queue, stop the worker and remove the magics (``%unload_ext``/``%reload_ext``)."""
-    from .ipython.extension import unload
+    from ._ipython.extension import unload
 
     unload(ipython)

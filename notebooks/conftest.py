@@ -50,7 +50,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if reuse:
         os.environ["HINDSIGHT_API_URL"] = reuse.rstrip("/")
         return
-    from hindsight_magic.localserver import launcher as server
+    from hindsight_magic._localserver import launcher as server
 
     info = server.start(port=_free_port(), data_dir=data_dir)
     _STATE["server"] = data_dir
@@ -61,7 +61,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop the server this session started and remove the temporary files."""
     data_dir = _STATE.pop("server", None)
     if data_dir is not None:
-        from hindsight_magic.localserver import launcher as server
+        from hindsight_magic._localserver import launcher as server
 
         server.discard(data_dir)  # PostgreSQL's data too, wherever it lives
     root = _STATE.pop("root", None)

@@ -1,7 +1,7 @@
 """Shared fixtures: an isolated data dir, a real IPython shell, and a real Hindsight server.
 
 The server is started once per test session with the project's own launcher
-(``hindsight_magic.localserver.launcher.start``) in a temporary data dir, and stopped at the
+(``hindsight_magic._localserver.launcher.start``) in a temporary data dir, and stopped at the
 end. Set ``HINDSIGHT_TEST_SERVER_URL`` to reuse a server you already run (faster while developing).
 """
 
@@ -53,7 +53,7 @@ def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
     if reuse:
         yield RunningServer(reuse.rstrip("/"))
         return
-    from hindsight_magic.localserver import launcher as server
+    from hindsight_magic._localserver import launcher as server
 
     data_dir = tmp_path_factory.mktemp("hindsight-server")
     info = server.start(port=free_port(), data_dir=data_dir)
@@ -66,7 +66,7 @@ def hindsight_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runni
 @pytest.fixture(scope="session")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """A real Hindsight server with auth on, accepting ``PLANTED_KEY`` only (once per session)."""
-    from hindsight_magic.localserver import launcher as server
+    from hindsight_magic._localserver import launcher as server
 
     data_dir = tmp_path_factory.mktemp("hindsight-keyed-server")
     info = server.start(port=free_port(), data_dir=data_dir, api_key=PLANTED_KEY)
@@ -78,7 +78,7 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSe
 
 def stop_and_remove(data_dir: Path) -> None:
     """Stop the server of ``data_dir`` and remove all its data, PostgreSQL's included."""
-    from hindsight_magic.localserver import launcher as server
+    from hindsight_magic._localserver import launcher as server
 
     server.discard(data_dir)
 

@@ -22,10 +22,10 @@ from typing import Any, TypeVar
 
 import httpx
 
-from hindsight_magic.api.client import HindsightClient, Timeouts
-from hindsight_magic.delivery.batches import Batch, Route
-from hindsight_magic.delivery.items import MemoryItem
-from hindsight_magic.delivery.queue import RetainQueue
+from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._delivery.batches import Batch, Route
+from hindsight_magic._delivery.items import MemoryItem
+from hindsight_magic._delivery.queue import RetainQueue
 
 T = TypeVar("T")
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic.delivery import sqlite_file
-from hindsight_magic.delivery.spool import Spool
+from hindsight_magic._delivery import sqlite_file
+from hindsight_magic._delivery.spool import Spool
 
 
 def on_disk(journal: Path) -> list[tuple[str, str]]:

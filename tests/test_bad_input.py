@@ -22,8 +22,9 @@ import pytest
 from IPython.core.error import UsageError
 from journalkit import on_disk
 
-from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
-from hindsight_magic.ipython.errors import HindsightMagicError
+from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._ipython.subcommands import HindsightMagicError
 
 KEPT = "keep this one: the churn table double-counts Q3 refunds"
 VERSION = {"api_version": "1.1.0", "features": {}}

@@ -31,7 +31,7 @@ from helpers import PLANTED_KEY, RunningServer, free_port, poll
 from journalkit import on_disk
 from kernels import Kernel
 
-from hindsight_magic.localserver import launcher as server
+from hindsight_magic._localserver import launcher as server
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,7 @@ import pytest
 from helpers import PLANTED_KEY, RunningServer, free_port, wait_for
 from kernels import Kernel
 
-from hindsight_magic.localserver import launcher as server
+from hindsight_magic._localserver import launcher as server
 
 pytestmark = pytest.mark.integration
 
@@ -352,7 +352,7 @@ def test_config_shows_the_discovered_local_server_and_where_each_value_came_from
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from hindsight_magic.discovery import ServerInfo, server_home
+    from hindsight_magic._machine import ServerInfo, server_home
 
     # a local server recorded as the launcher records it (its process: anything "hindsight")
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "hindsight"])

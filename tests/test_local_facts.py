@@ -19,20 +19,19 @@ import httpx
 import pytest
 from helpers import free_port, wait_for
 
-from hindsight_magic.api.client import HindsightClient, Timeouts
-from hindsight_magic.api.errors import (
+from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._diagnosis import (
     NOTEBOOK_COMMAND,
-    HindsightError,
     diagnose,
     explain,
     local_diagnosis,
+    server_problem,
 )
-from hindsight_magic.discovery import ServerInfo, server_home
-from hindsight_magic.local_facts import LOCAL_PORT, LocalServer, local_server
-from hindsight_magic.localserver import actions, launcher
-from hindsight_magic.settings import FALLBACK_API_URL
-from hindsight_magic.ui import doctor
-from hindsight_magic.ui.server_problem import server_problem
+from hindsight_magic._localserver import actions, launcher
+from hindsight_magic._machine import LOCAL_PORT, LocalServer, ServerInfo, local_server, server_home
+from hindsight_magic._settings import FALLBACK_API_URL
+from hindsight_magic._ui import doctor
 
 CONNECT = HindsightError("recall", "recall request failed: refused", kind="connect")
 FAILED = HindsightError("listBanks", "listBanks failed: [Errno 111] Connection refused", 500)

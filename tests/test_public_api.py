@@ -20,7 +20,7 @@ from helpers import RunningServer
 from kernels import Kernel
 
 import hindsight_magic as hm
-from hindsight_magic.public_api import InputError
+from hindsight_magic._functions import InputError
 
 
 @pytest.fixture

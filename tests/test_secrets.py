@@ -23,7 +23,7 @@ import pytest
 from faultkit import ServerReader
 from helpers import PLANTED_KEY, RunningServer
 
-from hindsight_magic.ipython.subcommands import SUBCOMMANDS
+from hindsight_magic._ipython.subcommands import SUBCOMMANDS
 
 pytestmark = pytest.mark.integration
 
@@ -126,8 +126,8 @@ def collect_panel(notebook: Any, places: Places, label: str) -> None:
     """The live panel's widgets (the shell has no front end, so the magic shows text)."""
     if "panel" not in SUBCOMMANDS:
         return
-    from hindsight_magic.ui.panel import hub_for
-    from hindsight_magic.ui.widgets import HindsightPanel
+    from hindsight_magic._ui.panel.hub import hub_for
+    from hindsight_magic._ui.panel.widgets import HindsightPanel
 
     hub = hub_for(notebook.magics.session)
     panel = HindsightPanel(hub, hub.snapshot())

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode
 
-from hindsight_magic.settings import HindsightSettings, Secret, SettingsError
+from hindsight_magic._settings import HindsightSettings, Secret, SettingsError
 
 SECRET = "sk-top-secret-value-42"
 

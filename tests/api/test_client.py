@@ -9,8 +9,9 @@ import httpx
 import pytest
 from helpers import RequestRecorder
 
-from hindsight_magic import __version__
-from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
+from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._version import __version__
 
 BASE = "http://hindsight.test:8888"
 SECRET = "sk-very-secret-key-123"

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 from helpers import FakeClock, held
 
-from hindsight_magic.capture import autoretain as hook
-from hindsight_magic.capture.transcript import SOURCE_CAP
-from hindsight_magic.delivery.items import MemoryItem
-from hindsight_magic.delivery.queue import Batch, RetainQueue, Route
-from hindsight_magic.times import local_timestamp
+from hindsight_magic._capture import autoretain as hook
+from hindsight_magic._capture.transcript import SOURCE_CAP
+from hindsight_magic._delivery.batches import Batch, Route
+from hindsight_magic._delivery.items import MemoryItem
+from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._text import local_timestamp
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from hindsight_magic.capture.redact import CREDENTIAL_SHAPES, REDACTED, redact, secret_values
-from hindsight_magic.capture.transcript import (
+from hindsight_magic._capture.redact import CREDENTIAL_SHAPES, REDACTED, redact, secret_values
+from hindsight_magic._capture.transcript import (
     ERROR_CAP,
     RESULT_CAP,
     SOURCE_CAP,

@@ -13,11 +13,12 @@ import pytest
 from helpers import BatchRecorder, item
 from journalkit import on_disk
 
-from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery import journal_file as journal_module
-from hindsight_magic.delivery.batches import Route
-from hindsight_magic.delivery.journal import Journal, JournalError
-from hindsight_magic.delivery.queue import QueueFullError, RetainQueue
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._delivery import journal_file as journal_module
+from hindsight_magic._delivery.batches import QueueFullError, Route
+from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery.sqlite_file import JournalError
 
 A = Route("bank-a", ("project:a",))
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -133,7 +134,7 @@ def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPa
 
 # A claimer reports what it took, then stays alive (owning its rows) until stdin closes.
 CLAIM = (
-    "import sys; from pathlib import Path; from hindsight_magic.delivery.journal import Journal; "
+    "import sys; from pathlib import Path; from hindsight_magic._delivery.journal import Journal; "
     "journal = Journal(Path(sys.argv[1])); print(journal.claim_orphans(), flush=True); "
     "sys.stdin.read()"
 )
@@ -247,7 +248,7 @@ def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def test_many_rows_are_written_a_chunk_per_statement_with_the_right_ids(path: Path) -> None:
     # ingest returns the new rows' ids from each statement's last id; another kernel's rows
     # between two ingests must not shift them, nor must a batch past one statement's chunk.
-    from hindsight_magic.delivery.journal import Kept
+    from hindsight_magic._delivery.stored import Kept
 
     mine, other = Journal(path), Journal(path)
     first = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300)], {})

@@ -15,10 +15,10 @@ from typing import Any
 from helpers import BatchRecorder, FakeClock, item
 from journalkit import on_disk
 
-from hindsight_magic.delivery.batches import Route
-from hindsight_magic.delivery.journal import Journal
-from hindsight_magic.delivery.opening import open_journal
-from hindsight_magic.delivery.queue import RetainQueue
+from hindsight_magic._delivery.batches import Route
+from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery.opening import open_journal
+from hindsight_magic._delivery.queue import RetainQueue
 
 A = Route("bank-a")
 STAMP = r"\d{8}T\d{6}Z"

@@ -18,12 +18,12 @@ from faultkit import ServerReader, exactly_once
 from helpers import BatchRecorder, FakeClock, RunningServer, item, wait_for
 from journalkit import SmallDisk, on_disk, small_disk
 
-from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery import keeping
-from hindsight_magic.delivery.batches import Route
-from hindsight_magic.delivery.journal import Journal
-from hindsight_magic.delivery.opening import open_journal
-from hindsight_magic.delivery.queue import RetainQueue
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._delivery import keeping
+from hindsight_magic._delivery.batches import Route
+from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery.opening import open_journal
+from hindsight_magic._delivery.queue import RetainQueue
 
 A = Route("bank-a")
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")

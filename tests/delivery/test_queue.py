@@ -7,8 +7,9 @@ import time
 import pytest
 from helpers import BatchRecorder, FakeClock, item
 
-from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery.queue import Batch, QueueClosedError, RetainQueue, Route
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._delivery.batches import Batch, QueueClosedError, Route
+from hindsight_magic._delivery.queue import RetainQueue
 
 A = Route("bank-a", ("project:a",))
 B = Route("bank-b")

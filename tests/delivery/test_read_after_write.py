@@ -22,7 +22,7 @@ import httpx
 import pytest
 from helpers import FakeHindsight, wait_for
 
-from hindsight_magic.settings import HindsightSettings
+from hindsight_magic._settings import HindsightSettings
 
 RECALL = "POST /memories/recall$"
 BATCH_API = (
@@ -45,7 +45,7 @@ Handler = Callable[[httpx.Request], httpx.Response]
 def make_session(fake: FakeHindsight, tmp_path: Path) -> Iterator[Any]:
     """``make(handler=…, batch_size=…, **settings)``: a session (worker running) whose
     requests go to ``handler`` (default: the fake itself)."""
-    from hindsight_magic.session import HindsightSession
+    from hindsight_magic._session import HindsightSession
 
     sessions: list[Any] = []
 
@@ -200,7 +200,7 @@ def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_every_memory_gets_a_document_id_of_its_own_and_a_forked_child_new_ones():
-    from hindsight_magic.delivery.sender import own_document_id
+    from hindsight_magic._delivery.sender import own_document_id
 
     ids = [own_document_id(None) for _ in range(10_000)]
     assert len(set(ids)) == len(ids)

@@ -29,8 +29,8 @@ SETTLE_S = 120.0
 # its back-off is over: its journal keeps the memory under its operation id.
 DYING_KERNEL = r"""
 import json, os, sys
-from hindsight_magic.session import HindsightSession
-from hindsight_magic.settings import HindsightSettings
+from hindsight_magic._session import HindsightSession
+from hindsight_magic._settings import HindsightSettings
 # a long back-off: the kernel surely dies before its own re-send
 settings = HindsightSettings.from_environment()
 session = HindsightSession(settings, queue_options={"backoff_base_s": 60})

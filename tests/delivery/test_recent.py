@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from helpers import BatchRecorder, FakeClock, item
 
-from hindsight_magic.api.client import HindsightError
-from hindsight_magic.delivery.journal import Journal
-from hindsight_magic.delivery.queue import RetainQueue, Route
-from hindsight_magic.delivery.recent import RECENT_ITEMS, TEXT_CHARS, RecentFeed, short_text
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._delivery.batches import Route
+from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery.recent import RECENT_ITEMS, TEXT_CHARS, RecentFeed, short_text
 
 A = Route("bank-a")
 

@@ -18,11 +18,11 @@ import pytest
 from helpers import BatchRecorder, item
 from journalkit import on_disk
 
-from hindsight_magic.delivery import spooling
-from hindsight_magic.delivery.batches import Route
-from hindsight_magic.delivery.journal import Journal
-from hindsight_magic.delivery.queue import RetainQueue
-from hindsight_magic.delivery.spool import Spool, encode, read_from
+from hindsight_magic._delivery import spooling
+from hindsight_magic._delivery.batches import Route
+from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery.spool import Spool, encode, read_from
 
 A = Route("bank-a", ("project:a",))
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import held, one_line
 from IPython.core.error import UsageError
 
-from hindsight_magic.api.client import HindsightClient, Timeouts
+from hindsight_magic._api.client import HindsightClient, Timeouts
 
 
 def workers() -> list[threading.Thread]:
@@ -250,7 +250,7 @@ def test_debug_shows_the_full_traceback(loaded: Any) -> None:
     loaded.run("%hindsight config debug=true")
     cell = loaded.run("%recall anything")
     assert "Traceback (most recent call last)" in cell.text
-    assert "in Requester._request" in cell.text  # down to the frame that failed
+    assert "in HindsightClient._request" in cell.text  # down to the frame that failed
     lines = cell.text.splitlines()  # debug also turns on log lines, in any order
     assert any(line.startswith("HindsightError: recall request failed:") for line in lines)
     assert "no Hindsight server at" not in cell.text  # the raw error, not the friendly line

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from helpers import FakeHindsight, one_line
 
-from hindsight_magic.api.responses import Memory
-from hindsight_magic.ipython import model_commands
-from hindsight_magic.memory.results import RecallResult
-from hindsight_magic.ui import model_views
+from hindsight_magic._api.replies import Memory
+from hindsight_magic._ipython import subcommands as model_commands
+from hindsight_magic._memory.results import RecallResult
+from hindsight_magic._ui import display as model_views
 
 
 @pytest.fixture

@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from hindsight_magic.ipython.options import (
+from hindsight_magic._ipython.parsing import (
     FLAG,
+    SubcommandParser,
+    argument_type,
     choice,
     identifier,
     parse_options,
@@ -16,7 +18,6 @@ from hindsight_magic.ipython.options import (
     positive_int,
     tag_list,
 )
-from hindsight_magic.ipython.subcommand_parser import SubcommandParser, argument_type
 
 USAGE = "%recall [--budget low|mid|high] [--max-tokens N] QUERY"
 SPEC: dict[str, Any] = {

@@ -14,9 +14,9 @@ import pytest
 from helpers import one_line
 from IPython.core.error import UsageError
 
-from hindsight_magic.cli import SUBCOMMANDS, main
-from hindsight_magic.localserver import actions
-from hindsight_magic.localserver.postgres import ROOT_PG_BASE
+from hindsight_magic._cli import SUBCOMMANDS, main
+from hindsight_magic._localserver import actions
+from hindsight_magic._localserver.postgres import ROOT_PG_BASE
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "hindsight-magic"
@@ -78,7 +78,7 @@ def test_start_error_is_one_line_on_stderr(
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the installed console script (or the module while the package is not installed)."""
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "hindsight_magic.cli"]
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "hindsight_magic._cli"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [*cmd, *args], capture_output=True, text=True, env=env, timeout=300, check=False,

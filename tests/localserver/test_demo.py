@@ -11,9 +11,9 @@ import pytest
 from helpers import RunningServer, free_port
 from nbformat.v4 import new_code_cell, new_notebook
 
-from hindsight_magic.cli import SUBCOMMANDS, main
-from hindsight_magic.localserver import demo
-from hindsight_magic.localserver import launcher as server
+from hindsight_magic._cli import SUBCOMMANDS, main
+from hindsight_magic._localserver import demo
+from hindsight_magic._localserver import launcher as server
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,12 +17,12 @@ import psutil
 import pytest
 from helpers import wait_for
 
-from hindsight_magic import discovery, paths
-from hindsight_magic.discovery import ServerInfo
-from hindsight_magic.localserver import launcher as server
-from hindsight_magic.localserver import postgres
-from hindsight_magic.localserver.errors import ServerError
-from hindsight_magic.settings import FALLBACK_API_URL
+from hindsight_magic import _machine as discovery
+from hindsight_magic import _machine as paths
+from hindsight_magic._localserver import ServerError, postgres
+from hindsight_magic._localserver import launcher as server
+from hindsight_magic._machine import ServerInfo
+from hindsight_magic._settings import FALLBACK_API_URL
 
 
 def free_port() -> int:
@@ -63,8 +63,8 @@ def test_load_ext_imports_none_of_the_optional_or_heavy_packages(tmp_path: Path)
     code = (
         "import sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'hindsight_magic')\n"
-        "assert 'hindsight_magic.ipython.magics' in sys.modules, 'not loaded'\n"
-        "heavy = ('hindsight_magic.localserver', 'ipywidgets', 'pydantic', 'markdown_it')\n"
+        "assert 'hindsight_magic._ipython.magics' in sys.modules, 'not loaded'\n"
+        "heavy = ('hindsight_magic._localserver', 'ipywidgets', 'pydantic', 'markdown_it')\n"
         "print([m for m in heavy if m in sys.modules])"
     )
     env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}

@@ -1,4 +1,4 @@
-"""The local server runs below the notebooks' CPU priority (``localserver/priority.py``)."""
+"""The local server runs below the notebooks' CPU priority (``_localserver/priority.py``)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic.discovery import ServerInfo, running_server
-from hindsight_magic.localserver.postgres import postmaster_pid
-from hindsight_magic.localserver.priority import (
+from hindsight_magic._localserver.postgres import postmaster_pid
+from hindsight_magic._localserver.priority import (
     SERVER_NICE,
     autogroup_nice,
     lower_priority,
     process_tree,
     thread_ids,
 )
+from hindsight_magic._machine import ServerInfo, running_server
 from tests.helpers import RunningServer
 
 

@@ -31,9 +31,9 @@ from conftest import Notebook
 from faultkit import ServerReader
 from helpers import free_port, wait_for
 
-from hindsight_magic.cli import main as cli
-from hindsight_magic.discovery import ServerInfo, is_hindsight_process
-from hindsight_magic.localserver import launcher
+from hindsight_magic._cli import main as cli
+from hindsight_magic._localserver import launcher
+from hindsight_magic._machine import ServerInfo, is_hindsight_process
 
 pytestmark = pytest.mark.integration
 FACTS = 3

@@ -16,12 +16,13 @@ import httpx
 import pytest
 from helpers import FakeClock, FakeHindsight, RequestRecorder
 
-from hindsight_magic.api.client import HindsightClient, HindsightError, Timeouts
-from hindsight_magic.memory import mental_models as mm
-from hindsight_magic.memory.mental_models import MentalModel, render_block, resolve_seeds
-from hindsight_magic.memory.scope import compute_scope
-from hindsight_magic.session import HindsightSession
-from hindsight_magic.settings import HindsightSettings
+from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._memory import mental_models as mm
+from hindsight_magic._memory.mental_models import MentalModel, render_block, resolve_seeds
+from hindsight_magic._memory.scope import compute_scope
+from hindsight_magic._session import HindsightSession
+from hindsight_magic._settings import HindsightSettings
 
 URL = "http://hindsight.test"
 
@@ -323,7 +324,7 @@ def test_cache_keeps_visible_models_with_content_and_renders_them(
 def test_seeding_lists_again_soon_so_content_shows_within_seconds(
     fake: FakeHindsight, make_session: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hindsight_magic.memory.mental_models import cache as cache_module
+    from hindsight_magic._memory import mental_models as cache_module
 
     clock = FakeClock()
     monkeypatch.setattr(cache_module, "time", clock)
@@ -353,7 +354,7 @@ def test_seeding_lists_again_soon_so_content_shows_within_seconds(
 def test_a_reload_lists_again_soon_for_a_while(
     fake: FakeHindsight, make_session: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hindsight_magic.memory.mental_models import cache as cache_module
+    from hindsight_magic._memory import mental_models as cache_module
 
     clock = FakeClock()
     monkeypatch.setattr(cache_module, "time", clock)

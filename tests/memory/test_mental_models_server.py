@@ -16,8 +16,8 @@ import httpx
 import pytest
 from helpers import RunningServer, wait_for
 
-from hindsight_magic.memory.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
-from hindsight_magic.memory.scope import project_label
+from hindsight_magic._memory.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
+from hindsight_magic._memory.scope import project_label
 
 pytestmark = pytest.mark.integration
 

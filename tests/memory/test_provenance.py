@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic.api.responses import Memory, Scores
-from hindsight_magic.memory.provenance import (
+from hindsight_magic._api.replies import Memory, Scores
+from hindsight_magic._memory.provenance import (
     Provenance,
     age,
     parse_cells,
@@ -16,9 +16,8 @@ from hindsight_magic.memory.provenance import (
     provenance_metadata,
     provenance_of,
 )
-from hindsight_magic.memory.recalled import Sources, parse_recall, parse_reflect
-from hindsight_magic.memory.results import RecallResult, ReflectResult
-from hindsight_magic.memory.sources import NOTHING
+from hindsight_magic._memory.recalled import Sources, parse_recall, parse_reflect
+from hindsight_magic._memory.results import NOTHING, RecallResult, ReflectResult
 
 NOW = datetime(2025, 1, 5, 12, 0, tzinfo=timezone.utc)
 EVIL = "<script>alert('x')</script>"

@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_magic.api.banks import EnsuredBanks
-from hindsight_magic.memory.scope import (
-    BankScope,
-    base_bank,
-    compute_scope,
-    project_label,
-)
+from hindsight_magic._api.client import EnsuredBanks
+from hindsight_magic._memory.scope import BankScope, base_bank, compute_scope, project_label
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -7,24 +7,24 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from hindsight_magic.api.responses import Memory, Scores
-from hindsight_magic.memory.results import (
+from hindsight_magic._api.replies import Memory, Scores
+from hindsight_magic._memory.results import (
     NO_MEMORIES,
     NO_REFLECTION,
     RECALL_PREAMBLE,
     RecallResult,
     ReflectResult,
 )
-from hindsight_magic.text import plural
-from hindsight_magic.times import (
+from hindsight_magic._text import (
     local_clock,
     local_second,
     local_timestamp,
     parse_iso,
+    plural,
     utc_minute,
     utc_minute_text,
 )
-from hindsight_magic.ui.display import Message, Report, RetainResult
+from hindsight_magic._ui.display import Message, Report, RetainResult
 
 AS_OF = datetime(2024, 3, 5, 14, 7, 59, tzinfo=timezone.utc)
 EVIL = "<script>alert('x')</script>"

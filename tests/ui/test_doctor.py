@@ -14,9 +14,9 @@ import pytest
 from conftest import Notebook
 from helpers import RunningServer
 
-from hindsight_magic.cli import SUBCOMMANDS, main
-from hindsight_magic.ipython.subcommands import SUBCOMMANDS as MAGIC_SUBCOMMANDS
-from hindsight_magic.ui import doctor
+from hindsight_magic._cli import SUBCOMMANDS, main
+from hindsight_magic._ipython.subcommands import SUBCOMMANDS as MAGIC_SUBCOMMANDS
+from hindsight_magic._ui import doctor
 
 Route = Callable[[httpx.Request], httpx.Response]
 

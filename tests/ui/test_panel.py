@@ -26,13 +26,13 @@ import httpx
 import pytest
 from helpers import FakeHindsight, wait_for
 
-from hindsight_magic.api.client import HindsightClient, Timeouts
-from hindsight_magic.times import parse_iso
-from hindsight_magic.ui.browser import STILL_INDEXING
-from hindsight_magic.ui.display import Report
-from hindsight_magic.ui.markdown import markdown_to_html
-from hindsight_magic.ui.panel_hub import PUSH_INTERVAL_S, hub_for
-from hindsight_magic.ui.snapshot import NO_FRONTEND
+from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._text import parse_iso
+from hindsight_magic._ui.display import Report
+from hindsight_magic._ui.panel.browser import STILL_INDEXING
+from hindsight_magic._ui.panel.html import markdown_to_html
+from hindsight_magic._ui.panel.hub import PUSH_INTERVAL_S, hub_for
+from hindsight_magic._ui.panel.state import NO_FRONTEND
 
 
 class RecordingComm:
@@ -331,7 +331,7 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
 def test_llm_mode_is_the_recorded_local_servers(notebook: Any, dead_url: str, monkeypatch) -> None:
     from types import SimpleNamespace
 
-    from hindsight_magic.ui import snapshot
+    from hindsight_magic._ui.panel import state as snapshot
 
     record = SimpleNamespace(url=dead_url + "/", llm_provider="mock")  # the state file's record
     monkeypatch.setattr(snapshot, "running_server", lambda: record)

@@ -1,0 +1,545 @@
+"""``HindsightClient``: a synchronous httpx client, one method per Hindsight endpoint we use.
+
+Plumbing first (one httpx client per thread, a per-operation timeout, ``Authorization: Bearer``
+when a key is set, every failure mapped to ``HindsightError`` with one of three message shapes:
+``"<op> failed: <detail>"``, ``"<op> request timed out after Ns"``, ``"<op> request failed:
+<reason>"``), then the endpoints: server, banks, memories, mental models. Every path segment
+that comes from the user or the server is encoded. httpx is imported on first use, not at
+extension load.
+
+``Connection`` holds the session's current client (replaced whole when the URL, key or timeouts
+change), and ``ensure_bank`` creates a bank once per process before its first write.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from .._version import __version__
+from .errors import HindsightError, bank_missing, detail_of, one_line, readable
+
+if TYPE_CHECKING:
+    import httpx
+
+
+USER_AGENT = f"hindsight-magic/{__version__}"
+BANKS = "/v1/default/banks"
+CONNECT_TIMEOUT_CAP_S = 10.0
+log = logging.getLogger("hindsight_magic")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Per-operation deadlines in seconds."""
+
+    request: float = 30.0
+    retain: float = 60.0
+    recall: float = 30.0
+    reflect: float = 120.0
+
+
+class HindsightClient:
+    """Synchronous Hindsight REST client; safe to share between threads (one httpx pool each)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeouts: Timeouts | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.timeouts = timeouts or Timeouts()
+        self._transport = transport
+        self._local = threading.local()
+        self._all: list[httpx.Client] = []
+        self._lock = threading.Lock()
+        self._identity: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        auth = "with key" if self._api_key else "no key"
+        return f"HindsightClient({self.base_url!r}, {auth})"
+
+    @property
+    def has_key(self) -> bool:
+        """Whether requests carry an Authorization header."""
+        return bool(self._api_key)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _http(self) -> httpx.Client:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            import httpx
+
+            headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            client = httpx.Client(
+                base_url=self.base_url, headers=headers, transport=self._transport
+            )
+            self._local.client = client
+            with self._lock:
+                self._all.append(client)
+        return client
+
+    def warm_up(self) -> None:
+        """Import httpx and make this thread's connection pool now, without a request."""
+        self._http()
+
+    def close(self) -> None:
+        """Close every connection pool this client opened."""
+        with self._lock:
+            clients, self._all = self._all, []
+        for client in clients:
+            client.close()
+        self._local = threading.local()
+
+    def _request(
+        self,
+        operation: str,
+        method: str,
+        path: str,
+        *,
+        timeout_s: float,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        allow_404: bool = False,
+        need_json: bool = True,
+    ) -> Any:
+        import httpx
+
+        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
+        try:
+            response = self._http().request(method, path, json=body, params=params, timeout=timeout)
+        except httpx.TimeoutException as error:
+            message = f"{operation} request timed out after {int(timeout_s + 0.5)}s"
+            raise HindsightError(operation, message, details=error, kind="timeout") from None
+        except httpx.HTTPError as error:
+            reason = str(error) or type(error).__name__
+            message = f"{operation} request failed: {reason}"
+            raise HindsightError(operation, message, details=error, kind="connect") from None
+        if allow_404 and response.status_code == 404:
+            return None
+        text = response.text
+        try:
+            parsed = json.loads(text) if text.strip() else None
+            is_json = True
+        except ValueError:
+            parsed, is_json = None, False
+        ctype = response.headers.get("content-type", "no content type")
+        if response.status_code >= 400:
+            details = detail_of(parsed, text)
+            if is_json:
+                shown = one_line(readable(details)) or response.reason_phrase
+                raise HindsightError(
+                    operation, f"{operation} failed: {shown}", response.status_code, details
+                )
+            if response.status_code == 413:
+                shown = "HTTP 413, too large for the server (or a proxy in front of it)"
+            elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
+                shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
+            else:
+                shown = one_line(text)
+            message = f"{operation} failed: {shown}"
+            raise HindsightError(
+                operation, message, response.status_code, text[:500], "not_hindsight"
+            )
+        if need_json and not isinstance(parsed, dict | list):
+            message = (
+                f"{operation} failed: the reply was not Hindsight JSON "
+                f"(HTTP {response.status_code}, {ctype})"
+            )
+            raise HindsightError(
+                operation, message, response.status_code, text[:500], "not_hindsight"
+            )
+        return parsed if parsed is not None else {}
+
+    @staticmethod
+    def _bank(bank_id: str) -> str:
+        return f"{BANKS}/{quote(bank_id, safe='')}"
+
+    def _model(self, bank_id: str, model_id: str) -> str:
+        return f"{self._bank(bank_id)}/mental-models/{quote(model_id, safe='')}"
+
+    # -- server and banks -------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """``GET /health``."""
+        reply: dict[str, Any] = self._request(
+            "health", "GET", "/health", timeout_s=min(self.timeouts.request, 5)
+        )
+        return reply
+
+    def identity(self) -> dict[str, Any]:
+        """``GET /version``, checked to be Hindsight's; cached after the first success."""
+        if self._identity is None:
+            try:
+                reply = self._request("version", "GET", "/version", timeout_s=self.timeouts.request)
+            except HindsightError as error:
+                if error.kind == "not_hindsight" and (error.status_code or 0) < 500:
+                    message = (
+                        f"{self.base_url} answered but is not a Hindsight server "
+                        f"(HTTP {error.status_code} for /version)"
+                    )
+                    raise HindsightError(
+                        "version", message, error.status_code, None, error.kind
+                    ) from None
+                raise
+            if not isinstance(reply, dict) or "api_version" not in reply:
+                message = f"{self.base_url} answered but is not a Hindsight server"
+                raise HindsightError("version", message, 200, reply, "not_hindsight")
+            self._identity = reply
+        return self._identity
+
+    def create_bank(
+        self, bank_id: str, reflect_mission: str = "", retain_mission: str = ""
+    ) -> dict[str, Any]:
+        """``PUT /v1/default/banks/{bank}`` (idempotent); missions are left out when empty."""
+        body: dict[str, Any] = {}
+        if reflect_mission.strip():
+            body["reflect_mission"] = reflect_mission.strip()
+        if retain_mission.strip():
+            body["retain_mission"] = retain_mission.strip()
+        reply: dict[str, Any] = self._request(
+            "createBank", "PUT", self._bank(bank_id), timeout_s=self.timeouts.request, body=body
+        )
+        return reply
+
+    def list_banks(self) -> list[dict[str, Any]]:
+        """``GET /v1/default/banks``."""
+        reply = self._request("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
+        return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
+
+    def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
+        """``GET …/banks/{bank}/stats``; None when the bank does not exist yet."""
+        reply: dict[str, Any] | None = self._request(
+            "bankStats",
+            "GET",
+            f"{self._bank(bank_id)}/stats",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        return reply
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def retain_batch(
+        self,
+        bank_id: str,
+        items: Sequence[dict[str, Any]],
+        *,
+        operation_id: str | None = None,
+        async_: bool = True,
+    ) -> dict[str, Any]:
+        """``POST …/memories`` with ``async`` and a client ``operation_id`` (safe to re-send)."""
+        body: dict[str, Any] = {"items": list(items), "async": async_}
+        if operation_id:
+            body["operation_id"] = operation_id
+        try:
+            reply = self._request(
+                "retainBatch",
+                "POST",
+                f"{self._bank(bank_id)}/memories",
+                timeout_s=self.timeouts.retain,
+                body=body,
+            )
+        except HindsightError as error:
+            if error.kind != "not_hindsight" or not 200 <= (error.status_code or 0) < 300:
+                raise
+            # A 2xx whose body cannot be read: the server may well have accepted the batch, so
+            # re-send it under the same operation_id (idempotent) instead of failing it.
+            message = f"{error} — delivery unconfirmed; re-sending the same operation"
+            raise HindsightError(
+                "retainBatch", message, error.status_code, error.details, "unconfirmed"
+            ) from None
+        if not isinstance(reply, dict) or reply.get("success") is False:
+            message = f"retainBatch failed: unexpected reply {one_line(reply, 120)}"
+            raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
+        return reply
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: str = "mid",
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any] | None:
+        """``POST …/memories/recall``; None when the bank does not exist yet."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        if types:
+            body["types"] = list(types)
+        if tags:
+            body["tags"] = list(tags)
+            if tags_match:
+                body["tags_match"] = tags_match
+        try:
+            reply: dict[str, Any] | None = self._request(
+                "recall",
+                "POST",
+                f"{self._bank(bank_id)}/memories/recall",
+                timeout_s=self.timeouts.recall,
+                body=body,
+            )
+            return reply
+        except HindsightError as error:
+            if bank_missing(error):
+                return None
+            raise
+
+    def reflect(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: str = "mid",
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+        include_facts: bool = False,
+    ) -> dict[str, Any]:
+        """``POST …/reflect``; ``include_facts`` asks for the evidence (``based_on``)."""
+        body: dict[str, Any] = {"query": query, "budget": budget}
+        if include_facts:
+            body["include"] = {"facts": {}}
+        if context:
+            body["context"] = context
+        if tags:
+            body["tags"] = list(tags)
+            if tags_match:
+                body["tags_match"] = tags_match
+        reply: dict[str, Any] = self._request(
+            "reflect",
+            "POST",
+            f"{self._bank(bank_id)}/reflect",
+            timeout_s=self.timeouts.reflect,
+            body=body,
+        )
+        return reply
+
+    def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
+        """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
+        return self._get_one("getOperation", bank_id, "operations", operation_id)
+
+    def document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
+        """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
+        return self._get_one("getDocument", bank_id, "documents", document_id)
+
+    def _get_one(
+        self, operation: str, bank_id: str, collection: str, item_id: str
+    ) -> dict[str, Any] | None:
+        """``GET …/{collection}/{id}`` of a bank; None when the server has no such item."""
+        reply: dict[str, Any] | None = self._request(
+            operation,
+            "GET",
+            f"{self._bank(bank_id)}/{collection}/{quote(item_id, safe='')}",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        return reply
+
+    # -- mental models ----------------------------------------------------------------------
+
+    def list_mental_models(self, bank_id: str, detail: str = "content") -> list[dict[str, Any]]:
+        """``GET …/mental-models?detail=…`` (``content`` includes content and trigger).
+
+        A bank that does not exist yet has no models: ``[]``, not an error.
+        """
+        try:
+            reply = self._request(
+                "listMentalModels",
+                "GET",
+                f"{self._bank(bank_id)}/mental-models",
+                timeout_s=self.timeouts.request,
+                params={"detail": detail},
+            )
+        except HindsightError as error:
+            if bank_missing(error):
+                return []
+            raise
+        items = reply.get("items", []) if isinstance(reply, dict) else reply
+        return [item for item in items if isinstance(item, dict)]
+
+    def get_mental_model(
+        self, bank_id: str, model_id: str, detail: str = "content"
+    ) -> dict[str, Any] | None:
+        """``GET …/mental-models/{id}?detail=…``; None when there is no such model."""
+        reply: dict[str, Any] | None = self._request(
+            "getMentalModel",
+            "GET",
+            self._model(bank_id, model_id),
+            timeout_s=self.timeouts.request,
+            params={"detail": detail},
+            allow_404=True,
+        )
+        return reply
+
+    def create_mental_model(
+        self,
+        bank_id: str,
+        name: str,
+        source_query: str,
+        *,
+        model_id: str | None = None,
+        tags: Sequence[str] | None = None,
+        max_tokens: int | None = None,
+        trigger: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``POST …/mental-models``; returns ``{mental_model_id, operation_id}``.
+
+        The server fills the content in the background; empty tags are left out.
+        """
+        body: dict[str, Any] = {"name": name, "source_query": source_query}
+        if model_id:
+            body["id"] = model_id
+        if tags:
+            body["tags"] = list(tags)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if trigger is not None:
+            body["trigger"] = dict(trigger)
+        reply: dict[str, Any] = self._request(
+            "createMentalModel",
+            "POST",
+            f"{self._bank(bank_id)}/mental-models",
+            timeout_s=self.timeouts.request,
+            body=body,
+        )
+        return reply
+
+    def refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """``POST …/mental-models/{id}/refresh`` (no body); returns ``{operation_id, status}``."""
+        reply: dict[str, Any] = self._request(
+            "refreshMentalModel",
+            "POST",
+            f"{self._model(bank_id, model_id)}/refresh",
+            timeout_s=self.timeouts.request,
+        )
+        return reply
+
+    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
+        """``DELETE …/mental-models/{id}``; False when there was no such model."""
+        reply = self._request(
+            "deleteMentalModel",
+            "DELETE",
+            self._model(bank_id, model_id),
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+            need_json=False,
+        )
+        return reply is not None
+
+    def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
+        """``GET …/mental-models/{id}/history``: ``{previous_content, changed_at}`` newest first."""
+        reply = self._request(
+            "getMentalModelHistory",
+            "GET",
+            f"{self._model(bank_id, model_id)}/history",
+            timeout_s=self.timeouts.request,
+        )
+        items = reply.get("items", []) if isinstance(reply, dict) else reply
+        return [item for item in items if isinstance(item, dict)]
+
+
+class Connection:
+    """Holds the current client; every part that talks to the server asks it for ``client``."""
+
+    def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
+        self._transport = transport
+        self._lock = threading.Lock()
+        self._clients: list[HindsightClient] = []
+        self._client: HindsightClient | None = None
+
+    def open(self, url: str, api_key: str | None, timeouts: Timeouts) -> HindsightClient:
+        """Make a client for ``url`` the current one."""
+        return self.use(HindsightClient(url, api_key, timeouts, transport=self._transport))
+
+    def use(self, client: HindsightClient) -> HindsightClient:
+        """Make ``client`` the current one (tests inject clients with a fault transport)."""
+        with self._lock:
+            self._clients.append(client)
+            self._client = client
+        return client
+
+    @property
+    def client(self) -> HindsightClient:
+        """The current client."""
+        client = self._client
+        if client is None:
+            raise RuntimeError("the connection was never opened")
+        return client
+
+    @property
+    def url(self) -> str:
+        """The current server URL."""
+        return self.client.base_url
+
+    def close(self) -> None:
+        """Close every client this connection made."""
+        with self._lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
+
+
+# Ensure-bank: ``PUT …/banks/{bank}`` (with the missions) once per bank per process, before the
+# first write or reflect and before seeding mental models. Failures are logged and tried again
+# next time; the set is capped and drops the lexicographically first half when full (the
+# reference system's rule).
+MISSION_SET_CAP = 10_000
+
+
+class EnsuredBanks:
+    """Banks already PUT in this process; capped, dropping the sorted first half when full."""
+
+    def __init__(self, cap: int = MISSION_SET_CAP) -> None:
+        self._cap = cap
+        self._ids: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, key: str) -> None:
+        """Remember ``key``; past the cap, forget the lexicographically first half."""
+        with self._lock:
+            self._ids.add(key)
+            if len(self._ids) > self._cap:
+                for old in sorted(self._ids)[: len(self._ids) >> 1]:
+                    self._ids.discard(old)
+
+
+ENSURED_BANKS = EnsuredBanks()
+
+
+def ensure_bank(
+    client: HindsightClient, bank_id: str, bank_mission: str = "", retain_mission: str = ""
+) -> bool:
+    """Create or update ``bank_id`` once per process (per server); False if that failed."""
+    key = f"{client.base_url}#{bank_id}"
+    if key in ENSURED_BANKS:
+        return True
+    try:
+        client.create_bank(bank_id, bank_mission, retain_mission)
+    except HindsightError as error:
+        log.debug("Hindsight: ensureBankExists failed: %s", error)
+        return False
+    ENSURED_BANKS.add(key)
+    log.debug("Hindsight: ensured bank %s", bank_id)
+    return True

@@ -1,0 +1,250 @@
+"""Auto-retain: executed cells → a transcript memory every N counted cells.
+
+``post_run_cell`` runs on the kernel thread (it is the IPython hook) and does O(1) work: it
+appends the cell's ``ExecutionResult`` to a deque and, when enough cells may have accumulated,
+schedules ``process`` on the worker. Everything else — skip rules, output capture, redaction,
+transcript building — runs on the worker, once the kernel has been idle for ``IDLE_S``.
+
+The auto-retainer knows nothing of IPython or of the session: it is handed the settings, a
+``retain`` function that queues one memory, the worker to schedule its jobs on, the secrets to
+redact and a function that reads a cell's outputs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .redact import redact
+from .transcript import CellText, format_cell, is_skipped, join_transcript
+
+if TYPE_CHECKING:
+    from .._delivery.worker import Scheduler
+    from .._settings import HindsightSettings
+
+log = logging.getLogger("hindsight_magic")
+
+AUTORETAIN = "autoretain"  # the ``source`` of the memories it writes
+MAX_UNPROCESSED = 10_000
+IDLE_S = 0.25  # transcripts are built once the kernel has been idle this long…
+MAX_DEFERRED = 500  # …or once this many cells are waiting
+
+# One executed cell as the hook keeps it: (number, source, ran_at, ExecutionResult).
+CellRun = tuple[int, str, float, Any]
+# (result text, error text, stdout) of an executed cell.
+Outputs = tuple[str | None, str | None, str | None]
+
+
+class Retain(Protocol):
+    """Queues one memory (the session's ``retain``)."""
+
+    def __call__(
+        self,
+        content: str,
+        *,
+        context: str | None = ...,
+        document_id: str | None = ...,
+        update_mode: str | None = ...,
+        ran_at: float | None = ...,
+        source: str = ...,
+        cells: Sequence[int] = ...,
+    ) -> int: ...
+
+
+@dataclass(frozen=True)
+class AutoRetainStatus:
+    """Auto-retain counters for status and the panel."""
+
+    enabled: bool
+    mode: str
+    every: int
+    counted: int
+    until_next: int
+    retained: int
+    last_error: str | None
+
+
+def error_text(result: Any) -> str | None:
+    """``Type: message`` of the error an ``ExecutionResult`` carries (no traceback), or None."""
+    error = result.error_in_exec or result.error_before_exec
+    return f"{type(error).__name__}: {error}" if error is not None else None
+
+
+def plain_outputs(result: Any) -> Outputs:
+    """(result repr, error, None) from an ``ExecutionResult`` alone (no recorded outputs)."""
+    result_text = None
+    if result.result is not None:
+        try:
+            result_text = repr(result.result)
+        except Exception:
+            result_text = None
+    return result_text, error_text(result), None
+
+
+class AutoRetainer:
+    """Counts cells and queues a transcript every N counted cells (worker thread)."""
+
+    def __init__(
+        self,
+        settings: HindsightSettings,
+        *,
+        session_id: str,
+        retain: Retain,
+        worker: Scheduler,
+        secrets: Callable[[], list[str]],
+        outputs_of: Callable[[Any], Outputs] = plain_outputs,
+    ) -> None:
+        self._settings = settings
+        self._session_id = session_id
+        self._queue_memory = retain
+        self._worker = worker
+        self._secrets = secrets
+        self.outputs_of = outputs_of
+        self._raw: deque[CellRun] = deque(maxlen=MAX_UNPROCESSED)
+        self._lock = threading.Lock()
+        self._since_last: list[tuple[float, int, str]] = []  # (ran at, cell, entry)
+        self._recent: deque[tuple[int, str]] = deque()  # (cell, entry)
+        self._first_appended: int | None = None  # the session document's first cell
+        self._counted = 0
+        self._retained = 0
+        self._last_error: str | None = None
+        self._needed = settings.retain_every_n_cells
+        self._paused = False
+        self._enabled = settings.auto_retain
+        self._scheduled = False
+        self._last_cell = 0.0
+        self._last_stamp = 0
+
+    # -- kernel thread ----------------------------------------------------------------------
+
+    def post_run_cell(self, result: Any) -> None:
+        """Keep one executed cell (O(1)); wake the worker when N cells may be due.
+
+        The ``post_run_cell`` callback itself (``ipython/hook.py`` registers it): ``result`` has
+        the shape of IPython's ``ExecutionResult``. Silent, and never raises.
+        """
+        try:
+            info = result.info
+            if not (self._enabled and info.store_history):
+                return
+            now = time.time()
+            raw = self._raw
+            raw.append((result.execution_count, info.raw_cell, now, result))
+            self._last_cell = now
+            if len(raw) >= self._needed and not self._scheduled:
+                self._scheduled = self._worker.submit(self._process_when_idle, IDLE_S)
+        except Exception:  # a hook must never disturb the user's cell
+            log.debug("Hindsight: auto-retain hook failed", exc_info=True)
+
+    def configure(self) -> None:
+        """Follow the settings (the session calls this when ``auto_retain`` or N change)."""
+        self._enabled = self._settings.auto_retain and not self._paused
+        self._needed = min(self._needed, self._settings.retain_every_n_cells)
+
+    def pause(self, paused: bool = True) -> None:
+        """Stop (or resume) counting cells without changing settings."""
+        self._paused = paused
+        self._enabled = self._settings.auto_retain and not paused
+
+    # -- worker thread ----------------------------------------------------------------------
+
+    def _process_when_idle(self) -> None:
+        """Build transcripts when the kernel is idle, so the work never slows a running cell."""
+        busy = time.time() - self._last_cell < IDLE_S
+        if busy and len(self._raw) < MAX_DEFERRED:
+            self._scheduled = self._worker.submit(self._process_when_idle, IDLE_S)
+            return
+        self._scheduled = False
+        self.process()
+
+    def process(self, force: bool = False) -> bool:
+        """Turn recorded cells into entries; queue a transcript when due (or ``force``)."""
+        with self._lock:
+            settings = self._settings
+            every = settings.retain_every_n_cells
+            window = every + settings.retain_overlap_cells
+            secrets = self._secrets() if self._raw else []
+            queued = False
+            while self._raw:
+                number, source, ran_at, result = self._raw.popleft()
+                if is_skipped(source):
+                    continue
+                cell = CellText(number, source, *self.outputs_of(result))
+                entry = format_cell(cell, settings.retain_outputs, secrets)
+                if not entry:
+                    continue
+                self._counted += 1
+                self._since_last.append((ran_at, number, entry))
+                self._recent.append((number, entry))
+                while len(self._recent) > window:
+                    self._recent.popleft()
+                if len(self._since_last) >= every:  # every N cells, however late we look
+                    queued = self._retain(settings.retain_mode) or queued
+            if force and self._since_last:
+                queued = self._retain(settings.retain_mode) or queued
+            self._needed = max(1, every - len(self._since_last))
+            return queued
+
+    def _retain(self, mode: str) -> bool:
+        first_ran = self._since_last[0][0]
+        if mode == "last-cells":
+            entries = [entry for _, entry in self._recent]
+            span = [cell for cell, _ in self._recent]
+            stamp = max(int(self._since_last[-1][0] * 1000), self._last_stamp + 1)
+            self._last_stamp = stamp  # unique even for windows closed in one millisecond
+            document_id, update_mode = f"{self._session_id}-{stamp}", None
+        else:
+            entries = [entry for _, _, entry in self._since_last]
+            document_id, update_mode = self._session_id, "append"
+            if self._first_appended is None:
+                self._first_appended = self._since_last[0][1]
+            # the server re-reads the whole appended document and gives all its memories the
+            # latest metadata: so the cells are those of the whole document, first to last
+            span = [self._first_appended, self._since_last[-1][1]]
+        self._since_last = []
+        self._needed = self._settings.retain_every_n_cells
+        transcript = join_transcript(entries)
+        if transcript is None:
+            return False
+        try:
+            self._queue_memory(
+                redact(transcript, self._secrets()),
+                context=self._settings.retain_context,
+                document_id=document_id,
+                update_mode=update_mode,
+                ran_at=first_ran,
+                source=AUTORETAIN,
+                cells=span,
+            )
+        except Exception as error:  # the queue is closed: nothing to retain into
+            self._last_error = str(error)
+            log.warning("Hindsight: auto-retain failed: %s", error)
+            return False
+        self._retained += 1
+        log.debug("Hindsight: auto-retain queued %d cells", len(entries))
+        return True
+
+    def status(self, process: bool = True) -> AutoRetainStatus:
+        """Counters for status and the panel.
+
+        With ``process`` (a user-run ``%hindsight status``), cells not yet looked at are
+        processed first; the panel's background refresh passes False, so that transcript work
+        still waits for an idle kernel.
+        """
+        if process and self._raw:
+            self.process()
+        settings = self._settings
+        return AutoRetainStatus(
+            enabled=settings.auto_retain and not self._paused,
+            mode=settings.retain_mode,
+            every=settings.retain_every_n_cells,
+            counted=self._counted,
+            until_next=max(0, settings.retain_every_n_cells - len(self._since_last)),
+            retained=self._retained,
+            last_error=self._last_error,
+        )

@@ -1,0 +1,150 @@
+"""The ``hindsight-magic`` command line: ``hindsight-magic server start|stop|status|logs|purge``.
+
+Each top-level subcommand is registered in ``SUBCOMMANDS``: a function that adds its parser
+to the subparsers and sets ``handler`` (``args -> exit code``) as a default. Others (``demo``,
+``doctor``) plug in there. The server actions and their options come from
+``localserver.actions`` (shared with ``%hindsight server``), their wording from
+``localserver.messages``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from ._localserver import ServerError, actions, demo
+from ._ui import doctor
+from ._version import __version__
+
+Handler = Callable[[argparse.Namespace], int]
+Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+COMMAND = "hindsight-magic server"
+
+
+def _server_start(args: argparse.Namespace) -> int:
+    _, text = actions.start(port=args.port, data_dir=args.data_dir, wait_s=args.wait)
+    print(text)
+    return 0
+
+
+def _server_stop(args: argparse.Namespace) -> int:
+    print(actions.stop(args.data_dir))
+    return 0
+
+
+def _server_status(args: argparse.Namespace) -> int:
+    running, text = actions.status(args.data_dir, COMMAND)
+    print(text)
+    return 0 if running else 1
+
+
+def _server_logs(args: argparse.Namespace) -> int:
+    print(actions.logs(args.data_dir, lines=args.lines))
+    return 0
+
+
+def _server_purge(args: argparse.Namespace) -> int:
+    found, text = actions.purge_plan(args.data_dir)
+    print(text)
+    if not found:
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("hindsight-magic: nothing deleted; add --yes to delete it", file=sys.stderr)
+            return 1
+        if input("Delete it? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return 1
+    print(actions.purge(args.data_dir))
+    return 0
+
+
+SERVER_HANDLERS: dict[str, Handler] = {
+    "start": _server_start,
+    "stop": _server_stop,
+    "status": _server_status,
+    "logs": _server_logs,
+    "purge": _server_purge,
+}
+
+
+def _add_server(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    actions.add_cli_parser(subparsers, SERVER_HANDLERS)
+
+
+# Top-level subcommands: name -> function adding its parser (and a `handler` default).
+def _doctor(args: argparse.Namespace) -> int:
+    """``hindsight-magic doctor``: settings from the environment, as a kernel would see them."""
+    from ._machine import resolve_api_url
+    from ._memory.scope import compute_scope, project_label
+    from ._settings import HindsightSettings, SettingsError
+
+    problems: list[doctor.Check] = []
+    try:
+        HindsightSettings.check_environment()
+    except SettingsError as error:
+        problems.append(doctor.fix("settings", str(error), "correct or unset that variable"))
+    settings = HindsightSettings.from_environment()
+    url = args.url or resolve_api_url(settings)
+    scope = compute_scope(
+        settings.scoping, settings.bank_id, settings.bank_prefix, project_label(os.getcwd())
+    )
+    report = doctor.run_checks(
+        url, settings.key(), args.bank or scope.bank_id, settings.journal_path
+    )
+    report.checks[0:0] = problems
+    print(report)
+    return 0 if report.ok else 1
+
+
+def _add_doctor(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``hindsight-magic doctor``: the checks, as a kernel started here would see things."""
+    parser = subparsers.add_parser(
+        "doctor", help="check Python, packages, server, key, bank, journal and widgets"
+    )
+    parser.add_argument("--url", default=None, help="server to check (default: as a kernel would)")
+    parser.add_argument("--bank", default=None, help="bank to check (default: this folder's)")
+    parser.set_defaults(handler=_doctor)
+
+
+# `demo` is added by its own module.
+SUBCOMMANDS: dict[str, Registrar] = {
+    "server": _add_server,
+    "demo": demo.add_parser,
+    "doctor": _add_doctor,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="hindsight-magic", description="Long-term memory for Jupyter notebooks."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in SUBCOMMANDS.values():
+        register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit code (errors: one line on stderr, code 1)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors (argparse printed them)
+        return exc.code if isinstance(exc.code, int) else 1
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except (ServerError, OSError) as exc:
+        print(f"hindsight-magic: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("hindsight-magic: interrupted", file=sys.stderr)
+        return 130
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

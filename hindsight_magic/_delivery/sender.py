@@ -1,0 +1,168 @@
+"""Sending one batch: the queue's only way to the server.
+
+Checks the server is Hindsight (once per client), ensures the bank (once per process),
+redacts every item once more, then ``POST …/memories``. A refused key becomes one line that
+says to check ``HINDSIGHT_API_KEY``; every other failure is the client's ``HindsightError``,
+which the queue sorts into retry, split or failed.
+
+Two ways to send, both safe to repeat after a lost reply:
+
+- **async** (the default) with the batch's client-made ``operation_id``: the server queues the
+  batch and its worker indexes it a moment later; re-sending the same operation creates no
+  new work.
+- **sync**, for a batch a ``%recall``/``%%reflect`` is waiting on (``reading``): the server
+  answers once the memories are searchable, so the read need not wait for its worker. The
+  server ignores ``operation_id`` here, so this is only done when every item carries its own
+  ``document_id`` and none appends (``idempotent``): re-sending a document id replaces that
+  document, so a re-send after a lost reply — sync or async, now or by the next kernel — stores
+  each memory once. A server that refuses synchronous retains (``RETAIN_BATCH_ENABLED``) gets
+  the async request at once, and no sync attempt again.
+
+Every memory queued without a document id gets one of its own (``own_document_id``, kept in
+the journal). A batch's first async send leaves those out: the server then stores the batch as
+one document, which it indexes about a third faster than one document per memory. Every
+later send of the batch (a retry, or the next kernel's) carries them, so a batch that may have
+gone out synchronously is replaced, not doubled; one that went out async is the same operation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .._api.client import ensure_bank
+from .._api.errors import HindsightError
+from .._capture.redact import redact
+from .._diagnosis import explain
+
+if TYPE_CHECKING:
+    from .._api.client import Connection, HindsightClient
+    from .._settings import HindsightSettings
+    from .batches import Batch
+
+SYNC_MAX_ITEMS = 16  # a bigger batch goes async: a synchronous retain waits for extraction
+
+
+OWN_ID_PREFIX = "hm-"  # marks the document ids made here (idempotency keys, not documents)
+
+
+_id_stem: tuple[int, str, Iterator[int]] = (-1, "", itertools.count())  # (pid, stem, counter)
+
+
+def own_document_id(update_mode: str | None) -> str | None:
+    """A new document id for a memory queued without one (none for an append: it needs its
+    document's). Made when the memory is queued and kept in the journal with it.
+
+    ``hm-<random>-<n>``: one random stem per process (a forked child makes its own) and a
+    counter, because ``uuid4`` per memory asks the OS for randomness, a call that releases
+    the GIL on the kernel thread and lets the worker keep it.
+    """
+    global _id_stem
+    if update_mode == "append":
+        return None
+    pid, stem, counter = _id_stem
+    if pid != os.getpid():
+        pid, stem, counter = os.getpid(), f"{OWN_ID_PREFIX}{uuid.uuid4().hex}-", itertools.count(1)
+        _id_stem = (pid, stem, counter)
+    return f"{stem}{next(counter)}"
+
+
+def idempotent(batch: Batch) -> bool:
+    """Whether every item of ``batch`` has its own ``document_id`` and none appends."""
+    return all(item.document_id and item.update_mode != "append" for item in batch.items)
+
+
+class BatchSender:
+    """Delivers batches through the connection now in force (callable: ``sender(batch)``)."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        settings: HindsightSettings,
+        secrets: Callable[[], list[str]],
+    ) -> None:
+        self._connection = connection
+        self._settings = settings
+        self._secrets = secrets
+        self._reading: list[str] = []  # banks a read waits on (one entry per waiting read)
+        self._lock = threading.Lock()
+        self._no_sync: set[str] = set()  # servers (base URLs) that refused a synchronous retain
+
+    @property
+    def client(self) -> HindsightClient:
+        """The client of the connection now in force."""
+        return self._connection.client
+
+    @contextmanager
+    def reading(self, bank_id: str) -> Iterator[None]:
+        """While in this block, ``bank_id``'s new idempotent batches are sent synchronously."""
+        with self._lock:
+            self._reading.append(bank_id)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._reading.remove(bank_id)
+
+    def warm_up(self) -> None:
+        """Import what the first send needs (httpx, this thread's connection pool); the worker
+        runs it 0.3 s after a load, when the kernel is usually idle. A first send that did it
+        during a busy cell took seconds: the worker gets the GIL back only every few
+        milliseconds then, and an import reads hundreds of files, giving the GIL up at each."""
+        self._connection.client.warm_up()
+
+    def __call__(self, batch: Batch) -> bool:
+        """Send ``batch``; True when the server has already indexed it (a synchronous send)."""
+        client = self._connection.client
+        try:
+            return self._send(client, batch)
+        except HindsightError as error:
+            if error.status_code not in (401, 403):
+                raise
+            message = explain(error, client.base_url)  # says to check HINDSIGHT_API_KEY
+            raise HindsightError(
+                error.operation, message, error.status_code, error.details, error.kind
+            ) from None
+
+    def _send(self, client: HindsightClient, batch: Batch) -> bool:
+        client.identity()
+        settings = self._settings
+        bank_id = batch.route.bank_id
+        ensure_bank(client, bank_id, settings.bank_mission, settings.retain_mission)
+        secrets = self._secrets()
+        sync = self._sync_wanted(client, batch)
+        tried = batch.attempts > 0 or batch.error is not None  # here or by an earlier kernel
+        items: list[dict[str, Any]] = []
+        for item in batch.items:
+            body = item.to_json()
+            body["content"] = redact(body["content"], secrets)
+            if not (sync or tried) and body.get("document_id", "").startswith(OWN_ID_PREFIX):
+                del body["document_id"]  # a first async send: the batch is one document
+            items.append(body)
+        if sync:
+            try:
+                client.retain_batch(bank_id, items, async_=False)
+                return True
+            except HindsightError as error:
+                if not error.refuses_items:
+                    raise  # retried later, under the same document ids
+                # refused before any work: the async request below has the final say
+        client.retain_batch(bank_id, items, operation_id=batch.operation_id)
+        if sync:  # async took what sync refused: this server does not do synchronous retains
+            self._no_sync.add(client.base_url)
+        return False
+
+    def _sync_wanted(self, client: HindsightClient, batch: Batch) -> bool:
+        return (
+            batch.attempts == 0
+            and batch.error is None  # never tried, in this kernel or an earlier one
+            and batch.route.bank_id in self._reading
+            and len(batch.items) <= SYNC_MAX_ITEMS
+            and client.base_url not in self._no_sync
+            and idempotent(batch)
+        )

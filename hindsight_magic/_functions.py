@@ -1,0 +1,242 @@
+"""The public Python API: ``retain``, ``recall``, ``reflect``, ``flush``, ``status``.
+
+The magics are a thin layer over these functions (as ``%timeit`` is over ``timeit``): they turn
+a line of text into a call and display what it returns. Each function uses, unless given a
+``session``:
+
+- inside IPython, the kernel's session (the extension is loaded first if it was not);
+- elsewhere (a script, a worker process), one session for the whole process, without the cell
+  hook, closed (and its queue flushed, bounded) at interpreter exit.
+
+Bad input raises ``InputError`` (a ``ValueError``) with one line saying what to do; server
+trouble raises ``hindsight_magic._api.errors.HindsightError``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._text import plural
+
+if TYPE_CHECKING:
+    from ._memory.results import RecallResult, ReflectResult
+    from ._session import HindsightSession
+    from ._ui.display import Report, RetainResult
+
+MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
+MAGICS_CLASS = "HindsightMagics"  # its name in IPython's registry of magics
+_PROCESS: list[HindsightSession] = []
+_PROCESS_LOCK = threading.Lock()
+
+
+class InputError(ValueError):
+    """Bad input to a public function; the message is one line saying what to do."""
+
+
+def current_session() -> HindsightSession:
+    """The kernel's session inside IPython (loading the extension if needed), else this
+    process's session (made on first use, without the cell hook)."""
+    shell = _running_shell()
+    if shell is not None:  # the extension's magics, as IPython registered them
+        registry = shell.magics_manager.registry
+        if MAGICS_CLASS not in registry:
+            shell.extension_manager.load_extension("hindsight_magic")
+        session: HindsightSession = registry[MAGICS_CLASS].session
+        return session
+    with _PROCESS_LOCK:
+        if not _PROCESS or _PROCESS[0].closed:
+            from ._session import HindsightSession
+            from ._settings import HindsightSettings
+
+            _PROCESS[:] = [HindsightSession(HindsightSettings())]
+        return _PROCESS[0]
+
+
+def _running_shell() -> Any:
+    if "IPython" not in sys.modules:  # never import IPython just to find out
+        return None
+    from IPython.core.getipython import get_ipython  # not the package's lazy ``__getattr__``
+
+    return get_ipython()
+
+
+def _running_cell() -> tuple[int, ...]:
+    """The number of the cell running now (or that ran last), inside IPython; else ``()``.
+
+    Read from the input history, which holds the cell before it runs: ``execution_count`` is
+    the running cell's number in IPython 8 but already the next one's in IPython 9.
+    """
+    shell = _running_shell()
+    inputs = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(inputs, list) and len(inputs) > 1:
+        return (len(inputs) - 1,)
+    return ()
+
+
+def retain(
+    text: str,
+    *,
+    tags: str | Sequence[str] | None = None,
+    context: str | None = None,
+    split: bool = False,
+    session: HindsightSession | None = None,
+) -> RetainResult:
+    """Queue ``text`` as one durable memory and return at once (no network on this thread).
+
+    ``tags`` (names, or one comma-separated string) are added to the scope's tags;
+    ``context`` says where the fact comes from (default: the ``retain_context`` setting);
+    ``split=True`` makes each blank-line-separated paragraph its own memory. One memory holds
+    at most 1,000,000 characters. A background worker sends the queue in batches (16 memories
+    or 5 s), and before any recall or reflect. Each memory records where it came from (the
+    notebook and cell, when known: ``.provenance`` of a recalled memory).
+    """
+    from ._memory.provenance import PYTHON_API
+
+    return queue_text(text, tags, context, split, session, PYTHON_API)
+
+
+def queue_text(
+    text: str,
+    tags: str | Sequence[str] | None,
+    context: str | None,
+    split: bool,
+    session: HindsightSession | None,
+    source: str,
+) -> RetainResult:
+    """``retain`` for a given ``source`` (``%retain`` or the Python API)."""
+    pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
+    pieces = [piece for piece in pieces if piece]
+    if not pieces:
+        raise InputError("Nothing to retain: give the fact to remember.")
+    largest = max(len(piece) for piece in pieces)
+    if largest > MAX_MEMORY_CHARS:
+        raise InputError(
+            f"Too large to retain: {largest:,} characters in one memory (the limit is "
+            f"{MAX_MEMORY_CHARS:,}). Retain a summary, or paragraphs with %%retain --split."
+        )
+    tag_list = _names(tags)
+    session = session or current_session()
+    cells = _running_cell()
+    for piece in pieces:
+        session.retain(piece, context=context, tags=tag_list, source=source, cells=cells)
+    from ._ui.display import RetainResult
+
+    return RetainResult(len(pieces))
+
+
+def recall(
+    query: str,
+    *,
+    budget: str | None = None,
+    max_tokens: int | None = None,
+    types: str | Sequence[str] | None = None,
+    session: HindsightSession | None = None,
+) -> RecallResult:
+    """The memories most relevant to ``query``, best first, in the current scope.
+
+    ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
+    results, ``types`` the memory types (default: the ``recall_*`` settings). Memories still
+    queued are sent first and waited for (at most 10 s), so what was just retained is found.
+    The result is a sequence of memories with ``.texts`` and ``.as_context()`` (a ``<memories>``
+    block for an LLM prompt).
+    """
+    if not query.strip():
+        raise InputError("Nothing to search for: give a query.")
+    if budget is not None:
+        _check_budget(budget)
+    if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
+        raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
+    types = _names(types) if types is not None else None
+    session = session or current_session()
+    reader = session.reader
+    return reader.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
+
+
+def reflect(
+    question: str,
+    *,
+    context: str | None = None,
+    budget: str | None = None,
+    sources: bool = True,
+    session: HindsightSession | None = None,
+) -> ReflectResult:
+    """The server's answer to ``question``, synthesized from the memories in the current scope.
+
+    ``context`` adds guidance for the answer; ``budget`` as for ``recall``. The result is a
+    ``str`` (Markdown) that also keeps ``.query`` and ``.based_on``: the memories (with their
+    ``.provenance``), mental models and directives the answer drew on, listed under it as
+    **Based on**. ``sources=False`` does not ask for them (``.based_on`` is None).
+    """
+    if not question.strip():
+        raise InputError("Nothing to reflect on: give a question.")
+    if budget is not None:
+        _check_budget(budget)
+    session = session or current_session()
+    reader = session.reader
+    return reader.reflect(question.strip(), context=context, budget=budget, sources=sources)
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """What a flush achieved: accepted now, and what still waits (and why)."""
+
+    accepted: int
+    pending: int
+    retrying: int
+    failed: int
+    last_error: str | None
+
+    def __repr__(self) -> str:
+        parts = [f"Flushed: {plural(self.accepted, 'memory', 'memories')} accepted by the server."]
+        if self.retrying:
+            parts.append(
+                f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
+                f"({self.last_error}); they stay queued."
+            )
+        if self.pending and self.retrying:
+            parts.append(f"{plural(self.pending, 'more waits', 'more wait')} behind them.")
+        elif self.pending:
+            parts.append(f"{plural(self.pending, 'memory is', 'memories are')} still being sent.")
+        if self.failed:
+            parts.append(f"{plural(self.failed, 'memory', 'memories')} failed: %hindsight retry.")
+        return " ".join(parts)
+
+    __str__ = __repr__
+
+
+def flush(timeout: float | None = None, *, session: HindsightSession | None = None) -> FlushResult:
+    """Send everything queued now and wait until each batch was tried (at most ``timeout``
+    seconds; default the ``retain_timeout_ms`` setting)."""
+    if timeout is not None and timeout <= 0:
+        raise InputError("The flush timeout must be greater than 0 seconds.")
+    session = session or current_session()
+    before = session.queue.stats().accepted
+    outcome = session.flush(timeout)
+    after = session.queue.stats()
+    return FlushResult(
+        after.accepted - before, outcome.pending, outcome.retrying, outcome.failed, after.last_error
+    )
+
+
+def status(*, check_server: bool = True, session: HindsightSession | None = None) -> Report:
+    """Server, bank and tags, the queue's counters, auto-retain and mental models, as a report
+    (text, or a table in a notebook). ``check_server=False`` skips the server round trip."""
+    return (session or current_session()).status(check_server)
+
+
+def _names(names: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Tags or types: a sequence of names, or one string of comma-separated names."""
+    if isinstance(names, str):
+        return tuple(part.strip() for part in names.split(",") if part.strip())
+    return tuple(names or ())
+
+
+def _check_budget(budget: str) -> None:
+    from ._settings import BUDGETS
+
+    if budget not in BUDGETS:
+        raise InputError(f"Invalid budget {budget!r}: use {', '.join(BUDGETS)}.")

@@ -1,0 +1,284 @@
+"""``HindsightMagics``: ``%retain``, ``%recall``, ``%%reflect`` and ``%hindsight`` — thin wrappers.
+
+Each magic turns its line into a call of the public API (``hindsight_magic.retain`` …) on this
+kernel's session and returns what it returns. Expected failures are one line (``UsageError``
+for bad usage, ``HindsightMagicError`` for server trouble, with a hint); ``%hindsight config
+debug=true`` shows full tracebacks instead. The settings are this class's traits (inherited
+from ``HindsightSettings``): ``%config HindsightMagics.<name> = value``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
+
+from .. import _functions
+from .._api.errors import HindsightError
+from .._diagnosis import explain, probe_identity
+from .._functions import InputError
+from .._memory.provenance import RETAIN_MAGIC
+from .._memory.results import RecallResult, ReflectResult
+from .._session import HindsightSession, notebook_from_env
+from .._settings import BUDGETS, HindsightSettings, SettingsError
+from .._ui.display import RetainResult
+from .parsing import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
+from .subcommands import HindsightMagicError, help_text, run_subcommand
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+RETAIN_USAGE = "%retain [--context TEXT] [--tags a,b] TEXT  |  %%retain [--split] … + cell"
+RECALL_USAGE = "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--var NAME] QUERY"
+REFLECT_USAGE = (
+    "%%reflect [--context TEXT] [--budget low|mid|high] [--no-sources] [--var NAME] + question"
+)
+
+
+def _drop_invalid_config(config: Any) -> None:
+    """Ignore (with one line each) invalid ``c.HindsightMagics.*`` values, so loading works."""
+    section = config.get("HindsightMagics") if "HindsightMagics" in config else None
+    if not section:
+        return
+    for name in list(section):
+        try:
+            if section[name] is None:  # "not set here"
+                del section[name]
+                continue
+            HindsightSettings.parse(name, section[name])
+        except SettingsError as error:
+            print(f"HindsightMagics config: {error} Ignored.", file=sys.stderr)
+            del section[name]
+
+
+def user_facing(method: F) -> F:
+    """Show pending background notices, then turn expected failures into one line."""
+
+    @functools.wraps(method)
+    def wrapper(self: HindsightMagics, *args: Any, **kwargs: Any) -> Any:
+        for notice in self.session.take_notices():
+            print(notice, file=sys.stderr)
+        try:
+            return method(self, *args, **kwargs)
+        except (SettingsError, InputError) as error:  # bad input: one line, even with debug on
+            raise UsageError(str(error)) from None
+        except HindsightError as error:
+            if self.debug:
+                raise
+            session = self.session
+            known = probe_identity(session.client) if error.kind == "not_hindsight" else None
+            raise HindsightMagicError(explain(error, session.api_url, known)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def with_usage(usage: str) -> Callable[[F], F]:
+    """Add the magic's usage line to the one-line message of bad input."""
+
+    def decorate(method: F) -> F:
+        @functools.wraps(method)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except InputError as error:
+                raise InputError(f"{error} Usage: {usage}") from None
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@magics_class
+class HindsightMagics(Magics, HindsightSettings):
+    """Long-term memory for this notebook, backed by a Hindsight server.
+
+    Configure with ``%config HindsightMagics.<name> = value`` or ``c.HindsightMagics.<name>``
+    in ``ipython_config.py``; run ``%hindsight config`` for every setting and its value.
+    """
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        if shell is not None:
+            _drop_invalid_config(shell.config)
+        try:
+            super().__init__(shell=shell, **kwargs)
+        except SettingsError as error:  # an invalid HINDSIGHT_* variable
+            if shell is not None and self in shell.configurables:
+                shell.configurables.remove(self)  # Magics.__init__ added the half-built self
+            raise UsageError(str(error)) from None
+        self.session = HindsightSession(self, notebook=self._notebook_path)
+        self.hook = None
+        if shell is not None:
+            from .extension import CellHook
+
+            self.hook = CellHook(self.session.autoretain, shell)
+            self.hook.register()
+
+    def _notebook_path(self) -> str | None:
+        path = notebook_from_env()
+        if not path and self.shell is not None:  # ipykernel's copy of it, or VS Code's
+            namespace = self.shell.user_ns
+            path = namespace.get("__session__") or namespace.get("__vsc_ipynb_file__")
+        return str(path) if path else None
+
+    # -- magics -----------------------------------------------------------------------------
+
+    @no_var_expand
+    @line_cell_magic
+    @user_facing
+    @with_usage(RETAIN_USAGE)
+    def retain(self, line: str, cell: str | None = None) -> RetainResult:
+        """Queue a durable fact for this notebook's long-term memory.
+
+        Usage::
+
+            %retain The churn table double-counts Q3 refunds; dedupe on order_id.
+            %retain --tags data-quality,churn --context "weekly review" Refunds are late.
+
+            %%retain --tags methods
+            We use a 5-fold grouped CV split by customer_id.
+
+        Options: ``--context TEXT`` (where the fact comes from; default the
+        ``retain_context`` setting), ``--tags a,b`` (extra tags, added to the scope's),
+        ``--split`` (cell only: each blank-line-separated paragraph is its own memory).
+        One memory holds at most 1,000,000 characters; larger text is refused. Each memory
+        records where it came from: the notebook (when Jupyter tells it), this cell's number
+        and the kernel session — ``%recall`` shows them next to the memory.
+
+        Returns at once with "1 memory queued."; a background worker sends the queue in
+        batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. Check delivery with
+        ``%hindsight status``; ``%hindsight flush`` sends now. From Python:
+        ``hindsight_magic.retain(text, tags=…, context=…)``.
+        """
+        spec: dict[str, Converter] = {"context": str, "tags": tag_list, "split": FLAG}
+        options, text = parse_options(line, spec, RETAIN_USAGE)
+        if cell is not None:
+            if text:
+                raise UsageError(
+                    f"Put the memory in the cell body, not after %%retain. {RETAIN_USAGE}"
+                )
+            text = cell
+        elif options.get("split"):
+            raise UsageError("--split is for %%retain (a cell of paragraphs).")
+        tags, context, split = options.get("tags"), options.get("context"), options.get("split")
+        return _functions.queue_text(text, tags, context, bool(split), self.session, RETAIN_MAGIC)
+
+    @no_var_expand
+    @line_cell_magic
+    @user_facing
+    @with_usage(RECALL_USAGE)
+    def recall(self, line: str, cell: str | None = None) -> RecallResult:
+        """Search this notebook's long-term memory; returns ranked memories as a table.
+
+        Usage::
+
+            %recall churn data quality
+            memories = %recall --budget high what did we decide about outliers?
+
+            %%recall --max-tokens 2048
+            What do we know about the refunds table?
+
+        Options: ``--budget low|mid|high`` (search effort; default ``recall_budget``),
+        ``--max-tokens N`` (size of the results), ``--types world,experience``,
+        ``--var NAME`` (also store the result in NAME).
+
+        Each memory is shown with where it came from (notebook · cell · how long ago), its
+        tags and score. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
+        ``.scores``, ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()``
+        gives a ``<memories>`` block to paste into an LLM prompt. Queued
+        memories are sent first, so what you just retained can be found (about a second later).
+        From Python: ``hindsight_magic.recall(query, budget=…)``.
+        """
+        spec: dict[str, Converter] = {
+            "budget": choice(*BUDGETS),
+            "max_tokens": positive_int,
+            "types": tag_list,
+            "var": identifier,
+        }
+        options, query = parse_options(line, spec, RECALL_USAGE)
+        if cell is not None:
+            query = f"{query}\n{cell}"
+        result = _functions.recall(
+            query,
+            budget=options.get("budget"),
+            max_tokens=options.get("max_tokens"),
+            types=options.get("types"),
+            session=self.session,
+        )
+        return self._keep(options, result)
+
+    @no_var_expand
+    @line_cell_magic
+    @user_facing
+    @with_usage(REFLECT_USAGE)
+    def reflect(self, line: str, cell: str | None = None) -> ReflectResult:
+        """Ask the Hindsight server to synthesize an answer from this notebook's memory.
+
+        Usage::
+
+            %%reflect
+            What have we learned about data quality in this project?
+
+            %%reflect --context "for the weekly report" --var answer
+            Summarize the modelling decisions so far.
+
+            %reflect What conventions does this project follow?
+
+        Options: ``--context TEXT`` (extra guidance for the answer), ``--budget low|mid|high``
+        (default ``recall_budget``), ``--no-sources`` (do not ask for or show the sources),
+        ``--var NAME`` (also store the answer in NAME).
+
+        Returns the answer as Markdown (a ``str``), followed by a collapsible **Based on**
+        list: the memories it drew on (each with its notebook · cell · age), the mental models
+        and the directives. ``.based_on`` keeps them (``.memories``, ``.mental_models``,
+        ``.directives``). With the local server's mock LLM the answer is a placeholder;
+        configure a real LLM on the server for real answers. From Python:
+        ``hindsight_magic.reflect(question, context=…, sources=True)``.
+        """
+        spec: dict[str, Converter] = {
+            "context": str,
+            "budget": choice(*BUDGETS),
+            "no_sources": FLAG,
+            "var": identifier,
+        }
+        options, question = parse_options(line, spec, REFLECT_USAGE)
+        if cell is not None:
+            question = f"{question}\n{cell}"
+        answer = _functions.reflect(
+            question,
+            context=options.get("context"),
+            budget=options.get("budget"),
+            sources=not options.get("no_sources"),
+            session=self.session,
+        )
+        return self._keep(options, answer)
+
+    @line_magic
+    @user_facing
+    def hindsight(self, line: str) -> Any:
+        """Manage this notebook's Hindsight memory session: ``%hindsight SUBCOMMAND [ARGS]``.
+
+        Subcommands (``%hindsight help`` shows the same list):
+
+        """
+        return run_subcommand(self, line)
+
+    def _keep(self, options: dict[str, Any], value: T) -> T:
+        """``--var NAME``: also store ``value`` in the user's namespace."""
+        if "var" in options and self.shell is not None:
+            self.shell.user_ns[options["var"]] = value
+        return value
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> int:
+        """Unhook, retain the last cells, flush and stop; returns memories left undelivered."""
+        if self.hook is not None:
+            self.hook.unregister()
+        return self.session.close()
+
+
+HindsightMagics.hindsight.__doc__ = f"{HindsightMagics.hindsight.__doc__}{help_text()}"

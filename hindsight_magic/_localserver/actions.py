@@ -1,0 +1,257 @@
+"""The server actions, declared once, and what each says: ``hindsight-magic server …``,
+``%hindsight server …`` and ``hindsight-magic demo``.
+
+``ACTIONS`` lists each action with its help and options. ``add_cli_parser`` builds the command
+line's argparse subcommands from it; ``%hindsight server`` builds its parser from the same table
+with ``add_options``. Then one wording for the server's state: each function (``start``,
+``stop``, ``status``, ``logs``, ``purge``) does the launcher call and returns what the user
+reads; the caller prints it (command line) or shows it (notebook). ``command`` is how the user
+runs server actions where they are: ``"hindsight-magic server"`` or ``"%hindsight server"``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._diagnosis import local_diagnosis
+from .._machine import ServerInfo, api_process, local_server, running_server, server_home
+from . import launcher, storage
+from .postgres import PG_USER
+
+DEFAULT_PORT = 8899  # launcher.DEFAULT_PORT; kept here so parsing never imports the launcher
+DEFAULT_ACTION = "status"  # what a bare `%hindsight server` does
+
+
+def positive_int(text: str) -> int:
+    """An integer > 0 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--option VALUE`` of an action (``type=bool``: a flag without a value)."""
+
+    flags: tuple[str, ...]
+    type: Callable[[str], Any]
+    default: Any
+    metavar: str
+    help: str
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """Add this option to ``parser``."""
+        if self.type is bool:
+            parser.add_argument(*self.flags, action="store_true", help=self.help)
+            return
+        parser.add_argument(
+            *self.flags, type=self.type, default=self.default, metavar=self.metavar, help=self.help
+        )
+
+
+@dataclass(frozen=True)
+class Action:
+    """One server action: its name, one-line help and its own options."""
+
+    name: str
+    help: str
+    options: tuple[Option, ...] = ()
+
+    def usage(self) -> str:
+        """``name [--opt M] …`` (own options only)."""
+        words = [
+            f"[{o.flags[-1]}]" if o.type is bool else f"[{o.flags[-1]} {o.metavar}]"
+            for o in self.options
+        ]
+        return " ".join([self.name, *words])
+
+
+DATA_DIR = Option(("--data-dir",), Path, None, "D", "data directory (default: the user's)")
+ACTIONS: tuple[Action, ...] = (
+    Action(
+        "start",
+        "start (or reuse) the server",
+        (
+            Option(("--port",), positive_int, DEFAULT_PORT, "N", f"default: {DEFAULT_PORT}"),
+            Option(("--wait",), float, 180.0, "S", "seconds to wait for health (default 180)"),
+        ),
+    ),
+    Action("stop", "stop the server"),
+    Action("status", "is it running? where is its data?"),
+    Action(
+        "logs",
+        "show the end of the server log",
+        (Option(("-n", "--lines"), positive_int, 40, "N", "how many lines (default 40)"),),
+    ),
+    Action(
+        "purge",
+        "stop the server and delete all its data",
+        (Option(("--yes",), bool, False, "", "do not ask for confirmation"),),
+    ),
+)
+
+
+NAMES = tuple(action.name for action in ACTIONS)
+
+
+def usage(command: str) -> str:
+    """One line: every action with its options, e.g. for ``%hindsight server``."""
+    actions = " | ".join(action.usage() for action in ACTIONS)
+    return f"{command} {actions}  (each also takes {DATA_DIR.flags[0]} {DATA_DIR.metavar})"
+
+
+def add_options(parser: argparse.ArgumentParser, action: Action) -> None:
+    """Add ``action``'s options (and ``--data-dir``) to ``parser``."""
+    for option in (*action.options, DATA_DIR):
+        option.add_to(parser)
+
+
+def add_cli_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    handlers: Mapping[str, Callable[[argparse.Namespace], int]],
+) -> None:
+    """Add ``server`` with one subcommand per action; each sets ``handler`` from ``handlers``."""
+    parser = subparsers.add_parser("server", help="run a local Hindsight server")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action in ACTIONS:
+        sub = actions.add_parser(action.name, help=action.help, description=action.help)
+        add_options(sub, action)
+        sub.set_defaults(handler=handlers[action.name])
+
+
+MOCK_NOTE = (
+    "mock — reflect answers are placeholders; "
+    "set HINDSIGHT_API_LLM_PROVIDER/HINDSIGHT_API_LLM_API_KEY for real answers"
+)
+
+
+def describe(info: ServerInfo) -> str:
+    """``URL (pid N, LLM: provider[, API key required])``."""
+    llm = MOCK_NOTE if info.llm_provider == "mock" else info.llm_provider
+    auth = ", API key required" if info.auth else ""
+    return f"{info.url} (pid {info.pid}, LLM: {llm}{auth})"
+
+
+def start(
+    *, port: int, data_dir: Path | None = None, wait_s: float = 180
+) -> tuple[ServerInfo, str]:
+    """Start (or reuse) the server; return it and the lines saying which, and how long it took.
+
+    Raises ``ServerError`` as ``launcher.start`` does.
+    """
+    before = launcher.status(data_dir)
+    t0 = time.monotonic()
+    info = launcher.start(port=port, data_dir=data_dir, wait_s=wait_s)
+    if before is not None and before.pid == info.pid:
+        return info, f"Hindsight server already running at {describe(info)}"
+    took = time.monotonic() - t0
+    text = (
+        f"Hindsight server running at {describe(info)}\n"
+        f"Started in {took:.1f} s; log: {info.log_path}"
+    )
+    home = server_home(data_dir)
+    if info.pg_data and not Path(info.pg_data).is_relative_to(home):
+        text += (
+            f"\nPostgreSQL's data is in {info.pg_data}: PostgreSQL runs as the "
+            f"{PG_USER!r} user, which cannot reach {home} (see the README, 'Where data lives')."
+        )
+    return info, text
+
+
+def data_lines(data_dir: Path | None, command: str) -> str:
+    """Where this server's data lives and how big it is (every directory), or that there is none."""
+    found = storage.locations(data_dir)
+    if not found:
+        return f"No server data in {server_home(data_dir)}."
+    total = storage.human_size(sum(location.size for location in found))
+    lines = [f"Data ({total}; `{command} purge` deletes it):"]
+    return "\n".join([*lines, *(f"  {location}" for location in found)])
+
+
+def _not_running(data_dir: Path | None, command: str) -> str:
+    """No server recorded as running: none at all, or one whose state file is gone."""
+    home = server_home(data_dir)
+    orphan = api_process(home=home)
+    if orphan is None:
+        where = f"data dir {home.parent}"
+        return f"No Hindsight server running ({where}); start one with `{command} start`."
+    return (
+        f"A Hindsight server (pid {orphan[0]}, port {orphan[1]}) from this data dir runs, but its "
+        f"state file is gone; run `{command} stop` (with the same --data-dir), then "
+        f"`{command} start`."
+    )
+
+
+def status(data_dir: Path | None, command: str) -> tuple[bool, str]:
+    """Whether the server runs and answers, and the lines that say so (or what is wrong), and
+    where its data lives."""
+    info = running_server(data_dir)
+    if info is None:
+        return False, f"{_not_running(data_dir, command)}\n{data_lines(data_dir, command)}"
+    if launcher.status(data_dir) is None:
+        local = local_server(info.url)
+        fault = local_diagnosis(local, command) if local is not None else None
+        running, text = (
+            False,
+            (
+                f"{fault.summary}."
+                if fault is not None
+                else f"Hindsight server pid {info.pid} is running but not answering at {info.url} "
+                f"(still starting, or stuck: see `{command} logs`)."
+            ),
+        )
+    else:
+        running, text = (
+            True,
+            (
+                f"Hindsight server running at {describe(info)}\n"
+                f"Started {info.started_at}; log {info.log_path}"
+            ),
+        )
+    return running, f"{text}\n{data_lines(data_dir, command)}"
+
+
+def purge_plan(data_dir: Path | None) -> tuple[bool, str]:
+    """Whether there is data to delete, and the lines saying what ``purge`` would delete."""
+    found = storage.locations(data_dir)
+    if not found:
+        return (
+            False,
+            f"No Hindsight server data in {server_home(data_dir)}; nothing to delete.",
+        )
+    total = storage.human_size(sum(location.size for location in found))
+    head = f"This stops the local Hindsight server and deletes all its data ({total}, every bank):"
+    return True, "\n".join([head, *(f"  {location}" for location in found)])
+
+
+def purge(data_dir: Path | None = None) -> str:
+    """Stop the server and delete its data; say what was freed."""
+    was_running = running_server(data_dir) is not None
+    found = launcher.purge(data_dir)
+    if not found:
+        return "No Hindsight server data; nothing deleted."
+    freed = storage.human_size(sum(location.size for location in found))
+    stopped = "Stopped the Hindsight server and deleted" if was_running else "Deleted"
+    return (
+        f"{stopped} its data: {freed} in {len(found)} director{'y' if len(found) == 1 else 'ies'}."
+    )
+
+
+def stop(data_dir: Path | None = None) -> str:
+    """Stop the server; say whether one was running."""
+    if launcher.stop(data_dir):
+        return "Hindsight server stopped."
+    return "No Hindsight server was running."
+
+
+def logs(data_dir: Path | None = None, lines: int = 40) -> str:
+    """The end of the server log, or a note that there is none yet."""
+    return launcher.log_tail(data_dir, lines=lines) or "(no server log yet)"

@@ -1,0 +1,368 @@
+"""What this machine shows, without HTTP: the data dir, processes, and a local Hindsight server.
+
+- The per-user data dir (``data_dir``, platformdirs) and small process checks (``pid_exists``).
+- Which server a session talks to when ``api_url`` is not set (``resolve_api_url``): a running
+  local one, read from the launcher's ``state.json`` in ``server_home()`` and checked to be a
+  live Hindsight process. ``%load_ext`` calls this at every load, so it is cheap and imports
+  neither the ``_localserver`` package nor psutil unless a state file names a process.
+- What the machine shows about the local server behind a URL (``local_server``): its
+  ``hindsight-api`` process, its data dir and its PostgreSQL. A server whose data dir was
+  deleted has no ``state.json`` any more; ``api_process`` finds it by what the launcher gave it:
+  ``hindsight-api … --port P``, run in ``<data dir>/server`` with
+  ``HINDSIGHT_API_WORKER_ID=hindsight-magic-P``. URLs on other machines are not looked at. The
+  words for these facts are ``_diagnosis.local_diagnosis``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shlex
+import socket
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from ._settings import FALLBACK_API_URL
+
+APP_NAME = "hindsight-magic"
+
+
+def data_dir() -> Path:
+    """The per-user data directory (created on first use).
+
+    ``HINDSIGHT_MAGIC_DATA_DIR`` wins; otherwise the platform's usual place, from platformdirs:
+    ``$XDG_DATA_HOME/hindsight-magic`` (default ``~/.local/share/hindsight-magic``) on
+    Linux, ``~/Library/Application Support/hindsight-magic`` on macOS and
+    ``%LOCALAPPDATA%\\hindsight-magic`` on Windows.
+    """
+    explicit = os.environ.get("HINDSIGHT_MAGIC_DATA_DIR", "").strip()
+    if explicit:
+        path = Path(explicit).expanduser()
+    else:
+        import platformdirs  # imported here: not needed when HINDSIGHT_MAGIC_DATA_DIR is set
+
+        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def tail(path: Path, lines: int) -> str:
+    """The last ``lines`` lines of a text file ("" when it cannot be read)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - 200 * lines - 4096))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def pid_exists(pid: int) -> bool:
+    """Whether a process with this id exists (it may belong to another user).
+
+    On POSIX, signal 0 answers this at no cost; elsewhere psutil does. (psutil's import costs
+    ~15 ms, and the journal asks this at every ``%load_ext`` where other kernels left rows.)
+    """
+    if os.name == "posix":
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # it exists, as another user's
+            return True
+        return True
+    import psutil
+
+    return bool(psutil.pid_exists(pid))
+
+
+@dataclass
+class ServerInfo:
+    """What ``state.json`` records about a running local server (never the API key)."""
+
+    url: str
+    pid: int
+    port: int
+    pg_port: int
+    data_dir: str
+    log_path: str
+    llm_provider: str
+    started_at: str
+    auth: bool = False
+    pg_data: str = ""
+
+    def to_json(self) -> str:
+        """Serialize to JSON text."""
+        return json.dumps(asdict(self), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> ServerInfo:
+        """Parse JSON text written by ``to_json`` (unknown keys are ignored)."""
+        raw = json.loads(text)
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in raw.items() if k in names})
+
+
+class _HasApiUrl(Protocol):
+    @property
+    def api_url(self) -> str | None: ...
+
+
+def server_home(folder: Path | None = None) -> Path:
+    """``<data dir>/server``: holds ``state.json``, ``hindsight.log`` and usually ``pgdata/``."""
+    return (Path(folder) if folder is not None else data_dir()) / "server"
+
+
+def read_state(home: Path) -> ServerInfo | None:
+    """The server recorded in ``home/state.json`` (alive or not); None if there is none."""
+    try:
+        return ServerInfo.from_json((home / "state.json").read_text())
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def is_hindsight_process(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process whose command line mentions hindsight.
+
+    A recycled pid, or a server that exited but was not yet reaped, is not our server. When the
+    system hides another user's command line, a live process is taken to be the server.
+    """
+    import psutil  # only when a state file names a process (most loads have none)
+
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        cmdline = proc.cmdline()
+    except psutil.NoSuchProcess:  # includes ZombieProcess
+        return False
+    except psutil.AccessDenied:
+        return True
+    return "hindsight" in " ".join(cmdline).lower()
+
+
+def running_server(data_dir: Path | None = None) -> ServerInfo | None:
+    """The recorded server of this data dir if its process is alive, else None (no HTTP).
+
+    Never raises: a broken state file or data dir must not stop the extension.
+    """
+    try:
+        info = read_state(server_home(data_dir))
+        return info if info is not None and is_hindsight_process(info.pid) else None
+    except Exception:
+        return None
+
+
+def resolve_api_url(settings: _HasApiUrl) -> str:
+    """Explicit setting, else a running local server, else Hindsight's default URL."""
+    if settings.api_url:
+        return settings.api_url
+    info = running_server()
+    return info.url if info else FALLBACK_API_URL
+
+
+log = logging.getLogger("hindsight_magic")
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LOCAL_PORT = 8899  # the local server's default port (localserver.actions.DEFAULT_PORT)
+PG_CONNECT_TIMEOUT_S = 0.5
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """What this machine shows about the local server (started by ``hindsight-magic server
+    start``) behind a URL, without HTTP: its ``hindsight-api`` process, its data dir and its
+    PostgreSQL. ``default_data_dir``: started without ``--data-dir``. ``pg_running`` is None
+    when unknown; ``pg_data`` is "" when unknown. ``api.errors.local_diagnosis`` words them."""
+
+    port: int
+    pid: int
+    running: bool
+    data_dir: str
+    default_data_dir: bool = True
+    data_dir_gone: bool = False
+    pg_port: int | None = None
+    pg_pid: int | None = None
+    pg_running: bool | None = None
+    pg_data: str = ""
+    pg_data_exists: bool = False
+
+    def start_command(self, command: str) -> str:
+        """``{command} start`` with the options that start this server again (same port and
+        data dir); ``command`` is ``hindsight-magic server`` or ``%hindsight server``."""
+        options = "" if self.port == LOCAL_PORT else f" --port {self.port}"
+        if not self.default_data_dir:
+            options += f" --data-dir {shlex.quote(self.data_dir)}"
+        return f"{command} start{options}"
+
+    def stop_command(self, command: str) -> str:
+        """``{command} stop``, with this server's data dir when it is not the default one."""
+        options = "" if self.default_data_dir else f" --data-dir {shlex.quote(self.data_dir)}"
+        return f"{command} stop{options}"
+
+
+def _accepts(port: int | None) -> bool | None:
+    """Whether something accepts TCP connections on 127.0.0.1:port: False only when refused
+    (None: no port known, or no answer in time — a busy machine is not a stopped server)."""
+    if not port:
+        return None
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=PG_CONNECT_TIMEOUT_S):
+            return True
+    except ConnectionRefusedError:
+        return False
+    except OSError:
+        return None
+
+
+def _postmaster_pid(pg_data: str) -> int | None:
+    """The pid ``postmaster.pid`` names (the file outlives a killed PostgreSQL)."""
+    try:
+        return int((Path(pg_data) / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _option(cmd: list[str], flag: str) -> str | None:
+    """The value after ``flag`` in a command line, if any."""
+    at = cmd.index(flag) if flag in cmd else len(cmd)
+    return cmd[at + 1] if at + 1 < len(cmd) else None
+
+
+def api_process(port: int | None = None, home: Path | None = None) -> tuple[int, int, Path] | None:
+    """(pid, port, working dir) of a ``hindsight-api`` the launcher started, serving ``port`` or
+    started from ``home`` (its working dir, which outlives its deletion), if one runs.
+
+    Also finds a server whose ``state.json`` is gone (``server stop`` cannot, today)."""
+    import psutil
+
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        served = _option(cmd, "--port")
+        if served is None or not any("hindsight" in part for part in cmd):
+            continue
+        if port is not None and served != str(port):
+            continue
+        try:
+            if proc.environ().get("HINDSIGHT_API_WORKER_ID") != f"hindsight-magic-{served}":
+                continue  # a Hindsight server the launcher did not start
+            cwd = Path(proc.cwd())
+        except psutil.Error:
+            continue
+        if home is None or _same(cwd, home):
+            return proc.pid, int(served), cwd
+    return None
+
+
+def _postmaster_on(pg_port: int) -> tuple[int, str] | None:
+    """(pid, data dir) of the PostgreSQL listening on ``pg_port`` (its command line)."""
+    import psutil
+
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if _option(cmd, "-p") == str(pg_port) and _option(cmd, "-D"):
+            return proc.pid, _option(cmd, "-D") or ""
+    return None
+
+
+def _pg_port_of(pid: int) -> int | None:
+    """The PostgreSQL port in the environment the launcher gave ``hindsight-api``."""
+    import psutil
+
+    try:
+        url = psutil.Process(pid).environ().get("HINDSIGHT_API_DATABASE_URL", "")
+        return urlsplit(url).port
+    except (psutil.Error, ValueError):
+        return None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _recorded(info: ServerInfo, home: Path, pid: int, default: bool) -> LocalServer:
+    """The facts of a server whose ``state.json`` still names it (process alive)."""
+    pg_pid = _postmaster_pid(info.pg_data)
+    pg_running = _accepts(info.pg_port)
+    if pg_running is False and pg_pid is not None and pid_exists(pg_pid):
+        pg_running = None  # refused, but alive: starting or stopping, not gone
+    return LocalServer(
+        port=info.port,
+        pid=pid,
+        running=True,
+        data_dir=str(home.parent),
+        default_data_dir=default,
+        pg_port=info.pg_port,
+        pg_pid=pg_pid,
+        pg_running=pg_running,
+        pg_data=info.pg_data,
+        pg_data_exists=bool(info.pg_data) and Path(info.pg_data).is_dir(),
+    )
+
+
+def _orphan(port: int, pid: int, home: Path, default: bool) -> LocalServer:
+    """The facts of a running server whose data dir (its ``state.json``) was deleted."""
+    pg_port = _pg_port_of(pid)
+    pg_running = _accepts(pg_port)
+    postmaster = _postmaster_on(pg_port) if pg_port and pg_running else None
+    pg_pid, pg_data = postmaster if postmaster else (None, "")
+    return LocalServer(
+        port=port,
+        pid=pid,
+        running=True,
+        data_dir=str(home.parent),
+        default_data_dir=default,
+        data_dir_gone=True,
+        pg_port=pg_port,
+        pg_pid=pg_pid,
+        pg_running=pg_running,
+        pg_data=pg_data,
+        pg_data_exists=bool(pg_data) and Path(pg_data).is_dir(),
+    )
+
+
+def _gather(url: str) -> LocalServer | None:
+    parts = urlsplit(url)
+    if parts.hostname not in LOCAL_HOSTS:
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    # at the fallback URL (no setting, no running local server) a stopped one is the news
+    fallback = url.rstrip("/") == FALLBACK_API_URL
+    default_home = server_home()
+    info = read_state(default_home)
+    if info is not None and (info.port == port or fallback):
+        if is_hindsight_process(info.pid):
+            return _recorded(info, default_home, info.pid, default=True)
+        if api_process(port=info.port) is None:
+            return LocalServer(info.port, info.pid, False, str(default_home.parent))
+    found = api_process(port=port)
+    if found is None and fallback:  # the data dir's server, if its state file was deleted
+        found = api_process(home=default_home)
+    if found is None:
+        return None
+    pid, port, home = found
+    default = _same(home, default_home)
+    state = read_state(home)
+    if state is not None and state.pid == pid:
+        return _recorded(state, home, pid, default)
+    return _orphan(port, pid, home, default)
+
+
+def local_server(url: str) -> LocalServer | None:
+    """What this machine shows about the local server behind ``url``; None when ``url`` is not
+    on this machine or no server the launcher started is recorded or found for it.
+
+    At the fallback URL (nothing set, no local server running) the recorded server of the data
+    dir is reported whatever its port: that it stopped is what the user needs to hear. Never
+    raises (a check must not fail because a process vanished while it was looked at).
+    """
+    try:
+        return _gather(url)
+    except Exception:
+        log.debug("Hindsight: could not look at the local server", exc_info=True)
+        return None

@@ -1,0 +1,201 @@
+"""Where a memory came from: the metadata the extension writes, and the line recall shows.
+
+Every memory the extension queues carries, in its ``metadata`` (string values, as the server
+requires), the notebook's path when the front end tells it, the cell(s) it came from, the
+kernel session and how it was written::
+
+    notebook        /home/ana/fieldwork.ipynb
+    retain_cell     14            (%retain, or hindsight_magic.retain in a cell: that cell)
+    cells           12-14         (auto-retain: the cells of the transcript, first-last)
+    kernel_session  9f0c…
+    source          %retain | autoretain | python api
+
+``provenance_of`` reads that back from a recalled memory (memories written by others show what
+they have: their time and document id), and ``provenance_line`` makes the compact line shown
+next to tags and score: ``fieldwork.ipynb · cell 14 · 3 days ago``. Stdlib only: cheap to
+import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from .._capture.autoretain import AUTORETAIN
+from .._text import parse_iso
+
+if TYPE_CHECKING:
+    from .._api.replies import Memory
+
+NOTEBOOK = "notebook"
+CELLS = "cells"
+RETAIN_CELL = "retain_cell"
+KERNEL_SESSION = "kernel_session"
+SOURCE = "source"
+LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
+
+RETAIN_MAGIC = "%retain"
+PYTHON_API = "python api"
+SOURCES = (RETAIN_MAGIC, AUTORETAIN, PYTHON_API)  # the values of ``source``
+
+SEPARATOR = " · "
+MAX_CELLS = 10_000  # a wider range (in someone else's metadata) is not taken for cells
+_CELL_PART = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where one memory came from; ``None``/empty where it is not known."""
+
+    notebook: str | None = None
+    cells: tuple[int, ...] = ()
+    kernel_session: str | None = None
+    retain_cell: int | None = None
+    document_id: str | None = None
+    source: str | None = None
+
+    @property
+    def notebook_name(self) -> str | None:
+        """The notebook's file name, without its folders."""
+        if not self.notebook:
+            return None
+        return re.split(r"[\\/]", self.notebook.rstrip("/\\"))[-1] or self.notebook
+
+
+def cell_range(cells: Iterable[int]) -> str:
+    """``"14"`` or ``"12-14"`` (first-last) for metadata; ``""`` for no cells."""
+    numbers = sorted(set(cells))
+    if not numbers:
+        return ""
+    first, last = numbers[0], numbers[-1]
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def parse_cells(text: str | None) -> tuple[int, ...]:
+    """``"14"``, ``"12-14"`` or ``"3, 5, 7-9"`` as sorted cell numbers; ``()`` if not that."""
+    numbers: set[int] = set()
+    for part in (text or "").split(","):
+        match = _CELL_PART.fullmatch(part)
+        if match is None:
+            return ()
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        if last < first:
+            return ()
+        if last - first >= MAX_CELLS:  # no notebook has that many: not cell numbers
+            return ()
+        numbers.update(range(first, last + 1))
+    return tuple(sorted(numbers))
+
+
+def provenance_metadata(
+    source: str, kernel_session: str, notebook: str | None, cells: Iterable[int] = ()
+) -> dict[str, str]:
+    """The ``metadata`` of a memory the extension writes (only the parts that are known).
+
+    ``cells`` are a transcript's for auto-retain (``cells``: first-last), else the cell that
+    ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``).
+    """
+    meta = {SOURCE: source, KERNEL_SESSION: kernel_session}
+    if notebook:
+        meta[NOTEBOOK] = notebook
+    span = cell_range(cells)
+    if span:
+        meta[CELLS if source == AUTORETAIN else RETAIN_CELL] = span
+    return meta
+
+
+def _text(metadata: Mapping[str, Any], key: str) -> str | None:
+    value = metadata.get(key)
+    if value is None:
+        return None
+    return str(value).strip() or None
+
+
+def provenance_of(memory: Memory) -> Provenance:
+    """What ``memory``'s metadata and document id say about where it came from."""
+    meta: Mapping[str, Any] = memory.metadata or {}
+    retain_cell = parse_cells(_text(meta, RETAIN_CELL))
+    return Provenance(
+        notebook=_text(meta, NOTEBOOK),
+        cells=parse_cells(_text(meta, CELLS)),
+        kernel_session=_text(meta, KERNEL_SESSION) or _text(meta, LEGACY_SESSION),
+        retain_cell=retain_cell[0] if len(retain_cell) == 1 else None,
+        document_id=memory.document_id or None,
+        source=_text(meta, SOURCE),
+    )
+
+
+def cells_text(provenance: Provenance) -> str:
+    """``cell 14``, ``cells 12–14`` or ``cells 3, 5, 7–9``; ``""`` when no cell is known."""
+    if provenance.retain_cell is not None:
+        return f"cell {provenance.retain_cell}"
+    cells = provenance.cells
+    if not cells:
+        return ""
+    if len(cells) == 1:
+        return f"cell {cells[0]}"
+    runs: list[list[int]] = []
+    for number in cells:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    if len(runs) > 3:  # too many gaps to list: the span
+        return f"cells {cells[0]}–{cells[-1]}"
+    return "cells " + ", ".join(
+        str(run[0]) if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs
+    )
+
+
+def age(stamp: str | None, now: datetime | None = None) -> str:
+    """``just now``, ``5 minutes ago``, ``3 days ago`` … up to a month, then the UTC date
+    (a time that is not ISO 8601 is shown as it is)."""
+    moment = parse_iso(stamp)
+    if moment is None:
+        return stamp or ""
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    seconds = (now - moment).total_seconds()
+    if seconds < -60 or seconds >= 30 * 86_400:
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        count = int(seconds // size)
+        if count >= 1:
+            return f"{count} {unit}{'' if count == 1 else 's'} ago"
+    return "just now"
+
+
+def provenance_line(memory: Memory, now: datetime | None = None) -> str:
+    """``fieldwork.ipynb · cell 14 · 3 days ago``: what is known of where and when, or ``""``.
+
+    A memory with neither notebook nor cell (written by something else) shows its document id.
+    """
+    provenance = provenance_of(memory)
+    parts = [provenance.notebook_name or "", cells_text(provenance)]
+    if not any(parts) and provenance.document_id:
+        parts.append(f"document {provenance.document_id}")
+    parts.append(age(memory.mentioned_at, now))
+    return SEPARATOR.join(part for part in parts if part)
+
+
+def memory_details(memory: Memory, now: datetime | None = None) -> str:
+    """``fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81`` (what is known)."""
+    parts = [provenance_line(memory, now)]
+    if memory.tags:
+        parts.append(f"tags: {', '.join(memory.tags)}")
+    score = memory.scores.final if memory.scores else None
+    if score is not None:
+        parts.append(f"score {score:.2f}")
+    return SEPARATOR.join(part for part in parts if part)
+
+
+def memory_line(memory: Memory, now: datetime | None = None) -> str:
+    """``The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · score 0.81``."""
+    line = memory.text + (f" [{memory.type}]" if memory.type else "")
+    details = memory_details(memory, now)
+    return f"{line} — {details}" if details else line

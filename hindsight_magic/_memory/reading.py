@@ -1,0 +1,98 @@
+"""Recall and reflect over the current scope.
+
+Before each read, the session's ``before_read`` sends what is still queued for the bank and
+waits (bounded) until the server has indexed it, so a memory just retained can be found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from .._api.client import ensure_bank
+from .results import RecallResult, ReflectResult
+
+if TYPE_CHECKING:
+    from .._api.client import Connection
+    from .._settings import HindsightSettings
+    from .scope import BankScope
+
+
+class Reader:
+    """Turns a query into the server's ranked memories, or a question into its answer."""
+
+    def __init__(
+        self,
+        settings: HindsightSettings,
+        connection: Connection,
+        scope: Callable[[], BankScope],
+        before_read: Callable[[str], None],
+    ) -> None:
+        self._settings = settings
+        self._connection = connection
+        self._scope = scope
+        self._before_read = before_read
+        self.model_names: Callable[[], Mapping[str, str]] = dict  # mental model id → name
+        self.last_recall: RecallResult | None = None
+
+    def warm_up(self) -> None:
+        """Import what reading a reply needs (the reply models, pydantic): the worker does it
+        soon after a load, so the first ``%recall`` does not."""
+        from . import recalled  # noqa: F401
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget: str | None = None,
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+    ) -> RecallResult:
+        """Ranked memories for ``query`` (a bank that does not exist yet has none)."""
+        s, scope = self._settings, self._scope()
+        self._before_read(scope.bank_id)
+        reply = self._connection.client.recall(
+            scope.bank_id,
+            query,
+            budget=budget or s.recall_budget,
+            max_tokens=max_tokens or s.recall_max_tokens,
+            types=list(types) if types is not None else list(s.recall_types),
+            tags=scope.recall_tags,
+            tags_match=scope.tags_match,
+        )
+        from .recalled import parse_recall
+
+        result = RecallResult(query, parse_recall(reply), scope.bank_id)
+        self.last_recall = result
+        return result
+
+    def reflect(
+        self,
+        question: str,
+        *,
+        context: str | None = None,
+        budget: str | None = None,
+        sources: bool = True,
+    ) -> ReflectResult:
+        """The server's synthesized answer to ``question`` (with what it is based on)."""
+        s, scope = self._settings, self._scope()
+        self._before_read(scope.bank_id)
+        client = self._connection.client
+        ensure_bank(client, scope.bank_id, s.bank_mission, s.retain_mission)
+        reply = client.reflect(
+            scope.bank_id,
+            question,
+            budget=budget or s.recall_budget,
+            context=context,
+            tags=scope.recall_tags,
+            tags_match=scope.tags_match,
+            include_facts=sources,
+        )
+        from .recalled import Sources, parse_reflect
+
+        text, based_on = parse_reflect(reply)
+        if not sources:
+            return ReflectResult(text, question)
+        # the server names a mental model only inside its text; the cache knows the names
+        based_on = (based_on or Sources()).named(self.model_names())
+        return ReflectResult(text, question, based_on)

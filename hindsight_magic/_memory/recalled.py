@@ -1,0 +1,85 @@
+"""Recall and reflect replies, parsed: memories that know where they came from, and the
+sources a reflect's answer is based on.
+
+Pydantic (through ``api/responses.py``): imported on first read, not at extension load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from .._api.replies import Memory, ReflectDirective, ReflectMentalModel
+from .provenance import Provenance, provenance_line, provenance_of
+
+
+class RecalledMemory(Memory):
+    """A recalled memory (or a reflect's evidence) with its provenance as fields."""
+
+    @property
+    def provenance(self) -> Provenance:
+        """Notebook, cells, kernel session, document id and source, where known."""
+        return provenance_of(self)
+
+    def provenance_line(self, now: datetime | None = None) -> str:
+        """``fieldwork.ipynb · cell 14 · 3 days ago`` (what is known)."""
+        return provenance_line(self, now)
+
+
+class ModelSource(ReflectMentalModel):
+    """A mental model an answer drew on, with its ``name``."""
+
+    name: str = ""
+
+    @model_validator(mode="after")
+    def _name_from_text(self) -> ModelSource:
+        if not self.name:  # the server sends "<name>: <content>"
+            head, colon, _ = self.text.partition(": ")
+            self.name = head.strip() if colon and head.strip() else self.id
+        return self
+
+
+class _Reply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Sources(_Reply):
+    """What a reflect's answer is based on: memories, mental models and directives."""
+
+    memories: list[RecalledMemory] = []
+    mental_models: list[ModelSource] = []
+    directives: list[ReflectDirective] = []
+
+    def __len__(self) -> int:
+        return len(self.memories) + len(self.mental_models) + len(self.directives)
+
+    def named(self, names: Mapping[str, str]) -> Sources:
+        """The same sources, the mental models named as ``names`` (id → name) says."""
+        models = [
+            m.model_copy(update={"name": names[m.id]}) if names.get(m.id) else m
+            for m in self.mental_models
+        ]
+        return self.model_copy(update={"mental_models": models})
+
+
+class _Recall(_Reply):
+    results: list[RecalledMemory] = []
+
+
+class _Reflection(_Reply):
+    text: str | None = None
+    based_on: Sources | None = None
+
+
+def parse_recall(reply: Any) -> list[RecalledMemory]:
+    """The memories of a ``POST …/memories/recall`` reply (none for ``None``)."""
+    return _Recall.model_validate(reply).results if reply else []
+
+
+def parse_reflect(reply: Any) -> tuple[str, Sources | None]:
+    """The answer and (when asked for) the sources of a ``POST …/reflect`` reply."""
+    parsed = _Reflection.model_validate(reply)
+    return parsed.text or "", parsed.based_on

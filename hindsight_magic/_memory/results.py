@@ -1,0 +1,257 @@
+"""What a recall or a reflect returns: rich results with a plain-text ``__repr__`` and escaped
+HTML/Markdown for notebooks (``RecallResult``, ``ReflectResult``).
+
+Each memory is shown with where it came from (``provenance.provenance_line``), its tags and
+score; a reflect's answer is followed by the **Based on** section: the memories with their
+provenance, mental models and directives by name — an indented list in plain text, a collapsed
+``<details>`` block (one HTML block, everything escaped) in notebooks. Stdlib only: pydantic
+comes in with ``recalled.py`` on the first read."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, overload
+
+from .._text import plural, utc_minute, utc_minute_text
+from .provenance import SEPARATOR, memory_details, memory_line, provenance_line, provenance_of
+
+if TYPE_CHECKING:
+    from .._api.replies import Memory
+    from .recalled import RecalledMemory, Sources
+
+
+RECALL_PREAMBLE = (
+    "Relevant memories from past conversations (prioritize recent when conflicting). Only use "
+    "memories that are directly useful to continue this conversation; ignore the rest:"
+)
+
+
+NO_MEMORIES = "No relevant memories found."
+NO_REFLECTION = "No relevant information found to reflect on."
+
+
+def _md_escape(text: str) -> str:
+    """Text safe inside Markdown: no raw HTML, no accidental table breaks."""
+    return html.escape(text, quote=False)
+
+
+def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
+    from .recalled import RecalledMemory
+
+    return [
+        m if isinstance(m, RecalledMemory) else RecalledMemory.model_validate(m.model_dump())
+        for m in memories
+    ]
+
+
+class RecallResult(Sequence["RecalledMemory"]):
+    """Ranked memories from ``%recall``; a sequence of memories with rich reprs.
+
+    Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at`` and
+    ``.provenance`` (``.notebook``, ``.cells``, ``.retain_cell``, ``.kernel_session``,
+    ``.document_id``, ``.source``).
+    """
+
+    def __init__(
+        self, query: str, memories: Sequence[Memory], bank_id: str, as_of: datetime | None = None
+    ) -> None:
+        self.query = query
+        self.memories = _recalled(memories) if memories else []
+        self.bank_id = bank_id
+        self.as_of = as_of or datetime.now(timezone.utc)
+
+    @overload
+    def __getitem__(self, index: int) -> RecalledMemory: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[RecalledMemory]: ...
+    def __getitem__(self, index: int | slice) -> RecalledMemory | list[RecalledMemory]:
+        return self.memories[index]
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def __iter__(self) -> Iterator[RecalledMemory]:
+        return iter(self.memories)
+
+    @property
+    def texts(self) -> list[str]:
+        """The memories' texts, best first."""
+        return [m.text for m in self.memories]
+
+    def headline(self) -> str:
+        """``Found N relevant memories (as of …):`` or the empty message."""
+        if not self.memories:
+            return NO_MEMORIES
+        count = plural(len(self.memories), "relevant memory", "relevant memories")
+        return f"Found {count} (as of {utc_minute(self.as_of)} UTC):"
+
+    def __repr__(self) -> str:
+        if not self.memories:
+            return NO_MEMORIES
+        lines = [f"- {memory_line(m, self.as_of)}" for m in self.memories]
+        return f"{self.headline()}\n\n" + "\n\n".join(lines)
+
+    __str__ = __repr__
+
+    def as_context(self) -> str:
+        """The ``<memories>`` block for an LLM prompt ('' when nothing was found)."""
+        if not self.memories:
+            return ""
+        lines = []
+        for memory in self.memories:
+            line = f"- {memory.text}"
+            if memory.type:
+                line += f" [{memory.type}]"
+            if memory.mentioned_at:
+                line += f" ({memory.mentioned_at})"
+            lines.append(line)
+        bullets = "\n\n".join(lines)
+        return (
+            f"<memories>\n{RECALL_PREAMBLE}\nCurrent time: {utc_minute(self.as_of)} UTC\n\n"
+            f"{bullets}\n</memories>"
+        )
+
+    def _repr_markdown_(self) -> str:
+        if not self.memories:
+            return NO_MEMORIES
+        lines = [f"- {_md_escape(memory_line(m, self.as_of))}" for m in self.memories]
+        return f"{_md_escape(self.headline())}\n\n" + "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        if not self.memories:
+            return f"<p>{esc(NO_MEMORIES)}</p>"
+        rows = []
+        for memory in self.memories:
+            score = memory.scores.final if memory.scores else None
+            where = provenance_of(memory)
+            exact = [utc_minute_text(memory.mentioned_at, " UTC"), where.notebook or ""]
+            title = SEPARATOR.join(part for part in exact if part)
+            rows.append(
+                "<tr>"
+                f"<td style='text-align:left'>{esc(memory.text)}</td>"
+                f"<td>{esc(memory.type or '')}</td>"
+                f"<td style='text-align:left' title='{esc(title)}'>"
+                f"{esc(provenance_line(memory, self.as_of))}</td>"
+                f"<td>{esc(', '.join(memory.tags or []))}</td>"
+                f"<td>{'' if score is None else f'{score:.3f}'}</td>"
+                "</tr>"
+            )
+        return (
+            f"<p>{esc(self.headline())}</p><table><thead><tr>"
+            "<th style='text-align:left'>memory</th><th>type</th>"
+            "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
+            "<tbody>" + "".join(rows) + "</tbody></table>"
+        )
+
+
+class ReflectResult(str):
+    """The server's synthesized answer from ``%%reflect``; a ``str`` rendered as Markdown.
+
+    ``based_on`` keeps the sources the answer drew on (``.memories``, ``.mental_models``,
+    ``.directives``), or None when they were not asked for; the plain-text and Markdown forms
+    list them under the answer (a collapsible **Based on** in notebooks).
+    """
+
+    query: str
+    based_on: Sources | None
+    as_of: datetime
+
+    def __new__(
+        cls,
+        text: str,
+        query: str = "",
+        based_on: Sources | None = None,
+        as_of: datetime | None = None,
+    ) -> ReflectResult:
+        self = super().__new__(cls, text.strip() or NO_REFLECTION)
+        self.query = query
+        self.based_on = based_on
+        self.as_of = as_of or datetime.now(timezone.utc)
+        return self
+
+    def __repr__(self) -> str:
+        if self.based_on is None:
+            return str(self)
+        return f"{self}\n\n{sources_text(self.based_on, self.as_of)}"
+
+    def _repr_markdown_(self) -> str:
+        answer = _md_escape(str(self))
+        if self.based_on is None:
+            return answer
+        return f"{answer}\n\n{sources_markdown(self.based_on, self.as_of)}"
+
+
+SHOWN_PER_KIND = 10  # more are counted, and kept in ``.based_on``
+TEXT_CHARS = 240
+NOTHING = "Based on: no memories, mental models or directives."
+
+
+def _short(text: str) -> str:
+    """One line of at most ``TEXT_CHARS`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= TEXT_CHARS else line[: TEXT_CHARS - 1].rstrip() + "…"
+
+
+def _groups(sources: Sources, now: datetime | None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(heading, [(text, details)]) for each kind of source that is present."""
+    memories = []
+    for memory in sources.memories:
+        kind = f" [{memory.type}]" if memory.type else ""
+        memories.append((_short(memory.text) + kind, memory_details(memory, now)))
+    models = [(_short(m.name), "" if m.name == m.id else m.id) for m in sources.mental_models]
+    directives = [(_short(d.name or d.id), "") for d in sources.directives]
+    groups = [("Memories", memories), ("Mental models", models), ("Directives", directives)]
+    return [(heading, items) for heading, items in groups if items]
+
+
+def summary(sources: Sources) -> str:
+    """``2 memories, 1 mental model`` (what kinds there are)."""
+    counts = [
+        plural(len(sources.memories), "memory", "memories") if sources.memories else "",
+        plural(len(sources.mental_models), "mental model", "mental models")
+        if sources.mental_models
+        else "",
+        plural(len(sources.directives), "directive", "directives") if sources.directives else "",
+    ]
+    return ", ".join(count for count in counts if count)
+
+
+def _more(total: int) -> str:
+    return f"… and {total - SHOWN_PER_KIND} more (in .based_on)"
+
+
+def sources_text(sources: Sources, now: datetime | None = None) -> str:
+    """``Based on:`` and an indented list per kind of source."""
+    groups = _groups(sources, now)
+    if not groups:
+        return NOTHING
+    lines = [f"Based on ({summary(sources)}):"]
+    for heading, items in groups:
+        lines.append(f"  {heading}:")
+        for text, details in items[:SHOWN_PER_KIND]:
+            lines.append(f"    - {text} — {details}" if details else f"    - {text}")
+        if len(items) > SHOWN_PER_KIND:
+            lines.append(f"    {_more(len(items))}")
+    return "\n".join(lines)
+
+
+def sources_markdown(sources: Sources, now: datetime | None = None) -> str:
+    """A collapsed ``<details>`` **Based on** block (escaped HTML, valid inside Markdown)."""
+    esc = html.escape
+    groups = _groups(sources, now)
+    if not groups:
+        return f"_{esc(NOTHING)}_"
+    parts = [f"<details><summary><b>Based on</b> ({esc(summary(sources))})</summary>"]
+    for heading, items in groups:
+        rows = "".join(
+            f"<li>{esc(text)}" + (f" <small>— {esc(details)}</small>" if details else "") + "</li>"
+            for text, details in items[:SHOWN_PER_KIND]
+        )
+        if len(items) > SHOWN_PER_KIND:
+            rows += f"<li><i>{esc(_more(len(items)))}</i></li>"
+        parts.append(f"<div><i>{esc(heading)}</i><ul>{rows}</ul></div>")
+    parts.append("</details>")
+    return "".join(parts)

@@ -1,0 +1,490 @@
+"""Settings: one typed traitlets ``Configurable`` naming, typing, defaulting and checking them all.
+
+Every option is a trait of ``HindsightSettings`` tagged ``config=True`` — the IPython convention
+(``storemagic``'s ``autorestore``). ``HindsightMagics`` inherits these traits, so all four ways
+of setting a value go through the same definitions and give the same one-line messages
+(``Invalid <name>=<value>: <what is allowed>.``):
+
+- the environment, ``HINDSIGHT_<NAME>`` (read as each trait's default, checked at load);
+- IPython config, ``c.HindsightMagics.<name> = …`` in ``ipython_config.py``;
+- ``%config HindsightMagics.<name> = …`` in a running kernel;
+- ``%hindsight config <name>=<value>`` (strings parsed like the environment's).
+
+The trait types come first: each is a traitlets type (``Unicode``, ``Enum``, ``Bool``, ``Int``,
+``Float``, ``List``) with ``SettingTrait`` mixed in for the strict conversion and the message.
+The API key is not a trait (``%config`` prints every trait): ``api_key`` reads
+``HINDSIGHT_API_KEY`` (alias ``HINDSIGHT_API_TOKEN``) from the environment and is never shown.
+Each trait carries an ``affects`` tag (``connection``, ``scope``, ``autoretain``,
+``mental_models``, ``logging``) that tells the session what to rebuild when it changes."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode
+from traitlets.config import Configurable
+
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+FALSE_WORDS = frozenset({"false", "0", "no", "off"})
+
+
+class Secret:
+    """A string that never shows itself (``repr``/``str`` are masked)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        """The value in clear — only for the Authorization header."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+def _quoted(choices: tuple[str, ...]) -> str:
+    quoted = [repr(choice) for choice in choices]
+    return ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+
+
+class SettingTrait:
+    """Mixin for a setting's trait: environment default, strict conversion, one-line messages.
+
+    ``convert`` turns a typed value or a string (from the environment or ``%hindsight
+    config``) into the setting's value, or raises ``ValueError`` saying what is allowed.
+    """
+
+    name: str | None
+    help: str
+
+    def convert(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def env_variables(self) -> tuple[str, ...]:
+        """The environment variables that set this setting, most specific first."""
+        metadata: dict[str, Any] = getattr(self, "metadata", {})
+        alias = metadata.get("env_alias")
+        return (f"HINDSIGHT_{str(self.name).upper()}", *((alias,) if alias else ()))
+
+    def env_value(self) -> tuple[str, str] | None:
+        """(variable, stripped value) of the first non-blank variable, or None."""
+        for variable in self.env_variables():
+            raw = os.environ.get(variable, "").strip()
+            if raw:
+                return variable, raw
+        return None
+
+    def message(self, label: str, value: Any, error: ValueError) -> str:
+        """``Invalid <label>=<value>: <what is allowed>.``"""
+        return f"Invalid {label}={value!r}: {str(error).rstrip('.')}."
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        if value is None and not getattr(self, "allow_none", False):
+            return self.default(obj)  # None: "not set here", the environment or default applies
+        try:
+            return self.convert(value)
+        except ValueError as error:
+            raise TraitError(self.message(str(self.name), value, error)) from None
+
+    def from_string(self, s: str) -> Any:
+        return self.validate(None, s)
+
+    def class_init(self, cls: type[Any], name: str | None) -> None:
+        super().class_init(cls, name)  # type: ignore[misc]
+        variables = " or ".join(self.env_variables())
+        if variables not in self.help:  # subclasses (HindsightMagics) init it again
+            self.help = f"{self.help} Environment: {variables}."
+
+    def default(self, obj: Any = None) -> Any:
+        found = self.env_value()
+        if found is not None:
+            try:
+                return self.convert(found[1])
+            except ValueError:  # refused at load (HindsightSettings.check_environment)
+                pass
+        return super().default(obj)  # type: ignore[misc]
+
+
+class Text(SettingTrait, Unicode[str, str | bytes]):
+    """A string, stripped; ``required`` refuses a blank one."""
+
+    def __init__(self, default_value: str = "", *, required: bool = False, **kwargs: Any) -> None:
+        super().__init__(default_value, **kwargs)
+        self.required = required
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError("Input should be a valid string")
+        if self.required and not value.strip():
+            raise ValueError("String should have at least 1 character")
+        return value.strip()
+
+
+class Url(SettingTrait, Unicode[str | None, str | bytes | None]):
+    """An http(s) URL without a trailing slash; blank means not set (None)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(None, allow_none=True, **kwargs)
+
+    def convert(self, value: Any) -> str | None:
+        if value is None or not str(value).strip():
+            return None
+        url = str(value).strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must look like http://host:port or https://host")
+        try:
+            parts.port  # noqa: B018 - raises on a malformed port
+        except ValueError:
+            raise ValueError("has an invalid port") from None
+        return url
+
+
+class Choice(SettingTrait, Enum[str]):
+    """One of a fixed set of words."""
+
+    def __init__(self, choices: tuple[str, ...], default_value: str, **kwargs: Any) -> None:
+        super().__init__(choices, default_value, **kwargs)
+        self.choices = choices
+
+    def convert(self, value: Any) -> str:
+        if value not in self.choices:
+            raise ValueError(f"Input should be {_quoted(self.choices)}")
+        return str(value)
+
+
+class Flag(SettingTrait, Bool[bool, bool | int]):
+    """True or false; strings accept true/1/yes/on and false/0/no/off (any case)."""
+
+    def convert(self, value: Any) -> bool:
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word not in TRUE_WORDS | FALSE_WORDS:
+                raise ValueError("use true or false")
+            return word in TRUE_WORDS
+        if isinstance(value, bool) or value in (0, 1):
+            return bool(value)
+        raise ValueError("use true or false")
+
+    def message(self, label: str, value: Any, error: ValueError) -> str:
+        if label.startswith("HINDSIGHT_"):
+            return f"Invalid {label}={value!r}: use true/false (or 1/0, yes/no, on/off)."
+        return super().message(label, value, error)
+
+
+class NumberTrait(SettingTrait):
+    """Shared by ``Count`` and ``Seconds``: bounds ``min`` (inclusive) and ``above`` (exclusive)."""
+
+    minimum: float | None = None
+    above: float | None = None
+
+    def parse(self, value: Any) -> float:
+        raise NotImplementedError
+
+    def convert(self, value: Any) -> Any:
+        number = self.parse(value)
+        if self.minimum is not None and number < self.minimum:
+            raise ValueError(f"Input should be greater than or equal to {self.minimum:g}")
+        if self.above is not None and number <= self.above:
+            raise ValueError(f"Input should be greater than {self.above:g}")
+        return number
+
+
+class Count(NumberTrait, Int[int, int]):
+    """A whole number with optional bounds."""
+
+    def __init__(
+        self, default_value: int, *, minimum: int | None = None, above: int | None = None, **kw: Any
+    ) -> None:
+        super().__init__(default_value, **kw)
+        self.minimum, self.above = minimum, above
+
+    def parse(self, value: Any) -> int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError("Input should be a valid integer")
+        try:
+            return int(value.strip()) if isinstance(value, str) else int(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "Input should be a valid integer, unable to parse string as an integer"
+            ) from None
+
+
+class Seconds(NumberTrait, Float[float, float]):
+    """A number of seconds (float) with optional bounds."""
+
+    def __init__(self, default_value: float, *, above: float | None = None, **kw: Any) -> None:
+        super().__init__(default_value, **kw)
+        self.above = above
+
+    def parse(self, value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError("Input should be a valid number")
+        try:
+            return float(value.strip()) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "Input should be a valid number, unable to parse string as a number"
+            ) from None
+
+
+class Names(SettingTrait, List[str]):
+    """A list of names; a string is split on commas, blanks dropped."""
+
+    def __init__(self, default_value: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(Unicode(), list(default_value), **kwargs)
+
+    def convert(self, value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ValueError("Input should be a comma-separated list of names")
+
+
+SCOPE_MODES: tuple[str, ...] = ("global", "per-project", "per-project-tagged")
+BUDGETS: tuple[str, ...] = ("low", "mid", "high")
+FALLBACK_API_URL = "http://localhost:8888"
+KEY_VARIABLES = ("HINDSIGHT_API_KEY", "HINDSIGHT_API_TOKEN")
+
+
+# where a value was set (``HindsightSettings.source``), besides the environment and the default
+HINDSIGHT_CONFIG = "%hindsight config"
+RUN_TIME_CONFIG = "%config"  # or an attribute set in code, after load
+CONFIG = "IPython config"  # c.HindsightMagics.* or %config before the load
+ARGUMENT = "argument"
+KEY_IN_ENVIRONMENT = (
+    "Set the API key in the environment (HINDSIGHT_API_KEY) before starting the kernel: "
+    "a key typed into a cell is saved in the notebook."
+)
+
+
+class SettingsError(ValueError):
+    """An invalid setting value; the message is one line naming the setting and what is allowed."""
+
+
+class HindsightSettings(Configurable):
+    """Every hindsight_magic option. ``%hindsight config`` shows them with where each came from."""
+
+    api_url = Url(
+        help=f"Hindsight URL; unset: a running local server, else {FALLBACK_API_URL}."
+    ).tag(config=True, affects="connection")
+    bank_id = Text("jupyter", required=True, help="Base memory bank id.").tag(
+        config=True, affects="scope"
+    )
+    bank_prefix = Text(help="Optional prefix: bank becomes <prefix>-<bank>.").tag(
+        config=True, affects="scope"
+    )
+    scoping = Choice(SCOPE_MODES, "per-project-tagged", help="How banks/tags follow projects.").tag(
+        config=True, affects="scope"
+    )
+    bank_mission = Text(help="Reflect mission PUT once per bank.").tag(config=True)
+    retain_mission = Text(help="Retain mission PUT once per bank.").tag(config=True)
+    auto_retain = Flag(True, help="Retain recent cells automatically.").tag(
+        config=True, affects="autoretain"
+    )
+    retain_every_n_cells = Count(3, minimum=1, help="Auto-retain every N counted cells.").tag(
+        config=True, affects="autoretain"
+    )
+    retain_overlap_cells = Count(2, minimum=0, help="Extra cells in last-cells mode.").tag(
+        config=True
+    )
+    retain_mode = Choice(
+        ("full-session", "last-cells"),
+        "full-session",
+        help="One appended document per session, or windows of cells.",
+    ).tag(config=True)
+    retain_outputs = Choice(
+        ("none", "result", "all"), "result", help="Which cell outputs auto-retain keeps."
+    ).tag(config=True)
+    retain_context = Text("jupyter", help="Default 'context' of retained items.").tag(config=True)
+    recall_budget = Choice(BUDGETS, "mid", help="Recall/reflect budget: low, mid or high.").tag(
+        config=True
+    )
+    recall_max_tokens = Count(1024, minimum=1, help="Max tokens of recall results.").tag(
+        config=True
+    )
+    recall_types = Names(
+        ("world", "experience"), help="Memory types recalled (comma-separated)."
+    ).tag(config=True)
+    request_timeout_ms = Count(30_000, above=0, help="Timeout of other requests (ms).").tag(
+        config=True, affects="connection"
+    )
+    retain_timeout_ms = Count(60_000, above=0, help="Timeout of a retain (ms).").tag(
+        config=True, affects="connection"
+    )
+    recall_timeout_ms = Count(30_000, above=0, help="Timeout of a recall (ms).").tag(
+        config=True, affects="connection"
+    )
+    reflect_timeout_ms = Count(120_000, above=0, help="Timeout of a reflect (ms).").tag(
+        config=True, affects="connection"
+    )
+    mental_models = Flag(True, help="Load and show the bank's mental models.").tag(
+        config=True, affects="mental_models"
+    )
+    mental_model_auto_seed = Flag(True, help="Create the built-in seed models.").tag(
+        config=True, affects="mental_models"
+    )
+    mental_model_refresh_s = Seconds(300.0, above=0, help="Mental-model cache TTL (s).").tag(
+        config=True
+    )
+    mental_model_max_render_chars = Count(
+        16_000, minimum=0, help="Cap of the <mental_models> block."
+    ).tag(config=True)
+    journal_path = Text(help="On-disk queue file ('' = in the data dir, 'off' = memory only).").tag(
+        config=True, env_alias="HINDSIGHT_JOURNAL"
+    )
+    debug = Flag(False, help="Full tracebacks and debug logs.").tag(config=True, affects="logging")
+
+    def __init__(self, *, strict_environment: bool = True, **kwargs: Any) -> None:
+        if strict_environment:
+            self.check_environment()
+        self._explicit: dict[str, str] = {}  # name → where its value was set (``source``)
+        super().__init__(**kwargs)
+        for section in self._config_sections():
+            self._explicit.update(dict.fromkeys(set(section) & set(self.setting_names()), CONFIG))
+        self._explicit.update(dict.fromkeys(set(kwargs) & set(self.setting_names()), ARGUMENT))
+        for name in self.setting_names():  # read the environment once, now, on this thread
+            getattr(self, name)
+        self.observe(self._note_explicit, names=list(self.setting_names()))
+
+    @classmethod
+    def from_environment(cls) -> HindsightSettings:
+        """Settings from the environment alone, invalid variables ignored (for ``doctor``)."""
+        return cls(strict_environment=False)
+
+    # -- the definitions ---------------------------------------------------------------------
+
+    @classmethod
+    def setting_names(cls) -> tuple[str, ...]:
+        """Every setting's name, in declaration order."""
+        return tuple(n for n, v in vars(HindsightSettings).items() if isinstance(v, SettingTrait))
+
+    @classmethod
+    def environment_variables(cls) -> tuple[str, ...]:
+        """Every ``HINDSIGHT_*`` variable a setting or the key is read from."""
+        names = [v for n in cls.setting_names() for v in cls._setting(n).env_variables()]
+        return (*names, *KEY_VARIABLES)
+
+    @classmethod
+    def _setting(cls, name: str) -> SettingTrait:
+        if name == "api_key":
+            raise SettingsError(KEY_IN_ENVIRONMENT)
+        trait = cls.class_traits(config=True).get(name)
+        if trait is None:
+            raise SettingsError(unknown_setting_message(name))
+        assert isinstance(trait, SettingTrait)
+        return trait
+
+    @classmethod
+    def check_environment(cls) -> None:
+        """Refuse an invalid ``HINDSIGHT_*`` value with one line naming the variable."""
+        for name in cls.setting_names():
+            trait = cls._setting(name)
+            found = trait.env_value()
+            if found is None:
+                continue
+            variable, raw = found
+            try:
+                trait.convert(raw)
+            except ValueError as error:
+                raise SettingsError(trait.message(variable, raw, error)) from None
+
+    @classmethod
+    def parse(cls, name: str, value: Any) -> Any:
+        """The typed value of ``value`` for setting ``name``, or SettingsError (one line)."""
+        trait = cls._setting(name)
+        try:
+            return trait.convert(value)
+        except ValueError as error:
+            raise SettingsError(trait.message(name, value, error)) from None
+
+    # -- values and where they come from -----------------------------------------------------
+
+    def set_setting(self, name: str, value: Any) -> None:
+        """Set one setting (``None`` resets it to the environment or default)."""
+        if value is None:
+            self._setting(name)  # unknown names fail here
+            self.set_trait(name, self.trait_defaults(name))
+            self._explicit.pop(name, None)
+            return
+        parsed = self.parse(name, value)
+        try:
+            setattr(self, name, parsed)
+        except TraitError as error:
+            raise SettingsError(str(error)) from None
+        self._explicit[name] = HINDSIGHT_CONFIG
+
+    def source(self, name: str) -> str:
+        """Where the value of ``name`` comes from: ``%hindsight config``, ``%config`` (or set
+        in code), ``IPython config`` (at load), ``argument``, ``env HINDSIGHT_…`` or
+        ``default``. The key's: the variable it was read from, or ``default``."""
+        if name == "api_key":
+            key = next((v for v in KEY_VARIABLES if os.environ.get(v, "").strip()), None)
+            return f"env {key}" if key else "default"
+        if name in self._explicit:
+            return self._explicit[name]
+        found = self._setting(name).env_value()
+        return f"env {found[0]}" if found is not None else "default"
+
+    def shown(self, name: str) -> str:
+        """The value as ``%hindsight config`` shows it."""
+        value = getattr(self, name)
+        if isinstance(value, list | tuple):
+            return ",".join(value)
+        return "" if value is None else str(value)
+
+    def public_items(self) -> list[tuple[str, str]]:
+        """(name, shown value) of every setting, the key only as set/not set."""
+        items = [(name, self.shown(name)) for name in self.setting_names()]
+        items.insert(1, ("api_key", "(set)" if self.api_key else "(not set)"))
+        return items
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting by name, the key as a masked ``Secret``."""
+        values: dict[str, Any] = {name: getattr(self, name) for name in self.setting_names()}
+        values["api_key"] = self.api_key
+        return values
+
+    @property
+    def api_key(self) -> Secret | None:
+        """The API key from the environment, masked (never a trait, never shown)."""
+        for variable in KEY_VARIABLES:
+            value = os.environ.get(variable, "").strip()
+            if value:
+                return Secret(value)
+        return None
+
+    def key(self) -> str | None:
+        """The API key in clear, for the Authorization header only."""
+        secret = self.api_key
+        return secret.get_secret_value() if secret else None
+
+    def _config_sections(self) -> list[Any]:
+        names = [c.__name__ for c in type(self).mro() if issubclass(c, Configurable)]
+        return [self.config[n] for n in names if n in self.config]
+
+    def _note_explicit(self, change: Any) -> None:
+        self._explicit[change["name"]] = RUN_TIME_CONFIG
+
+
+def unknown_setting_message(name: str) -> str:
+    """The message for a setting name that does not exist, with the valid names."""
+    names = ", ".join(("api_key", *HindsightSettings.setting_names()))
+    return f"Unknown setting {name!r}. Settings: {names}."

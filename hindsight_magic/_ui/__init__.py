@@ -1,0 +1,1 @@
+"""What users see: result displays, ``%hindsight status``, ``doctor`` and the live panel."""

@@ -1,0 +1,199 @@
+"""What the magics return: plain text ``__repr__`` plus escaped HTML/Markdown.
+
+``Message`` (a line or a few), ``RetainResult`` (what ``%retain`` queued), ``Report`` (sections
+of rows: status, config, help), and the mental-model views ``%hindsight models …`` and
+``%hindsight context`` return (``ModelList``, ``ModelDetail``, ``ModelHistory``,
+``PromptContext``). Mental models are written by the server's LLM, so every field is escaped in
+HTML and Markdown."""
+
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass, field
+
+from .._memory.mental_models import MentalModel, inventory_line
+from .._text import plural, utc_minute_text
+
+
+def _md_escape(text: str) -> str:
+    """Text safe inside Markdown: no raw HTML, no accidental table breaks."""
+    return html.escape(text, quote=False)
+
+
+class Message:
+    """A short text outcome (one or a few lines)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return str(other) == self.text if isinstance(other, str | Message) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class RetainResult(Message):
+    """Outcome of ``%retain``: how many memories were queued."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        super().__init__(f"{plural(count, 'memory', 'memories')} queued.")
+
+
+@dataclass
+class Report:
+    """Sections of (label, value) rows, e.g. ``%hindsight status`` or ``config``."""
+
+    title: str
+    sections: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
+    footer: str = ""
+
+    def add(self, heading: str, rows: list[tuple[str, str]]) -> None:
+        """Append a section."""
+        self.sections.append((heading, rows))
+
+    def __repr__(self) -> str:
+        lines = [self.title]
+        for heading, rows in self.sections:
+            if heading:
+                lines.append(f"{heading}:")
+            width = max((len(label) for label, _ in rows), default=0)
+            lines.extend(f"  {label.ljust(width)}  {value}" for label, value in rows)
+        if self.footer:
+            lines.append(self.footer)
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        parts = [f"<p><b>{esc(self.title)}</b></p>"]
+        for heading, rows in self.sections:
+            body = "".join(
+                f"<tr><td style='text-align:left'>{esc(label)}</td>"
+                f"<td style='text-align:left'>{esc(value)}</td></tr>"
+                for label, value in rows
+            )
+            caption = (
+                f"<caption style='text-align:left'>{esc(heading)}</caption>" if heading else ""
+            )
+            parts.append(f"<table>{caption}<tbody>{body}</tbody></table>")
+        if self.footer:
+            parts.append(f"<p>{esc(self.footer)}</p>")
+        return "".join(parts)
+
+
+EMPTY_CONTENT = "_(empty — background reflect may still be running)_"
+NO_CONTEXT = "(empty: no mental models with content and no %recall result yet)"
+DIFF_MAX_INPUT_LINES = 1000
+DIFF_MAX_OUTPUT_LINES = 200
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def refreshed(model: MentalModel) -> str:
+    """``YYYY-MM-DD HH:MM UTC`` of the model's last refresh, or ``never``."""
+    return utc_minute_text(model.last_refreshed_at, " UTC") or "never"
+
+
+@dataclass
+class ModelList:
+    """``%hindsight models list``: one line per model, or a table in HTML."""
+
+    bank_id: str
+    models: list[MentalModel]
+
+    def __repr__(self) -> str:
+        return "\n".join([f"Mental Models — {self.bank_id}", *map(inventory_line, self.models)])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td style='text-align:left'>{_esc(m.id)}</td>"
+            f"<td style='text-align:left'>{_esc(m.name)}</td>"
+            f"<td>{_esc(', '.join(m.tags))}</td>"
+            f"<td>{_esc(refreshed(m))}</td>"
+            f"<td>{'yes' if m.auto_refresh else 'no'}</td>"
+            f"<td>{len((m.content or '').strip())}</td></tr>"
+            for m in self.models
+        )
+        return (
+            f"<p><b>{_esc(f'Mental Models — {self.bank_id}')}</b></p><table><thead><tr>"
+            "<th style='text-align:left'>id</th><th style='text-align:left'>name</th>"
+            "<th>tags</th><th>refreshed</th><th>auto-refresh</th><th>chars</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+
+
+@dataclass
+class ModelDetail:
+    """``%hindsight models show ID``: the model's fields and its content (Markdown)."""
+
+    model: MentalModel
+
+    def _fields(self) -> list[tuple[str, str]]:
+        m = self.model
+        return [
+            ("id", m.id),
+            ("tags", ", ".join(m.tags) or "(none)"),
+            ("refreshed", refreshed(m)),
+            ("auto-refresh", "yes" if m.auto_refresh else "no"),
+            ("source query", m.source_query or ""),
+        ]
+
+    def __repr__(self) -> str:
+        lines = [self.model.name]
+        lines += [f"  {label}: {value}" for label, value in self._fields()]
+        return "\n".join([*lines, "", (self.model.content or "").strip() or EMPTY_CONTENT])
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"### {_esc(self.model.name)}", ""]
+        lines += [f"- **{label}**: {_esc(value)}" for label, value in self._fields()]
+        content = (self.model.content or "").strip()
+        return "\n".join([*lines, "", _esc(content) if content else EMPTY_CONTENT])
+
+
+def line_diff(old: str, new: str) -> list[str]:
+    """``- ``/``+ ``/``  `` lines from ``old`` to ``new`` (inputs and output capped)."""
+    a = old.splitlines()[:DIFF_MAX_INPUT_LINES]
+    b = new.splitlines()[:DIFF_MAX_INPUT_LINES]
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out += [f"  {line}" for line in a[i1:i2]]
+        else:
+            out += [f"- {line}" for line in a[i1:i2]] + [f"+ {line}" for line in b[j1:j2]]
+    if len(out) > DIFF_MAX_OUTPUT_LINES:
+        out = [*out[:DIFF_MAX_OUTPUT_LINES], f"… ({len(out) - DIFF_MAX_OUTPUT_LINES} more lines)"]
+    return out
+
+
+@dataclass
+class ModelHistory:
+    """``%hindsight models history ID``: each change, newest first, as a line diff."""
+
+    model_id: str
+    entries: list[tuple[str, list[str]]] = field(default_factory=list)  # (when, diff lines)
+
+    def __repr__(self) -> str:
+        lines = [f"History of {self.model_id} ({len(self.entries)} changes, newest first)"]
+        for when, diff in self.entries:
+            lines += ["", f"changed {when}:", *(diff or ["  (no text change)"])]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(repr(self))}</pre>"
+
+
+class PromptContext(str):
+    """``%hindsight context``: the ``<mental_models>`` and ``<memories>`` blocks as one string."""
+
+    def __repr__(self) -> str:
+        return str(self) or NO_CONTEXT

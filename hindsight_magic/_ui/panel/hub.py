@@ -1,0 +1,228 @@
+"""The hub that keeps every open ``%hindsight panel`` of a session current.
+
+- One ``PanelHub`` per session keeps the open panels. While at least one is open, a job on the
+  session's worker thread (the *only* writer of the panels' widgets once shown) takes a cheap
+  snapshot every ``PUSH_INTERVAL_S`` and, only when it differs from what a panel shows, pushes it
+  to every such panel inside ``hold_sync`` — so updates are throttled (≤ 4/s), batched (one
+  message per changed widget) and all panels of a notebook show the same snapshot.
+- Clicks run on the kernel thread and never touch the network: they ask the worker to act
+  (``request_flush``, ``retry_failed``, the model cache's ``reload``, the memory browser's
+  search, document fetch and model refresh — ``browser.py``) or flip a flag.
+- Closing every panel (``widget.close()``) or unloading the extension stops the job: it re-submits
+  itself only while a panel is open and the session is alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+from ..._text import local_clock, plural
+from ..status import server_state
+from .browser import MemoryBrowser
+from .state import Snapshot, llm_mode, take_snapshot
+
+if TYPE_CHECKING:
+    from ..._session import HindsightSession
+
+log = logging.getLogger("hindsight_magic")
+
+PUSH_INTERVAL_S = 0.25  # at most 4 pushes per second
+HEALTH_EVERY_S = 30.0  # re-check the server (on the worker) this often while a panel is open
+
+
+class PanelView(Protocol):
+    """What the hub needs from a displayed panel (``widgets.HindsightPanel``)."""
+
+    snapshot: Snapshot
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def show(self, snapshot: Snapshot) -> None: ...
+
+
+class PanelHub:
+    """The open panels of one session and the worker job that keeps them current."""
+
+    def __init__(self, session: HindsightSession) -> None:
+        self._session_ref = weakref.ref(session)  # panels must not keep an unloaded session
+        self._lock = threading.RLock()  # guards the views and every push to them
+        self._views: list[PanelView] = []
+        self.health = "checking…"
+        self.llm = "unknown"
+        self._probed_at: float | None = None
+        self._notice = ""
+        self._last_push = float("-inf")
+        self.pushes = 0
+        self.push_times: deque[float] = deque(maxlen=1000)  # monotonic times, for tests
+        self.browser = MemoryBrowser(lambda: self._session, self.note)
+
+    @property
+    def _session(self) -> HindsightSession:
+        session = self._session_ref()
+        if session is None:
+            raise RuntimeError("the Hindsight session is gone")
+        return session
+
+    def _session_closed(self) -> bool:
+        session = self._session_ref()
+        return session is None or session.closed
+
+    # -- kernel thread ----------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The current snapshot (cheap; no network)."""
+        return take_snapshot(self._session, self.health, self.llm, self._notice, self.browser)
+
+    def attach(self, view: PanelView) -> None:
+        """Keep ``view`` current from now on (starts the worker job if needed)."""
+        with self._lock:
+            self._views.append(view)
+        self.browser.load_document()
+        self._schedule(0.0)
+
+    def detach(self, view: PanelView) -> None:
+        """Stop updating ``view`` (waits for a push in progress, never for the network)."""
+        with self._lock:
+            self._views = [v for v in self._views if v is not view]
+
+    @property
+    def views(self) -> list[PanelView]:
+        """The panels still open."""
+        with self._lock:
+            return [v for v in self._views if v.is_open]
+
+    def note(self, text: str) -> None:
+        """Show ``text`` (with the time) in every panel at the next push."""
+        self._notice = f"{local_clock()} {text}"
+        self._schedule(0.0)
+
+    def act(self, action: str, *args: str) -> None:
+        """A button was clicked: run hub method ``action`` (kernel thread, never the network)."""
+        if self._session_closed():
+            self._shutdown()  # the worker is gone, so this thread is the only writer left
+            return
+        try:
+            getattr(self, action)(*args)
+        except Exception as error:  # shown in the panel, never a traceback in a cell
+            log.debug("Hindsight: panel button failed", exc_info=True)
+            self.note(f"{action} failed: {type(error).__name__}: {error}")
+
+    def flush_now(self) -> None:
+        """Button: ask the worker to send the queue now (does not wait)."""
+        self._session.queue.request_flush()
+        self._probed_at = None  # re-check the server too
+        self.note("Flush requested.")
+
+    def retry_failed(self) -> None:
+        """Button: move refused memories back to the queue and ask for a flush."""
+        count = self._session.retry_failed()  # moves them back and requests a flush
+        self.note(f"Re-sending {plural(count, 'failed memory', 'failed memories')}.")
+
+    def refresh_models(self) -> None:
+        """Button: reload the mental models on the worker (the old ones stay shown meanwhile)."""
+        self._session.mental_models.reload(clear=False)
+        self.note("Reloading mental models.")
+
+    def toggle_autoretain(self) -> None:
+        """Button: pause or resume auto-retain (no effect while the setting is off)."""
+        session = self._session
+        if not session.settings.auto_retain:
+            self.note("Auto-retain is off: turn it on with %hindsight autoretain on.")
+            return
+        paused = session.autoretain.status(process=False).enabled
+        session.autoretain.pause(paused)
+        self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
+
+    def search(self, query: str) -> None:
+        """Search button: recall ``query`` on the worker; the results table follows."""
+        self.browser.search(query)
+        self._schedule(0.0)
+
+    def refresh_model(self, model_id: str) -> None:
+        """A model's Refresh button: the server's refresh, on the worker."""
+        self.browser.refresh_model(model_id)
+
+    def toggle_document(self) -> None:
+        """Show all of the session document, or only its beginning."""
+        self.browser.toggle_document()
+        self._schedule(0.0)
+
+    def reload_document(self) -> None:
+        """Fetch the session document again (on the worker)."""
+        self.browser.load_document()
+
+    # -- worker thread ----------------------------------------------------------------------
+
+    @property
+    def scheduled(self) -> bool:
+        """Whether the hub's next push is waiting on the worker."""
+        return self._tick in self._session.queue.scheduled()
+
+    def _schedule(self, delay_s: float) -> None:
+        self._session.queue.submit(self._tick, delay_s=delay_s)
+
+    def _tick(self) -> None:
+        """The worker job: probe the server now and then, push a changed snapshot, re-submit."""
+        if self._session_closed():
+            self._shutdown()
+            return
+        if not self.views:
+            return  # nothing shown: stop (attach starts the job again)
+        try:
+            now = time.monotonic()
+            if self._probed_at is None or now - self._probed_at >= HEALTH_EVERY_S:
+                self._probed_at = now
+                self.health = server_state(self._session)
+                self.llm = llm_mode(self._session)
+            self.browser.poll()
+            self.push()
+        except Exception:  # never let one bad snapshot stop the updates
+            log.debug("Hindsight: panel update failed", exc_info=True)
+        finally:
+            self._schedule(PUSH_INTERVAL_S)
+
+    def push(self, snapshot: Snapshot | None = None) -> bool:
+        """Show the snapshot in every open panel that shows something else (throttled)."""
+        if time.monotonic() - self._last_push < PUSH_INTERVAL_S:
+            return False
+        snapshot = snapshot or self.snapshot()  # outside the lock: clicks never wait on it
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last_push < PUSH_INTERVAL_S:
+                return False
+            stale = [v for v in self.views if v.snapshot != snapshot]
+            if not stale:
+                return False
+            for view in stale:
+                view.show(snapshot)
+            self._last_push = now
+            self.pushes += 1
+            self.push_times.append(now)
+            return True
+
+    def _shutdown(self) -> None:
+        """The session closed: show that, disable the buttons, forget the panels."""
+        with self._lock:
+            views, self._views = self.views, []
+            for view in views:
+                view.show(replace(view.snapshot, closed=True, notice="Extension unloaded."))
+
+
+_HUBS: weakref.WeakKeyDictionary[HindsightSession, PanelHub] = weakref.WeakKeyDictionary()
+_HUBS_LOCK = threading.Lock()
+
+
+def hub_for(session: HindsightSession) -> PanelHub:
+    """The session's hub (made on first use)."""
+    with _HUBS_LOCK:
+        hub = _HUBS.get(session)
+        if hub is None:
+            hub = _HUBS[session] = PanelHub(session)
+        return hub

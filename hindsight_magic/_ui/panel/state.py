@@ -1,0 +1,146 @@
+"""What a ``%hindsight panel`` shows: one immutable ``Snapshot`` of the session, or its text form.
+
+A snapshot is cheap (no network: it reuses ``status_report`` without its server check, adds
+the health and LLM mode the hub last probed, the memory browser's views and the Recent feed), so
+the hub can take one every push interval and compare it with what each panel shows. Where no
+widget can show, ``text_snapshot`` is the same report as text, with a live server check, the
+Recent list, the session document and the models' previews (no search box: ``%recall``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..._delivery.recent import RecentItem
+from ..._machine import running_server
+from ..._memory.mental_models import MentalModel
+from ..._text import local_clock
+from ..._version import __version__
+from ..display import Report
+from ..status import status_report
+from .browser import DocumentView, MemoryBrowser, SearchView
+
+if TYPE_CHECKING:
+    from ..._session import HindsightSession
+
+
+TITLE = f"Hindsight memory (hindsight_magic {__version__})"
+NO_FRONTEND = (
+    "Text snapshot: no widget front end here (the live panel needs a Jupyter kernel with "
+    "ipywidgets). Run %hindsight panel again to refresh."
+)
+
+
+SEARCH_HINT = "%recall QUERY (the live panel has a search box)"
+NOTHING_RECENT = "(nothing queued in this kernel yet)"
+TEXT_DOC_LINES = 20
+PREVIEW_CHARS = 100
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything a panel shows; equal snapshots mean nothing to send."""
+
+    report: Report  # the status sections (server, scope, queue, auto-retain, models, session)
+    models: tuple[MentalModel, ...]
+    auto: str  # "on", "paused" or "off" (the setting)
+    failed: int
+    notice: str = ""
+    closed: bool = False
+    search: SearchView = field(default_factory=SearchView)
+    document: DocumentView = field(default_factory=DocumentView)
+    recent: tuple[RecentItem, ...] = ()
+
+
+def llm_mode(session: HindsightSession) -> str:
+    """The local server's LLM provider when the session talks to it, else ``unknown``."""
+    info = running_server()  # None when no local server runs (or its state file is broken)
+    url = getattr(info, "url", None)
+    if isinstance(url, str) and url.rstrip("/") == session.api_url.rstrip("/"):
+        return str(getattr(info, "llm_provider", None) or "unknown")
+    return "unknown"
+
+
+def _with_server_rows(report: Report, health: str | None, llm: str) -> Report:
+    """Add (or set) the health and LLM rows of the report's Server section."""
+    rows = next((rows for heading, rows in report.sections if heading == "Server"), None)
+    if rows is None:
+        rows = []
+        report.sections.insert(0, ("Server", rows))
+    if health is not None and not any(label == "state" for label, _ in rows):
+        rows.insert(min(1, len(rows)), ("state", health))
+    rows.append(("llm", llm))
+    return report
+
+
+def take_snapshot(
+    session: HindsightSession,
+    health: str,
+    llm: str,
+    notice: str = "",
+    browser: MemoryBrowser | None = None,
+) -> Snapshot:
+    """A snapshot of the session (no network: reuses ``status_report`` without its check)."""
+    report = _with_server_rows(status_report(session, check_server=False), health, llm)
+    report.title = TITLE
+    cache = session.mental_models
+    auto = session.autoretain.status(process=False)
+    state = "on" if auto.enabled else ("paused" if session.settings.auto_retain else "off")
+    return Snapshot(
+        report=report,
+        models=cache.models if cache.enabled else (),
+        auto=state,
+        failed=session.queue.stats().failed,
+        notice=notice,
+        search=browser.search_view if browser else SearchView(),
+        document=browser.document_view if browser else DocumentView(),
+        recent=session.queue.feed.items(),
+    )
+
+
+def recent_rows(items: tuple[RecentItem, ...]) -> list[tuple[str, str]]:
+    """The Recent list as report rows: ``HH:MM:SS state`` → text (— why it failed)."""
+    rows = []
+    for item in items:
+        why = f" — {item.error}" if item.error else ""
+        rows.append((f"{local_clock(item.queued_at)} {item.state}", item.text + why))
+    return rows or [("", NOTHING_RECENT)]
+
+
+def document_rows(view: DocumentView) -> list[tuple[str, str]]:
+    """The session document as report rows: its id, state, then its first lines."""
+    lines = view.shown.splitlines()
+    more = len(lines) > TEXT_DOC_LINES or view.truncated
+    rows = [("id", view.document_id), ("state", view.message)]
+    rows += [("", line) for line in lines[:TEXT_DOC_LINES]]
+    return rows + ([("", "… (the live panel shows all)")] if more else [])
+
+
+def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
+    """Markdown ``text`` as one line of at most ``limit`` characters."""
+    line = " ".join((text or "").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def text_snapshot(session: HindsightSession) -> Report:
+    """``%hindsight panel`` where widgets cannot show: the status report plus the LLM mode."""
+    report = _with_server_rows(status_report(session, check_server=True), None, llm_mode(session))
+    report.title = TITLE
+    report.footer = NO_FRONTEND
+    sections = dict(report.sections)
+    models = sections.get("Mental models")
+    if models is not None and session.mental_models.enabled:
+        models += [(m.id, preview(m.content)) for m in session.mental_models.models]
+    browser = MemoryBrowser(lambda: session, lambda _text: None)
+    server_ok = dict(sections.get("Server", [])).get("state", "").startswith("ok")
+    if server_ok:  # like the server check: a few bounded requests, on demand
+        browser.check_operations()  # which sent memories are indexed by now
+    report.add("Search", [("how", SEARCH_HINT)])
+    report.add("Recent", recent_rows(session.queue.feed.items()))
+    if server_ok:
+        browser.fetch_document()
+    else:
+        browser.document_view = DocumentView(browser.document_id(), message="server not reachable")
+    report.add("Session document", document_rows(browser.document_view))
+    return report

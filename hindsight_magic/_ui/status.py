@@ -1,0 +1,89 @@
+"""``%hindsight status``: what the session knows about the server, scope, queue and models."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._api.errors import HindsightError
+from .._diagnosis import NOTEBOOK_COMMAND, server_problem
+from .._text import local_second
+from .._version import __version__
+from .display import Report
+
+if TYPE_CHECKING:
+    from .._session import HindsightSession
+
+
+def _when(stamp: float | None) -> str:
+    if stamp is None:
+        return "never"
+    return local_second(stamp)
+
+
+def server_state(session: HindsightSession) -> str:
+    """``ok (Hindsight 1.1.0)``, or why not — one short blocking check (≤ 5 s)."""
+    try:
+        version = session.client.identity().get("api_version", "?")
+        session.client.list_banks()  # /version is open even when the server wants a key
+    except HindsightError as error:
+        diagnosis = server_problem(session.client, error, NOTEBOOK_COMMAND)
+        return diagnosis.summary if diagnosis else f"error: {error}"
+    problem = server_problem(session.client, None, NOTEBOOK_COMMAND)  # e.g. data dir deleted
+    return problem.summary if problem else f"ok (Hindsight {version})"
+
+
+def status_report(session: HindsightSession, check_server: bool = True) -> Report:
+    """Server, scope, queue, auto-retain, mental models and session, as a report."""
+
+    stats = session.queue.stats()
+    report = Report(f"hindsight_magic {__version__}")
+    server = [("url", session.api_url)]
+    if check_server:
+        server.append(("state", server_state(session)))
+    server.append(("api key", "set" if session.client.has_key else "not set"))
+    report.add("Server", server)
+    scope = session.scope
+    report.add(
+        "Scope",
+        [
+            ("mode", scope.mode),
+            ("bank", scope.bank_id),
+            ("project", scope.label),
+            ("tags", ", ".join(scope.retain_tags or ()) or "(none)"),
+        ],
+    )
+    report.add(
+        "Queue",
+        [
+            ("pending", str(stats.pending)),
+            ("in flight", str(stats.in_flight)),
+            ("accepted", str(stats.accepted)),
+            ("retrying", str(stats.retrying)),
+            ("retrying at", _when(stats.retry_at) if stats.retry_at else "-"),
+            ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
+            ("last flush", _when(stats.last_flush)),
+            ("last error", stats.last_error or "-"),
+            (
+                "journal",
+                f"memory only ({stats.journal_problem}) — retrying"
+                if stats.journal_problem
+                else stats.journal or "off (memory only)",
+            ),
+        ],
+    )
+    auto = session.autoretain.status(process=check_server)
+    report.add(
+        "Auto-retain",
+        [
+            ("state", "on" if auto.enabled else "off"),
+            ("mode", f"{auto.mode}, every {auto.every} cells"),
+            ("cells counted", str(auto.counted)),
+            ("next retain in", f"{auto.until_next} cells"),
+            ("transcripts queued", str(auto.retained)),
+        ],
+    )
+    if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load
+        session.mental_models.wait_first_load()
+    report.add("Mental models", session.mental_models.status_rows())
+    report.add("Session", [("id", session.session_id), ("notebook", session.notebook or "-")])
+    return report
