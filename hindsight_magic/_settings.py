@@ -20,6 +20,7 @@ Each trait carries an ``affects`` tag (``connection``, ``scope``, ``autoretain``
 from __future__ import annotations
 
 import os
+import unicodedata
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -134,6 +135,55 @@ class Text(SettingTrait, Unicode[str, str | bytes]):
         if self.required and not value.strip():
             raise ValueError("String should have at least 1 character")
         return value.strip()
+
+
+BANK_ID_MAX_BYTES = 192  # the server's limit (UTF-8 bytes)
+# What the server refuses in a new bank id (control characters, a leading "_"), and what cannot
+# travel as one URL path segment: a separator or a query/fragment/escape character, or a segment
+# that is only dots. Checked where a bank id or prefix is set, so a bad one never reaches a send.
+_BANK_ID_RULE = (
+    "use 1-192 bytes without control characters or / \\ ? # %, not starting with '_' "
+    "and not only dots"
+)
+_NOT_IN_BANK_ID = frozenset("/\\?#%")
+
+
+def bank_id_problem(value: str) -> str | None:
+    """Why ``value`` cannot be (part of) a bank id, or None when it can."""
+    if not value or len(value.encode("utf-8")) > BANK_ID_MAX_BYTES or value != value.strip():
+        return _BANK_ID_RULE
+    if value.startswith("_") or set(value) == {"."} or not _NOT_IN_BANK_ID.isdisjoint(value):
+        return _BANK_ID_RULE
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        return _BANK_ID_RULE
+    return None
+
+
+def bank_id_part(text: str) -> str:
+    """``text`` made fit to stand inside a bank id: what the rule refuses becomes ``-`` (for the
+    project label a per-project bank ends with, which comes from a folder's name)."""
+    return "".join(
+        "-" if ch in _NOT_IN_BANK_ID or unicodedata.category(ch) == "Cc" else ch for ch in text
+    )
+
+
+class BankName(SettingTrait, Unicode[str, str | bytes]):
+    """A bank id, or a prefix of one (``required=False``: blank means none), by the rule above."""
+
+    def __init__(self, default_value: str = "", *, required: bool = False, **kwargs: Any) -> None:
+        super().__init__(default_value, **kwargs)
+        self.required = required
+
+    def convert(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError("Input should be a valid string")
+        name = value.strip()
+        if not name and not self.required:
+            return ""
+        problem = bank_id_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return name
 
 
 class Url(SettingTrait, Unicode[str | None, str | bytes | None]):
@@ -285,10 +335,10 @@ class HindsightSettings(Configurable):
     api_url = Url(
         help=f"Hindsight URL; unset: a running local server, else {FALLBACK_API_URL}."
     ).tag(config=True, affects="connection")
-    bank_id = Text("jupyter", required=True, help="Base memory bank id.").tag(
+    bank_id = BankName("jupyter", required=True, help="Base memory bank id.").tag(
         config=True, affects="scope"
     )
-    bank_prefix = Text(help="Optional prefix: bank becomes <prefix>-<bank>.").tag(
+    bank_prefix = BankName(help="Optional prefix: bank becomes <prefix>-<bank>.").tag(
         config=True, affects="scope"
     )
     scoping = Choice(SCOPE_MODES, "per-project-tagged", help="How banks/tags follow projects.").tag(

@@ -156,6 +156,16 @@ CASES = [
         "%hindsight config api_url=http://localhost:99999",
         ("Invalid api_url='http://localhost:99999'", "invalid port"),
     ),
+    Case("bank-with-slash", "%hindsight bank a/b", ("Invalid bank_id='a/b'", "/ \\ ? # %")),
+    Case("bank-climbing", "%hindsight bank ../../etc", ("Invalid bank_id='../../etc'",)),
+    Case("bank-with-query", "%hindsight bank x?y=1", ("Invalid bank_id='x?y=1'",)),
+    Case("bank-reserved-start", "%hindsight bank _meta", ("Invalid bank_id='_meta'", "'_'")),
+    Case("prefix-with-slash", "%hindsight bank --prefix a/b", ("Invalid bank_prefix='a/b'",)),
+    Case(
+        "config-bank-too-long",
+        "%hindsight config bank_id=" + "é" * 100,
+        ("Invalid bank_id=", "1-192 bytes"),
+    ),
     Case(
         "ipython-config-bad-enum",
         "%config HindsightMagics.retain_mode = 'sometimes'",
@@ -166,6 +176,12 @@ CASES = [
         "%load_ext hindsight_magic",
         ("Invalid HINDSIGHT_RECALL_BUDGET='extreme'", "'low', 'mid' or 'high'"),
         env={"HINDSIGHT_RECALL_BUDGET": "extreme"},
+    ),
+    Case(
+        "env-bad-bank",
+        "%load_ext hindsight_magic",
+        ("Invalid HINDSIGHT_BANK_ID='team/a'", "/ \\ ? # %"),
+        env={"HINDSIGHT_BANK_ID": "team/a"},
     ),
     Case(
         "env-not-a-number",

@@ -410,3 +410,32 @@ def test_blank_bank_id_is_rejected(build: Any, blank: str) -> None:
     with pytest.raises(SettingsError) as info:
         coerce_value("bank_id", blank)
     assert "bank_id" in one_line(info)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["a/b", "../../etc", "x?y=1", "a#b", "50%", "back\\slash", "_meta", "..", ".", "tab\there"],
+)
+def test_a_bank_id_that_cannot_travel_in_a_url_is_refused(build: Any, bad: str) -> None:
+    with pytest.raises(SettingsError, match=r"Invalid bank_id=.*not starting with '_'"):
+        build().set_setting("bank_id", bad)
+
+
+def test_a_bank_id_is_at_most_192_bytes(build: Any) -> None:
+    settings = build()
+    settings.set_setting("bank_id", "é" * 96)  # 192 bytes
+    with pytest.raises(SettingsError, match="1-192 bytes"):
+        settings.set_setting("bank_id", "é" * 97)
+
+
+@pytest.mark.parametrize("good", ["analytics", "team.a-b:c", "Équipe 2", "日本語"])
+def test_bank_ids_the_server_takes_are_accepted(build: Any, good: str) -> None:
+    settings = build()
+    settings.set_setting("bank_id", good)
+    settings.set_setting("bank_prefix", good)
+    assert (settings.bank_id, settings.bank_prefix) == (good, good)
+
+
+def test_a_bad_bank_id_in_the_environment_is_refused_at_load(build: Any) -> None:
+    with pytest.raises(SettingsError, match="Invalid HINDSIGHT_BANK_PREFIX='a/b'"):
+        build({"HINDSIGHT_BANK_PREFIX": "a/b"})

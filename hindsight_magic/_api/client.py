@@ -34,6 +34,13 @@ CONNECT_TIMEOUT_CAP_S = 10.0
 log = logging.getLogger("hindsight_magic")
 
 
+def path_segment(value: str) -> str:
+    """``value`` as one URL path segment: every reserved character percent-encoded (``/`` too),
+    and a segment of only dots spelled out (``%2E``), so it can never climb the path."""
+    encoded = quote(value, safe="")
+    return encoded.replace(".", "%2E") if set(value) <= {"."} else encoded
+
+
 @dataclass(frozen=True)
 class Timeouts:
     """Per-operation deadlines in seconds."""
@@ -164,10 +171,10 @@ class HindsightClient:
 
     @staticmethod
     def _bank(bank_id: str) -> str:
-        return f"{BANKS}/{quote(bank_id, safe='')}"
+        return f"{BANKS}/{path_segment(bank_id)}"
 
     def _model(self, bank_id: str, model_id: str) -> str:
-        return f"{self._bank(bank_id)}/mental-models/{quote(model_id, safe='')}"
+        return f"{self._bank(bank_id)}/mental-models/{path_segment(model_id)}"
 
     # -- server and banks -------------------------------------------------------------------
 
@@ -345,7 +352,7 @@ class HindsightClient:
         reply: dict[str, Any] | None = self._request(
             operation,
             "GET",
-            f"{self._bank(bank_id)}/{collection}/{quote(item_id, safe='')}",
+            f"{self._bank(bank_id)}/{collection}/{path_segment(item_id)}",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._settings import bank_id_part
+
 
 def _git_main_root(start: Path) -> Path | None:
     """The main checkout root of the git repository containing ``start`` (worktrees included)."""
@@ -72,6 +74,6 @@ def compute_scope(mode: str, bank_id: str, prefix: str, label: str) -> BankScope
     if mode == "global":
         return BankScope(mode, base, label)
     if mode == "per-project":
-        return BankScope(mode, f"{base}-{label}", label)
+        return BankScope(mode, f"{base}-{bank_id_part(label)}", label)
     tags = (f"project:{label}",)
     return BankScope(mode, base, label, tags, tags, "any")

@@ -120,6 +120,18 @@ def test_bank_ids_are_percent_encoded_in_paths() -> None:
     assert raw_path(rec.last) == "/v1/default/banks/a%20b%2Fc/operations/op%2F1%3Fx"
 
 
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_a_segment_of_dots_cannot_climb_the_path(dots: str) -> None:
+    client, rec = make(universal_reply)
+    client.document("bank", dots)
+    client.get_mental_model(dots, dots)
+    spelled = "%2E" * len(dots)
+    assert raw_path(rec.requests[-2]) == f"/v1/default/banks/bank/documents/{spelled}"
+    assert (
+        raw_path(rec.last).split("?")[0] == f"/v1/default/banks/{spelled}/mental-models/{spelled}"
+    )
+
+
 def test_endpoints_use_the_documented_methods_and_paths() -> None:
     client, rec = make(universal_reply)
     call_every_endpoint(client)

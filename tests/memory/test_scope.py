@@ -222,3 +222,11 @@ def test_the_process_wide_set_holds_ten_thousand_banks_then_drops_half() -> None
     assert len(banks) == 5_001
     assert not any(name in banks for name in names[:5_000])
     assert all(name in banks for name in [*names[5_000:], "bank-10000"])
+
+
+def test_a_per_project_bank_never_carries_what_a_url_path_cannot() -> None:
+    # a folder may be called anything; the tag keeps its name, the bank only what travels
+    scope = compute_scope("per-project", "jupyter", "", "q3?draft#2 50%")
+    assert scope.bank_id == "jupyter-q3-draft-2 50-"
+    tagged = compute_scope("per-project-tagged", "jupyter", "", "q3?draft#2 50%")
+    assert tagged.retain_tags == ("project:q3?draft#2 50%",)
