@@ -1,4 +1,22 @@
-"""How the extension writes for people: plurals, and every time it shows or sends.
+"""How the extension writes for people: plurals, untrusted text in each output form, and times.
+
+**Memory text is data.** What the server returns (memories, mental models, a reflect's answer,
+error details) was written by a teammate, a scraped page or an agent, so it is escaped for
+the form it is shown in, by one function per form, used by every caller:
+
+- ``plain_text``: terminals and ``__repr__``: control and bidirectional-override characters
+  (which can hide or reorder what a reader sees) become ``U+FFFD``; every other form starts
+  from it.
+- ``html_text``: HTML (tables, the panel): escaped, quotes included.
+- ``markdown_text``: ``text/markdown`` of memory text: every ASCII punctuation character
+  backslash-escaped, so it can make no link, image, HTML, heading, list or table, and bare
+  URLs, ``www.`` names and e-mail addresses broken with a zero-width space so that GitHub
+  flavoured renderers do not turn them into links.
+- ``markdown_answer``: Markdown that *is* Markdown (a reflect's answer, a mental model's
+  content): emphasis, lists and code survive, but no raw HTML, no link and no image.
+- ``prompt_text``: text placed inside the ``<memories>``/``<mental_models>`` blocks given to an
+  LLM: the blocks' tags are neutralised (``&lt;/memories&gt;``), so the text cannot close the
+  block it sits in or open another.
 
 Two clocks appear to the user: the *server's* times (ISO 8601 text, shown in UTC to the minute,
 because memories and mental models are shared across machines and time zones) and the
@@ -8,6 +26,8 @@ carries its UTC offset, so the server knows both. Stdlib only: imported by every
 
 from __future__ import annotations
 
+import html
+import re
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -15,6 +35,53 @@ from datetime import datetime, timedelta, timezone
 def plural(count: int, one: str, many: str) -> str:
     """``1 memory`` / ``3 memories``."""
     return f"{count} {one if count == 1 else many}"
+
+
+# C0/C1 controls but tab and newline, and the bidirectional embeddings, overrides and isolates
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MARKDOWN_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+# what GitHub-flavoured Markdown links by itself: scheme://, www., user@host
+_AUTOLINKS = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=[\w.+-]@)(?=[\w-]+\.\w)", re.IGNORECASE)
+_ZERO_WIDTH_SPACE = "\u200b"
+# the blocks memories and mental models travel in (and their legacy names), opening or closing
+BLOCK_NAMES = ("memories", "mental_models", "hindsight_memories", "relevant_memories")
+_BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{'|'.join(BLOCK_NAMES)})\b[^<>]*)>", re.IGNORECASE)
+# Markdown that may stay Markdown: links, images, autolinks and raw HTML are what it may not do
+_ANSWER_ESCAPES = re.compile(r"([\[\]<>\\!])")
+_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)  # fenced blocks and code spans
+
+
+def plain_text(text: str) -> str:
+    """``text`` with control and bidirectional-override characters shown as ``U+FFFD``."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _UNSAFE_CHARS.sub("\ufffd", text)
+
+
+def html_text(text: str) -> str:
+    """``text`` safe as HTML content or an attribute value."""
+    return html.escape(plain_text(text), quote=True)
+
+
+def markdown_text(text: str) -> str:
+    """``text`` that renders as itself in Markdown: no link, image, HTML or block of its own."""
+    unlinked = _AUTOLINKS.sub(_ZERO_WIDTH_SPACE, plain_text(text))
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", unlinked)
+
+
+def markdown_answer(text: str) -> str:
+    """Markdown from the server (an answer, a model's content) with its emphasis, lists and code,
+    but without raw HTML, links or images. Code is left as it is: nothing in it is rendered."""
+    parts = _CODE.split(plain_text(text))
+    for index in range(0, len(parts), 2):  # the even parts are outside code
+        unlinked = _AUTOLINKS.sub(_ZERO_WIDTH_SPACE, parts[index])
+        parts[index] = _ANSWER_ESCAPES.sub(r"\\\1", unlinked)
+    return "".join(parts)
+
+
+def prompt_text(text: str) -> str:
+    """``text`` that cannot open or close a ``<memories>``/``<mental_models>`` block."""
+    return _BLOCK_TAG.sub(r"&lt;\1&gt;", plain_text(text))
 
 
 _OFFSET_PERIOD_S = 900  # UTC offsets change only at quarter hours (DST, zone changes)

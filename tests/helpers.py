@@ -9,6 +9,7 @@ be made to give).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import socket
@@ -54,6 +55,23 @@ def one_line(text: str) -> str:
     assert len(lines) == 1, f"expected one line, got:\n{text}"
     assert "Traceback" not in text
     return lines[0]
+
+
+# -- what a Markdown or HTML output looks like once rendered ------------------------------------
+
+
+def render_markdown(markdown: str) -> str:
+    """``markdown`` rendered as a notebook front end would: raw HTML passed through and bare URLs
+    linked (GitHub-flavoured), by mistune — the renderer nbconvert uses."""
+    import mistune
+
+    return str(mistune.create_markdown(escape=False, plugins=["url", "table"])(markdown))
+
+
+def visible_text(page: str) -> str:
+    """What a reader sees of an HTML ``page``: its text, entities decoded, no zero-width spaces."""
+    text = re.sub(r"<[^>]*>", "", page)
+    return html.unescape(text).replace("\u200b", "")
 
 
 # -- waiting -----------------------------------------------------------------------------------

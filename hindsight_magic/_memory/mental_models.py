@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import HindsightClient, ensure_bank
 from .._api.errors import HindsightError
-from .._text import local_clock, plural, utc_minute_text
+from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
 from .scope import BankScope
 
 if TYPE_CHECKING:
@@ -241,10 +241,10 @@ def render_block(models: Sequence[MentalModel], budget: int) -> str:
     sections: list[str] = []
     used, truncated = 0, False
     for model in chosen:
-        header = f"# {model.name}"
+        header = f"# {prompt_text(model.name)}"
         if model.last_refreshed_at:
-            header += f" _(refreshed {model.last_refreshed_at})_"
-        body = (model.content or "").strip()
+            header += f" _(refreshed {prompt_text(model.last_refreshed_at)})_"
+        body = prompt_text((model.content or "").strip())  # written by the server's LLM
         if len(body) > per_model:
             body = body[: per_model - 1] + "…"
         section = f"{header}\n{body}"
@@ -267,7 +267,7 @@ def inventory_line(model: MentalModel) -> str:
     tags = f" [{', '.join(model.tags)}]" if model.tags else ""
     stamp = utc_minute_text(model.last_refreshed_at, " UTC")
     when = f"refreshed {stamp}" if stamp else "never refreshed"
-    return f"- {model.id}: {model.name}{tags} ({when})"
+    return plain_text(f"- {model.id}: {model.name}{tags} ({when})")
 
 
 FIRST_LOAD_WAIT_S = 1.5  # the panel or %hindsight context waits at most this for a first load

@@ -9,12 +9,20 @@ comes in with ``recalled.py`` on the first read."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, overload
 
-from .._text import plural, utc_minute, utc_minute_text
+from .._text import (
+    html_text,
+    markdown_answer,
+    markdown_text,
+    plain_text,
+    plural,
+    prompt_text,
+    utc_minute,
+    utc_minute_text,
+)
 from .provenance import SEPARATOR, memory_details, memory_line, provenance_line, provenance_of
 
 if TYPE_CHECKING:
@@ -32,9 +40,15 @@ NO_MEMORIES = "No relevant memories found."
 NO_REFLECTION = "No relevant information found to reflect on."
 
 
-def _md_escape(text: str) -> str:
-    """Text safe inside Markdown: no raw HTML, no accidental table breaks."""
-    return html.escape(text, quote=False)
+def _folded(text: str) -> str:
+    """``text`` on one line (control characters shown first, so none turns into a space)."""
+    return " ".join(plain_text(text).split())
+
+
+def _html_line(text: str) -> str:
+    """``text`` on one line, as HTML: a line break in the server's text cannot end the HTML
+    block the **Based on** list is, inside the answer's Markdown."""
+    return html_text(_folded(text))
 
 
 def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
@@ -90,7 +104,7 @@ class RecallResult(Sequence["RecalledMemory"]):
     def __repr__(self) -> str:
         if not self.memories:
             return NO_MEMORIES
-        lines = [f"- {memory_line(m, self.as_of)}" for m in self.memories]
+        lines = [f"- {plain_text(memory_line(m, self.as_of))}" for m in self.memories]
         return f"{self.headline()}\n\n" + "\n\n".join(lines)
 
     __str__ = __repr__
@@ -101,11 +115,11 @@ class RecallResult(Sequence["RecalledMemory"]):
             return ""
         lines = []
         for memory in self.memories:
-            line = f"- {memory.text}"
+            line = f"- {prompt_text(memory.text)}"
             if memory.type:
-                line += f" [{memory.type}]"
+                line += f" [{prompt_text(memory.type)}]"
             if memory.mentioned_at:
-                line += f" ({memory.mentioned_at})"
+                line += f" ({prompt_text(memory.mentioned_at)})"
             lines.append(line)
         bullets = "\n\n".join(lines)
         return (
@@ -116,11 +130,12 @@ class RecallResult(Sequence["RecalledMemory"]):
     def _repr_markdown_(self) -> str:
         if not self.memories:
             return NO_MEMORIES
-        lines = [f"- {_md_escape(memory_line(m, self.as_of))}" for m in self.memories]
-        return f"{_md_escape(self.headline())}\n\n" + "\n".join(lines)
+        # one line per memory, as in the HTML table: a blank line would end the list item
+        lines = [f"- {markdown_text(_folded(memory_line(m, self.as_of)))}" for m in self.memories]
+        return f"{markdown_text(self.headline())}\n\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        esc = html_text
         if not self.memories:
             return f"<p>{esc(NO_MEMORIES)}</p>"
         rows = []
@@ -173,12 +188,13 @@ class ReflectResult(str):
         return self
 
     def __repr__(self) -> str:
+        answer = plain_text(str(self))
         if self.based_on is None:
-            return str(self)
-        return f"{self}\n\n{sources_text(self.based_on, self.as_of)}"
+            return answer
+        return f"{answer}\n\n{sources_text(self.based_on, self.as_of)}"
 
     def _repr_markdown_(self) -> str:
-        answer = _md_escape(str(self))
+        answer = markdown_answer(str(self))
         if self.based_on is None:
             return answer
         return f"{answer}\n\n{sources_markdown(self.based_on, self.as_of)}"
@@ -232,7 +248,8 @@ def sources_text(sources: Sources, now: datetime | None = None) -> str:
     for heading, items in groups:
         lines.append(f"  {heading}:")
         for text, details in items[:SHOWN_PER_KIND]:
-            lines.append(f"    - {text} — {details}" if details else f"    - {text}")
+            line = f"{text} — {details}" if details else text
+            lines.append(f"    - {plain_text(line)}")
         if len(items) > SHOWN_PER_KIND:
             lines.append(f"    {_more(len(items))}")
     return "\n".join(lines)
@@ -240,7 +257,7 @@ def sources_text(sources: Sources, now: datetime | None = None) -> str:
 
 def sources_markdown(sources: Sources, now: datetime | None = None) -> str:
     """A collapsed ``<details>`` **Based on** block (escaped HTML, valid inside Markdown)."""
-    esc = html.escape
+    esc = _html_line
     groups = _groups(sources, now)
     if not groups:
         return f"_{esc(NOTHING)}_"

@@ -9,16 +9,10 @@ HTML and Markdown."""
 from __future__ import annotations
 
 import difflib
-import html
 from dataclasses import dataclass, field
 
 from .._memory.mental_models import MentalModel, inventory_line
-from .._text import plural, utc_minute_text
-
-
-def _md_escape(text: str) -> str:
-    """Text safe inside Markdown: no raw HTML, no accidental table breaks."""
-    return html.escape(text, quote=False)
+from .._text import html_text, markdown_answer, markdown_text, plain_text, plural, utc_minute_text
 
 
 class Message:
@@ -28,7 +22,7 @@ class Message:
         self.text = text
 
     def __repr__(self) -> str:
-        return self.text
+        return plain_text(self.text)
 
     __str__ = __repr__
 
@@ -67,12 +61,12 @@ class Report:
             lines.extend(f"  {label.ljust(width)}  {value}" for label, value in rows)
         if self.footer:
             lines.append(self.footer)
-        return "\n".join(lines)
+        return plain_text("\n".join(lines))
 
     __str__ = __repr__
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        esc = html_text
         parts = [f"<p><b>{esc(self.title)}</b></p>"]
         for heading, rows in self.sections:
             body = "".join(
@@ -95,10 +89,6 @@ DIFF_MAX_INPUT_LINES = 1000
 DIFF_MAX_OUTPUT_LINES = 200
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
 def refreshed(model: MentalModel) -> str:
     """``YYYY-MM-DD HH:MM UTC`` of the model's last refresh, or ``never``."""
     return utc_minute_text(model.last_refreshed_at, " UTC") or "never"
@@ -112,20 +102,21 @@ class ModelList:
     models: list[MentalModel]
 
     def __repr__(self) -> str:
-        return "\n".join([f"Mental Models — {self.bank_id}", *map(inventory_line, self.models)])
+        lines = [f"Mental Models — {self.bank_id}", *map(inventory_line, self.models)]
+        return plain_text("\n".join(lines))
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><td style='text-align:left'>{_esc(m.id)}</td>"
-            f"<td style='text-align:left'>{_esc(m.name)}</td>"
-            f"<td>{_esc(', '.join(m.tags))}</td>"
-            f"<td>{_esc(refreshed(m))}</td>"
+            f"<tr><td style='text-align:left'>{html_text(m.id)}</td>"
+            f"<td style='text-align:left'>{html_text(m.name)}</td>"
+            f"<td>{html_text(', '.join(m.tags))}</td>"
+            f"<td>{html_text(refreshed(m))}</td>"
             f"<td>{'yes' if m.auto_refresh else 'no'}</td>"
             f"<td>{len((m.content or '').strip())}</td></tr>"
             for m in self.models
         )
         return (
-            f"<p><b>{_esc(f'Mental Models — {self.bank_id}')}</b></p><table><thead><tr>"
+            f"<p><b>{html_text(f'Mental Models — {self.bank_id}')}</b></p><table><thead><tr>"
             "<th style='text-align:left'>id</th><th style='text-align:left'>name</th>"
             "<th>tags</th><th>refreshed</th><th>auto-refresh</th><th>chars</th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
@@ -151,13 +142,14 @@ class ModelDetail:
     def __repr__(self) -> str:
         lines = [self.model.name]
         lines += [f"  {label}: {value}" for label, value in self._fields()]
-        return "\n".join([*lines, "", (self.model.content or "").strip() or EMPTY_CONTENT])
+        content = (self.model.content or "").strip() or EMPTY_CONTENT
+        return plain_text("\n".join([*lines, "", content]))
 
     def _repr_markdown_(self) -> str:
-        lines = [f"### {_esc(self.model.name)}", ""]
-        lines += [f"- **{label}**: {_esc(value)}" for label, value in self._fields()]
+        lines = [f"### {markdown_text(self.model.name)}", ""]
+        lines += [f"- **{label}**: {markdown_text(value)}" for label, value in self._fields()]
         content = (self.model.content or "").strip()
-        return "\n".join([*lines, "", _esc(content) if content else EMPTY_CONTENT])
+        return "\n".join([*lines, "", markdown_answer(content) if content else EMPTY_CONTENT])
 
 
 def line_diff(old: str, new: str) -> list[str]:
@@ -186,10 +178,10 @@ class ModelHistory:
         lines = [f"History of {self.model_id} ({len(self.entries)} changes, newest first)"]
         for when, diff in self.entries:
             lines += ["", f"changed {when}:", *(diff or ["  (no text change)"])]
-        return "\n".join(lines)
+        return plain_text("\n".join(lines))
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(repr(self))}</pre>"
+        return f"<pre>{html_text(repr(self))}</pre>"
 
 
 class PromptContext(str):

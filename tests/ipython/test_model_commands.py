@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import FakeHindsight, one_line
+from helpers import FakeHindsight, one_line, render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory
 from hindsight_magic._ipython import subcommands as model_commands
@@ -69,9 +69,10 @@ def test_show_gives_content_and_escapes_markdown(book: Any, fake: FakeHindsight)
     assert text.startswith("Methods\n  id: m1\n  tags: project:x\n")
     assert "source query: about Methods" in text
     assert text.endswith("Use <script>x</script> **grouped** CV")
-    markdown = result._repr_markdown_()
-    assert "&lt;script&gt;x&lt;/script&gt; **grouped** CV" in markdown
-    assert "<script>" not in markdown
+    page = render_markdown(result._repr_markdown_())
+    assert "<script" not in page
+    assert "<strong>grouped</strong>" in page  # the model's Markdown still renders
+    assert "Use <script>x</script> grouped CV" in visible_text(page)
     assert out(book, "%hindsight models show blank").endswith(model_views.EMPTY_CONTENT)
     assert out(book, "%hindsight models show nope") == "Mental model not found: nope"
 

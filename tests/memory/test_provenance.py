@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory, Scores
 from hindsight_magic._memory.provenance import (
@@ -136,7 +137,7 @@ def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> N
     )
     assert repr(result).splitlines()[2] == f"- {line}"
     assert repr(result).splitlines()[4] == "- Plain fact"
-    assert f"- {line}" in result._repr_markdown_()
+    assert line in visible_text(render_markdown(result._repr_markdown_()))
     page = result._repr_html_()
     assert "<th style='text-align:left'>from</th>" in page
     assert "title='2025-01-02 12:00 UTC · /home/ana/field/fieldwork.ipynb'" in page
@@ -160,9 +161,9 @@ def test_recall_items_expose_their_provenance_as_fields() -> None:
 def test_provenance_is_escaped_in_html_and_markdown() -> None:
     memory = Memory(text="x", metadata={"notebook": "/tmp/<img src=x onerror=alert(1)>.ipynb"})
     result = RecallResult("q", [memory], "bank", NOW)
-    for page in (result._repr_html_(), result._repr_markdown_()):
+    for page in (result._repr_html_(), render_markdown(result._repr_markdown_())):
         assert "<img" not in page
-        assert "&lt;img src=x onerror=alert(1)&gt;.ipynb" in page
+        assert "<img src=x onerror=alert(1)>.ipynb" in visible_text(page)
 
 
 def test_a_real_recall_reply_is_parsed_with_its_metadata() -> None:

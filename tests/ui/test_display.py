@@ -6,6 +6,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory, Scores
 from hindsight_magic._memory.results import (
@@ -203,12 +204,11 @@ def test_reflect_result_is_a_str() -> None:
 
 def test_reflect_markdown_escapes_html() -> None:
     result = ReflectResult("Use <b>bold</b> & **markdown** <script>x</script>")
-    markdown = result._repr_markdown_()
-    assert "<b>" not in markdown
-    assert "<script>" not in markdown
-    assert "&lt;b&gt;bold&lt;/b&gt;" in markdown
-    assert "&amp;" in markdown
-    assert "**markdown**" in markdown  # Markdown itself still renders
+    page = render_markdown(result._repr_markdown_())
+    assert "<b>" not in page
+    assert "<script" not in page
+    assert "<strong>markdown</strong>" in page  # Markdown itself still renders
+    assert "Use <b>bold</b> & markdown <script>x</script>" in visible_text(page)
     assert str(result) == "Use <b>bold</b> & **markdown** <script>x</script>"
 
 
