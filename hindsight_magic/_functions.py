@@ -18,8 +18,9 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from ._capture.transcript import own_text
 from ._text import plural
 
 if TYPE_CHECKING:
@@ -184,6 +185,8 @@ def reflect(
 class FlushResult:
     """What a flush achieved: accepted now, and what still waits (and why)."""
 
+    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
+
     accepted: int
     pending: int
     retrying: int
@@ -203,7 +206,7 @@ class FlushResult:
             parts.append(f"{plural(self.pending, 'memory is', 'memories are')} still being sent.")
         if self.failed:
             parts.append(f"{plural(self.failed, 'memory', 'memories')} failed: %hindsight retry.")
-        return " ".join(parts)
+        return own_text(" ".join(parts))
 
     __str__ = __repr__
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .redact import redact
-from .transcript import CellText, format_cell, is_skipped, join_transcript
+from .transcript import CellText, format_cell, is_own_result, is_skipped, join_transcript
 
 if TYPE_CHECKING:
     from .._delivery.worker import Scheduler
@@ -78,7 +78,7 @@ def error_text(result: Any) -> str | None:
 def plain_outputs(result: Any) -> Outputs:
     """(result repr, error, None) from an ``ExecutionResult`` alone (no recorded outputs)."""
     result_text = None
-    if result.result is not None:
+    if result.result is not None and not is_own_result(result.result):
         try:
             result_text = repr(result.result)
         except Exception:

@@ -1,13 +1,30 @@
-"""Cells → transcript text: skip rules, output capture, memory-tag stripping (redaction: redact.py).
+"""Cells → transcript text: skip rules, output capture, and keeping memory from feeding on itself.
 
-Pure functions, run on the worker thread (never on the kernel's).
+The formatting functions are pure and run on the worker thread (never on the kernel's);
+redaction is ``redact.py``.
+
+**Memory never feeds on itself.** A cell that shows what the extension returned (``%recall``'s
+table, ``hm.reflect(...)``'s answer, a status report, a variable holding a recall shown later)
+would otherwise send it back to the server in the next transcript, so every recall would
+re-retain what it found. Two marks keep it out, both set by the result classes themselves:
+
+- ``OWN_RESULT``: a class attribute of every result type; a cell whose value is such an object
+  keeps its source in the transcript but not that value;
+- ``SHOWN``: the last texts those objects rendered as (``own_text``), so the same text printed
+  with ``print`` or put in an f-string is cut out of the cell's printed output and value.
+
+And the ``<memories>``/``<mental_models>`` blocks of ``%hindsight context`` and ``as_context()``
+are stripped wherever they appear, as the reference system strips them on the way in.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .redact import redact
 
@@ -25,6 +42,54 @@ RESULT_CAP = 1000
 ERROR_CAP = 500
 STREAM_CAP = 1000
 MIN_TRANSCRIPT_CHARS = 10
+
+
+OWN_RESULT = "_hindsight_result_"  # a class attribute: True on every result type of ours
+SHOWN_TEXTS = 32  # how many rendered texts are remembered …
+SHOWN_HEAD = 4096  # … by their beginning and length (a recall may be megabytes)
+
+
+def is_own_result(value: Any) -> bool:
+    """Whether ``value`` is one of the extension's own result objects."""
+    return getattr(type(value), OWN_RESULT, False) is True
+
+
+class ShownTexts:
+    """The last texts the extension's results rendered as, to cut out of a cell's outputs.
+
+    ``add`` runs on the kernel thread when a result renders (O(1)); ``strip`` on the worker.
+    """
+
+    def __init__(self, size: int = SHOWN_TEXTS, head: int = SHOWN_HEAD) -> None:
+        self._texts: deque[tuple[str, int]] = deque(maxlen=size)  # (beginning, length)
+        self._head = head
+        self._lock = threading.Lock()
+
+    def add(self, text: str) -> None:
+        """Remember ``text`` (only its beginning and length are kept)."""
+        if len(text.strip()) >= MIN_TRANSCRIPT_CHARS:
+            with self._lock:
+                self._texts.append((text[: self._head], len(text)))
+
+    def strip(self, text: str) -> str:
+        """``text`` without any remembered text in it."""
+        with self._lock:
+            shown = list(self._texts)
+        for head, length in reversed(shown):
+            start = text.find(head)
+            while start >= 0:
+                text = text[:start] + text[start + length :]
+                start = text.find(head)
+        return text
+
+
+SHOWN = ShownTexts()
+
+
+def own_text(text: str) -> str:
+    """``text``, remembered as the rendering of one of the extension's results (see above)."""
+    SHOWN.add(text)
+    return text
 
 
 def is_skipped(source: str) -> bool:
@@ -65,9 +130,11 @@ class CellText:
     stdout: str | None = None
 
 
-def _clean(text: str | None, limit: int, secrets: Iterable[str]) -> str:
+def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = True) -> str:
     if not text:
         return ""
+    if output:  # what a cell printed or returned may hold a result of ours
+        text = SHOWN.strip(text)
     text = redact(strip_memory_tags(text), secrets).strip()  # before the cap cuts a secret
     return cap(text, limit) if HAS_WORD.search(text) else ""
 
@@ -78,7 +145,7 @@ def format_cell(cell: CellText, outputs: str = "result", secrets: Iterable[str] 
     Every part is redacted (``secrets`` plus credential shapes) before it is capped.
     """
     secrets = list(secrets)
-    source = _clean(cell.source, SOURCE_CAP, secrets)
+    source = _clean(cell.source, SOURCE_CAP, secrets, output=False)
     if not source:
         return ""
     parts = [f"[cell {cell.number}]", source]

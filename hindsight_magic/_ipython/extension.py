@@ -21,6 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import Outputs, error_text, plain_outputs
+from .._capture.transcript import is_own_result
 from .._text import plural
 
 if TYPE_CHECKING:
@@ -109,8 +110,9 @@ class CellHook:
         error = error_text(result)
         result_text = None
         streams = []
+        own = is_own_result(result.result)  # a recall or status shown: never retained
         for output in kept:
-            if output.output_type == "execute_result":
+            if output.output_type == "execute_result" and not own:
                 result_text = str(output.bundle.get("text/plain", "")) or None
             elif output.output_type == "out_stream" and error is None:
                 streams.append("".join(output.bundle.get("stream", [])))

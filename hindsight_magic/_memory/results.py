@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, overload
 
+from .._capture.transcript import own_text
 from .._text import (
     html_text,
     markdown_answer,
@@ -68,6 +69,8 @@ class RecallResult(Sequence["RecalledMemory"]):
     ``.document_id``, ``.source``).
     """
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     def __init__(
         self, query: str, memories: Sequence[Memory], bank_id: str, as_of: datetime | None = None
     ) -> None:
@@ -105,7 +108,7 @@ class RecallResult(Sequence["RecalledMemory"]):
         if not self.memories:
             return NO_MEMORIES
         lines = [f"- {plain_text(memory_line(m, self.as_of))}" for m in self.memories]
-        return f"{self.headline()}\n\n" + "\n\n".join(lines)
+        return own_text(f"{self.headline()}\n\n" + "\n\n".join(lines))
 
     __str__ = __repr__
 
@@ -173,6 +176,7 @@ class ReflectResult(str):
     query: str
     based_on: Sources | None
     as_of: datetime
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
 
     def __new__(
         cls,
@@ -185,13 +189,14 @@ class ReflectResult(str):
         self.query = query
         self.based_on = based_on
         self.as_of = as_of or datetime.now(timezone.utc)
+        own_text(str(self))  # print(answer) shows the answer itself
         return self
 
     def __repr__(self) -> str:
         answer = plain_text(str(self))
         if self.based_on is None:
-            return answer
-        return f"{answer}\n\n{sources_text(self.based_on, self.as_of)}"
+            return own_text(answer)
+        return own_text(f"{answer}\n\n{sources_text(self.based_on, self.as_of)}")
 
     def _repr_markdown_(self) -> str:
         answer = markdown_answer(str(self))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from .._capture.transcript import own_text
 from .._memory.mental_models import MentalModel, inventory_line
 from .._text import html_text, markdown_answer, markdown_text, plain_text, plural, utc_minute_text
 
@@ -18,11 +19,13 @@ from .._text import html_text, markdown_answer, markdown_text, plain_text, plura
 class Message:
     """A short text outcome (one or a few lines)."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     def __init__(self, text: str) -> None:
         self.text = text
 
     def __repr__(self) -> str:
-        return plain_text(self.text)
+        return own_text(plain_text(self.text))
 
     __str__ = __repr__
 
@@ -44,6 +47,8 @@ class RetainResult(Message):
 class Report:
     """Sections of (label, value) rows, e.g. ``%hindsight status`` or ``config``."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     title: str
     sections: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
     footer: str = ""
@@ -61,7 +66,7 @@ class Report:
             lines.extend(f"  {label.ljust(width)}  {value}" for label, value in rows)
         if self.footer:
             lines.append(self.footer)
-        return plain_text("\n".join(lines))
+        return own_text(plain_text("\n".join(lines)))
 
     __str__ = __repr__
 
@@ -98,12 +103,14 @@ def refreshed(model: MentalModel) -> str:
 class ModelList:
     """``%hindsight models list``: one line per model, or a table in HTML."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     bank_id: str
     models: list[MentalModel]
 
     def __repr__(self) -> str:
         lines = [f"Mental Models — {self.bank_id}", *map(inventory_line, self.models)]
-        return plain_text("\n".join(lines))
+        return own_text(plain_text("\n".join(lines)))
 
     def _repr_html_(self) -> str:
         rows = "".join(
@@ -127,6 +134,8 @@ class ModelList:
 class ModelDetail:
     """``%hindsight models show ID``: the model's fields and its content (Markdown)."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     model: MentalModel
 
     def _fields(self) -> list[tuple[str, str]]:
@@ -143,7 +152,7 @@ class ModelDetail:
         lines = [self.model.name]
         lines += [f"  {label}: {value}" for label, value in self._fields()]
         content = (self.model.content or "").strip() or EMPTY_CONTENT
-        return plain_text("\n".join([*lines, "", content]))
+        return own_text(plain_text("\n".join([*lines, "", content])))
 
     def _repr_markdown_(self) -> str:
         lines = [f"### {markdown_text(self.model.name)}", ""]
@@ -171,6 +180,8 @@ def line_diff(old: str, new: str) -> list[str]:
 class ModelHistory:
     """``%hindsight models history ID``: each change, newest first, as a line diff."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     model_id: str
     entries: list[tuple[str, list[str]]] = field(default_factory=list)  # (when, diff lines)
 
@@ -178,7 +189,7 @@ class ModelHistory:
         lines = [f"History of {self.model_id} ({len(self.entries)} changes, newest first)"]
         for when, diff in self.entries:
             lines += ["", f"changed {when}:", *(diff or ["  (no text change)"])]
-        return plain_text("\n".join(lines))
+        return own_text(plain_text("\n".join(lines)))
 
     def _repr_html_(self) -> str:
         return f"<pre>{html_text(repr(self))}</pre>"
@@ -186,6 +197,11 @@ class ModelHistory:
 
 class PromptContext(str):
     """``%hindsight context``: the ``<mental_models>`` and ``<memories>`` blocks as one string."""
+
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
+    def __new__(cls, text: str = "") -> PromptContext:
+        return super().__new__(cls, own_text(text))
 
     def __repr__(self) -> str:
         return str(self) or NO_CONTEXT

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from hindsight_magic._capture.autoretain import plain_outputs
 from hindsight_magic._capture.redact import CREDENTIAL_SHAPES, REDACTED, redact, secret_values
 from hindsight_magic._capture.transcript import (
     ERROR_CAP,
@@ -13,8 +14,10 @@ from hindsight_magic._capture.transcript import (
     SOURCE_CAP,
     STREAM_CAP,
     CellText,
+    ShownTexts,
     cap,
     format_cell,
+    is_own_result,
     is_skipped,
     join_transcript,
     strip_memory_tags,
@@ -427,3 +430,36 @@ def test_redact_skipping_text_without_a_shape_marker_changes_nothing() -> None:
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         assert redact(text) == CREDENTIAL_SHAPES.sub(REDACTED, text), text
+
+
+# -- the extension's own results -------------------------------------------------------------
+
+
+def test_a_shown_result_is_cut_out_of_what_a_cell_printed() -> None:
+    shown = ShownTexts(size=2, head=16)
+    table = "Found 1 relevant memory:\n\n- The pump runs at 40 Hz " + "x" * 100
+    shown.add(table)
+    shown.add("short")  # under ten characters: too short to tell from the user's own text
+    printed = f"before\n{table}\nafter short"
+    assert shown.strip(printed) == "before\n\nafter short"
+    shown.add("second result text")
+    shown.add("third result text")  # the oldest is forgotten
+    assert table in shown.strip(printed)
+
+
+def test_a_cell_whose_value_is_a_result_of_ours_keeps_no_value() -> None:
+    class Ours:
+        _hindsight_result_ = True
+
+        def __repr__(self) -> str:
+            return "Found 1 relevant memory"
+
+    class Cell:
+        result = Ours()
+        error_in_exec = error_before_exec = None
+
+    assert is_own_result(Ours())
+    assert not is_own_result("Found 1 relevant memory")
+    assert plain_outputs(Cell()) == (None, None, None)
+    Cell.result = 42  # type: ignore[assignment]
+    assert plain_outputs(Cell()) == ("42", None, None)

@@ -1,0 +1,63 @@
+"""Memory never feeds on itself: what the extension returned, shown in a cell in any way, is not
+in the transcript auto-retain sends — checked on what the real server stored.
+
+A newcomer's cell ``hm.recall('pump')`` sent the recall's own text back in the next transcript
+(``[result] Found 1 relevant memory … - The pump runs at 40 Hz.``), so every recall shown
+re-retained what it found. Each way a result reaches a cell's output is one cell here: the
+Python API as the cell's value, a variable shown later, a ``print`` and an f-string, a status
+report; the cell's own source and its other output must still be retained.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers import RunningServer, wait_for
+
+pytestmark = pytest.mark.integration
+
+FACT = "The pump runs at 40 Hz on weekdays."
+
+
+def test_results_shown_in_cells_are_never_retained(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    notebook.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        scoping="global",
+        retain_outputs="all",  # printed output is retained too: the strictest case
+        retain_every_n_cells="100",  # one transcript, sent when the test says
+        mental_models="false",
+    )
+    assert notebook.run(f"%retain {FACT}").error is None
+    cells = [
+        "import hindsight_magic as hm\nhm.recall('pump')",  # the Python API, as the value
+        "r = %recall pump",  # a magic (a cell of ours alone: skipped as a whole)
+        "checked = True\nr",  # a variable shown later
+        "print(hm.recall('pump speed'))",  # the text, printed
+        "print(f\"answer: {hm.reflect('How fast is the pump?', sources=False)}\")",
+        "hm.status(check_server=False)",  # a status report
+        "print('the analysis printed this line')",  # the cell's own output: kept
+    ]
+    for source in cells:
+        cell = notebook.run(source)
+        assert cell.error is None, cell.text
+    session = notebook.magics.session
+    assert session.autoretain.process(force=True)
+    session.flush(60)
+
+    client = session.client
+
+    def stored() -> str:
+        document = client.document(bank_id, session.session_id) or {}
+        return str(document.get("original_text") or "")
+
+    text = wait_for(stored, timeout_s=60, what="the session document on the server")
+    assert "hm.recall('pump')" in text  # sources are the notebook's own work
+    assert "checked = True" in text
+    assert "the analysis printed this line" in text
+    assert 'print(f"answer: {hm.reflect(' in text
+    for ours in ("40 Hz", "Found ", "relevant memor", "mock response", "Queue:"):
+        assert ours not in text, f"{ours!r} was retained:\n{text}"
