@@ -523,7 +523,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "retain recent cells automatically: autoretain [on|off|every N|now|status]", cmd_autoretain
     ),
     "server": Subcommand(
-        "the local Hindsight server on this machine: start | stop | status | logs",
+        "the local Hindsight server on this machine: start | stop | status | logs | purge",
         cmd_server,
     ),
     "models": Subcommand(

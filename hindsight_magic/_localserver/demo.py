@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -161,7 +162,21 @@ def run(args: argparse.Namespace) -> int:
     for line in _summary(nb):
         print(line)
     print(f"Demo finished in {time.monotonic() - t_all:.1f} s")
+    print(_server_left_running(info, args.data_dir))
     return 0
+
+
+def _server_left_running(info: ServerInfo, data_dir: Path | None) -> str:
+    """The server keeps running for the user's own notebooks: where, and how to stop or purge it
+    (with the command as it was typed, e.g. ``.venv/bin/hindsight-magic``)."""
+    typed = sys.argv[0] if Path(sys.argv[0]).name == "hindsight-magic" else "hindsight-magic"
+    options = f" --data-dir {shlex.quote(str(data_dir))}" if data_dir is not None else ""
+    command = f"{shlex.quote(typed)} server"
+    return (
+        f"The local Hindsight server is still running at {info.url}, for your own notebooks.\n"
+        f"Stop it: {command} stop{options}   "
+        f"Stop it and delete all its memories: {command} purge{options}"
+    )
 
 
 def _describe_failure(nb: Any, index: int | None, exc: BaseException) -> str:

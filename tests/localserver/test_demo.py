@@ -100,6 +100,11 @@ def test_demo_runs_the_quickstart_against_the_real_server(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert f"already running at {hindsight_server.url}" in captured.out
+    # it ends by saying the server is left running, and how to stop or purge it
+    assert f"still running at {hindsight_server.url}" in captured.out.splitlines()[-2]
+    data_dir = str(hindsight_server.data_dir)
+    assert f"hindsight-magic server stop --data-dir {data_dir}" in captured.out.splitlines()[-1]
+    assert f"hindsight-magic server purge --data-dir {data_dir}" in captured.out.splitlines()[-1]
     assert (out / "quickstart.ipynb").is_file()
     assert (out / "quickstart.html").stat().st_size > 0
     assert not (out / "quickstart.kernel.log").exists()

@@ -1,0 +1,57 @@
+"""The README says what the code does: its subcommand table is ``%hindsight help``'s, and its
+settings table names every setting.
+
+``%hindsight help`` is made from ``SUBCOMMANDS``; the README is written by hand, so these tests
+keep the two in step (a newcomer once found ``server purge`` in neither and ``models reload``
+only in the help).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hindsight_magic._ipython.subcommands import SUBCOMMANDS
+from hindsight_magic._settings import HindsightSettings
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def table_after(heading: str) -> dict[str, str]:
+    """The first Markdown table after ``heading``: first cell's first word → the whole row."""
+    section = README.split(heading, 1)[1]
+    rows: dict[str, str] = {}
+    for line in section.splitlines():
+        if re.fullmatch(r"\|[-| :]*\|", line):  # the header's underline
+            continue
+        if line.startswith("|"):
+            first = line.split("|")[1].strip().strip("`")
+            rows[first.split(" ")[0]] = line
+        elif rows:
+            break
+    return rows
+
+
+def test_the_readme_lists_every_subcommand_and_no_other() -> None:
+    rows = table_after("### `%hindsight` subcommands")
+    rows.pop("subcommand", None)  # the header row
+    assert sorted(name for name in rows if name) == sorted(SUBCOMMANDS)
+
+
+def test_every_action_or_verb_the_help_names_is_in_the_readme() -> None:
+    rows = table_after("### `%hindsight` subcommands")
+    for name, row in SUBCOMMANDS.items():
+        syntax = row.summary.rsplit(":", 1)[1] if ":" in row.summary else ""
+        if not re.search(r"[|\[]", syntax):
+            continue  # a description, not the subcommand's words
+        words = re.findall(r"(?:^|\||\[)\s*([a-z][a-z-]*)", syntax.replace(name, "", 1))
+        missing = [word for word in words if word not in rows[name]]
+        assert not missing, f"%hindsight {name}: the README row lacks {missing}"
+
+
+def test_the_readme_names_every_setting() -> None:
+    rows = table_after("## Settings\n")
+    named = {word for row in rows.values() for word in re.findall(r"`([a-z_]+)`", row)}
+    named |= {f"{prefix}_timeout_ms" for prefix in ("retain", "recall")}  # written as `retain_…`
+    missing = [name for name in HindsightSettings.setting_names() if name not in named]
+    assert not missing
