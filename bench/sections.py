@@ -8,10 +8,14 @@ from .common import Stat
 from .report import Row, Section, num, stat, stat_row
 
 RAW_BAR = 1.10  # issue 13: read-after-write within 1.1× of the by-hand peer
+# issue 21: %retain within 1.5× of a no-op line magic timed in the same run (an absolute 100 µs
+# bar measured the machine more than the extension: the no-op alone took 54-213 µs here)
+RETAIN_BAR = 1.5
 
 
 def retain_rows(r: dict[str, Any]) -> Section:
     magic = Stat.from_json(r["magic"])
+    noop = Stat.from_json(r["noop"])
     client = r["client"]
     rows = [
         stat_row(
@@ -19,18 +23,25 @@ def retain_rows(r: dict[str, Any]) -> Section:
             "`%retain TEXT` via `shell.run_line_magic` (journal on, worker sending meanwhile)",
             magic,
             "µs",
-            bar="≤ 100 µs",
-            passed=magic.median <= 100,
-        )
-    ]
-    rows.append(
+        ),
         stat_row(
             "1",
             "a no-op line magic via `shell.run_line_magic`, right after each `%retain`: "
             "the floor IPython and the machine give at that moment (it also waits for the "
             "worker whenever the `%retain` before it woke it)",
-            Stat.from_json(r["noop"]),
+            noop,
             "µs",
+        ),
+    ]
+    ratio = magic.median / noop.median
+    rows.append(
+        Row(
+            "1",
+            "`%retain` median ÷ the no-op magic's median, same run (what `%retain` costs beyond "
+            "any line magic, on whatever machine this runs)",
+            f"{ratio:.2f}",
+            bar=f"≤ {RETAIN_BAR}×",
+            passed=ratio <= RETAIN_BAR,
         )
     )
     notes = [

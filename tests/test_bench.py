@@ -81,6 +81,7 @@ def check_figures(out: str) -> None:
     assert table.median("speed-up: async client median") == pytest.approx(peer / retain, rel=0.05)
     assert table.median("synchronous client median ÷") == pytest.approx(sync / retain, rel=0.05)
     assert table.stats("`httpx` POST")[0] > 0
+    assert table.median("`%retain` median ÷ the no-op") == pytest.approx(retain / floor, rel=0.05)
 
     # 2: read-after-write: both ways found every fresh fact; the ratio is of the two medians
     magic_raw, _, _, runs = table.stats("`%retain X` then `%recall X`")
