@@ -1,12 +1,13 @@
 # hindsight_magic — set-up and checks. A fresh machine needs only Python 3.10+ and make.
 #   make demo   start a local Hindsight server and run the quick-start notebook against it
 #   make test   lint + the whole test suite (it starts its own real Hindsight servers)
+#   make check  lint + the tests that need no server (the contributor's loop)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit install clean bench browser
+.PHONY: demo test check lint unit install clean bench browser
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10+ is needed"'
@@ -49,6 +50,9 @@ browser:
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -m "not integration and not browser"
+
+# The contributor's loop: lint, then every test that needs no server, kernel farm or browser.
+check: lint unit
 
 # ruff (style), mypy --strict (types), import-linter (the folders' import rules, pyproject.toml)
 lint: $(STAMP)

@@ -19,6 +19,7 @@ Each trait carries an ``affects`` tag (``connection``, ``scope``, ``autoretain``
 
 from __future__ import annotations
 
+import math
 import os
 import unicodedata
 from typing import Any
@@ -238,25 +239,16 @@ class Flag(SettingTrait, Bool[bool, bool | int]):
         return super().message(label, value, error)
 
 
-class NumberTrait(SettingTrait):
-    """Shared by ``Count`` and ``Seconds``: bounds ``min`` (inclusive) and ``above`` (exclusive)."""
-
-    minimum: float | None = None
-    above: float | None = None
-
-    def parse(self, value: Any) -> float:
-        raise NotImplementedError
-
-    def convert(self, value: Any) -> Any:
-        number = self.parse(value)
-        if self.minimum is not None and number < self.minimum:
-            raise ValueError(f"Input should be greater than or equal to {self.minimum:g}")
-        if self.above is not None and number <= self.above:
-            raise ValueError(f"Input should be greater than {self.above:g}")
-        return number
+def bounded(number: float, minimum: float | None, above: float | None) -> float:
+    """``number`` if it is within the bounds (``minimum`` inclusive, ``above`` exclusive)."""
+    if minimum is not None and number < minimum:
+        raise ValueError(f"Input should be greater than or equal to {minimum:g}")
+    if above is not None and number <= above:
+        raise ValueError(f"Input should be greater than {above:g}")
+    return number
 
 
-class Count(NumberTrait, Int[int, int]):
+class Count(SettingTrait, Int[int, int]):
     """A whole number with optional bounds."""
 
     def __init__(
@@ -265,33 +257,38 @@ class Count(NumberTrait, Int[int, int]):
         super().__init__(default_value, **kw)
         self.minimum, self.above = minimum, above
 
-    def parse(self, value: Any) -> int:
+    def convert(self, value: Any) -> int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError("Input should be a valid integer")
         try:
-            return int(value.strip()) if isinstance(value, str) else int(value)
-        except (TypeError, ValueError):
+            number = int(value.strip()) if isinstance(value, str) else int(value)
+        except (TypeError, ValueError, OverflowError):
             raise ValueError(
                 "Input should be a valid integer, unable to parse string as an integer"
             ) from None
+        return int(bounded(number, self.minimum, self.above))
 
 
-class Seconds(NumberTrait, Float[float, float]):
-    """A number of seconds (float) with optional bounds."""
+class Seconds(SettingTrait, Float[float, float]):
+    """A finite number of seconds with optional bounds (``nan`` and ``inf`` are refused: a
+    refresh interval of either would stop the worker's schedule)."""
 
     def __init__(self, default_value: float, *, above: float | None = None, **kw: Any) -> None:
         super().__init__(default_value, **kw)
         self.above = above
 
-    def parse(self, value: Any) -> float:
+    def convert(self, value: Any) -> float:
         if isinstance(value, bool):
             raise ValueError("Input should be a valid number")
         try:
-            return float(value.strip()) if isinstance(value, str) else float(value)
+            number = float(value.strip()) if isinstance(value, str) else float(value)
         except (TypeError, ValueError):
             raise ValueError(
                 "Input should be a valid number, unable to parse string as a number"
             ) from None
+        if not math.isfinite(number):
+            raise ValueError("Input should be a finite number")
+        return bounded(number, None, self.above)
 
 
 class Names(SettingTrait, List[str]):
