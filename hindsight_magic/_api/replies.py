@@ -1,22 +1,17 @@
 """Pydantic models of the items in Hindsight's recall and reflect replies (lenient: extra fields
-are ignored). The replies themselves are parsed in ``memory/recalled.py``, whose memories also
-know where they came from.
+are ignored, pydantic's default). The replies themselves are parsed in ``_memory/recalled.py``,
+whose memories also know where they came from.
 
-Imported on first use (a recall or reflect), not at extension load.
-"""
+Imported on first use (a recall or reflect), not at extension load."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class Scores(_Lenient):
+class Scores(BaseModel):
     """Ranking scores of one recalled memory."""
 
     final: float | None = None
@@ -25,7 +20,7 @@ class Scores(_Lenient):
     reranker: float | None = None
 
 
-class Memory(_Lenient):
+class Memory(BaseModel):
     """One recalled memory (also a reflect's evidence, which has the same fields but scores)."""
 
     id: str | None = None
@@ -40,7 +35,7 @@ class Memory(_Lenient):
     scores: Scores | None = None
 
 
-class ReflectMentalModel(_Lenient):
+class ReflectMentalModel(BaseModel):
     """A mental model a reflect drew on; the server sends ``text`` as ``"<name>: <content>"``."""
 
     id: str = ""
@@ -48,7 +43,7 @@ class ReflectMentalModel(_Lenient):
     context: str | None = None
 
 
-class ReflectDirective(_Lenient):
+class ReflectDirective(BaseModel):
     """A directive a reflect applied."""
 
     id: str = ""

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, model_validator
 
 from .._api.replies import Memory, ReflectDirective, ReflectMentalModel
 from .provenance import Provenance, provenance_line, provenance_of
@@ -42,11 +42,7 @@ class ModelSource(ReflectMentalModel):
         return self
 
 
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class Sources(_Reply):
+class Sources(BaseModel):
     """What a reflect's answer is based on: memories, mental models and directives."""
 
     memories: list[RecalledMemory] = []
@@ -65,11 +61,11 @@ class Sources(_Reply):
         return self.model_copy(update={"mental_models": models})
 
 
-class _Recall(_Reply):
+class _Recall(BaseModel):
     results: list[RecalledMemory] = []
 
 
-class _Reflection(_Reply):
+class _Reflection(BaseModel):
     text: str | None = None
     based_on: Sources | None = None
 
