@@ -2,9 +2,10 @@
 
 Each magic turns its line into a call of the public API (``hindsight_magic.retain`` …) on this
 kernel's session and returns what it returns. Expected failures are one line (``UsageError``
-for bad usage, ``HindsightMagicError`` for server trouble, with a hint); ``%hindsight config
-debug=true`` shows full tracebacks instead. The settings are this class's traits (inherited
-from ``HindsightSettings``): ``%config HindsightMagics.<name> = value``.
+for bad usage, ``HindsightMagicError`` for server trouble, in the session's words, with a
+hint); ``%hindsight config debug=true`` shows full tracebacks instead. The settings are this
+class's traits (inherited from ``HindsightSettings``): ``%config HindsightMagics.<name> =
+value``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from .. import _functions
 from .._api.errors import HindsightError
-from .._diagnosis import explain, probe_identity
 from .._functions import InputError
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
@@ -69,9 +69,7 @@ def user_facing(method: F) -> F:
         except HindsightError as error:
             if self.debug:
                 raise
-            session = self.session
-            known = probe_identity(session.client) if error.kind == "not_hindsight" else None
-            raise HindsightMagicError(explain(error, session.api_url, known)) from None
+            raise HindsightMagicError(self.session.explain(error)) from None
 
     return wrapper  # type: ignore[return-value]
 
