@@ -11,17 +11,13 @@ import argparse
 import functools
 import os
 import sys
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from IPython.core.error import UsageError
 
 from .. import _functions
-from .._api.client import ensure_bank
-from .._api.errors import HindsightError
 from .._diagnosis import NOTEBOOK_COMMAND
-from .._memory.mental_models import MentalModel, ensure_seeds, resolve_seeds
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
 from .._text import plural, utc_minute_text
@@ -37,6 +33,7 @@ from .._ui.display import (
 from .parsing import SubcommandParser, positive_float
 
 if TYPE_CHECKING:
+    from .._memory.mental_models import MentalModelCache
     from .._ui.doctor import DoctorReport
     from .magics import HindsightMagics
 
@@ -232,7 +229,6 @@ MODELS_USAGE = (
 )
 
 
-REFRESH_SETTLE_S = 0.5
 VERB_ARGS = {  # verb: what follows it ("<id>" required, "[<id>]" optional, "" nothing)
     "list": "",
     "show": "<id>",
@@ -276,112 +272,75 @@ def parse_models_args(args: str) -> tuple[str, str]:
     return verb, getattr(parsed, "id", None) or ""
 
 
-def _history(magics: HindsightMagics, bank: str, model_id: str) -> ModelHistory | Message:
-    client = magics.session.client
-    raw = client.get_mental_model(bank, model_id)
-    if raw is None:
-        return Message(f"Mental model not found: {model_id}")
-    entries = client.mental_model_history(bank, model_id)
-    if not entries:
-        return Message(f"No history recorded for {model_id}.")
-    newer = str(raw.get("content") or "")
-    result = ModelHistory(model_id)
-    for entry in entries:
-        previous = str(entry.get("previous_content") or "")
-        when = utc_minute_text(entry.get("changed_at"), " UTC") or "at an unknown time"
-        result.entries.append((when, line_diff(previous, newer)))
-        newer = previous
-    return result
-
-
-def _refresh(magics: HindsightMagics, bank: str, model_id: str | None) -> Message:
-    session, client = magics.session, magics.session.client
-    if model_id:
-        try:
-            client.refresh_mental_model(bank, model_id)
-        except HindsightError as error:
-            if error.kind == "http" and error.status_code == 404:
-                return Message(f"Mental model not found: {model_id}")
-            raise
-        lines = [f"Refresh queued for mental model {model_id}."]
-    else:
-        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
-        auto = [m for m in models if m.auto_refresh]
-        curated = len(models) - len(auto)
-        if not auto:
-            return Message(
-                f"No mental models opted into auto-refresh; {curated} curated model(s) left "
-                "untouched. Pass an explicit id to refresh one of them."
-            )
-        failures = []
-        for model in auto:
-            try:
-                client.refresh_mental_model(bank, model.id)
-            except Exception as error:  # one failure must not stop the others
-                failures.append(f"Refresh failed for {model.id}: {error}")
-        done = len(auto) - len(failures)
-        skipped = f"; skipped {curated} curated model(s)" if curated else ""
-        lines = [
-            f"Refresh queued for {done}/{len(auto)} auto-refresh model(s){skipped}.",
-            *failures,
-        ]
-    time.sleep(REFRESH_SETTLE_S)
-    session.mental_models.reload(clear=False)
-    return Message("\n".join(lines))
-
-
-def _seed(magics: HindsightMagics, bank: str) -> Message:
-    session = magics.session
-    seeds = resolve_seeds(session.scope)
-    if not seeds:
-        return Message(f"No built-in seeds apply to scoping={session.scope.mode}.")
-    settings = session.settings
-    ensure_bank(session.client, bank, settings.bank_mission, settings.retain_mission)
-    outcome = ensure_seeds(session.client, bank, seeds)
-    session.mental_models.reload(clear=False)
-    created, present = len(outcome.created), len(outcome.present)
-    lines = [f"Seeded {created} new mental model(s); {present} already present."]
-    lines += [f"Seed failed for {seed_id}: {message}" for seed_id, message in outcome.failed]
-    return Message("\n".join(lines))
-
-
 def cmd_models(magics: HindsightMagics, args: str) -> object:
     """List, show, refresh, seed, delete or diff the bank's mental models."""
-    session = magics.session
-    if not session.settings.mental_models:
+    models, scope = magics.session.mental_models, magics.session.scope
+    if not models.enabled:
         return Message(
             "Mental models are disabled (mental_models = false); turn them on with "
             "%hindsight config mental_models=true."
         )
     verb, model_id = parse_models_args(args)
-    bank = session.scope.bank_id
-    client = session.client
+    bank = scope.bank_id
+    missing = Message(f"Mental model not found: {model_id}")
     if verb == "list":
-        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
-        if not models:
-            return Message(f"No mental models on bank {bank}.")
-        return ModelList(bank, sorted(models, key=lambda m: m.id))
+        listed = models.list_bank()
+        return ModelList(bank, listed) if listed else Message(f"No mental models on bank {bank}.")
     if verb == "show":
-        raw = client.get_mental_model(bank, model_id)
-        if raw is None:
-            return Message(f"Mental model not found: {model_id}")
-        return ModelDetail(MentalModel.from_json(raw))
+        model = models.get(model_id)
+        return missing if model is None else ModelDetail(model)
     if verb == "refresh":
-        return _refresh(magics, bank, model_id or None)
+        return _refreshed(models, model_id) if model_id else _refreshed_auto(models)
     if verb == "seed":
-        return _seed(magics, bank)
+        seeded = models.seed()
+        if seeded is None:
+            return Message(f"No built-in seeds apply to scoping={scope.mode}.")
+        created, present = len(seeded.created), len(seeded.present)
+        lines = [f"Seeded {created} new mental model(s); {present} already present."]
+        lines += [f"Seed failed for {seed_id}: {message}" for seed_id, message in seeded.failed]
+        return Message("\n".join(lines))
     if verb == "history":
-        return _history(magics, bank, model_id)
+        return _history(models, model_id)
     if verb == "reload":
-        finished = session.mental_models.reload(clear=False).wait(session.client.timeouts.request)
-        error = session.mental_models.state.error
-        if not finished or error:
-            return Message(f"Reload failed: {error or 'the load is still running'}")
-        return Message("Mental-model cache reloaded.")
-    if not client.delete_mental_model(bank, model_id):
-        return Message(f"Mental model not found: {model_id}")
-    session.mental_models.reload(clear=False)
+        problem = models.reload_now()
+        return Message(f"Reload failed: {problem}" if problem else "Mental-model cache reloaded.")
+    if not models.delete(model_id):  # delete, remove
+        return missing
     return Message(f"Deleted mental model {model_id} from bank {bank}.")
+
+
+def _refreshed(models: MentalModelCache, model_id: str) -> Message:
+    if not models.refresh(model_id):
+        return Message(f"Mental model not found: {model_id}")
+    return Message(f"Refresh queued for mental model {model_id}.")
+
+
+def _refreshed_auto(models: MentalModelCache) -> Message:
+    outcome = models.refresh_auto()
+    queued, curated = len(outcome.queued), outcome.curated
+    if not queued and not outcome.failed:
+        return Message(
+            f"No mental models opted into auto-refresh; {curated} curated model(s) left "
+            "untouched. Pass an explicit id to refresh one of them."
+        )
+    skipped = f"; skipped {curated} curated model(s)" if curated else ""
+    total = queued + len(outcome.failed)
+    lines = [f"Refresh queued for {queued}/{total} auto-refresh model(s){skipped}."]
+    lines += [f"Refresh failed for {model_id}: {problem}" for model_id, problem in outcome.failed]
+    return Message("\n".join(lines))
+
+
+def _history(models: MentalModelCache, model_id: str) -> ModelHistory | Message:
+    changes = models.history(model_id)
+    if changes is None:
+        return Message(f"Mental model not found: {model_id}")
+    if not changes:
+        return Message(f"No history recorded for {model_id}.")
+    result = ModelHistory(model_id)
+    for change in changes:
+        when = utc_minute_text(change.changed_at, " UTC") or "at an unknown time"
+        result.entries.append((when, line_diff(change.before, change.after)))
+    return result
 
 
 def cmd_context(magics: HindsightMagics, args: str) -> PromptContext:

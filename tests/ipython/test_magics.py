@@ -332,3 +332,16 @@ def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: st
     assert len(workers()) == before
     gone = notebook.run("%retain x")
     assert "not found" in gone.text
+
+
+def test_the_ipython_layer_never_reaches_the_http_client() -> None:
+    """Magics stay thin: server operations belong to the session's parts, not to handlers."""
+    import ast
+    from pathlib import Path
+
+    import hindsight_magic._ipython as package
+
+    for path in Path(package.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in ("client", "connection"), f"{path.name}:{node.lineno}"

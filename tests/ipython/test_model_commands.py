@@ -13,6 +13,7 @@ from helpers import FakeHindsight, one_line
 
 from hindsight_magic._api.replies import Memory
 from hindsight_magic._ipython import subcommands as model_commands
+from hindsight_magic._memory import mental_models
 from hindsight_magic._memory.results import RecallResult
 from hindsight_magic._ui import display as model_views
 
@@ -25,7 +26,7 @@ def fake() -> FakeHindsight:
 @pytest.fixture
 def book(notebook: Any, dead_url: str, bank_id: str, fake: FakeHindsight, monkeypatch: Any) -> Any:
     """A loaded notebook whose session talks to ``fake`` (an empty bank, seeding already done)."""
-    monkeypatch.setattr(model_commands, "REFRESH_SETTLE_S", 0.0)
+    monkeypatch.setattr(mental_models, "REFRESH_SETTLE_S", 0.0)
     notebook.load(api_url=dead_url, bank_id=bank_id)
     session = notebook.magics.session
     session.client = fake.client()
@@ -139,7 +140,7 @@ def test_seed_failures_and_no_applicable_seeds(book: Any, fake: FakeHindsight, m
     lines = out(book, "%hindsight models seed").splitlines()
     assert lines[0] == "Seeded 0 new mental model(s); 0 already present."
     assert lines[1] == "Seed failed for user-preferences: createMentalModel failed: id taken"
-    monkeypatch.setattr(model_commands, "resolve_seeds", lambda scope: [])
+    monkeypatch.setattr(mental_models, "resolve_seeds", lambda scope: [])
     assert out(book, "%hindsight models seed") == (
         "No built-in seeds apply to scoping=per-project-tagged."
     )
