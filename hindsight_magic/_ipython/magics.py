@@ -5,7 +5,7 @@ kernel's session and returns what it returns. Expected failures are one line (``
 for bad usage, ``HindsightMagicError`` for server trouble, in the session's words, with a
 hint); ``%hindsight config debug=true`` shows full tracebacks instead. The settings are this
 class's traits (inherited from ``HindsightSettings``): ``%config HindsightMagics.<name> =
-value``.
+value``. The extension (``extension.py``) attaches it to a shell, with the cell hook.
 """
 
 from __future__ import annotations
@@ -108,12 +108,6 @@ class HindsightMagics(Magics, HindsightSettings):
                 shell.configurables.remove(self)  # Magics.__init__ added the half-built self
             raise UsageError(str(error)) from None
         self.session = HindsightSession(self, notebook=self._notebook_path)
-        self.hook = None
-        if shell is not None:
-            from .extension import CellHook
-
-            self.hook = CellHook(self.session.autoretain, shell)
-            self.hook.register()
 
     def _notebook_path(self) -> str | None:
         path = notebook_from_env()
@@ -269,14 +263,6 @@ class HindsightMagics(Magics, HindsightSettings):
         if "var" in options and self.shell is not None:
             self.shell.user_ns[options["var"]] = value
         return value
-
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def close(self) -> int:
-        """Unhook, retain the last cells, flush and stop; returns memories left undelivered."""
-        if self.hook is not None:
-            self.hook.unregister()
-        return self.session.close()
 
 
 HindsightMagics.hindsight.__doc__ = f"{HindsightMagics.hindsight.__doc__}{help_text()}"

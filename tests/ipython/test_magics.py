@@ -334,6 +334,30 @@ def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: st
     assert "not found" in gone.text
 
 
+def test_the_registry_maps_the_shell_to_its_session_while_loaded(
+    notebook: Any, dead_url: str
+) -> None:
+    from hindsight_magic._functions import SESSIONS, current_session
+    from hindsight_magic._ipython.extension import keep_question_marks
+
+    ip = notebook.ip
+    assert SESSIONS.registered(ip) is None
+    notebook.load(api_url=dead_url)
+    assert SESSIONS.registered(ip).session is notebook.magics.session
+    assert current_session() is notebook.magics.session
+    first = notebook.magics.session
+    notebook.run("%reload_ext hindsight_magic")
+    assert SESSIONS.registered(ip).session is notebook.magics.session is not first
+    assert first.closed
+    assert ip.input_transformers_cleanup.count(keep_question_marks) == 1
+    notebook.run("%unload_ext hindsight_magic")
+    assert SESSIONS.registered(ip) is None
+    assert keep_question_marks not in ip.input_transformers_cleanup
+    ip.extension_manager.loaded.discard("hindsight_magic")
+    session = current_session()  # hm.retain() in a cell: loads the extension first
+    assert SESSIONS.registered(ip).session is session is notebook.magics.session
+
+
 def test_the_ipython_layer_never_reaches_the_http_client() -> None:
     """Magics stay thin: server operations belong to the session's parts, not to handlers."""
     import ast
