@@ -1,11 +1,12 @@
 """``HindsightMagics``: ``%retain``, ``%recall``, ``%%reflect`` and ``%hindsight`` — thin wrappers.
 
 Each magic turns its line into a call of the public API (``hindsight_magic.retain`` …) on this
-kernel's session and returns what it returns. Expected failures are one line (``UsageError``
-for bad usage, ``HindsightMagicError`` for server trouble, in the session's words, with a
-hint); ``%hindsight config debug=true`` shows full tracebacks instead. The settings are this
-class's traits (inherited from ``HindsightSettings``): ``%config HindsightMagics.<name> =
-value``. The extension (``extension.py``) attaches it to a shell, with the cell hook.
+kernel's session and returns what it returns; ``%hindsight`` hands its line to the subcommands'
+table with a ``HandlerContext`` (the session, these settings, the shell). Expected failures are
+one line (``UsageError`` for bad usage, ``HindsightMagicError`` for server trouble, in the
+session's words, with a hint); ``%hindsight config debug=true`` shows full tracebacks instead.
+The settings are this class's traits (inherited from ``HindsightSettings``): ``%config
+HindsightMagics.<name> = value``. The extension (``extension.py``) attaches it to a shell.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .._session import HindsightSession, notebook_from_env
 from .._settings import BUDGETS, HindsightSettings, SettingsError
 from .._ui.display import RetainResult
 from .parsing import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
-from .subcommands import HindsightMagicError, help_text, run_subcommand
+from .subcommands import HandlerContext, HindsightMagicError, help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -256,7 +257,7 @@ class HindsightMagics(Magics, HindsightSettings):
         Subcommands (``%hindsight help`` shows the same list):
 
         """
-        return run_subcommand(self, line)
+        return run_subcommand(HandlerContext(self.session, self, self.shell), line)
 
     def _keep(self, options: dict[str, Any], value: T) -> T:
         """``--var NAME``: also store ``value`` in the user's namespace."""

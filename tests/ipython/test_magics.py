@@ -358,6 +358,27 @@ def test_the_registry_maps_the_shell_to_its_session_while_loaded(
     assert SESSIONS.registered(ip).session is session is notebook.magics.session
 
 
+def test_handlers_need_no_magics_only_a_context(tmp_path: Any, dead_url: str) -> None:
+    from hindsight_magic._ipython.subcommands import HandlerContext, run_subcommand
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    settings = HindsightSettings(api_url=dead_url, journal_path=str(tmp_path / "j.db"))
+    session = HindsightSession(settings, start_worker=False)
+    try:
+        ctx = HandlerContext(session, settings)
+        shown = run_subcommand(ctx, "config retain_context=Ana's  weekly\\review")
+        assert str(shown) == "retain_context = Ana's  weekly\\review   [%hindsight config]"
+        run_subcommand(ctx, 'config retain_context="weekly review"')
+        assert settings.retain_context == "weekly review"  # one pair of quotes removed
+        assert str(run_subcommand(ctx, "autoretain every 7")).startswith("Auto-retain on:")
+        assert settings.retain_every_n_cells == 7
+        with pytest.raises(UsageError, match=r"^Missing N\. Usage: %hindsight autoretain every N$"):
+            run_subcommand(ctx, "autoretain every")
+    finally:
+        session.close(0.1)
+
+
 def test_the_ipython_layer_never_reaches_the_http_client() -> None:
     """Magics stay thin: server operations belong to the session's parts, not to handlers."""
     import ast

@@ -12,7 +12,6 @@ import pytest
 from helpers import FakeHindsight, one_line
 
 from hindsight_magic._api.replies import Memory
-from hindsight_magic._ipython import subcommands as model_commands
 from hindsight_magic._memory import mental_models
 from hindsight_magic._memory.results import RecallResult
 from hindsight_magic._ui import display as model_views
@@ -189,18 +188,31 @@ def test_line_diff_is_capped() -> None:
     assert model_views.line_diff("a\nb", "a\nc") == ["  a", "- b", "+ c"]
 
 
+MODELS_USAGE = (
+    "Usage: %hindsight models [list | show ID | refresh [ID] | seed | delete ID | history ID "
+    "| reload]"
+)
+
+
 @pytest.mark.parametrize(
     ("line", "usage"),
     [
-        ("%hindsight models show", "Usage: %hindsight models show <id>"),
-        ("%hindsight models delete a b", "Usage: %hindsight models delete <id>"),
-        ("%hindsight models history", "Usage: %hindsight models history <id>"),
-        ("%hindsight models refresh a b", "Usage: %hindsight models refresh [<id>]"),
-        ("%hindsight models frobnicate", model_commands.MODELS_USAGE),
-        ("%hindsight models list extra", "Usage: %hindsight models list"),
-        ("%hindsight models remove", "Usage: %hindsight models remove <id>"),
-        ("%hindsight models reload --help", "Usage: %hindsight models reload"),
-        ("%hindsight context extra", "Usage: prompt = %hindsight context"),
+        ("%hindsight models show", "Missing ID. Usage: %hindsight models show ID"),
+        ("%hindsight models delete a b", "Unexpected 'b'. Usage: %hindsight models delete ID"),
+        ("%hindsight models history", "Missing ID. Usage: %hindsight models history ID"),
+        ("%hindsight models refresh a b", "Unexpected 'b'. Usage: %hindsight models refresh [ID]"),
+        (
+            "%hindsight models frobnicate",
+            "Unknown models action 'frobnicate'; actions: list, show, refresh, seed, delete, "
+            f"remove, history, reload. {MODELS_USAGE}",
+        ),
+        ("%hindsight models list extra", "Unexpected 'extra'. Usage: %hindsight models list"),
+        ("%hindsight models remove", "Missing ID. Usage: %hindsight models remove ID"),
+        (
+            "%hindsight models reload --help",
+            "Unexpected '--help'. Usage: %hindsight models reload",
+        ),
+        ("%hindsight context extra", "Unexpected 'extra'. Usage: prompt = %hindsight context"),
     ],
 )
 def test_bad_usage_is_one_line(book: Any, line: str, usage: str) -> None:
