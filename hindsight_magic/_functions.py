@@ -8,6 +8,9 @@ a line of text into a call and display what it returns. Each function uses, unle
 - elsewhere (a script, a worker process), one session for the whole process, without the cell
   hook, closed (and its queue flushed, bounded) at interpreter exit.
 
+``SESSIONS`` is the one registry of those sessions (a shell's, the process's); the extension
+registers into it, and everything that needs "the current session" asks ``current_session``.
+
 Bad input raises ``InputError`` (a ``ValueError``) with one line saying what to do; server
 trouble raises ``hindsight_magic._api.errors.HindsightError``.
 """
@@ -18,7 +21,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._capture.transcript import own_text
 from ._text import plural
@@ -29,32 +32,71 @@ if TYPE_CHECKING:
     from ._ui.display import Report, RetainResult
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
-MAGICS_CLASS = "HindsightMagics"  # its name in IPython's registry of magics
-_PROCESS: list[HindsightSession] = []
-_PROCESS_LOCK = threading.Lock()
 
 
 class InputError(ValueError):
     """Bad input to a public function; the message is one line saying what to do."""
 
 
+class ShellSession(Protocol):
+    """What the extension registers for a shell: something that holds its session."""
+
+    @property
+    def session(self) -> HindsightSession: ...
+
+
+class SessionRegistry:
+    """The one place that maps where code runs to its memory session: each IPython shell
+    where the extension is loaded (``_ipython.extension`` registers what it attached there on
+    ``%load_ext`` and removes it on unload), and the process (scripts: made on first use,
+    without the cell hook, closed at interpreter exit)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._shells: dict[int, ShellSession] = {}
+        self._process: HindsightSession | None = None
+
+    def register(self, shell: Any, attached: ShellSession) -> None:
+        """``attached`` holds ``shell``'s session from now on."""
+        with self._lock:
+            self._shells[id(shell)] = attached
+
+    def unregister(self, shell: Any) -> ShellSession | None:
+        """Forget ``shell``'s session; returns what was registered for it, if anything."""
+        with self._lock:
+            return self._shells.pop(id(shell), None)
+
+    def registered(self, shell: Any) -> ShellSession | None:
+        """What was registered for ``shell`` (None: the extension is not loaded there)."""
+        return self._shells.get(id(shell))
+
+    def process(self) -> HindsightSession:
+        """The process's session, made on first use (and again after it was closed)."""
+        with self._lock:
+            if self._process is None or self._process.closed:
+                from ._session import HindsightSession
+                from ._settings import HindsightSettings
+
+                self._process = HindsightSession(HindsightSettings())
+            return self._process
+
+
+SESSIONS = SessionRegistry()
+
+
 def current_session() -> HindsightSession:
     """The kernel's session inside IPython (loading the extension if needed), else this
     process's session (made on first use, without the cell hook)."""
     shell = _running_shell()
-    if shell is not None:  # the extension's magics, as IPython registered them
-        registry = shell.magics_manager.registry
-        if MAGICS_CLASS not in registry:
-            shell.extension_manager.load_extension("hindsight_magic")
-        session: HindsightSession = registry[MAGICS_CLASS].session
-        return session
-    with _PROCESS_LOCK:
-        if not _PROCESS or _PROCESS[0].closed:
-            from ._session import HindsightSession
-            from ._settings import HindsightSettings
-
-            _PROCESS[:] = [HindsightSession(HindsightSettings())]
-        return _PROCESS[0]
+    if shell is None:
+        return SESSIONS.process()
+    attached = SESSIONS.registered(shell)
+    if attached is None:
+        shell.extension_manager.load_extension("hindsight_magic")
+        attached = SESSIONS.registered(shell)
+    if attached is None:  # IPython thinks it loaded, yet it was unloaded behind its back
+        raise RuntimeError("hindsight_magic is not loaded here: run %reload_ext hindsight_magic")
+    return attached.session
 
 
 def _running_shell() -> Any:

@@ -37,6 +37,7 @@ from ._delivery.items import new_item
 from ._delivery.opening import open_journal
 from ._delivery.queue import RetainQueue
 from ._delivery.sender import BatchSender, own_document_id
+from ._diagnosis import explain, probe_identity
 from ._machine import resolve_api_url
 from ._memory.mental_models import MentalModelCache
 from ._memory.provenance import PYTHON_API, provenance_metadata
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ._api.client import HindsightClient
+    from ._api.errors import HindsightError
     from ._settings import HindsightSettings
     from ._ui.display import Report
 
@@ -256,6 +258,13 @@ class HindsightSession:
         prepare_read(bank_id, self.sender, self.flush, queue.take_recent, queue.feed.indexed)
 
     # -- status and lifecycle ---------------------------------------------------------------
+
+    def explain(self, error: HindsightError) -> str:
+        """``error`` as the one line the user reads: its message, what it means for this
+        session's server and what to do. A reply that was not Hindsight's is followed by an
+        identity probe (``GET /version``), to tell another server from a failing one."""
+        known = probe_identity(self.client) if error.kind == "not_hindsight" else None
+        return explain(error, self.api_url, known)
 
     def status(self, check_server: bool = True) -> Report:
         """Server, scope, queue, auto-retain, mental models and session, as a report."""

@@ -1,9 +1,11 @@
 """Loading and unloading the extension in a shell (``%load_ext``, ``%unload_ext``, ``%reload_ext``).
 
-One ``HindsightMagics`` per shell, kept in ``LOADED``; loading twice does nothing, unloading
-unhooks, retains the last cells, flushes (bounded), stops the worker and removes the magics.
+``load`` attaches an ``Attachment`` to the shell and registers it in ``_functions.SESSIONS``,
+the one map from a shell to its session (so ``hm.retain()`` in a cell finds it); loading twice
+does nothing. ``unload`` removes it from there and detaches it: unhooks, retains the last cells,
+flushes (bounded), stops the worker and removes the magics.
 
-Two things are attached to the shell besides the magics, and removed again on unload:
+Besides the magics, two things are attached to the shell, and removed again on unload:
 
 - ``CellHook``: the auto-retainer's O(1) ``post_run_cell`` (so ``%reload_ext`` leaves exactly
   one). It never prints and never raises; the worker reads the cell's outputs later through
@@ -22,11 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import Outputs, error_text, plain_outputs
 from .._capture.transcript import is_own_result
+from .._functions import SESSIONS
 from .._text import plural
+from .magics import HindsightMagics
 
 if TYPE_CHECKING:
     from .._capture.autoretain import AutoRetainer
-    from .magics import HindsightMagics
+    from .._session import HindsightSession
 
 
 MAGIC_NAMES = {
@@ -35,49 +39,62 @@ MAGIC_NAMES = {
 }
 
 
-LOADED: dict[int, HindsightMagics] = {}
-
-
-def load(ipython: Any) -> HindsightMagics:
+def load(ipython: Any) -> None:
     """Register the magics and start the kernel's memory session (once per shell)."""
-    loaded = LOADED.get(id(ipython))
-    if loaded is not None:
-        return loaded
-    from .magics import HindsightMagics
-
-    magics = HindsightMagics(shell=ipython)
-    ipython.register_magics(magics)
-    cleanup = getattr(ipython, "input_transformers_cleanup", None)
-    if cleanup is not None and keep_question_marks not in cleanup:
-        cleanup.append(keep_question_marks)
-    LOADED[id(ipython)] = magics
-    return magics
+    if SESSIONS.registered(ipython) is None:
+        SESSIONS.register(ipython, Attachment(ipython))
 
 
 def unload(ipython: Any) -> None:
     """Flush the queue, stop the worker and remove the magics."""
-    magics = LOADED.pop(id(ipython), None)
-    if magics is None:
+    attached = SESSIONS.unregister(ipython)
+    if not isinstance(attached, Attachment):
         return
-
-    cleanup = getattr(ipython, "input_transformers_cleanup", [])
-    if keep_question_marks in cleanup:
-        cleanup.remove(keep_question_marks)
-    try:
-        left = magics.close()
-    finally:
-        manager = ipython.magics_manager
-        for kind, names in MAGIC_NAMES.items():
-            for name in names:
-                bound = manager.magics[kind].get(name)
-                if getattr(bound, "__self__", None) is magics:
-                    del manager.magics[kind][name]
-        manager.registry.pop(type(magics).__name__, None)
-        if magics in ipython.configurables:
-            ipython.configurables.remove(magics)
+    left = attached.detach()
     if left:
         count = plural(left, "memory", "memories")
         print(f"hindsight_magic: {count} could not be delivered before unload.")
+
+
+class Attachment:
+    """What the extension attaches to one shell: the magics (which make the kernel's
+    session), the cell hook and the question-mark transformer."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.magics = HindsightMagics(shell=shell)  # UsageError: a bad HINDSIGHT_* variable
+        self.hook = CellHook(self.magics.session.autoretain, shell)
+        self.hook.register()
+        shell.register_magics(self.magics)
+        cleanup = getattr(shell, "input_transformers_cleanup", None)
+        if cleanup is not None and keep_question_marks not in cleanup:
+            cleanup.append(keep_question_marks)
+
+    @property
+    def session(self) -> HindsightSession:
+        """The kernel's session (the magics made it)."""
+        return self.magics.session
+
+    def detach(self) -> int:
+        """Unhook, retain the last cells, flush and stop, remove the magics; returns the
+        memories left undelivered."""
+        shell, magics = self.shell, self.magics
+        cleanup = getattr(shell, "input_transformers_cleanup", [])
+        if keep_question_marks in cleanup:
+            cleanup.remove(keep_question_marks)
+        try:
+            self.hook.unregister()
+            return magics.session.close()
+        finally:
+            manager = shell.magics_manager
+            for kind, names in MAGIC_NAMES.items():
+                for name in names:
+                    bound = manager.magics[kind].get(name)
+                    if getattr(bound, "__self__", None) is magics:
+                        del manager.magics[kind][name]
+            manager.registry.pop(type(magics).__name__, None)
+            if magics in shell.configurables:
+                shell.configurables.remove(magics)
 
 
 log = logging.getLogger("hindsight_magic")

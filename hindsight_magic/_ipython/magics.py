@@ -1,10 +1,12 @@
 """``HindsightMagics``: ``%retain``, ``%recall``, ``%%reflect`` and ``%hindsight`` — thin wrappers.
 
 Each magic turns its line into a call of the public API (``hindsight_magic.retain`` …) on this
-kernel's session and returns what it returns. Expected failures are one line (``UsageError``
-for bad usage, ``HindsightMagicError`` for server trouble, with a hint); ``%hindsight config
-debug=true`` shows full tracebacks instead. The settings are this class's traits (inherited
-from ``HindsightSettings``): ``%config HindsightMagics.<name> = value``.
+kernel's session and returns what it returns; ``%hindsight`` hands its line to the subcommands'
+table with a ``HandlerContext`` (the session, these settings, the shell). Expected failures are
+one line (``UsageError`` for bad usage, ``HindsightMagicError`` for server trouble, in the
+session's words, with a hint); ``%hindsight config debug=true`` shows full tracebacks instead.
+The settings are this class's traits (inherited from ``HindsightSettings``): ``%config
+HindsightMagics.<name> = value``. The extension (``extension.py``) attaches it to a shell.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from .. import _functions
 from .._api.errors import HindsightError
-from .._diagnosis import explain, probe_identity
 from .._functions import InputError
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
@@ -27,7 +28,7 @@ from .._session import HindsightSession, notebook_from_env
 from .._settings import BUDGETS, HindsightSettings, SettingsError
 from .._ui.display import RetainResult
 from .parsing import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
-from .subcommands import HindsightMagicError, help_text, run_subcommand
+from .subcommands import HandlerContext, HindsightMagicError, help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -69,9 +70,7 @@ def user_facing(method: F) -> F:
         except HindsightError as error:
             if self.debug:
                 raise
-            session = self.session
-            known = probe_identity(session.client) if error.kind == "not_hindsight" else None
-            raise HindsightMagicError(explain(error, session.api_url, known)) from None
+            raise HindsightMagicError(self.session.explain(error)) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -110,12 +109,6 @@ class HindsightMagics(Magics, HindsightSettings):
                 shell.configurables.remove(self)  # Magics.__init__ added the half-built self
             raise UsageError(str(error)) from None
         self.session = HindsightSession(self, notebook=self._notebook_path)
-        self.hook = None
-        if shell is not None:
-            from .extension import CellHook
-
-            self.hook = CellHook(self.session.autoretain, shell)
-            self.hook.register()
 
     def _notebook_path(self) -> str | None:
         path = notebook_from_env()
@@ -264,21 +257,13 @@ class HindsightMagics(Magics, HindsightSettings):
         Subcommands (``%hindsight help`` shows the same list):
 
         """
-        return run_subcommand(self, line)
+        return run_subcommand(HandlerContext(self.session, self, self.shell), line)
 
     def _keep(self, options: dict[str, Any], value: T) -> T:
         """``--var NAME``: also store ``value`` in the user's namespace."""
         if "var" in options and self.shell is not None:
             self.shell.user_ns[options["var"]] = value
         return value
-
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def close(self) -> int:
-        """Unhook, retain the last cells, flush and stop; returns memories left undelivered."""
-        if self.hook is not None:
-            self.hook.unregister()
-        return self.session.close()
 
 
 HindsightMagics.hindsight.__doc__ = f"{HindsightMagics.hindsight.__doc__}{help_text()}"

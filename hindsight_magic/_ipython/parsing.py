@@ -5,11 +5,13 @@
   "final")`` keeps its spacing, dashes and quotes. argparse cannot do that (it splits words and
   reads ``-3%`` as an option), so this small parser is ours. Options come first (``--name
   value``, ``--name=value``, ``--name "two words"``); ``--`` ends them.
-- ``SubcommandParser`` for ``%hindsight`` subcommands, whose arguments are words: IPython's
-  ``MagicArgumentParser`` (argparse that raises ``UsageError``).
+- ``Words`` and ``Verbs`` declare what each ``%hindsight`` subcommand takes after its name (its
+  argparse arguments, or a first word choosing among verbs, each with its own arguments); the
+  one ``SubcommandParser`` per declaration (IPython's ``MagicArgumentParser``: argparse that
+  raises ``UsageError``) is built from it when first used.
 
-Both share the converters (``positive_int``, ``tag_list`` …). Errors raise ``UsageError`` (one
-line, never ``SystemExit``)."""
+Both share the converters (``positive_int``, ``tag_list`` …). Every mistake is one
+``UsageError`` line (never ``SystemExit``); a subcommand's ends in its usage."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import argparse
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
@@ -117,41 +119,81 @@ def identifier(value: str) -> str:
     return value
 
 
+def setting_assignment(text: str) -> tuple[str, str | None]:
+    """``NAME`` → (NAME, None): show it; ``NAME=VALUE`` → (NAME, VALUE), one pair of quotes
+    around the value removed; ``NAME=`` → (NAME, ""): reset it."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        return name.strip(), None
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return name.strip(), value
+
+
 class SubcommandParser(MagicArgumentParser):
-    """An argparse parser for one ``%hindsight`` subcommand: errors are one ``UsageError`` line
-    ending in the usage, never ``SystemExit`` (IPython's ``MagicArgumentParser`` does that part).
+    """An argparse parser for one ``%hindsight`` subcommand (or one verb of it): errors are one
+    ``UsageError`` line ending in the usage, never ``SystemExit`` (IPython's
+    ``MagicArgumentParser`` does that part).
 
     Converters raise ``argparse.ArgumentTypeError`` with the problem; the message then reads
-    ``Invalid --timeout 'soon': must be a number.``
+    ``Invalid --timeout 'soon': must be a number.`` Without ``usage``, argparse writes it from
+    the arguments (``%hindsight models show ID``).
     """
 
-    def __init__(self, name: str, usage: str) -> None:
+    def __init__(self, name: str, usage: str | None = None) -> None:
         super().__init__(  # type: ignore[no-untyped-call]
-            prog=f"%hindsight {name}", usage=usage, add_help=False
+            prog=f"%hindsight {name}",
+            usage=usage,
+            add_help=False,
+            formatter_class=argparse.HelpFormatter,  # IPython's doubles the % of the usage
         )
+
+    @property
+    def usage_line(self) -> str:
+        """The usage, as the end of every error message shows it."""
+        # parse_intermixed_args sets ``usage`` to argparse's own, newline included, meanwhile
+        return (self.usage or self.format_usage().removeprefix("usage: ")).strip()
+
+    @property
+    def takes_options(self) -> bool:
+        """Whether any ``--option`` is declared (else every word is a plain word)."""
+        return any(action.option_strings for action in self._actions)
 
     def parse_line(self, args: str) -> argparse.Namespace:
         """Parse the text after the subcommand's name (shell-like quoting)."""
         try:
             words = shlex.split(args)
         except ValueError as error:
-            raise UsageError(f"{error}. Usage: {self.usage}") from None
-        return self.parse_intermixed_args(words)  # options may stand anywhere among the words
+            raise UsageError(f"{error}. Usage: {self.usage_line}") from None
+        return self.parse_words(words)
+
+    def parse_words(self, words: list[str]) -> argparse.Namespace:
+        """Parse words already split. Options may stand anywhere among the words; without
+        declared options, every word is a word, even one starting with ``-`` (a model id)."""
+        if self.takes_options:
+            return self.parse_intermixed_args(words)
+        return self.parse_args(["--", *words] if words else [])
 
     def error(self, message: str) -> NoReturn:
-        unknown = re.fullmatch(r"unrecognized arguments: (\S+).*", message)
+        unknown = re.fullmatch(r"unrecognized arguments: (?:-- )?(.+)", message)
+        missing = re.fullmatch(r"the following arguments are required: (.+)", message)
         invalid = re.fullmatch(
             r"argument (?:\S+/)?(\S+): (.+)", message
         )  # -n/--lines: the long one
-        if unknown and unknown.group(1).startswith("-"):
+        if unknown and unknown.group(1).startswith("-") and self.takes_options:
             options = [o for action in self._actions for o in action.option_strings]
             valid = ", ".join(o for o in options if o.startswith("--")) or "none"
-            message = f"Unknown option {unknown.group(1)}. Options: {valid}"
+            message = f"Unknown option {unknown.group(1).split()[0]}. Options: {valid}"
+        elif unknown:
+            message = f"Unexpected {unknown.group(1)!r}"
+        elif missing:
+            message = f"Missing {missing.group(1)}"
         elif invalid and invalid.group(2) == "expected one argument":
             message = f"{invalid.group(1)} needs a value"
         elif invalid and invalid.group(1).startswith("-"):
             message = f"Invalid {invalid.group(1)} {invalid.group(2)}"
-        raise UsageError(f"{message[:1].upper()}{message[1:]}. Usage: {self.usage}")
+        raise UsageError(f"{message[:1].upper()}{message[1:]}. Usage: {self.usage_line}")
 
 
 def argument_type(convert: Converter) -> Converter:
@@ -165,3 +207,80 @@ def argument_type(convert: Converter) -> Converter:
 
     parse.__name__ = getattr(convert, "__name__", "value")
     return parse
+
+
+class Argument(NamedTuple):
+    """One argparse argument: its names (``"id"``, or ``"-n", "--lines"``) and keywords."""
+
+    names: tuple[str, ...]
+    keywords: Mapping[str, Any]
+
+
+def arg(*names: str, **keywords: Any) -> Argument:
+    """One argument of a subcommand; a ``type`` converter's ``ValueError`` reads as
+    ``Invalid --timeout 'soon': problem.``"""
+    if "type" in keywords:
+        keywords["type"] = argument_type(keywords["type"])
+    return Argument(names, keywords)
+
+
+class Words:
+    """What a subcommand (or one of its verbs) takes after its name, declared once.
+
+    ``arguments`` are argparse's; ``usage`` ends every error (default: argparse's, from the
+    arguments' metavars). ``verbatim``: the rest of the line is one word, not shell-split, so
+    ``config retain_context=Ana's notes`` keeps its spaces, quotes and backslashes.
+    """
+
+    def __init__(self, *arguments: Argument, usage: str | None = None, verbatim: bool = False):
+        self.arguments = arguments
+        self.usage = usage
+        self.verbatim = verbatim
+        self._parsers: dict[str, SubcommandParser] = {}
+
+    def parser(self, name: str) -> SubcommandParser:
+        """The parser for subcommand ``name`` (built when first used, then kept)."""
+        parser = self._parsers.get(name)
+        if parser is None:
+            parser = SubcommandParser(name, self.usage)
+            for argument in self.arguments:
+                parser.add_argument(*argument.names, **argument.keywords)
+            self._parsers[name] = parser
+        return parser
+
+    def parse(self, name: str, text: str) -> argparse.Namespace:
+        """The arguments in ``text`` (what follows ``%hindsight name``)."""
+        parser = self.parser(name)
+        if self.verbatim:
+            return parser.parse_words([text.strip()] if text.strip() else [])
+        return parser.parse_line(text)
+
+
+class Verbs:
+    """A subcommand whose first word is a verb (``models show ID``, ``server start``), each verb
+    with its own ``Words``; no word means ``default``. ``usage`` covers every verb (for an
+    unknown one); each verb's own usage ends its other errors."""
+
+    def __init__(self, verbs: Mapping[str, Words], *, default: str, usage: str) -> None:
+        self.verbs = verbs
+        self.default = default
+        self.usage = usage
+
+    def parse(self, name: str, text: str) -> argparse.Namespace:
+        """The verb (as ``.verb``) and its arguments in ``text``."""
+        try:
+            verb, *words = shlex.split(text) or [self.default]
+        except ValueError as error:
+            raise UsageError(f"{error}. Usage: {self.usage}") from None
+        declared = self.verbs.get(verb)
+        if declared is None:
+            raise UsageError(
+                f"Unknown {name} action {verb!r}; actions: {', '.join(self.verbs)}. "
+                f"Usage: {self.usage}"
+            )
+        parsed = declared.parser(f"{name} {verb}").parse_words(words)
+        parsed.verb = verb
+        return parsed
+
+
+Declaration = Words | Verbs

@@ -1,9 +1,13 @@
-"""The ``%hindsight`` subcommands: every handler, and one table of name → (summary, handler).
+"""The ``%hindsight`` subcommands: every handler, and one table of name → (summary, handler, words).
 
 The table (``SUBCOMMANDS``, at the end) is the only list of subcommands: ``%hindsight help``, the
-``%hindsight?`` docstring and the "unknown subcommand" message are all made from it. Handlers
-that need heavier modules (the panel's widgets, the local server) import them when first run.
-Expected server trouble is ``HindsightMagicError``: one line, with a hint."""
+``%hindsight?`` docstring and the "unknown subcommand" message are all made from it, and each row
+declares the words its subcommand takes (``parsing.Words`` or ``parsing.Verbs``), so that every
+mistake is one ``UsageError`` line ending in the usage. A handler gets a ``HandlerContext`` and
+the parsed words; it asks the session's parts for data and picks the display object
+(``_ui.display``). Handlers that need heavier modules (the panel's widgets, the local server)
+import them when first run. Expected server trouble is ``HindsightMagicError``: one line, with a
+hint."""
 
 from __future__ import annotations
 
@@ -11,17 +15,14 @@ import argparse
 import functools
 import os
 import sys
-import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
 
 from .. import _functions
-from .._api.client import ensure_bank
-from .._api.errors import HindsightError
 from .._diagnosis import NOTEBOOK_COMMAND
-from .._memory.mental_models import MentalModel, ensure_seeds, resolve_seeds
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
 from .._text import plural, utc_minute_text
@@ -34,11 +35,21 @@ from .._ui.display import (
     Report,
     line_diff,
 )
-from .parsing import SubcommandParser, positive_float
+from .parsing import (
+    Argument,
+    Declaration,
+    Verbs,
+    Words,
+    arg,
+    positive_float,
+    setting_assignment,
+)
 
 if TYPE_CHECKING:
+    from .._memory.mental_models import MentalModelCache
+    from .._session import HindsightSession
+    from .._settings import HindsightSettings
     from .._ui.doctor import DoctorReport
-    from .magics import HindsightMagics
 
 
 class HindsightMagicError(Exception):
@@ -52,17 +63,36 @@ class HindsightMagicError(Exception):
         return [f"HindsightError: {self}"]
 
 
-Handler = Callable[["HindsightMagics", str], Any]
+@dataclass(frozen=True)
+class HandlerContext:
+    """What a handler works with: the kernel's ``session``, the ``settings`` it follows (the
+    magics' traits: ``set_setting``, ``source``, ``shown``, ``public_items`` …) and the IPython
+    ``shell`` (None outside one). The magics make one for each ``%hindsight`` line."""
+
+    session: HindsightSession
+    settings: HindsightSettings
+    shell: Any = None
+
+
+Handler = Callable[[HandlerContext, argparse.Namespace], Any]
 
 
 class Subcommand(NamedTuple):
-    """One row of the table."""
+    """One row of the table. ``words``: what the subcommand takes after its name, or a
+    function that declares it when first used (the local server's actions must not be imported
+    by ``%load_ext``); None: nothing (any words are ignored)."""
 
     summary: str
     handler: Handler
+    words: Declaration | Callable[[], Declaration] | None = None
+
+    def parse(self, name: str, text: str) -> argparse.Namespace:
+        """The words in ``text`` (after ``%hindsight name``), as the row declares them."""
+        words = self.words() if callable(self.words) else self.words
+        return argparse.Namespace() if words is None else words.parse(name, text)
 
 
-def cmd_help(magics: HindsightMagics, args: str) -> Report:
+def cmd_help(ctx: HandlerContext, args: argparse.Namespace) -> Report:
     """List the subcommands."""
     report = Report("%hindsight SUBCOMMAND — manage this notebook's memory session")
     report.add("", [(name, row.summary) for name, row in SUBCOMMANDS.items()])
@@ -70,117 +100,84 @@ def cmd_help(magics: HindsightMagics, args: str) -> Report:
     return report
 
 
-def cmd_status(magics: HindsightMagics, args: str) -> Report:
+def cmd_status(ctx: HandlerContext, args: argparse.Namespace) -> Report:
     """Server, scope, queue and session."""
-    return _functions.status(session=magics.session)
+    return _functions.status(session=ctx.session)
 
 
-def effective(magics: HindsightMagics, name: str) -> tuple[str, str]:
+def effective(ctx: HandlerContext, name: str) -> tuple[str, str]:
     """(value in force, where it came from) of setting ``name``; the key only as set/not set.
 
     An unset ``api_url`` shows the URL the session uses: a running local server's, or the
     default.
     """
+    settings = ctx.settings
     if name == "api_key":
-        return ("(set)" if magics.api_key else "(not set)"), magics.source(name)
-    shown, source = magics.shown(name), magics.source(name)
-    if name == "api_url" and not magics.api_url:
-        shown = magics.session.api_url
+        return ("(set)" if settings.api_key else "(not set)"), settings.source(name)
+    shown, source = settings.shown(name), settings.source(name)
+    if name == "api_url" and not settings.api_url:
+        shown = ctx.session.api_url
         source = "default" if shown == FALLBACK_API_URL else "local server"
     return shown, source
 
 
-def cmd_config(magics: HindsightMagics, args: str) -> Any:
+def cmd_config(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """Show all settings, one, or set ``NAME=VALUE`` (``NAME=`` resets to env/default)."""
-    args = args.strip()
-    if not args:
+    settings = ctx.settings
+    if args.setting is None:
         report = Report("Settings: value in force [where it came from]")
         rows = []
-        for name, _ in magics.public_items():
-            shown, source = effective(magics, name)
+        for name, _ in settings.public_items():
+            shown, source = effective(ctx, name)
             rows.append((name, f"{shown}   [{source}]"))
         report.add("", rows)
         report.footer = "Change: %hindsight config NAME=VALUE   Reset: %hindsight config NAME="
         return report
-    name, sep, value = args.partition("=")
-    name = name.strip()
+    name, value = args.setting
     if name == "api_key":  # a UsageError even with debug on: a traceback would show the key
         raise UsageError(KEY_IN_ENVIRONMENT)
-    if name not in magics.setting_names():
+    if name not in settings.setting_names():
         raise UsageError(unknown_setting_message(name))
-    if sep:
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        magics.set_setting(name, value if value else None)
-    shown, source = effective(magics, name)
+    if value is not None:
+        settings.set_setting(name, value or None)
+    shown, source = effective(ctx, name)
     return Message(f"{name} = {shown}   [{source}]")
 
 
-SCOPE_USAGE = "%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]"
-BANK_USAGE = "%hindsight bank [NAME] [--prefix P]"
-
-
-# The word-taking subcommands: usage, then (argument, argparse keywords) pairs.
-ARGUMENTS: dict[str, tuple[str, tuple[tuple[str, dict[str, Any]], ...]]] = {
-    "scope": (SCOPE_USAGE, (("mode", {"nargs": "*"}), ("--project", {}))),
-    "bank": (BANK_USAGE, (("name", {"nargs": "*"}), ("--prefix", {}))),
-    "flush": ("%hindsight flush [--timeout S]", (("--timeout", {"type": positive_float}),)),
-    "retry": ("%hindsight retry [--drop]", (("--drop", {"action": "store_true"}),)),
-}
-
-
-@functools.cache
-def _parser(name: str) -> SubcommandParser:
-    """The parser of subcommand ``name``, built from ``ARGUMENTS`` when first used."""
-    from .parsing import SubcommandParser, argument_type
-
-    usage, arguments = ARGUMENTS[name]
-    parser = SubcommandParser(name, usage)
-    for flag, keywords in arguments:
-        if "type" in keywords:
-            keywords = {**keywords, "type": argument_type(keywords["type"])}
-        parser.add_argument(flag, **keywords)
-    return parser
-
-
-def cmd_scope(magics: HindsightMagics, args: str) -> Message:
+def cmd_scope(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Show or change the scoping mode (re-reads the project from the working directory)."""
-    parsed = _parser("scope").parse_line(args)
-    session = magics.session
-    if not parsed.mode and parsed.project is None:
+    session = ctx.session
+    if not args.mode and args.project is None:
         return Message(f"Scope: {session.scope.describe()}; project {session.scope.label!r}.")
-    mode = " ".join(parsed.mode)
-    if len(parsed.mode) > 1 or (mode and mode not in SCOPE_MODES):
+    mode = " ".join(args.mode)
+    if len(args.mode) > 1 or (mode and mode not in SCOPE_MODES):
         raise UsageError(f"Invalid scope {mode!r}: use {', '.join(SCOPE_MODES)}.")
     if mode:
-        magics.set_setting("scoping", mode)
-    session.set_project((parsed.project or "").strip().lower() or project_label(os.getcwd()))
+        ctx.settings.set_setting("scoping", mode)
+    session.set_project((args.project or "").strip().lower() or project_label(os.getcwd()))
     return Message(f"Scope: {session.scope.describe()}.")
 
 
-def cmd_bank(magics: HindsightMagics, args: str) -> Message:
+def cmd_bank(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Show or change the base bank id (and prefix)."""
-    parsed = _parser("bank").parse_line(args)
-    if len(parsed.name) > 1:
+    if len(args.name) > 1:
         raise UsageError("A bank id is one word, e.g. %hindsight bank analytics")
-    if parsed.prefix is not None:
-        magics.set_setting("bank_prefix", parsed.prefix)  # "" clears it
-    if parsed.name:
-        magics.set_setting("bank_id", parsed.name[0])
-    return Message(f"Scope: {magics.session.scope.describe()}.")
+    if args.prefix is not None:
+        ctx.settings.set_setting("bank_prefix", args.prefix)  # "" clears it
+    if args.name:
+        ctx.settings.set_setting("bank_id", args.name[0])
+    return Message(f"Scope: {ctx.session.scope.describe()}.")
 
 
-def cmd_flush(magics: HindsightMagics, args: str) -> Any:
+def cmd_flush(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """Send everything queued now and report what happened."""
-    timeout = _parser("flush").parse_line(args).timeout
-    return _functions.flush(timeout, session=magics.session)
+    return _functions.flush(args.timeout, session=ctx.session)
 
 
-def cmd_retry(magics: HindsightMagics, args: str) -> Message:
+def cmd_retry(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Re-send the memories the server refused (``--drop`` discards them instead)."""
-    session = magics.session
-    if _parser("retry").parse_line(args).drop:
+    session = ctx.session
+    if args.drop:
         dropped = session.queue.drop_failed()
         return Message(f"Dropped {plural(dropped, 'failed memory', 'failed memories')}.")
     count = session.retry_failed()
@@ -190,33 +187,26 @@ def cmd_retry(magics: HindsightMagics, args: str) -> Message:
     return Message(f"Re-sent {plural(count, 'memory', 'memories')}. See %hindsight status.")
 
 
-def cmd_clear(magics: HindsightMagics, args: str) -> Message:
+def cmd_clear(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Forget local caches; memory on the server is untouched."""
-    magics.session.reader.last_recall = None
-    magics.session.take_notices()
+    ctx.session.reader.last_recall = None
+    ctx.session.take_notices()
     return Message(
         "Hindsight memory is server-side; only the local recall cache was cleared. "
         "Delete the Hindsight bank on the server to wipe upstream state."
     )
 
 
-AUTORETAIN_USAGE = "%hindsight autoretain [on|off|every N|now|status]"
-
-
-def cmd_autoretain(magics: HindsightMagics, args: str) -> Message:
+def cmd_autoretain(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Turn auto-retain on/off, set its interval, retain now, or show its counters."""
-    words = args.split()
-    action = words[0] if words else "status"
-    session = magics.session
-    if action in ("on", "off") and len(words) == 1:
-        magics.set_setting("auto_retain", action == "on")
-    elif action == "every" and len(words) == 2:
-        magics.set_setting("retain_every_n_cells", words[1])
-    elif action == "now" and len(words) == 1:
+    session = ctx.session
+    if args.verb in ("on", "off"):
+        ctx.settings.set_setting("auto_retain", args.verb == "on")
+    elif args.verb == "every":
+        ctx.settings.set_setting("retain_every_n_cells", args.n)
+    elif args.verb == "now":
         session.autoretain.process(force=True)
         session.flush()
-    elif action != "status" or len(words) > 1:
-        raise UsageError(f"Usage: {AUTORETAIN_USAGE}")
     auto = session.autoretain.status()
     state = "on" if auto.enabled else "off"
     return Message(
@@ -226,169 +216,79 @@ def cmd_autoretain(magics: HindsightMagics, args: str) -> Message:
     )
 
 
-MODELS_USAGE = (
-    "Usage: %hindsight models [list | show ID | refresh [ID] | seed | delete ID | history ID "
-    "| reload]"
-)
-
-
-REFRESH_SETTLE_S = 0.5
-VERB_ARGS = {  # verb: what follows it ("<id>" required, "[<id>]" optional, "" nothing)
-    "list": "",
-    "show": "<id>",
-    "refresh": "[<id>]",
-    "seed": "",
-    "delete": "<id>",
-    "remove": "<id>",
-    "history": "<id>",
-    "reload": "",
-}
-
-
-class _VerbParser(argparse.ArgumentParser):
-    """One verb's arguments; any mistake is a one-line ``UsageError`` (never ``SystemExit``)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"Usage: {self.usage}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise UsageError(f"Usage: {self.usage}")
-
-
-def _verb_parser(verb: str, shape: str) -> _VerbParser:
-    usage = f"%hindsight models {verb}{' ' + shape if shape else ''}"
-    parser = _VerbParser(prog=f"%hindsight models {verb}", usage=usage, add_help=False)
-    if shape:
-        parser.add_argument("id", nargs="?" if shape.startswith("[") else None)
-    return parser
-
-
-PARSERS = {verb: _verb_parser(verb, shape) for verb, shape in VERB_ARGS.items()}
-
-
-def parse_models_args(args: str) -> tuple[str, str]:
-    """``(verb, id)`` from the text after ``%hindsight models`` (``list``, ``""`` when absent)."""
-    verb, *rest = args.split() or ["list"]
-    parser = PARSERS.get(verb)
-    if parser is None:  # the usage lists the valid verbs
-        raise UsageError(MODELS_USAGE)
-    parsed = parser.parse_args(["--", *rest] if rest else [])  # "--": ids may start with "-"
-    return verb, getattr(parsed, "id", None) or ""
-
-
-def _history(magics: HindsightMagics, bank: str, model_id: str) -> ModelHistory | Message:
-    client = magics.session.client
-    raw = client.get_mental_model(bank, model_id)
-    if raw is None:
-        return Message(f"Mental model not found: {model_id}")
-    entries = client.mental_model_history(bank, model_id)
-    if not entries:
-        return Message(f"No history recorded for {model_id}.")
-    newer = str(raw.get("content") or "")
-    result = ModelHistory(model_id)
-    for entry in entries:
-        previous = str(entry.get("previous_content") or "")
-        when = utc_minute_text(entry.get("changed_at"), " UTC") or "at an unknown time"
-        result.entries.append((when, line_diff(previous, newer)))
-        newer = previous
-    return result
-
-
-def _refresh(magics: HindsightMagics, bank: str, model_id: str | None) -> Message:
-    session, client = magics.session, magics.session.client
-    if model_id:
-        try:
-            client.refresh_mental_model(bank, model_id)
-        except HindsightError as error:
-            if error.kind == "http" and error.status_code == 404:
-                return Message(f"Mental model not found: {model_id}")
-            raise
-        lines = [f"Refresh queued for mental model {model_id}."]
-    else:
-        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
-        auto = [m for m in models if m.auto_refresh]
-        curated = len(models) - len(auto)
-        if not auto:
-            return Message(
-                f"No mental models opted into auto-refresh; {curated} curated model(s) left "
-                "untouched. Pass an explicit id to refresh one of them."
-            )
-        failures = []
-        for model in auto:
-            try:
-                client.refresh_mental_model(bank, model.id)
-            except Exception as error:  # one failure must not stop the others
-                failures.append(f"Refresh failed for {model.id}: {error}")
-        done = len(auto) - len(failures)
-        skipped = f"; skipped {curated} curated model(s)" if curated else ""
-        lines = [
-            f"Refresh queued for {done}/{len(auto)} auto-refresh model(s){skipped}.",
-            *failures,
-        ]
-    time.sleep(REFRESH_SETTLE_S)
-    session.mental_models.reload(clear=False)
-    return Message("\n".join(lines))
-
-
-def _seed(magics: HindsightMagics, bank: str) -> Message:
-    session = magics.session
-    seeds = resolve_seeds(session.scope)
-    if not seeds:
-        return Message(f"No built-in seeds apply to scoping={session.scope.mode}.")
-    settings = session.settings
-    ensure_bank(session.client, bank, settings.bank_mission, settings.retain_mission)
-    outcome = ensure_seeds(session.client, bank, seeds)
-    session.mental_models.reload(clear=False)
-    created, present = len(outcome.created), len(outcome.present)
-    lines = [f"Seeded {created} new mental model(s); {present} already present."]
-    lines += [f"Seed failed for {seed_id}: {message}" for seed_id, message in outcome.failed]
-    return Message("\n".join(lines))
-
-
-def cmd_models(magics: HindsightMagics, args: str) -> object:
+def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
     """List, show, refresh, seed, delete or diff the bank's mental models."""
-    session = magics.session
-    if not session.settings.mental_models:
+    models, scope = ctx.session.mental_models, ctx.session.scope
+    if not models.enabled:
         return Message(
             "Mental models are disabled (mental_models = false); turn them on with "
             "%hindsight config mental_models=true."
         )
-    verb, model_id = parse_models_args(args)
-    bank = session.scope.bank_id
-    client = session.client
+    verb, model_id, bank = args.verb, getattr(args, "id", None) or "", scope.bank_id
+    missing = Message(f"Mental model not found: {model_id}")
     if verb == "list":
-        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
-        if not models:
-            return Message(f"No mental models on bank {bank}.")
-        return ModelList(bank, sorted(models, key=lambda m: m.id))
+        listed = models.list_bank()
+        return ModelList(bank, listed) if listed else Message(f"No mental models on bank {bank}.")
     if verb == "show":
-        raw = client.get_mental_model(bank, model_id)
-        if raw is None:
-            return Message(f"Mental model not found: {model_id}")
-        return ModelDetail(MentalModel.from_json(raw))
+        model = models.get(model_id)
+        return missing if model is None else ModelDetail(model)
     if verb == "refresh":
-        return _refresh(magics, bank, model_id or None)
+        return _refreshed(models, model_id) if model_id else _refreshed_auto(models)
     if verb == "seed":
-        return _seed(magics, bank)
+        seeded = models.seed()
+        if seeded is None:
+            return Message(f"No built-in seeds apply to scoping={scope.mode}.")
+        created, present = len(seeded.created), len(seeded.present)
+        lines = [f"Seeded {created} new mental model(s); {present} already present."]
+        lines += [f"Seed failed for {seed_id}: {message}" for seed_id, message in seeded.failed]
+        return Message("\n".join(lines))
     if verb == "history":
-        return _history(magics, bank, model_id)
+        return _history(models, model_id)
     if verb == "reload":
-        finished = session.mental_models.reload(clear=False).wait(session.client.timeouts.request)
-        error = session.mental_models.state.error
-        if not finished or error:
-            return Message(f"Reload failed: {error or 'the load is still running'}")
-        return Message("Mental-model cache reloaded.")
-    if not client.delete_mental_model(bank, model_id):
-        return Message(f"Mental model not found: {model_id}")
-    session.mental_models.reload(clear=False)
+        problem = models.reload_now()
+        return Message(f"Reload failed: {problem}" if problem else "Mental-model cache reloaded.")
+    if not models.delete(model_id):  # delete, remove
+        return missing
     return Message(f"Deleted mental model {model_id} from bank {bank}.")
 
 
-def cmd_context(magics: HindsightMagics, args: str) -> PromptContext:
+def _refreshed(models: MentalModelCache, model_id: str) -> Message:
+    if not models.refresh(model_id):
+        return Message(f"Mental model not found: {model_id}")
+    return Message(f"Refresh queued for mental model {model_id}.")
+
+
+def _refreshed_auto(models: MentalModelCache) -> Message:
+    outcome = models.refresh_auto()
+    queued, curated = len(outcome.queued), outcome.curated
+    if not queued and not outcome.failed:
+        return Message(
+            f"No mental models opted into auto-refresh; {curated} curated model(s) left "
+            "untouched. Pass an explicit id to refresh one of them."
+        )
+    skipped = f"; skipped {curated} curated model(s)" if curated else ""
+    total = queued + len(outcome.failed)
+    lines = [f"Refresh queued for {queued}/{total} auto-refresh model(s){skipped}."]
+    lines += [f"Refresh failed for {model_id}: {problem}" for model_id, problem in outcome.failed]
+    return Message("\n".join(lines))
+
+
+def _history(models: MentalModelCache, model_id: str) -> ModelHistory | Message:
+    changes = models.history(model_id)
+    if changes is None:
+        return Message(f"Mental model not found: {model_id}")
+    if not changes:
+        return Message(f"No history recorded for {model_id}.")
+    result = ModelHistory(model_id)
+    for change in changes:
+        when = utc_minute_text(change.changed_at, " UTC") or "at an unknown time"
+        result.entries.append((when, line_diff(change.before, change.after)))
+    return result
+
+
+def cmd_context(ctx: HandlerContext, args: argparse.Namespace) -> PromptContext:
     """The ``<mental_models>`` block and the last ``<memories>`` block, for an LLM prompt."""
-    if args.strip():
-        raise UsageError("Usage: prompt = %hindsight context")
-    session = magics.session
+    session = ctx.session
     session.mental_models.wait_first_load()
     parts = [session.mental_models.block()]
     last_recall = session.reader.last_recall
@@ -400,30 +300,34 @@ def cmd_context(magics: HindsightMagics, args: str) -> PromptContext:
 COMMAND = "%hindsight server"
 
 
-def parse_server_line(line: str) -> tuple[str, argparse.Namespace]:
-    """``ACTION [options]`` → (action, options) by the actions table; bare means ``status``."""
+@functools.cache
+def server_words() -> Verbs:
+    """``%hindsight server ACTION [options]``, from the local server's table of actions (the
+    one the command line uses too), imported when first used."""
     from .._localserver import actions
 
-    name, _, rest = line.strip().partition(" ")
-    name = name or actions.DEFAULT_ACTION
-    if name not in actions.NAMES:
-        raise UsageError(
-            f"Unknown server action {name!r}; actions: {', '.join(actions.NAMES)}. "
-            f"Usage: {actions.usage(COMMAND)}"
-        )
-    action = actions.ACTIONS[actions.NAMES.index(name)]
     data_dir = actions.DATA_DIR
-    usage = f"{COMMAND} {action.usage()} [{data_dir.flags[0]} {data_dir.metavar}]"
-    parser = SubcommandParser(f"server {name}", usage)
-    actions.add_options(parser, action)
-    return name, parser.parse_line(rest)
+    verbs = {}
+    for action in actions.ACTIONS:
+        arguments = [
+            Argument(option.flags, {"action": "store_true"})
+            if option.type is bool
+            else Argument(
+                option.flags,
+                {"type": option.type, "default": option.default, "metavar": option.metavar},
+            )
+            for option in (*action.options, data_dir)
+        ]
+        usage = f"{COMMAND} {action.usage()} [{data_dir.flags[0]} {data_dir.metavar}]"
+        verbs[action.name] = Words(*arguments, usage=usage)
+    return Verbs(verbs, default=actions.DEFAULT_ACTION, usage=actions.usage(COMMAND))
 
 
-def cmd_server(magics: HindsightMagics, args: str) -> Any:
+def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """Start, stop or inspect the local Hindsight server on this machine."""
     from .._localserver import ServerError, actions
 
-    action, options = parse_server_line(args)
+    action, options = args.verb, args
     if action == "start":
         print("Starting the local Hindsight server (about 15 s the first time)…", file=sys.stderr)
         try:
@@ -434,7 +338,7 @@ def cmd_server(magics: HindsightMagics, args: str) -> Any:
             if error.log_tail:
                 print(error.log_tail, file=sys.stderr)
             raise HindsightMagicError(str(error)) from None
-        magics.set_setting("api_url", info.url)
+        ctx.settings.set_setting("api_url", info.url)
         return Message(f"{text}\nThis session now uses it.")
     if action == "stop":
         return Message(actions.stop(options.data_dir))
@@ -461,15 +365,13 @@ def widget_frontend(shell: Any) -> bool:
     return True
 
 
-def cmd_panel(magics: HindsightMagics, args: str) -> Any:
+def cmd_panel(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """``%hindsight panel``: the live panel, or a text snapshot where widgets cannot show."""
-    if args.strip():
-        raise UsageError("Usage: %hindsight panel")
     from .._ui.panel.hub import hub_for
     from .._ui.panel.state import text_snapshot
 
-    session = magics.session
-    if not widget_frontend(magics.shell):
+    session = ctx.session
+    if not widget_frontend(ctx.shell):
         return text_snapshot(session)
     from .._ui.panel.widgets import HindsightPanel
 
@@ -480,11 +382,9 @@ def cmd_panel(magics: HindsightMagics, args: str) -> Any:
     return panel
 
 
-def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
+def cmd_doctor(ctx: HandlerContext, args: argparse.Namespace) -> DoctorReport:
     """``%hindsight doctor``: the checks for this session's server, key, bank and journal."""
-    if args.strip():
-        raise UsageError("Usage: %hindsight doctor")
-    session = magics.session
+    session = ctx.session
     settings = session.settings
     from .._ui.doctor import run_checks
 
@@ -493,10 +393,13 @@ def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
         settings.key(),
         session.scope.bank_id,
         settings.journal_path,
-        shell=magics.shell,
+        shell=ctx.shell,
         command=NOTEBOOK_COMMAND,
     )
 
+
+MODEL_ID = arg("id", metavar="ID")
+OPTIONAL_MODEL_ID = arg("id", nargs="?", metavar="ID")
 
 SUBCOMMANDS: dict[str, Subcommand] = {
     "help": Subcommand("this list", cmd_help),
@@ -504,44 +407,93 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "config": Subcommand(
         "settings in force and where each came from; config [NAME[=VALUE]] (NAME= resets)",
         cmd_config,
+        Words(
+            arg("setting", nargs="?", type=setting_assignment),
+            usage="%hindsight config [NAME[=VALUE]]",
+            verbatim=True,
+        ),
     ),
     "scope": Subcommand(
         "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
         cmd_scope,
+        Words(
+            arg("mode", nargs="*"),
+            arg("--project"),
+            usage="%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]",
+        ),
     ),
-    "bank": Subcommand("show or change the base bank: bank [NAME] [--prefix P]", cmd_bank),
+    "bank": Subcommand(
+        "show or change the base bank: bank [NAME] [--prefix P]",
+        cmd_bank,
+        Words(arg("name", nargs="*"), arg("--prefix"), usage="%hindsight bank [NAME] [--prefix P]"),
+    ),
     "flush": Subcommand(
-        "send queued memories now and wait (bounded): flush [--timeout S]", cmd_flush
+        "send queued memories now and wait (bounded): flush [--timeout S]",
+        cmd_flush,
+        Words(arg("--timeout", type=positive_float), usage="%hindsight flush [--timeout S]"),
     ),
     "retry": Subcommand(
-        "re-send memories the server refused earlier (--drop discards them)", cmd_retry
+        "re-send memories the server refused earlier (--drop discards them)",
+        cmd_retry,
+        Words(arg("--drop", action="store_true"), usage="%hindsight retry [--drop]"),
     ),
     "clear": Subcommand(
         "forget the local recall cache and notices (server memory stays)", cmd_clear
     ),
     "autoretain": Subcommand(
-        "retain recent cells automatically: autoretain [on|off|every N|now|status]", cmd_autoretain
+        "retain recent cells automatically: autoretain [on|off|every N|now|status]",
+        cmd_autoretain,
+        Verbs(
+            {
+                "on": Words(),
+                "off": Words(),
+                "every": Words(arg("n", metavar="N")),
+                "now": Words(),
+                "status": Words(),
+            },
+            default="status",
+            usage="%hindsight autoretain [on|off|every N|now|status]",
+        ),
     ),
     "server": Subcommand(
         "the local Hindsight server on this machine: start | stop | status | logs | purge",
         cmd_server,
+        server_words,
     ),
     "models": Subcommand(
         "mental models: models [list | show ID | refresh [ID] | seed | delete ID | history ID "
         "| reload]",
         cmd_models,
+        Verbs(
+            {
+                "list": Words(),
+                "show": Words(MODEL_ID),
+                "refresh": Words(OPTIONAL_MODEL_ID),
+                "seed": Words(),
+                "delete": Words(MODEL_ID),
+                "remove": Words(MODEL_ID),
+                "history": Words(MODEL_ID),
+                "reload": Words(),
+            },
+            default="list",
+            usage="%hindsight models [list | show ID | refresh [ID] | seed | delete ID "
+            "| history ID | reload]",
+        ),
     ),
     "context": Subcommand(
         "the <mental_models> + last <memories> block for a prompt: prompt = %hindsight context",
         cmd_context,
+        Words(usage="prompt = %hindsight context"),
     ),
     "panel": Subcommand(
         "a live panel: queue, auto-retain, mental models, buttons (text without widgets)",
         cmd_panel,
+        Words(usage="%hindsight panel"),
     ),
     "doctor": Subcommand(
         "check packages, server, key, bank, journal and widgets; each ok or what to fix",
         cmd_doctor,
+        Words(usage="%hindsight doctor"),
     ),
 }
 
@@ -551,12 +503,13 @@ def help_text(indent: str = "        ") -> str:
     return "\n".join(f"{indent}- ``{name}`` — {row.summary};" for name, row in SUBCOMMANDS.items())
 
 
-def run_subcommand(magics: HindsightMagics, line: str) -> Any:
-    """Route ``%hindsight NAME ARGS`` to its handler; unknown names list the valid ones."""
-    name, _, args = line.strip().partition(" ")
-    row = SUBCOMMANDS.get(name or "status")
+def run_subcommand(ctx: HandlerContext, line: str) -> Any:
+    """Route ``%hindsight NAME WORDS`` to its handler with the words parsed; unknown names list
+    the valid ones."""
+    name, *rest = line.split(maxsplit=1) or ["status"]
+    row = SUBCOMMANDS.get(name)
     if row is None:
         raise UsageError(
             f"Unknown subcommand {name!r}. Valid subcommands: {', '.join(SUBCOMMANDS)}."
         )
-    return row.handler(magics, args)
+    return row.handler(ctx, row.parse(name, rest[0] if rest else ""))

@@ -3,7 +3,9 @@
 In order: a model as the server lists it and which a scope shows (``MentalModel``,
 ``visible``); the three built-in seeds, created once per bank and never modified (``SEEDS``,
 ``ensure_seeds``); the ``<mental_models>`` block for an LLM prompt (``render_block``); and
-``MentalModelCache``, loaded on the worker and read from the kernel thread."""
+``MentalModelCache``, loaded on the worker and read from the kernel thread, which also runs what
+``%hindsight models`` asks of the bank (list, show, refresh, seed, delete, history) and returns
+data (models, outcomes, changes) for the magic to display."""
 
 from __future__ import annotations
 
@@ -276,6 +278,27 @@ SETTLE_MAX_S = 30.0  # …then doubling the wait up to this…
 SETTLE_FOR_S = 300.0  # …for this long (the default mental_model_refresh_s)
 
 
+REFRESH_SETTLE_S = 0.5  # after asking for refreshes, before listing again
+
+
+@dataclass
+class RefreshOutcome:
+    """What refreshing the bank's auto-refresh models did."""
+
+    queued: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (model id, what went wrong)
+    curated: int = 0  # models not opted into auto-refresh, left alone
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    """One change in a model's history: when, and its content before and after it."""
+
+    changed_at: str | None
+    before: str
+    after: str
+
+
 @dataclass(frozen=True)
 class CacheState:
     """An immutable snapshot of the cache (swapped whole, so readers need no lock)."""
@@ -288,7 +311,11 @@ class CacheState:
 
 
 class MentalModelCache:
-    """The session's mental models: loaded on the worker, read from the kernel thread."""
+    """The session's mental models: loaded on the worker, read from the kernel thread.
+
+    It also runs what the user asks of the scope's bank (``%hindsight models …``: on the kernel
+    thread, inside the magic, a few requests each); a change lists the models again, so the
+    cache, the status and the panel follow it."""
 
     def __init__(
         self,
@@ -422,6 +449,106 @@ class MentalModelCache:
         if time.time() < self._settle_until:
             self._worker.submit(self.load, self._settle_delay)
             self._settle_delay = min(SETTLE_MAX_S, self._settle_delay * 2)
+
+    # -- what the user asks of the bank (a magic, on the kernel thread) ------------------------
+
+    def _bank(self) -> tuple[HindsightClient, str]:
+        return self._connection.client, self._scope().bank_id
+
+    def list_bank(self) -> list[MentalModel]:
+        """Every model on the scope's bank (not only those the scope shows), by id."""
+        client, bank = self._bank()
+        return sorted(
+            (MentalModel.from_json(m) for m in client.list_mental_models(bank)), key=lambda m: m.id
+        )
+
+    def get(self, model_id: str) -> MentalModel | None:
+        """One model, with its content; None when the bank has no such model."""
+        client, bank = self._bank()
+        raw = client.get_mental_model(bank, model_id)
+        return None if raw is None else MentalModel.from_json(raw)
+
+    def refresh(self, model_id: str) -> bool:
+        """Ask the server to refresh one model (curated or not), then list again soon; False
+        when the bank has no such model."""
+        client, bank = self._bank()
+        try:
+            client.refresh_mental_model(bank, model_id)
+        except HindsightError as error:
+            if error.kind == "http" and error.status_code == 404:
+                return False
+            raise
+        self._after_refresh()
+        return True
+
+    def refresh_auto(self) -> RefreshOutcome:
+        """Ask the server to refresh every model opted into auto-refresh; curated ones are left
+        alone, and one failure does not stop the others."""
+        client, bank = self._bank()
+        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
+        auto = [m for m in models if m.auto_refresh]
+        outcome = RefreshOutcome(curated=len(models) - len(auto))
+        if not auto:
+            return outcome
+        for model in auto:
+            try:
+                client.refresh_mental_model(bank, model.id)
+            except Exception as error:  # one failure must not stop the others
+                outcome.failed.append((model.id, str(error)))
+            else:
+                outcome.queued.append(model.id)
+        self._after_refresh()
+        return outcome
+
+    def _after_refresh(self) -> None:
+        """Give the server a moment to start the refreshes, then list again (and keep
+        listing while it rewrites their content)."""
+        time.sleep(REFRESH_SETTLE_S)
+        self.reload(clear=False)
+
+    def seed(self) -> SeedOutcome | None:
+        """Create the built-in seeds the scope's bank lacks (never touching a model that
+        exists), then list again; None when no seed applies to the scope."""
+        scope, settings, client = self._scope(), self._settings, self._connection.client
+        seeds = resolve_seeds(scope)
+        if not seeds:
+            return None
+        ensure_bank(client, scope.bank_id, settings.bank_mission, settings.retain_mission)
+        outcome = ensure_seeds(client, scope.bank_id, seeds)
+        self.reload(clear=False)
+        return outcome
+
+    def delete(self, model_id: str) -> bool:
+        """Delete one model from the bank, then list again; False when there was none."""
+        client, bank = self._bank()
+        if not client.delete_mental_model(bank, model_id):
+            return False
+        self.reload(clear=False)
+        return True
+
+    def history(self, model_id: str) -> list[ModelChange] | None:
+        """The model's changes, newest first, each with the content before and after it;
+        None when the bank has no such model."""
+        client, bank = self._bank()
+        raw = client.get_mental_model(bank, model_id)
+        if raw is None:
+            return None
+        newer = str(raw.get("content") or "")
+        changes = []
+        for entry in client.mental_model_history(bank, model_id):
+            previous = str(entry.get("previous_content") or "")
+            changes.append(ModelChange(entry.get("changed_at"), previous, newer))
+            newer = previous
+        return changes
+
+    def reload_now(self) -> str | None:
+        """List again now and wait for it (at most the request timeout); None once loaded,
+        else what went wrong."""
+        finished = self.reload(clear=False).wait(self._connection.client.timeouts.request)
+        error = self._state.error
+        if not finished or error:
+            return error or "the load is still running"
+        return None
 
     def status_rows(self) -> list[tuple[str, str]]:
         """Rows for the "Mental models" section of ``%hindsight status``."""

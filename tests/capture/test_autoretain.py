@@ -503,11 +503,24 @@ def test_autoretain_status_shows_the_counts(loaded: Any) -> None:
     assert re.search(r"\b1 transcripts? queued", text)
 
 
-@pytest.mark.parametrize("args", ["sometimes", "every", "on off", "now please", "status x"])
-def test_autoretain_bad_usage_is_one_line(loaded: Any, args: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            "sometimes",
+            "Unknown autoretain action 'sometimes'; actions: on, off, every, now, status. "
+            "Usage: %hindsight autoretain [on|off|every N|now|status]",
+        ),
+        ("every", "Missing N. Usage: %hindsight autoretain every N"),
+        ("on off", "Unexpected 'off'. Usage: %hindsight autoretain on"),
+        ("now please", "Unexpected 'please'. Usage: %hindsight autoretain now"),
+        ("status x", "Unexpected 'x'. Usage: %hindsight autoretain status"),
+    ],
+)
+def test_autoretain_bad_usage_is_one_line(loaded: Any, args: str, message: str) -> None:
     cell = loaded.run(f"%hindsight autoretain {args}")
     lines = [line for line in cell.text.splitlines() if line.strip()]
-    assert lines == ["UsageError: Usage: %hindsight autoretain [on|off|every N|now|status]"]
+    assert lines == [f"UsageError: {message}"]
 
 
 @pytest.mark.parametrize("value", ["0", "x", "-2"])

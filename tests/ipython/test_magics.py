@@ -332,3 +332,61 @@ def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: st
     assert len(workers()) == before
     gone = notebook.run("%retain x")
     assert "not found" in gone.text
+
+
+def test_the_registry_maps_the_shell_to_its_session_while_loaded(
+    notebook: Any, dead_url: str
+) -> None:
+    from hindsight_magic._functions import SESSIONS, current_session
+    from hindsight_magic._ipython.extension import keep_question_marks
+
+    ip = notebook.ip
+    assert SESSIONS.registered(ip) is None
+    notebook.load(api_url=dead_url)
+    assert SESSIONS.registered(ip).session is notebook.magics.session
+    assert current_session() is notebook.magics.session
+    first = notebook.magics.session
+    notebook.run("%reload_ext hindsight_magic")
+    assert SESSIONS.registered(ip).session is notebook.magics.session is not first
+    assert first.closed
+    assert ip.input_transformers_cleanup.count(keep_question_marks) == 1
+    notebook.run("%unload_ext hindsight_magic")
+    assert SESSIONS.registered(ip) is None
+    assert keep_question_marks not in ip.input_transformers_cleanup
+    ip.extension_manager.loaded.discard("hindsight_magic")
+    session = current_session()  # hm.retain() in a cell: loads the extension first
+    assert SESSIONS.registered(ip).session is session is notebook.magics.session
+
+
+def test_handlers_need_no_magics_only_a_context(tmp_path: Any, dead_url: str) -> None:
+    from hindsight_magic._ipython.subcommands import HandlerContext, run_subcommand
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    settings = HindsightSettings(api_url=dead_url, journal_path=str(tmp_path / "j.db"))
+    session = HindsightSession(settings, start_worker=False)
+    try:
+        ctx = HandlerContext(session, settings)
+        shown = run_subcommand(ctx, "config retain_context=Ana's  weekly\\review")
+        assert str(shown) == "retain_context = Ana's  weekly\\review   [%hindsight config]"
+        run_subcommand(ctx, 'config retain_context="weekly review"')
+        assert settings.retain_context == "weekly review"  # one pair of quotes removed
+        assert str(run_subcommand(ctx, "autoretain every 7")).startswith("Auto-retain on:")
+        assert settings.retain_every_n_cells == 7
+        with pytest.raises(UsageError, match=r"^Missing N\. Usage: %hindsight autoretain every N$"):
+            run_subcommand(ctx, "autoretain every")
+    finally:
+        session.close(0.1)
+
+
+def test_the_ipython_layer_never_reaches_the_http_client() -> None:
+    """Magics stay thin: server operations belong to the session's parts, not to handlers."""
+    import ast
+    from pathlib import Path
+
+    import hindsight_magic._ipython as package
+
+    for path in Path(package.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in ("client", "connection"), f"{path.name}:{node.lineno}"

@@ -12,7 +12,7 @@ import pytest
 from helpers import FakeHindsight, one_line, render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory
-from hindsight_magic._ipython import subcommands as model_commands
+from hindsight_magic._memory import mental_models
 from hindsight_magic._memory.results import RecallResult
 from hindsight_magic._ui import display as model_views
 
@@ -25,7 +25,7 @@ def fake() -> FakeHindsight:
 @pytest.fixture
 def book(notebook: Any, dead_url: str, bank_id: str, fake: FakeHindsight, monkeypatch: Any) -> Any:
     """A loaded notebook whose session talks to ``fake`` (an empty bank, seeding already done)."""
-    monkeypatch.setattr(model_commands, "REFRESH_SETTLE_S", 0.0)
+    monkeypatch.setattr(mental_models, "REFRESH_SETTLE_S", 0.0)
     notebook.load(api_url=dead_url, bank_id=bank_id)
     session = notebook.magics.session
     session.client = fake.client()
@@ -140,7 +140,7 @@ def test_seed_failures_and_no_applicable_seeds(book: Any, fake: FakeHindsight, m
     lines = out(book, "%hindsight models seed").splitlines()
     assert lines[0] == "Seeded 0 new mental model(s); 0 already present."
     assert lines[1] == "Seed failed for user-preferences: createMentalModel failed: id taken"
-    monkeypatch.setattr(model_commands, "resolve_seeds", lambda scope: [])
+    monkeypatch.setattr(mental_models, "resolve_seeds", lambda scope: [])
     assert out(book, "%hindsight models seed") == (
         "No built-in seeds apply to scoping=per-project-tagged."
     )
@@ -189,18 +189,31 @@ def test_line_diff_is_capped() -> None:
     assert model_views.line_diff("a\nb", "a\nc") == ["  a", "- b", "+ c"]
 
 
+MODELS_USAGE = (
+    "Usage: %hindsight models [list | show ID | refresh [ID] | seed | delete ID | history ID "
+    "| reload]"
+)
+
+
 @pytest.mark.parametrize(
     ("line", "usage"),
     [
-        ("%hindsight models show", "Usage: %hindsight models show <id>"),
-        ("%hindsight models delete a b", "Usage: %hindsight models delete <id>"),
-        ("%hindsight models history", "Usage: %hindsight models history <id>"),
-        ("%hindsight models refresh a b", "Usage: %hindsight models refresh [<id>]"),
-        ("%hindsight models frobnicate", model_commands.MODELS_USAGE),
-        ("%hindsight models list extra", "Usage: %hindsight models list"),
-        ("%hindsight models remove", "Usage: %hindsight models remove <id>"),
-        ("%hindsight models reload --help", "Usage: %hindsight models reload"),
-        ("%hindsight context extra", "Usage: prompt = %hindsight context"),
+        ("%hindsight models show", "Missing ID. Usage: %hindsight models show ID"),
+        ("%hindsight models delete a b", "Unexpected 'b'. Usage: %hindsight models delete ID"),
+        ("%hindsight models history", "Missing ID. Usage: %hindsight models history ID"),
+        ("%hindsight models refresh a b", "Unexpected 'b'. Usage: %hindsight models refresh [ID]"),
+        (
+            "%hindsight models frobnicate",
+            "Unknown models action 'frobnicate'; actions: list, show, refresh, seed, delete, "
+            f"remove, history, reload. {MODELS_USAGE}",
+        ),
+        ("%hindsight models list extra", "Unexpected 'extra'. Usage: %hindsight models list"),
+        ("%hindsight models remove", "Missing ID. Usage: %hindsight models remove ID"),
+        (
+            "%hindsight models reload --help",
+            "Unexpected '--help'. Usage: %hindsight models reload",
+        ),
+        ("%hindsight context extra", "Unexpected 'extra'. Usage: prompt = %hindsight context"),
     ],
 )
 def test_bad_usage_is_one_line(book: Any, line: str, usage: str) -> None:

@@ -10,12 +10,16 @@ from IPython.core.error import UsageError
 from hindsight_magic._ipython.parsing import (
     FLAG,
     SubcommandParser,
+    Verbs,
+    Words,
+    arg,
     argument_type,
     choice,
     identifier,
     parse_options,
     positive_float,
     positive_int,
+    setting_assignment,
     tag_list,
 )
 
@@ -233,3 +237,56 @@ def test_subcommand_errors_are_one_usage_error_line() -> None:
         parser().parse_line("x 'unclosed")
     assert "\n" not in str(info.value)
     assert str(info.value).endswith("Usage: u")
+
+
+# -- Words and Verbs: the subcommands' declarations -----------------------------------------------
+
+VERBS = Verbs(
+    {
+        "show": Words(arg("id", metavar="ID")),
+        "refresh": Words(arg("id", nargs="?", metavar="ID")),
+        "list": Words(),
+        "wait": Words(arg("--seconds", type=positive_float)),
+    },
+    default="list",
+    usage="%hindsight things [list | show ID | refresh [ID] | wait [--seconds S]]",
+)
+
+
+def verbs_error(text: str) -> str:
+    with pytest.raises(UsageError) as info:
+        VERBS.parse("things", text)
+    return str(info.value)
+
+
+def test_verbs_pick_their_words_and_default() -> None:
+    assert VERBS.parse("things", "").verb == "list"
+    parsed = VERBS.parse("things", "show 'my model'")
+    assert (parsed.verb, parsed.id) == ("show", "my model")
+    assert VERBS.parse("things", "refresh").id is None
+    assert VERBS.parse("things", "show -x").id == "-x"  # no options declared: a word
+    assert VERBS.parse("things", "wait --seconds 2").seconds == 2.0
+
+
+def test_verb_mistakes_are_one_line_ending_in_the_usage() -> None:
+    assert verbs_error("fly") == (
+        "Unknown things action 'fly'; actions: show, refresh, list, wait. "
+        "Usage: %hindsight things [list | show ID | refresh [ID] | wait [--seconds S]]"
+    )
+    assert verbs_error("show") == "Missing ID. Usage: %hindsight things show ID"
+    assert verbs_error("refresh a b") == "Unexpected 'b'. Usage: %hindsight things refresh [ID]"
+    assert verbs_error("list --help") == "Unexpected '--help'. Usage: %hindsight things list"
+    assert verbs_error("wait --seconds 0") == (
+        "Invalid --seconds '0': must be greater than 0. "
+        "Usage: %hindsight things wait [--seconds SECONDS]"
+    )
+    assert verbs_error("show 'x").startswith("No closing quotation. Usage: %hindsight things [")
+
+
+def test_verbatim_words_keep_the_rest_of_the_line() -> None:
+    words = Words(arg("setting", nargs="?", type=setting_assignment), verbatim=True)
+    assert words.parse("config", "   ").setting is None
+    assert words.parse("config", "name").setting == ("name", None)
+    assert words.parse("config", "name=").setting == ("name", "")
+    assert words.parse("config", "a=it's  -3% \\x").setting == ("a", "it's  -3% \\x")
+    assert words.parse("config", "a='quoted value'").setting == ("a", "quoted value")

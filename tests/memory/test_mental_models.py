@@ -427,3 +427,51 @@ def test_loads_repeat_every_refresh_interval(fake: FakeHindsight, make_session: 
     session.queue.pump()
     assert session.mental_models.state.loaded_at > first
     assert len(fake.calls("GET", "mental-models$")) == 2
+
+
+# -- what the user asks of the bank --------------------------------------------------------------
+
+
+def test_operations_return_data_without_ipython(
+    fake: FakeHindsight, make_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mm, "REFRESH_SETTLE_S", 0.0)
+    fake.banks["nb"] = {}
+    fake.add("nb", "zeta", "Zeta", "z")
+    fake.add("nb", "auto", "Auto", "")
+    fake.add("nb", "curated", "Curated", "by hand", auto=False)
+    cache = make_session(mental_model_auto_seed=False).mental_models
+    assert [m.id for m in cache.list_bank()] == ["auto", "curated", "zeta"]
+    assert cache.get("zeta") == MentalModel.from_json(fake.banks["nb"]["zeta"])
+    assert cache.get("nope") is None
+    assert cache.refresh("curated") is True
+    assert cache.refresh("nope") is False
+    fake.fail["POST /zeta/refresh$"] = (500, {"detail": "llm down"})
+    outcome = cache.refresh_auto()
+    assert (outcome.queued, outcome.curated) == (["auto"], 1)
+    assert outcome.failed == [("zeta", "refreshMentalModel failed: llm down")]
+    assert cache.delete("zeta") is True
+    assert cache.delete("zeta") is False
+    assert "zeta" not in fake.banks["nb"]
+
+
+def test_seed_creates_what_the_scope_lacks_and_history_pairs_each_change(
+    fake: FakeHindsight, make_session: Any
+) -> None:
+    session = make_session(mental_model_auto_seed=False)
+    cache = session.mental_models
+    outcome = cache.seed()
+    assert outcome is not None
+    assert len(outcome.created) == 3
+    assert cache.seed().present == outcome.created  # type: ignore[union-attr]
+    assert fake.calls("PUT")  # the bank was ensured first
+    fake.banks["nb"]["user-preferences"]["content"] = "v3"
+    fake.history[("nb", "user-preferences")] = [
+        {"previous_content": "v2", "changed_at": "2026-05-06T07:08:09Z"},
+        {"previous_content": None, "changed_at": None},
+    ]
+    assert cache.history("user-preferences") == [
+        mm.ModelChange("2026-05-06T07:08:09Z", "v2", "v3"),
+        mm.ModelChange(None, "", "v2"),
+    ]
+    assert cache.history("nope") is None
