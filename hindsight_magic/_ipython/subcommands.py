@@ -450,34 +450,13 @@ def cmd_server(magics: HindsightMagics, args: str) -> Any:
     return Message(actions.logs(options.data_dir, lines=options.lines))
 
 
-def widget_frontend(shell: Any) -> bool:
-    """Whether widgets can show here: a Jupyter kernel and an importable ipywidgets."""
-    if getattr(shell, "kernel", None) is None:
-        return False
-    try:
-        import ipywidgets  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def cmd_panel(magics: HindsightMagics, args: str) -> Any:
     """``%hindsight panel``: the live panel, or a text snapshot where widgets cannot show."""
     if args.strip():
         raise UsageError("Usage: %hindsight panel")
-    from .._ui.panel.hub import hub_for
-    from .._ui.panel.state import text_snapshot
+    from .._ui.panel import show_panel
 
-    session = magics.session
-    if not widget_frontend(magics.shell):
-        return text_snapshot(session)
-    from .._ui.panel.widgets import HindsightPanel
-
-    session.mental_models.wait_first_load()  # at most 1.5 s, once (design §9)
-    hub = hub_for(session)
-    panel = HindsightPanel(hub, hub.snapshot())
-    hub.attach(panel)
-    return panel
+    return show_panel(magics.session.view(), magics.shell)
 
 
 def cmd_doctor(magics: HindsightMagics, args: str) -> DoctorReport:
