@@ -270,7 +270,9 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
 def status(*, check_server: bool = True, session: HindsightSession | None = None) -> Report:
     """Server, bank and tags, the queue's counters, auto-retain and mental models, as a report
     (text, or a table in a notebook). ``check_server=False`` skips the server round trip."""
-    return (session or current_session()).status(check_server)
+    from ._ui.status import status_report
+
+    return status_report((session or current_session()).view(), check_server)
 
 
 def _names(names: str | Sequence[str] | None) -> tuple[str, ...]:

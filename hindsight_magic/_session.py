@@ -10,6 +10,8 @@ The parts, and who gets what:
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
 - ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue.
 
+The UI (status, panel) gets none of these: it gets the session's ``SessionView`` (``view()``).
+
 The session also follows the settings: when one changes, the part its ``affects`` tag names is
 rebuilt (a new connection or scope flushes the queue first, so queued memories keep their route).
 """
@@ -23,10 +25,11 @@ import re
 import sys
 import threading
 import uuid
+import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ._api.client import Connection, Timeouts
 from ._capture.autoretain import AutoRetainer
@@ -50,11 +53,16 @@ if TYPE_CHECKING:
 
     from ._api.client import HindsightClient
     from ._api.errors import HindsightError
+    from ._capture.autoretain import AutoRetainStatus
+    from ._delivery.batches import QueueStats
+    from ._delivery.recent import RecentItem
+    from ._memory.mental_models import MentalModel
+    from ._memory.results import RecallResult
     from ._settings import HindsightSettings
-    from ._ui.display import Report
 
 
 log = logging.getLogger("hindsight_magic")
+T = TypeVar("T")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
 STARTUP_DELAY_S = 0.3
@@ -120,6 +128,7 @@ class HindsightSession:
         self.reader = Reader(settings, self.connection, lambda: self.scope, self._before_read)
         self.reader.model_names = self.mental_models.names
         self._closed = False
+        self._view = SessionView(self)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         atexit.register(self._at_exit)
         if start_worker:
@@ -266,11 +275,9 @@ class HindsightSession:
         known = probe_identity(self.client) if error.kind == "not_hindsight" else None
         return explain(error, self.api_url, known)
 
-    def status(self, check_server: bool = True) -> Report:
-        """Server, scope, queue, auto-retain, mental models and session, as a report."""
-        from ._ui.status import status_report
-
-        return status_report(self, check_server)
+    def view(self) -> SessionView:
+        """What the UI may know of this session (one object for the session's lifetime)."""
+        return self._view
 
     @property
     def closed(self) -> bool:
@@ -300,6 +307,179 @@ class HindsightSession:
             self.close(EXIT_FLUSH_S)
         except Exception:  # never raise at interpreter exit
             log.debug("Hindsight: exit flush failed", exc_info=True)
+
+
+class SessionView:
+    """What the UI (status, the panel) may know of one session, and the few things it may ask.
+
+    It exists so that ``_ui`` does not depend on the session's internals: the UI reads flat
+    values here (the server, scope, queue counters, Recent feed, auto-retain and mental models)
+    and makes requests here, instead of reaching through the queue, its feed and worker, the
+    model cache or the connection. Those parts can change shape without touching the UI, and the
+    layers stay real: ``_ui`` sits above ``_session``, this class is the only thing ``_ui`` knows
+    of a session, and ``_session`` imports nothing from ``_ui``.
+
+    Nothing here waits on the network on the kernel thread: the requests only set a flag or
+    schedule a job on the worker (``schedule``), except ``recall_now`` and ``client``, which the
+    worker (or a magic the user ran, with its timeouts) uses for the panel's search and the
+    server checks.
+
+    It holds the session weakly: a panel left open after ``%unload_ext`` keeps its view (and the
+    hub in the ``panel_hub`` slot), not the unloaded session with its queue and journal. Once the
+    session is gone, ``closed`` is True and every other call raises ``RuntimeError``.
+    """
+
+    def __init__(self, session: HindsightSession) -> None:
+        self._session = weakref.ref(session)
+        self._lock = threading.Lock()
+        self._panel_hub: object | None = None
+
+    def _live(self) -> HindsightSession:
+        session = self._session()
+        if session is None:
+            raise RuntimeError("the Hindsight session is gone")
+        return session
+
+    # -- reads --------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session was closed (unloaded, kernel exit) or is gone."""
+        session = self._session()
+        return session is None or session.closed
+
+    @property
+    def session_id(self) -> str:
+        """The session's id (the Jupyter kernel id when there is one)."""
+        return self._live().session_id
+
+    @property
+    def notebook(self) -> str | None:
+        """The notebook's path when the front end tells it, else None."""
+        return self._live().notebook
+
+    @property
+    def server_url(self) -> str:
+        """The server URL in use."""
+        return self._live().api_url
+
+    @property
+    def has_key(self) -> bool:
+        """Whether an API key is sent."""
+        return self._live().client.has_key
+
+    @property
+    def client(self) -> HindsightClient:
+        """The current client, for the server checks and the panel's GETs (on the worker, or
+        in a magic the user ran: its requests have the session's timeouts)."""
+        return self._live().client
+
+    @property
+    def scope(self) -> BankScope:
+        """The bank and tags in force."""
+        return self._live().scope
+
+    @property
+    def auto_retain_setting(self) -> bool:
+        """The ``auto_retain`` setting (on even while the panel's button paused it)."""
+        return bool(self._live().settings.auto_retain)
+
+    def queue_stats(self) -> QueueStats:
+        """A consistent snapshot of the queue's counters."""
+        return self._live().queue.stats()
+
+    def recent(self) -> tuple[RecentItem, ...]:
+        """The Recent feed: this kernel's last memories and their delivery state, newest first."""
+        return self._live().queue.feed.items()
+
+    def awaiting_indexing(self) -> list[tuple[str, str]]:
+        """(bank, operation id) of accepted batches not yet seen indexed."""
+        return self._live().queue.feed.awaiting()
+
+    def autoretain_status(self, process: bool = False) -> AutoRetainStatus:
+        """Auto-retain's counters; ``process`` first turns recorded cells into entries (CPU
+        only: a user-run status may, the panel's background refresh does not)."""
+        return self._live().autoretain.status(process=process)
+
+    @property
+    def models(self) -> tuple[MentalModel, ...]:
+        """The mental models shown in the scope (with content, by name); () when turned off."""
+        cache = self._live().mental_models
+        return cache.models if cache.enabled else ()
+
+    def model_rows(self) -> list[tuple[str, str]]:
+        """The "Mental models" rows of the status report."""
+        return self._live().mental_models.status_rows()
+
+    def wait_first_model_load(self) -> bool:
+        """Wait (at most 1.5 s, on the worker's load) for the first model list; True if done."""
+        return self._live().mental_models.wait_first_load()
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def request_flush(self) -> None:
+        """Ask the worker to send the queue now (does not wait)."""
+        self._live().queue.request_flush()
+
+    def retry_failed(self) -> int:
+        """Move refused memories back to the queue and ask for a flush; returns their count."""
+        return self._live().retry_failed()
+
+    def reload_models(self) -> None:
+        """Reload the mental models on the worker (the old ones stay shown meanwhile)."""
+        self._live().mental_models.reload(clear=False)
+
+    def pause_autoretain(self, paused: bool) -> None:
+        """Pause (or resume) auto-retain without changing the setting."""
+        self._live().autoretain.pause(paused)
+
+    def process_autoretain(self) -> None:
+        """Queue the transcripts that are due (CPU only; the panel's search, on the worker)."""
+        self._live().autoretain.process()
+
+    def schedule(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
+        """Run ``job`` on the session's worker thread after ``delay_s`` (once, however often it
+        is asked while waiting); False when the worker has stopped or the session is gone."""
+        session = self._session()
+        return session is not None and session.queue.submit(job, delay_s)
+
+    def is_scheduled(self, job: Callable[[], object]) -> bool:
+        """Whether ``job`` waits to run on the worker."""
+        session = self._session()
+        return session is not None and job in session.queue.scheduled()
+
+    def recall_now(self, query: str) -> RecallResult:
+        """Recall ``query`` in the current scope without sending the queue or waiting for
+        indexing first (the panel's search does both itself, step by step, on the worker)."""
+        session = self._live()
+        reader = Reader(session.settings, session.connection, lambda: session.scope, _no_wait)
+        return reader.recall(query)
+
+    def mark_indexed(self, operation_ids: Iterable[str]) -> None:
+        """The server reports these operations done: the Recent feed shows them indexed."""
+        self._live().queue.feed.indexed(operation_ids)
+
+    def mark_index_failed(self, operation_id: str, message: str) -> None:
+        """The server's indexing of ``operation_id`` failed: the Recent feed says why."""
+        self._live().queue.feed.index_failed(operation_id, message)
+
+    def panel_hub(self, make: Callable[[SessionView], T]) -> T:
+        """The UI's panel hub for this session: made by ``make`` on first use, then kept here.
+
+        Every ``%hindsight panel`` of a kernel shares one hub (one worker job, one snapshot for
+        all of them), and that hub goes with the session. So it lives in this slot, which has
+        the session's lifetime, rather than in a registry keyed by session. The session never
+        reads the slot and cannot name its type (``_session`` imports nothing from ``_ui``),
+        hence the factory.
+        """
+        with self._lock:
+            if self._panel_hub is None:
+                self._panel_hub = make(self)
+            return cast(T, self._panel_hub)
+
+
+def _no_wait(bank_id: str) -> None:
+    """``recall_now`` reads at once: its caller has sent the queue and waited already."""
 
 
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell

@@ -126,10 +126,10 @@ def collect_panel(notebook: Any, places: Places, label: str) -> None:
     """The live panel's widgets (the shell has no front end, so the magic shows text)."""
     if "panel" not in SUBCOMMANDS:
         return
-    from hindsight_magic._ui.panel.hub import hub_for
+    from hindsight_magic._ui.panel.hub import panel_hub
     from hindsight_magic._ui.panel.widgets import HindsightPanel
 
-    hub = hub_for(notebook.magics.session)
+    hub = panel_hub(notebook.magics.session.view())
     panel = HindsightPanel(hub, hub.snapshot())
     try:
         states = [widget.get_state() for widget in widget_tree(panel)]

@@ -354,32 +354,11 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     return Message(actions.logs(options.data_dir, lines=options.lines))
 
 
-def widget_frontend(shell: Any) -> bool:
-    """Whether widgets can show here: a Jupyter kernel and an importable ipywidgets."""
-    if getattr(shell, "kernel", None) is None:
-        return False
-    try:
-        import ipywidgets  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def cmd_panel(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """``%hindsight panel``: the live panel, or a text snapshot where widgets cannot show."""
-    from .._ui.panel.hub import hub_for
-    from .._ui.panel.state import text_snapshot
+    from .._ui.panel import show_panel
 
-    session = ctx.session
-    if not widget_frontend(ctx.shell):
-        return text_snapshot(session)
-    from .._ui.panel.widgets import HindsightPanel
-
-    session.mental_models.wait_first_load()  # at most 1.5 s, once (design §9)
-    hub = hub_for(session)
-    panel = HindsightPanel(hub, hub.snapshot())
-    hub.attach(panel)
-    return panel
+    return show_panel(ctx.session.view(), ctx.shell)
 
 
 def cmd_doctor(ctx: HandlerContext, args: argparse.Namespace) -> DoctorReport:

@@ -1,4 +1,6 @@
-"""``%hindsight status``: what the session knows about the server, scope, queue and models."""
+"""``%hindsight status``: what the session knows about the server, scope, queue and models.
+
+Built from the session's ``SessionView`` only (``status_report(session.view(), …)``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from .._version import __version__
 from .display import Report
 
 if TYPE_CHECKING:
-    from .._session import HindsightSession
+    from .._session import SessionView
 
 
 def _when(stamp: float | None) -> str:
@@ -20,29 +22,33 @@ def _when(stamp: float | None) -> str:
     return local_second(stamp)
 
 
-def server_state(session: HindsightSession) -> str:
+def server_state(view: SessionView) -> str:
     """``ok (Hindsight 1.1.0)``, or why not — one short blocking check (≤ 5 s)."""
+    client = view.client
     try:
-        version = session.client.identity().get("api_version", "?")
-        session.client.list_banks()  # /version is open even when the server wants a key
+        version = client.identity().get("api_version", "?")
+        client.list_banks()  # /version is open even when the server wants a key
     except HindsightError as error:
-        diagnosis = server_problem(session.client, error, NOTEBOOK_COMMAND)
+        diagnosis = server_problem(client, error, NOTEBOOK_COMMAND)
         return diagnosis.summary if diagnosis else f"error: {error}"
-    problem = server_problem(session.client, None, NOTEBOOK_COMMAND)  # e.g. data dir deleted
+    problem = server_problem(client, None, NOTEBOOK_COMMAND)  # e.g. data dir deleted
     return problem.summary if problem else f"ok (Hindsight {version})"
 
 
-def status_report(session: HindsightSession, check_server: bool = True) -> Report:
-    """Server, scope, queue, auto-retain, mental models and session, as a report."""
+def status_report(view: SessionView, check_server: bool = True) -> Report:
+    """Server, scope, queue, auto-retain, mental models and session, as a report.
 
-    stats = session.queue.stats()
+    ``check_server`` (a user-run ``%hindsight status``) asks the server (≤ 5 s), processes the
+    recorded cells and waits (≤ 1.5 s) for the first model list; without it (the panel's
+    snapshot) the report is built from what the session knows, without I/O."""
+    stats = view.queue_stats()
     report = Report(f"hindsight_magic {__version__}")
-    server = [("url", session.api_url)]
+    server = [("url", view.server_url)]
     if check_server:
-        server.append(("state", server_state(session)))
-    server.append(("api key", "set" if session.client.has_key else "not set"))
+        server.append(("state", server_state(view)))
+    server.append(("api key", "set" if view.has_key else "not set"))
     report.add("Server", server)
-    scope = session.scope
+    scope = view.scope
     report.add(
         "Scope",
         [
@@ -71,7 +77,7 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
             ),
         ],
     )
-    auto = session.autoretain.status(process=check_server)
+    auto = view.autoretain_status(process=check_server)
     report.add(
         "Auto-retain",
         [
@@ -83,7 +89,7 @@ def status_report(session: HindsightSession, check_server: bool = True) -> Repor
         ],
     )
     if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load
-        session.mental_models.wait_first_load()
-    report.add("Mental models", session.mental_models.status_rows())
-    report.add("Session", [("id", session.session_id), ("notebook", session.notebook or "-")])
+        view.wait_first_model_load()
+    report.add("Mental models", view.model_rows())
+    report.add("Session", [("id", view.session_id), ("notebook", view.notebook or "-")])
     return report

@@ -31,7 +31,7 @@ from hindsight_magic._text import parse_iso
 from hindsight_magic._ui.display import Report
 from hindsight_magic._ui.panel.browser import STILL_INDEXING
 from hindsight_magic._ui.panel.html import markdown_to_html
-from hindsight_magic._ui.panel.hub import PUSH_INTERVAL_S, hub_for
+from hindsight_magic._ui.panel.hub import PUSH_INTERVAL_S, panel_hub
 from hindsight_magic._ui.panel.state import NO_FRONTEND
 
 
@@ -203,7 +203,7 @@ def test_throttle_holds_under_1000_rapid_enqueues(
 ) -> None:
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = hub_for(session)
+    hub = panel_hub(session.view())
     wait_for(lambda: hub.pushes >= 1, what="first push")  # the health check
     time.sleep(PUSH_INTERVAL_S)
     before = hub.pushes
@@ -252,7 +252,7 @@ def test_several_panels_show_the_same_snapshot(kernel_nb: Any, fake: FakeHindsig
 def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, dead_url):
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = hub_for(session)
+    hub = panel_hub(session.view())
     wait_for(lambda: hub.pushes >= 1, what="first push")
     panel.close()
     assert not panel.is_open
@@ -268,7 +268,7 @@ def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, 
 def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str) -> None:
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = hub_for(session)
+    hub = panel_hub(session.view())
     wait_for(lambda: hub.pushes >= 1, what="first push")
     kernel_nb.run("%unload_ext hindsight_magic")
     assert not session.queue.running  # the worker (and with it the panel job) is gone

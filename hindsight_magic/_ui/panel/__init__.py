@@ -1,1 +1,45 @@
-"""``%hindsight panel``: the live ipywidgets panel (ipywidgets imported only when one is shown)."""
+"""``%hindsight panel``: the live ipywidgets panel, or its text form where widgets cannot show.
+
+``show_panel(session, shell)`` is the whole entry point (``%hindsight panel`` calls only it);
+``session`` is the session's ``SessionView``. ipywidgets is imported only when a panel is shown.
+
+Every panel of a session shares one ``PanelHub`` (``hub.panel_hub``), kept in the view's
+``panel_hub`` slot: the view lives as long as the session, so the hub goes with it, and no
+module-level registry maps sessions to hubs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .hub import panel_hub
+from .state import text_snapshot
+
+if TYPE_CHECKING:
+    from ..._session import SessionView
+    from ..display import Report
+    from .widgets import HindsightPanel
+
+
+def widget_frontend(shell: Any) -> bool:
+    """Whether widgets can show here: a Jupyter kernel and an importable ipywidgets."""
+    if getattr(shell, "kernel", None) is None:
+        return False
+    try:
+        import ipywidgets  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def show_panel(session: SessionView, shell: Any) -> HindsightPanel | Report:
+    """The live panel in a Jupyter kernel; elsewhere the text snapshot (a live server check)."""
+    if not widget_frontend(shell):
+        return text_snapshot(session)
+    from .widgets import HindsightPanel
+
+    session.wait_first_model_load()  # at most 1.5 s, once (design §9)
+    hub = panel_hub(session)
+    panel = HindsightPanel(hub, hub.snapshot())
+    hub.attach(panel)
+    return panel

@@ -1,7 +1,8 @@
 """The panel's memory browser: search, the Recent list's indexing, the session document, refreshes.
 
 Kernel-thread entry points (``search``, ``refresh_model``, ``toggle_document``,
-``load_document``) only set state and submit a job to the session's worker; every request to the
+``load_document``) only set state and schedule a job on the session's worker (through its
+``SessionView``, like everything here that touches the session); every request to the
 server happens in those jobs or in ``poll``, which the panel hub's worker job calls while a
 panel is open. What the panel shows of it are immutable views (``SearchView``,
 ``DocumentView``), swapped whole, so the hub's snapshot reads them without a lock.
@@ -28,12 +29,11 @@ from ..._api.errors import HindsightError, one_line
 from ..._delivery.recent import INDEXED, SENT
 from ..._diagnosis import explain
 from ..._memory.provenance import provenance_line
-from ..._memory.reading import Reader
 from ..._text import plural
 
 if TYPE_CHECKING:
     from ..._memory.results import RecallResult
-    from ..._session import HindsightSession
+    from ..._session import SessionView
 
 
 MAX_RESULTS = 50
@@ -122,9 +122,7 @@ STILL_INDEXING = "of this kernel still being indexed: search again in a moment"
 class MemoryBrowser:
     """State and worker jobs of the panel's browser sections (one per session, in its hub)."""
 
-    def __init__(
-        self, session: Callable[[], HindsightSession], note: Callable[[str], None]
-    ) -> None:
+    def __init__(self, session: SessionView, note: Callable[[str], None]) -> None:
         self._session = session
         self._note = note
         self._lock = threading.Lock()
@@ -136,7 +134,7 @@ class MemoryBrowser:
         self._model_ops: dict[str, tuple[str, str, float]] = {}  # op → bank, model, deadline
 
     def _submit(self, job: Callable[[], object], delay_s: float = 0.0) -> None:
-        self._session().queue.submit(job, delay_s)
+        self._session.schedule(job, delay_s)
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -173,13 +171,13 @@ class MemoryBrowser:
     def _search_step(self, generation: int, query: str, deadline: float, first: bool) -> None:
         if generation != self._generation:
             return  # a newer search replaced this one
-        session = self._session()
+        session = self._session
         try:
             bank = session.scope.bank_id
             if first:
-                session.autoretain.process()  # the cells not yet turned into a transcript
-                session.queue.request_flush()
-            stats = session.queue.stats()
+                session.process_autoretain()  # the cells not yet turned into a transcript
+                session.request_flush()
+            stats = session.queue_stats()
             settled = stats.in_flight == 0 and (stats.pending == 0 or stats.retrying > 0)
             waiting = self.check_operations(bank) if settled else True
             unindexed = self._unindexed(bank)
@@ -193,10 +191,9 @@ class MemoryBrowser:
                 step = functools.partial(self._search_step, generation, query, deadline, False)
                 self._submit(step, STEP_S)
                 return
-            reader = Reader(session.settings, session.connection, lambda: session.scope, _no_wait)
-            result = reader.recall(query)
+            result = session.recall_now(query)  # flushed and waited for indexing above
         except Exception as error:  # shown as one line in the panel
-            line = failure_line(error, session.api_url)
+            line = failure_line(error, session.server_url)
             view = SearchView(query, False, f"Search failed: {line}")
         else:
             message = f"“{query}”: {result.headline()}"
@@ -212,15 +209,12 @@ class MemoryBrowser:
 
     def _unindexed(self, bank: str) -> int:
         """This kernel's memories in ``bank`` that were sent but are not seen indexed yet."""
-        return sum(
-            1 for i in self._session().queue.feed.items() if i.state == SENT and i.bank_id == bank
-        )
+        return sum(1 for i in self._session.recent() if i.state == SENT and i.bank_id == bank)
 
     def check_operations(self, bank: str | None = None) -> bool:
         """Ask about sent operations (of ``bank``); True while some are still being indexed."""
-        session = self._session()
-        feed = session.queue.feed
-        awaiting = [(b, op) for b, op in feed.awaiting() if bank is None or b == bank]
+        session = self._session
+        awaiting = [(b, op) for b, op in session.awaiting_indexing() if bank is None or b == bank]
         still = False
         for bank_id, operation_id in awaiting[:MAX_POLLS]:
             try:
@@ -232,9 +226,9 @@ class MemoryBrowser:
                 still = True
             elif status in ("failed", "cancelled"):
                 message = reply.get("error_message") or f"the server's indexing {status}"
-                feed.index_failed(operation_id, f"indexing failed: {message}")
+                session.mark_index_failed(operation_id, f"indexing failed: {message}")
             else:  # completed, or an operation the server no longer reports
-                feed.indexed([operation_id])
+                session.mark_indexed([operation_id])
         return still or len(awaiting) > MAX_POLLS
 
     def poll(self) -> None:
@@ -250,35 +244,35 @@ class MemoryBrowser:
 
     def document_id(self) -> str:
         """The id auto-retain sends this session's transcripts under (the latest one sent)."""
-        session = self._session()
+        session_id = self._session.session_id
         sent = [
             item.document_id
-            for item in session.queue.feed.items()
+            for item in self._session.recent()
             if item.document_id
-            and item.document_id.startswith(session.session_id)
+            and item.document_id.startswith(session_id)
             and item.state in (SENT, INDEXED)
         ]
-        return sent[0] if sent else session.session_id
+        return sent[0] if sent else session_id
 
     def _document_marker(self) -> tuple[str, int, float]:
         document_id = self.document_id()
         parts = [
             item.changed_at
-            for item in self._session().queue.feed.items()
+            for item in self._session.recent()
             if item.document_id == document_id and item.state == INDEXED
         ]
         return document_id, len(parts), max(parts, default=0.0)
 
     def fetch_document(self) -> None:
         """Fetch the session document now (the worker, or a terminal's text snapshot)."""
-        session = self._session()
+        session = self._session
         marker = self._document_marker()
         self._doc_marker = marker  # after a failure too: the next try is on news or Reload
         document_id, text = marker[0], ""
         try:
             reply = session.client.document(session.scope.bank_id, document_id)
         except Exception as error:
-            message = f"Could not load the document: {failure_line(error, session.api_url)}"
+            message = f"Could not load the document: {failure_line(error, session.server_url)}"
         else:
             text = str((reply or {}).get("original_text") or "")[:DOC_MAX_CHARS]
             updated = str((reply or {}).get("updated_at") or "")[:16].replace("T", " ")
@@ -289,21 +283,21 @@ class MemoryBrowser:
             self.document_view = DocumentView(document_id, text, message, full)
 
     def _start_refresh(self, model_id: str) -> None:
-        session = self._session()
+        session = self._session
         bank = session.scope.bank_id
         try:
             reply = session.client.refresh_mental_model(bank, model_id)
         except Exception as error:
-            self._note(f"Refresh of {model_id} failed: {failure_line(error, session.api_url)}")
+            self._note(f"Refresh of {model_id} failed: {failure_line(error, session.server_url)}")
             return
         operation_id = str(reply.get("operation_id") or "")
         if operation_id:
             self._model_ops[operation_id] = (bank, model_id, time.monotonic() + MODEL_WATCH_S)
         else:
-            session.mental_models.reload(clear=False)
+            session.reload_models()
 
     def _check_model_refreshes(self, now: float) -> None:
-        session = self._session()
+        session = self._session
         for operation_id, (bank, model_id, deadline) in list(self._model_ops.items()):
             try:
                 status = (session.client.operation(bank, operation_id) or {}).get("status")
@@ -312,14 +306,10 @@ class MemoryBrowser:
             if status in ("pending", "processing") and now < deadline:
                 continue
             del self._model_ops[operation_id]
-            session.mental_models.reload(clear=False)
+            session.reload_models()
             if status in ("failed", "cancelled"):
                 self._note(f"Refresh of mental model {model_id} {status}.")
             elif status in ("pending", "processing"):
                 self._note(f"Mental model {model_id} is still being refreshed on the server.")
             else:
                 self._note(f"Mental model {model_id} refreshed.")
-
-
-def _no_wait(bank_id: str) -> None:
-    """A search has already flushed and waited for indexing, step by step."""

@@ -1,10 +1,13 @@
 """The panel's sections as HTML (pure functions; the widgets set them as values).
 
-Every string from the server or the session is escaped. Mental-model content (Markdown written
-by the server's LLM) is rendered with markdown-it-py with raw HTML off (any tag in the input
-shows as text), images off (nothing is fetched when a panel opens) and links only to ``http``,
-``https`` and ``mailto`` addresses, opened in a new tab; markdown-it is imported on the first
-render, never by ``%load_ext``. Cells carry ``hm-*`` classes (``hm-result-text``,
+Every HTML fragment of the panel is made here, with one set of table and title styles: the
+status sections (label → value tables), the header, the search results, the Recent list, the
+session document and the mental models. Every string from the server or the session is
+escaped. Mental-model content (Markdown written by the server's LLM) is rendered with
+markdown-it-py with raw HTML off (any tag in the input shows as text), images off (nothing is
+fetched when a panel opens) and links only to ``http``, ``https`` and ``mailto`` addresses,
+opened in a new tab; markdown-it is imported on the first render, never by ``%load_ext``.
+Cells carry ``hm-*`` classes (``hm-queue-pending``, ``hm-result-text``,
 ``hm-result-provenance``, ``hm-recent-state`` …) for styling and browser tests."""
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._delivery.recent import FAILED, INDEXED, QUEUED, RETRYING, SENT, RecentItem
 from ..._memory.mental_models import MentalModel
-from ..._text import local_clock
+from ..._text import local_clock, utc_minute_text
 from .browser import DocumentView, SearchView
 
 if TYPE_CHECKING:
@@ -36,22 +39,69 @@ STATE_COLORS = {
 }
 
 
-_TABLE = "border-collapse:collapse;font-size:12px;line-height:1.45;width:100%"
-_TH = "text-align:left;color:#666;font-weight:normal;padding:2px 10px 2px 0;white-space:nowrap"
-_TD = "text-align:left;padding:2px 10px 2px 0;vertical-align:top;overflow-wrap:anywhere"
+# every table of the panel: label → value sections and the lists (which add width and scroll)
+_TABLE = "border-collapse:collapse;font-size:12px;line-height:1.5"
+_TH = (
+    "text-align:left;color:#666;font-weight:normal;padding:1px 10px 1px 0;"
+    "vertical-align:top;white-space:nowrap"
+)
+_TD = "text-align:left;padding:1px 10px 1px 0;vertical-align:top;overflow-wrap:anywhere"
+_TITLE = "font-weight:600;font-size:12px"
 _SCROLL = "max-height:{}px;overflow:auto"
-_TITLE = "<div style='font-weight:600;font-size:12px;margin-top:6px'>{}</div>"
+_HEALTH_COLORS = {"ok": "#2e7d32", "checking…": "#888"}
+Rows = Sequence[tuple[str, str]]
 
 
 def title(text: str) -> str:
-    """A section title."""
-    return _TITLE.format(html.escape(text))
+    """A section title (the browser's sections: a little space above it)."""
+    return f"<div style='{_TITLE};margin-top:6px'>{html.escape(text)}</div>"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def rows_table(section: str, rows: Rows) -> str:
+    """A two-column table; each value cell has the class ``hm-<section>-<label>``."""
+    esc, prefix = html.escape, _slug(section)
+    body = "".join(
+        f"<tr><th style='{_TH}'>{esc(label)}</th>"
+        f"<td class='hm-{prefix}-{_slug(label)}' style='{_TD}'>{esc(value)}</td></tr>"
+        for label, value in rows
+    )
+    return f"<table class='hm-table' style='{_TABLE}'><tbody>{body}</tbody></table>"
+
+
+def section_html(heading: str, section: str, rows: Rows) -> str:
+    """A titled block around ``rows_table``."""
+    return (
+        f"<div style='margin:2px 16px 4px 0'><div style='{_TITLE}'>"
+        f"{html.escape(heading)}</div>{rows_table(section, rows)}</div>"
+    )
+
+
+def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
+    """Title with a health badge, then the Server and Scope rows side by side."""
+    server = sections.get("Server", [])
+    health = dict(server).get("state", "unknown")
+    color = _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
+    badge = (
+        f"<span class='hm-health' style='color:{color};font-weight:600'>● "
+        f"{html.escape(health)}</span>"
+    )
+    blocks = section_html("Server", "server", server) + section_html(
+        "Scope", "scope", sections.get("Scope", [])
+    )
+    return (
+        f"<div style='font-size:14px;font-weight:700'>{html.escape(heading)} {badge}</div>"
+        f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
+    )
 
 
 def _table(css: str, head: Sequence[str], rows: Sequence[str], height: int) -> str:
     header = "".join(f"<th style='{_TH}'>{html.escape(h)}</th>" for h in head)
     return (
-        f"<div style='{_SCROLL.format(height)}'><table class='{css}' style='{_TABLE}'>"
+        f"<div style='{_SCROLL.format(height)}'><table class='{css}' style='{_TABLE};width:100%'>"
         f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
@@ -137,10 +187,18 @@ def model_preview(content: str | None, limit: int = MODEL_PREVIEW_CHARS) -> str:
     return text[: cut if cut > limit // 2 else limit].rstrip() + "\n\n…"
 
 
-def model_preview_html(model: MentalModel, meta: str) -> str:
-    """A model's meta line and its content preview, rendered from Markdown."""
+def model_title(model: MentalModel) -> str:
+    """``name — refreshed YYYY-MM-DD HH:MM UTC`` (or ``never refreshed``)."""
+    stamp = utc_minute_text(model.last_refreshed_at, " UTC")
+    return f"{model.name} — {'refreshed ' + stamp if stamp else 'never refreshed'}"
+
+
+def model_html(model: MentalModel) -> str:
+    """A model's id, tags and refresh time, then a preview of its content (from Markdown)."""
+    meta = [model.id, ", ".join(model.tags) or "untagged", model_title(model).split(" — ")[1]]
     return (
-        f"<div class='hm-model-meta' style='color:#666;font-size:11px'>{html.escape(meta)}</div>"
+        f"<div class='hm-model-meta' style='color:#666;font-size:11px'>"
+        f"{html.escape(' · '.join(meta))}</div>"
         f"<div class='hm-model-content'>{markdown_to_html(model_preview(model.content))}</div>"
     )
 

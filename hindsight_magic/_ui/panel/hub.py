@@ -1,12 +1,13 @@
 """The hub that keeps every open ``%hindsight panel`` of a session current.
 
-- One ``PanelHub`` per session keeps the open panels. While at least one is open, a job on the
-  session's worker thread (the *only* writer of the panels' widgets once shown) takes a cheap
-  snapshot every ``PUSH_INTERVAL_S`` and, only when it differs from what a panel shows, pushes it
-  to every such panel inside ``hold_sync`` — so updates are throttled (≤ 4/s), batched (one
-  message per changed widget) and all panels of a notebook show the same snapshot.
+- One ``PanelHub`` per session keeps the open panels (``panel_hub`` keeps it in the slot of the
+  session's ``SessionView`` for that). While at least one is open, a job on the session's worker
+  thread (the *only* writer of the panels' widgets once shown; scheduled through the view) takes
+  a cheap snapshot every ``PUSH_INTERVAL_S`` and, only when it differs from what a panel shows,
+  pushes it to every such panel inside ``hold_sync`` — so updates are throttled (≤ 4/s), batched
+  (one message per changed widget) and all panels of a notebook show the same snapshot.
 - Clicks run on the kernel thread and never touch the network: they ask the worker to act
-  (``request_flush``, ``retry_failed``, the model cache's ``reload``, the memory browser's
+  (the view's ``request_flush``, ``retry_failed``, ``reload_models``, the memory browser's
   search, document fetch and model refresh — ``browser.py``) or flip a flag.
 - Closing every panel (``widget.close()``) or unloading the extension stops the job: it re-submits
   itself only while a panel is open and the session is alive.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
@@ -28,7 +28,7 @@ from .browser import MemoryBrowser
 from .state import Snapshot, llm_mode, take_snapshot
 
 if TYPE_CHECKING:
-    from ..._session import HindsightSession
+    from ..._session import SessionView
 
 log = logging.getLogger("hindsight_magic")
 
@@ -50,10 +50,10 @@ class PanelView(Protocol):
 class PanelHub:
     """The open panels of one session and the worker job that keeps them current."""
 
-    def __init__(self, session: HindsightSession) -> None:
-        self._session_ref = weakref.ref(session)  # panels must not keep an unloaded session
+    def __init__(self, session: SessionView) -> None:
+        self._session = session  # holds the session weakly: panels do not keep an unloaded session
         self._lock = threading.RLock()  # guards the views and every push to them
-        self._views: list[PanelView] = []
+        self._sessions: list[PanelView] = []
         self.health = "checking…"
         self.llm = "unknown"
         self._probed_at: float | None = None
@@ -61,18 +61,7 @@ class PanelHub:
         self._last_push = float("-inf")
         self.pushes = 0
         self.push_times: deque[float] = deque(maxlen=1000)  # monotonic times, for tests
-        self.browser = MemoryBrowser(lambda: self._session, self.note)
-
-    @property
-    def _session(self) -> HindsightSession:
-        session = self._session_ref()
-        if session is None:
-            raise RuntimeError("the Hindsight session is gone")
-        return session
-
-    def _session_closed(self) -> bool:
-        session = self._session_ref()
-        return session is None or session.closed
+        self.browser = MemoryBrowser(session, self.note)
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -83,20 +72,20 @@ class PanelHub:
     def attach(self, view: PanelView) -> None:
         """Keep ``view`` current from now on (starts the worker job if needed)."""
         with self._lock:
-            self._views.append(view)
+            self._sessions.append(view)
         self.browser.load_document()
         self._schedule(0.0)
 
     def detach(self, view: PanelView) -> None:
         """Stop updating ``view`` (waits for a push in progress, never for the network)."""
         with self._lock:
-            self._views = [v for v in self._views if v is not view]
+            self._sessions = [v for v in self._sessions if v is not view]
 
     @property
     def views(self) -> list[PanelView]:
         """The panels still open."""
         with self._lock:
-            return [v for v in self._views if v.is_open]
+            return [v for v in self._sessions if v.is_open]
 
     def note(self, text: str) -> None:
         """Show ``text`` (with the time) in every panel at the next push."""
@@ -105,7 +94,7 @@ class PanelHub:
 
     def act(self, action: str, *args: str) -> None:
         """A button was clicked: run hub method ``action`` (kernel thread, never the network)."""
-        if self._session_closed():
+        if self._session.closed:
             self._shutdown()  # the worker is gone, so this thread is the only writer left
             return
         try:
@@ -116,7 +105,7 @@ class PanelHub:
 
     def flush_now(self) -> None:
         """Button: ask the worker to send the queue now (does not wait)."""
-        self._session.queue.request_flush()
+        self._session.request_flush()
         self._probed_at = None  # re-check the server too
         self.note("Flush requested.")
 
@@ -127,17 +116,17 @@ class PanelHub:
 
     def refresh_models(self) -> None:
         """Button: reload the mental models on the worker (the old ones stay shown meanwhile)."""
-        self._session.mental_models.reload(clear=False)
+        self._session.reload_models()
         self.note("Reloading mental models.")
 
     def toggle_autoretain(self) -> None:
         """Button: pause or resume auto-retain (no effect while the setting is off)."""
         session = self._session
-        if not session.settings.auto_retain:
+        if not session.auto_retain_setting:
             self.note("Auto-retain is off: turn it on with %hindsight autoretain on.")
             return
-        paused = session.autoretain.status(process=False).enabled
-        session.autoretain.pause(paused)
+        paused = session.autoretain_status(process=False).enabled
+        session.pause_autoretain(paused)
         self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
 
     def search(self, query: str) -> None:
@@ -163,14 +152,14 @@ class PanelHub:
     @property
     def scheduled(self) -> bool:
         """Whether the hub's next push is waiting on the worker."""
-        return self._tick in self._session.queue.scheduled()
+        return self._session.is_scheduled(self._tick)
 
     def _schedule(self, delay_s: float) -> None:
-        self._session.queue.submit(self._tick, delay_s=delay_s)
+        self._session.schedule(self._tick, delay_s)
 
     def _tick(self) -> None:
         """The worker job: probe the server now and then, push a changed snapshot, re-submit."""
-        if self._session_closed():
+        if self._session.closed:
             self._shutdown()
             return
         if not self.views:
@@ -210,19 +199,12 @@ class PanelHub:
     def _shutdown(self) -> None:
         """The session closed: show that, disable the buttons, forget the panels."""
         with self._lock:
-            views, self._views = self.views, []
+            views, self._sessions = self.views, []
             for view in views:
                 view.show(replace(view.snapshot, closed=True, notice="Extension unloaded."))
 
 
-_HUBS: weakref.WeakKeyDictionary[HindsightSession, PanelHub] = weakref.WeakKeyDictionary()
-_HUBS_LOCK = threading.Lock()
-
-
-def hub_for(session: HindsightSession) -> PanelHub:
-    """The session's hub (made on first use)."""
-    with _HUBS_LOCK:
-        hub = _HUBS.get(session)
-        if hub is None:
-            hub = _HUBS[session] = PanelHub(session)
-        return hub
+def panel_hub(session: SessionView) -> PanelHub:
+    """The session's hub: made on first use and kept in its view's slot, so every panel of the
+    session shares it and it goes with the session (no registry of sessions here)."""
+    return session.panel_hub(PanelHub)

@@ -22,7 +22,7 @@ from ..status import status_report
 from .browser import DocumentView, MemoryBrowser, SearchView
 
 if TYPE_CHECKING:
-    from ..._session import HindsightSession
+    from ..._session import SessionView
 
 
 TITLE = f"Hindsight memory (hindsight_magic {__version__})"
@@ -53,11 +53,11 @@ class Snapshot:
     recent: tuple[RecentItem, ...] = ()
 
 
-def llm_mode(session: HindsightSession) -> str:
+def llm_mode(view: SessionView) -> str:
     """The local server's LLM provider when the session talks to it, else ``unknown``."""
     info = running_server()  # None when no local server runs (or its state file is broken)
     url = getattr(info, "url", None)
-    if isinstance(url, str) and url.rstrip("/") == session.api_url.rstrip("/"):
+    if isinstance(url, str) and url.rstrip("/") == view.server_url.rstrip("/"):
         return str(getattr(info, "llm_provider", None) or "unknown")
     return "unknown"
 
@@ -75,27 +75,26 @@ def _with_server_rows(report: Report, health: str | None, llm: str) -> Report:
 
 
 def take_snapshot(
-    session: HindsightSession,
+    view: SessionView,
     health: str,
     llm: str,
     notice: str = "",
     browser: MemoryBrowser | None = None,
 ) -> Snapshot:
     """A snapshot of the session (no network: reuses ``status_report`` without its check)."""
-    report = _with_server_rows(status_report(session, check_server=False), health, llm)
+    report = _with_server_rows(status_report(view, check_server=False), health, llm)
     report.title = TITLE
-    cache = session.mental_models
-    auto = session.autoretain.status(process=False)
-    state = "on" if auto.enabled else ("paused" if session.settings.auto_retain else "off")
+    auto = view.autoretain_status(process=False)
+    state = "on" if auto.enabled else ("paused" if view.auto_retain_setting else "off")
     return Snapshot(
         report=report,
-        models=cache.models if cache.enabled else (),
+        models=view.models,
         auto=state,
-        failed=session.queue.stats().failed,
+        failed=view.queue_stats().failed,
         notice=notice,
         search=browser.search_view if browser else SearchView(),
         document=browser.document_view if browser else DocumentView(),
-        recent=session.queue.feed.items(),
+        recent=view.recent(),
     )
 
 
@@ -123,21 +122,21 @@ def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def text_snapshot(session: HindsightSession) -> Report:
+def text_snapshot(view: SessionView) -> Report:
     """``%hindsight panel`` where widgets cannot show: the status report plus the LLM mode."""
-    report = _with_server_rows(status_report(session, check_server=True), None, llm_mode(session))
+    report = _with_server_rows(status_report(view, check_server=True), None, llm_mode(view))
     report.title = TITLE
     report.footer = NO_FRONTEND
     sections = dict(report.sections)
     models = sections.get("Mental models")
-    if models is not None and session.mental_models.enabled:
-        models += [(m.id, preview(m.content)) for m in session.mental_models.models]
-    browser = MemoryBrowser(lambda: session, lambda _text: None)
+    if models is not None:  # no models listed while they are turned off
+        models += [(m.id, preview(m.content)) for m in view.models]
+    browser = MemoryBrowser(view, lambda _text: None)
     server_ok = dict(sections.get("Server", [])).get("state", "").startswith("ok")
     if server_ok:  # like the server check: a few bounded requests, on demand
         browser.check_operations()  # which sent memories are indexed by now
     report.add("Search", [("how", SEARCH_HINT)])
-    report.add("Recent", recent_rows(session.queue.feed.items()))
+    report.add("Recent", recent_rows(view.recent()))
     if server_ok:
         browser.fetch_document()
     else:

@@ -2,19 +2,17 @@
 
 ``HindsightPanel`` holds the header, queue, auto-retain, buttons and mental models (a preview and
 a Refresh button each); ``BrowserWidgets`` its memory browser (search box and results, Recent,
-the session document).
+the session document). This module holds only widgets: their HTML values come from ``html.py``,
+which escapes every string from the session or the server.
 
 ``HindsightPanel.show(snapshot)`` is the only method that writes widget values after the panel
 was built, and the session's worker thread is the only caller (through ``PanelHub.push``): each
 call sets every changed value inside ``hold_sync`` of each widget, so one update message per
-changed widget reaches the front end. Every string from the session or the server is
-HTML-escaped (``html.py``). Elements carry stable ``hm-*`` classes (``hm-panel``, ``hm-flush``,
-``hm-queue-pending`` …) for styling and browser tests."""
+changed widget reaches the front end. Elements carry stable ``hm-*`` classes (``hm-panel``,
+``hm-flush``, ``hm-queue-pending`` …) for styling and browser tests."""
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
@@ -22,79 +20,22 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets  # type: ignore[import-untyped]
 
 from ..._memory.mental_models import MentalModel
-from ..._text import utc_minute_text
 from .html import (
     document_html,
-    model_preview_html,
+    header_html,
+    model_html,
+    model_title,
     recent_html,
     results_html,
+    rows_table,
     search_state_html,
+    section_html,
     title,
 )
 
 if TYPE_CHECKING:
     from .hub import PanelHub
     from .state import Snapshot
-
-
-Rows = Sequence[tuple[str, str]]
-_TABLE = "border-collapse:collapse;font-size:12px;line-height:1.5"
-_TH = "text-align:left;font-weight:normal;color:#666;padding:0 10px 0 0;white-space:nowrap"
-_TD = "text-align:left;padding:0 12px 0 0;overflow-wrap:anywhere"
-_HEALTH_COLORS = {"ok": "#2e7d32", "checking…": "#888"}
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def rows_table(section: str, rows: Rows) -> str:
-    """A two-column table; each value cell has the class ``hm-<section>-<label>``."""
-    esc, prefix = html.escape, _slug(section)
-    body = "".join(
-        f"<tr><th style='{_TH}'>{esc(label)}</th>"
-        f"<td class='hm-{prefix}-{_slug(label)}' style='{_TD}'>{esc(value)}</td></tr>"
-        for label, value in rows
-    )
-    return f"<table class='hm-table' style='{_TABLE}'><tbody>{body}</tbody></table>"
-
-
-def section_html(title: str, section: str, rows: Rows) -> str:
-    """A titled block around ``rows_table``."""
-    return (
-        f"<div style='margin:2px 16px 4px 0'><div style='font-weight:600;font-size:12px'>"
-        f"{html.escape(title)}</div>{rows_table(section, rows)}</div>"
-    )
-
-
-def header_html(title: str, sections: dict[str, list[tuple[str, str]]]) -> str:
-    """Title with a health badge, then the Server and Scope rows side by side."""
-    server = sections.get("Server", [])
-    health = dict(server).get("state", "unknown")
-    color = _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
-    badge = (
-        f"<span class='hm-health' style='color:{color};font-weight:600'>● "
-        f"{html.escape(health)}</span>"
-    )
-    blocks = section_html("Server", "server", server) + section_html(
-        "Scope", "scope", sections.get("Scope", [])
-    )
-    return (
-        f"<div style='font-size:14px;font-weight:700'>{html.escape(title)} {badge}</div>"
-        f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
-    )
-
-
-def model_title(model: MentalModel) -> str:
-    """``name — refreshed YYYY-MM-DD HH:MM UTC`` (or ``never refreshed``)."""
-    stamp = utc_minute_text(model.last_refreshed_at, " UTC")
-    return f"{model.name} — {'refreshed ' + stamp if stamp else 'never refreshed'}"
-
-
-def model_html(model: MentalModel) -> str:
-    """A model's id, tags and refresh time, then a preview of its content (from Markdown)."""
-    meta = [model.id, ", ".join(model.tags) or "untagged", model_title(model).split(" — ")[1]]
-    return model_preview_html(model, " · ".join(meta))
 
 
 class HindsightPanel(widgets.VBox):  # type: ignore[misc]

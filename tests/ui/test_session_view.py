@@ -1,0 +1,167 @@
+"""The ``SessionView``: the one thing the UI knows of a session.
+
+What it reads comes from the session's parts; its requests never touch the network on the
+calling thread; it keeps the panel hub for the session's lifetime without keeping an unloaded
+session alive; and the UI's modules import nothing else of the session.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from helpers import FakeHindsight
+
+from hindsight_magic._session import HindsightSession, SessionView
+from hindsight_magic._settings import HindsightSettings
+
+PACKAGE = Path(__file__).resolve().parents[2] / "hindsight_magic"
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    return FakeHindsight()
+
+
+@pytest.fixture
+def make_session(fake: FakeHindsight) -> Iterator[Any]:
+    """``make(handler=…, **settings)``: a session whose worker does not run (nothing is sent
+    unless the test pumps it), talking to ``handler`` (default: the fake)."""
+    sessions: list[HindsightSession] = []
+
+    def make(handler: Any = None, **settings: Any) -> HindsightSession:
+        values = {
+            "api_url": fake.url,
+            "bank_id": "nb",
+            "journal_path": "off",
+            "mental_models": False,
+            "auto_retain": False,
+            **settings,
+        }
+        session = HindsightSession(
+            HindsightSettings(**values),
+            cwd="/tmp/churn",
+            session_id="view-test",
+            transport=httpx.MockTransport(handler or fake.handle),
+            start_worker=False,
+        )
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        session.close(0.1)
+
+
+def test_one_view_per_session_reading_its_parts(fake: FakeHindsight, make_session: Any) -> None:
+    session = make_session()
+    view = session.view()
+    assert view is session.view()
+    session.retain("The churn table double-counts Q3 refunds.")
+    assert view.queue_stats().pending == 1
+    assert [item.text for item in view.recent()] == ["The churn table double-counts Q3 refunds."]
+    assert (view.server_url, view.has_key, view.session_id) == (fake.url, False, "view-test")
+    assert view.scope.bank_id == "nb"
+    assert view.client is session.client
+    assert not view.auto_retain_setting
+    assert view.models == ()  # mental models are off
+    assert view.model_rows() == [("state", "disabled (mental_models = false)")]
+    assert view.autoretain_status().counted == 0
+    assert not view.closed
+
+
+def test_requests_only_schedule_work(fake: FakeHindsight, make_session: Any) -> None:
+    session = make_session(auto_retain=True)
+    view = session.view()
+    session.retain("queued, not sent")
+    view.request_flush()
+    view.reload_models()
+    view.pause_autoretain(True)
+    assert not view.autoretain_status().enabled
+    assert view.auto_retain_setting  # the setting stays on while paused
+    view.pause_autoretain(False)
+    assert view.autoretain_status().enabled
+    ran: list[str] = []
+
+    def job() -> None:
+        ran.append("job")
+
+    assert view.schedule(job)
+    assert view.is_scheduled(job)
+    assert fake.requests == []  # nothing went to the server from this thread
+    assert ran == []  # the worker runs it
+    session.queue.pump()
+    assert ran == ["job"]
+    assert not view.is_scheduled(job)
+
+
+def test_recall_now_does_not_send_the_queue_first(fake: FakeHindsight, make_session: Any) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/memories/recall"):
+            return httpx.Response(200, json={"results": []})
+        return fake.handle(request)
+
+    session = make_session(handler)
+    session.retain("still queued")
+    result = session.view().recall_now("churn")
+    assert len(result) == 0
+    assert not fake.calls("POST", r"/memories$")  # a %recall would have sent it first
+    assert session.view().queue_stats().pending == 1
+
+
+def test_the_panel_hub_slot_is_made_once(make_session: Any) -> None:
+    view = make_session().view()
+    made: list[SessionView] = []
+
+    def make(owner: SessionView) -> object:
+        made.append(owner)
+        return object()
+
+    first = view.panel_hub(make)
+    assert view.panel_hub(make) is first
+    assert made == [view]
+
+
+def test_a_view_does_not_keep_its_session_alive(fake: FakeHindsight) -> None:
+    settings = HindsightSettings(api_url=fake.url, journal_path="off", mental_models=False)
+    session = HindsightSession(settings, transport=fake.transport, start_worker=False)
+    view = session.view()
+    session.close(0.1)
+    assert view.closed
+    gone = weakref.ref(session)
+    del session
+    gc.collect()
+    assert gone() is None
+    assert view.closed
+    assert not view.schedule(lambda: None)  # no worker left to run it
+    assert not view.is_scheduled(lambda: None)
+    with pytest.raises(RuntimeError, match="session is gone"):
+        view.queue_stats()
+
+
+def imported_names(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every ``from … import …`` in ``path`` (``TYPE_CHECKING`` included),
+    with the module as written, relative dots and all."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        ("." * node.level + (node.module or ""), alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ]
+
+
+def test_the_ui_knows_only_the_view_and_the_session_no_ui() -> None:
+    for path in sorted((PACKAGE / "_ui").rglob("*.py")):
+        for module, name in imported_names(path):
+            if module.lstrip(".") == "_session":
+                assert name == "SessionView", f"{path.name} imports {name} from {module}"
+        assert "HindsightSession" not in path.read_text(encoding="utf-8"), path
+    session_imports = imported_names(PACKAGE / "_session.py")
+    assert not [m for m, _ in session_imports if m.lstrip(".").startswith("_ui")]
