@@ -17,11 +17,21 @@ import pytest
 from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory
+from hindsight_magic._delivery.recent import RecentItem
 from hindsight_magic._memory.mental_models import MentalModel, render_block
 from hindsight_magic._memory.recalled import Sources
 from hindsight_magic._memory.results import RecallResult, ReflectResult
 from hindsight_magic._text import BLOCK_NAMES, plain_text
 from hindsight_magic._ui.display import ModelDetail, ModelHistory, ModelList, Report
+from hindsight_magic._ui.panel.browser import DocumentView, ResultRow, SearchView
+from hindsight_magic._ui.panel.html import (
+    document_html,
+    model_html,
+    recent_html,
+    results_html,
+    rows_table,
+    search_state_html,
+)
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
 CORPUS = {
@@ -50,6 +60,7 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 OWN_ATTRIBUTES = {"style", "title", "class"}
+PANEL_ELEMENTS = OWN_ELEMENTS | {"div", "span"}
 
 
 class Markup(HTMLParser):
@@ -155,3 +166,21 @@ def test_mental_model_views_and_reports_are_inert(text: str) -> None:
     report = Report("Status", [("Queue", [("last error", text)])], footer=text[:80])
     assert_inert_html(report._repr_html_(), text)
     assert not UNSAFE.search(repr(report))
+
+
+@CASES
+def test_the_panel_shows_hostile_text_as_itself(text: str) -> None:
+    row = ResultRow(text, text[:20], text[:50], text[:30], "0.5")
+    search = SearchView(text[:40], False, f"“{text[:40]}”: found", (row,))
+    assert_inert_html(results_html(search), text, PANEL_ELEMENTS)
+    assert_inert_html(search_state_html(search), text[:40], PANEL_ELEMENTS)
+    recent = RecentItem(text[:80], NOW.timestamp(), "failed", text[:60])
+    assert_inert_html(recent_html([recent]), text[:80], PANEL_ELEMENTS)
+    document = DocumentView("doc", text, text[:30], full=True)
+    assert_inert_html(document_html(document), text, PANEL_ELEMENTS)
+    assert_inert_html(rows_table("Queue", [("last error", text)]), text, PANEL_ELEMENTS)
+    # a model's content is Markdown rendered without raw HTML, images or unsafe links
+    model = MentalModel("m", text[:40], content=text)
+    page = model_html(model)
+    assert {"img", "script", "iframe", "svg"}.isdisjoint(elements(page))
+    assert not UNSAFE.search(page)

@@ -12,7 +12,6 @@ Cells carry ``hm-*`` classes (``hm-queue-pending``, ``hm-result-text``,
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._delivery.recent import FAILED, INDEXED, QUEUED, RETRYING, SENT, RecentItem
 from ..._memory.mental_models import MentalModel
-from ..._text import local_clock, utc_minute_text
+from ..._text import html_text, local_clock, plain_text, utc_minute_text
 from .browser import DocumentView, SearchView
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ Rows = Sequence[tuple[str, str]]
 
 def title(text: str) -> str:
     """A section title (the browser's sections: a little space above it)."""
-    return f"<div style='{_TITLE};margin-top:6px'>{html.escape(text)}</div>"
+    return f"<div style='{_TITLE};margin-top:6px'>{html_text(text)}</div>"
 
 
 def _slug(text: str) -> str:
@@ -63,7 +62,7 @@ def _slug(text: str) -> str:
 
 def rows_table(section: str, rows: Rows) -> str:
     """A two-column table; each value cell has the class ``hm-<section>-<label>``."""
-    esc, prefix = html.escape, _slug(section)
+    esc, prefix = html_text, _slug(section)
     body = "".join(
         f"<tr><th style='{_TH}'>{esc(label)}</th>"
         f"<td class='hm-{prefix}-{_slug(label)}' style='{_TD}'>{esc(value)}</td></tr>"
@@ -76,7 +75,7 @@ def section_html(heading: str, section: str, rows: Rows) -> str:
     """A titled block around ``rows_table``."""
     return (
         f"<div style='margin:2px 16px 4px 0'><div style='{_TITLE}'>"
-        f"{html.escape(heading)}</div>{rows_table(section, rows)}</div>"
+        f"{html_text(heading)}</div>{rows_table(section, rows)}</div>"
     )
 
 
@@ -87,19 +86,19 @@ def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str
     color = _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
     badge = (
         f"<span class='hm-health' style='color:{color};font-weight:600'>● "
-        f"{html.escape(health)}</span>"
+        f"{html_text(health)}</span>"
     )
     blocks = section_html("Server", "server", server) + section_html(
         "Scope", "scope", sections.get("Scope", [])
     )
     return (
-        f"<div style='font-size:14px;font-weight:700'>{html.escape(heading)} {badge}</div>"
+        f"<div style='font-size:14px;font-weight:700'>{html_text(heading)} {badge}</div>"
         f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
     )
 
 
 def _table(css: str, head: Sequence[str], rows: Sequence[str], height: int) -> str:
-    header = "".join(f"<th style='{_TH}'>{html.escape(h)}</th>" for h in head)
+    header = "".join(f"<th style='{_TH}'>{html_text(h)}</th>" for h in head)
     return (
         f"<div style='{_SCROLL.format(height)}'><table class='{css}' style='{_TABLE};width:100%'>"
         f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -107,7 +106,7 @@ def _table(css: str, head: Sequence[str], rows: Sequence[str], height: int) -> s
 
 
 def _cell(css: str, text: str, style: str = "") -> str:
-    return f"<td class='{css}' style='{_TD}{style}'>{html.escape(text)}</td>"
+    return f"<td class='{css}' style='{_TD}{style}'>{html_text(text)}</td>"
 
 
 def search_state_html(view: SearchView) -> str:
@@ -116,7 +115,7 @@ def search_state_html(view: SearchView) -> str:
     busy = " hm-search-busy" if view.busy else ""
     return (
         f"<div class='hm-search-message{busy}' style='font-size:12px;color:{color}'>"
-        f"{html.escape(view.message)}</div>"
+        f"{html_text(view.message)}</div>"
     )
 
 
@@ -167,13 +166,13 @@ def document_html(view: DocumentView) -> str:
     body = (
         f"<pre class='hm-document-text' style='{_SCROLL.format(260)};white-space:pre-wrap;"
         f"font-size:11px;margin:2px 0;background:#f7f7f7;padding:4px'>"
-        f"{html.escape(view.shown)}</pre>"
+        f"{html_text(view.shown)}</pre>"
         if view.text
         else ""
     )
     return (
         f"{title('Session document (as the server stored it)')}"
-        f"<div class='hm-document-meta' style='font-size:11px;color:#666'>{html.escape(meta)}</div>"
+        f"<div class='hm-document-meta' style='font-size:11px;color:#666'>{html_text(meta)}</div>"
         f"{body}"
     )
 
@@ -198,7 +197,7 @@ def model_html(model: MentalModel) -> str:
     meta = [model.id, ", ".join(model.tags) or "untagged", model_title(model).split(" — ")[1]]
     return (
         f"<div class='hm-model-meta' style='color:#666;font-size:11px'>"
-        f"{html.escape(' · '.join(meta))}</div>"
+        f"{html_text(' · '.join(meta))}</div>"
         f"<div class='hm-model-content'>{markdown_to_html(model_preview(model.content))}</div>"
     )
 
@@ -226,4 +225,4 @@ def _parser() -> MarkdownIt:
 
 def markdown_to_html(text: str) -> str:
     """Render ``text`` (Markdown) as HTML in which no tag, image or unsafe link comes from it."""
-    return str(_parser().render(text or ""))
+    return str(_parser().render(plain_text(text or "")))

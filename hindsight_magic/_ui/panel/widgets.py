@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 class HindsightPanel(widgets.VBox):  # type: ignore[misc]
     """The live panel: header, queue, auto-retain, buttons, memory browser, mental models."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     def __init__(self, hub: PanelHub, snapshot: Snapshot) -> None:
         self._hub = hub
         self._closed = False
