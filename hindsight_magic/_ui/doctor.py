@@ -188,9 +188,9 @@ def _journal_counts(path: Path) -> dict[str, int]:
 
 def check_journal(setting: str) -> Check:
     """The on-disk queue can be written; how many memories wait in it."""
-    from .._delivery.opening import journal_file
+    from .._delivery.journal_file import journal_path
 
-    path = journal_file(setting)
+    path = journal_path(setting)
     if path is None:
         return ok("journal", "off: queued memories are kept in memory only")
     hint = "set HINDSIGHT_JOURNAL_PATH to a writable file (or `off`)"

@@ -136,7 +136,7 @@ class MemoryBrowser:
         self._model_ops: dict[str, tuple[str, str, float]] = {}  # op → bank, model, deadline
 
     def _submit(self, job: Callable[[], object], delay_s: float = 0.0) -> None:
-        self._session().queue.submit(job, delay_s)
+        self._session().worker.submit(job, delay_s)
 
     # -- kernel thread ----------------------------------------------------------------------
 

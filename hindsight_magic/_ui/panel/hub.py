@@ -163,10 +163,10 @@ class PanelHub:
     @property
     def scheduled(self) -> bool:
         """Whether the hub's next push is waiting on the worker."""
-        return self._tick in self._session.queue.scheduled()
+        return self._tick in self._session.worker.scheduled()
 
     def _schedule(self, delay_s: float) -> None:
-        self._session.queue.submit(self._tick, delay_s=delay_s)
+        self._session.worker.submit(self._tick, delay_s=delay_s)
 
     def _tick(self) -> None:
         """The worker job: probe the server now and then, push a changed snapshot, re-submit."""
