@@ -336,3 +336,22 @@ def test_two_ingests_at_once_take_each_memory_in_once(
     for thread in threads:
         thread.join()
     assert on_disk(path) == [("pending", f"once {n}") for n in range(5)]
+
+
+def test_counts_are_read_without_writing_even_while_another_kernel_writes(path: Path) -> None:
+    # %hindsight doctor counts what waits in the journal; it must neither wait for a kernel's
+    # write transaction nor create or change the file.
+    from hindsight_magic._delivery.journal_file import Kept, journal_counts
+
+    mine, other = JournalFile(path), JournalFile(path)
+    ids = mine.ingest([Kept("b", None, item(f"m{n}")) for n in range(3)], {})
+    mine.mark_failed(ids[:1], "refused")
+    other.ingest([Kept("b", None, item("theirs"), "spilled")], {})
+    with sqlite3.connect(path, isolation_level=None) as writer:
+        writer.execute("begin immediate")  # a kernel in the middle of a write
+        assert journal_counts(path) == {"failed": 1, "pending": 2, "spilled": 1}
+        writer.execute("rollback")
+    missing = path.with_name("missing.sqlite3")
+    with pytest.raises(JournalError):
+        journal_counts(missing)
+    assert not missing.exists()
