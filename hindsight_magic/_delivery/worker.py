@@ -2,8 +2,9 @@
 
 All background I/O happens here (sending retains, writing the journal, building transcripts,
 refreshing mental models, the panel's pushes), so the kernel thread only ever appends to
-queues. Jobs are plain callables scheduled with ``submit(job, delay_s)``; a job already waiting
-is not queued twice. Each step (``pump``) runs the jobs that are due, keeps the journal
+queues. Jobs are plain callables scheduled with ``submit(job, delay_s)`` (the parts that
+schedule jobs declare that one method as their own ``Scheduler`` protocol); a job already
+waiting is not queued twice. Each step (``pump``) runs the jobs that are due, keeps the journal
 (heartbeat, spool taken in, memory refilled, pending writes; or restoring it after a failure),
 then forms and sends batches one by one, telling the queue each outcome.
 
@@ -18,7 +19,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 from .._api.errors import HindsightError
 from .items import Batch, FlushOutcome
@@ -28,12 +28,6 @@ log = logging.getLogger("hindsight_magic")
 
 Job = Callable[[], object]
 Sender = Callable[[Batch], bool | None]  # True: sent synchronously, already searchable
-
-
-class Scheduler(Protocol):
-    """What other parts need of the worker: ``submit(job, delay_s)`` runs ``job`` on it later."""
-
-    def submit(self, job: Job, delay_s: float = 0.0) -> bool: ...
 
 
 class Worker:
