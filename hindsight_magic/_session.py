@@ -3,9 +3,11 @@
 The parts, and who gets what:
 
 - ``connection`` (api): the client for the URL, key and timeouts in force;
-- ``queue`` (delivery): batches, journal, retries, on the worker thread; it sends through a
-  ``BatchSender`` (ensure-bank, identity, the refused-key message) and reports refusals to
+- ``queue`` (delivery): batches, retries, and its journal on disk; it reports refusals to
   ``notices``;
+- ``worker`` (delivery): the one background thread; it sends the queue's batches through a
+  ``BatchSender`` (ensure-bank, identity, the refused-key message) and runs every other part's
+  background jobs (``submit``);
 - ``autoretain`` (capture): cells → transcripts, queued through ``retain``;
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
 - ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue.
@@ -34,12 +36,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from ._api.client import Connection, Timeouts
 from ._capture.autoretain import AutoRetainer
 from ._capture.redact import SecretValues
-from ._delivery.batches import Batch, FlushOutcome, Route
-from ._delivery.indexing import prepare_read
-from ._delivery.items import new_item
-from ._delivery.opening import open_journal
+from ._delivery.items import Batch, FlushOutcome, Route, new_item
+from ._delivery.journal import open_journal
 from ._delivery.queue import RetainQueue
-from ._delivery.sender import BatchSender, own_document_id
+from ._delivery.sender import BatchSender, own_document_id, prepare_read
+from ._delivery.worker import Worker
 from ._diagnosis import explain, probe_identity
 from ._machine import resolve_api_url
 from ._memory.mental_models import MentalModelCache
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from ._api.client import HindsightClient
     from ._api.errors import HindsightError
     from ._capture.autoretain import AutoRetainStatus
-    from ._delivery.batches import QueueStats
+    from ._delivery.items import QueueStats
     from ._delivery.recent import RecentItem
     from ._memory.mental_models import MentalModel
     from ._memory.results import RecallResult
@@ -104,12 +105,12 @@ class HindsightSession:
             self.notices.add(problem)
         self.sender = BatchSender(self.connection, settings, self.secrets)
         self.queue = RetainQueue(
-            self.sender,
+            journal,
             on_failure=self.notices.retention_failed,
             on_notice=self.notices.add,
-            journal=journal,
             **(queue_options or {}),
         )
+        self.worker = Worker(self.queue, self.sender)
         recovered = self.queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
@@ -119,11 +120,11 @@ class HindsightSession:
             settings,
             session_id=self.session_id,
             retain=self.retain,
-            worker=self.queue,
+            worker=self.worker,
             secrets=self.secrets,
         )
         self.mental_models = MentalModelCache(
-            settings, self.connection, lambda: self.scope, self.queue
+            settings, self.connection, lambda: self.scope, self.worker
         )
         self.reader = Reader(settings, self.connection, lambda: self.scope, self._before_read)
         self.reader.model_names = self.mental_models.names
@@ -132,8 +133,8 @@ class HindsightSession:
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         atexit.register(self._at_exit)
         if start_worker:
-            self.queue.start()
-            self.queue.submit(self._warm_up, STARTUP_DELAY_S)
+            self.worker.start()
+            self.worker.submit(self._warm_up, STARTUP_DELAY_S)
         # after %load_ext has returned: the warm-up and the first model load import httpx,
         # which would compete with the rest of the load for the interpreter
         self.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
@@ -198,7 +199,7 @@ class HindsightSession:
         scope = self._compute_scope()
         if scope != self.scope:  # cells that ran under the old scope are retained under it
             self.autoretain.process(force=True)
-        self.queue.flush(FLUSH_BEFORE_READ_S)
+        self.worker.flush(FLUSH_BEFORE_READ_S)
         if connection:
             self._connect()
         self.scope = scope
@@ -251,7 +252,7 @@ class HindsightSession:
         """Queue due transcripts, send everything now, wait until each batch was tried."""
         timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
         self.autoretain.process()
-        return self.queue.flush(timeout)
+        return self.worker.flush(timeout)
 
     def retry_failed(self) -> int:
         """Re-send permanently failed memories through the current connection."""
@@ -296,7 +297,7 @@ class HindsightSession:
             self.autoretain.process(force=True)  # the cells not yet retained
         except Exception:
             log.debug("Hindsight: final auto-retain failed", exc_info=True)
-        left = self.queue.close(timeout_s)
+        left = self.worker.close(timeout_s)
         if left:
             log.warning("Hindsight: %d memories were not delivered before unload", left)
         self.connection.close()
@@ -441,12 +442,12 @@ class SessionView:
         """Run ``job`` on the session's worker thread after ``delay_s`` (once, however often it
         is asked while waiting); False when the worker has stopped or the session is gone."""
         session = self._session()
-        return session is not None and session.queue.submit(job, delay_s)
+        return session is not None and session.worker.submit(job, delay_s)
 
     def is_scheduled(self, job: Callable[[], object]) -> bool:
         """Whether ``job`` waits to run on the worker."""
         session = self._session()
-        return session is not None and job in session.queue.scheduled()
+        return session is not None and job in session.worker.scheduled()
 
     def recall_now(self, query: str) -> RecallResult:
         """Recall ``query`` in the current scope without sending the queue or waiting for

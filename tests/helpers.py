@@ -24,9 +24,10 @@ from typing import Any, TypeVar
 import httpx
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._delivery.batches import Batch, Route
-from hindsight_magic._delivery.items import MemoryItem
+from hindsight_magic._delivery.items import Batch, MemoryItem, Route
+from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery.worker import Sender, Worker
 
 T = TypeVar("T")
 
@@ -327,3 +328,12 @@ class FakeHindsight:
 def held(queue: RetainQueue) -> list[tuple[Route, MemoryItem]]:
     """Every (route, item) the queue holds: failed, batched, in flight, then pending."""
     return queue.held()
+
+
+def delivery(
+    send: Sender, journal: JournalFile | None = None, **options: Any
+) -> tuple[RetainQueue, Worker]:
+    """A retain queue (``options``: its keyword arguments) on ``journal``, and its worker
+    sending through ``send``, wired as the session wires them; the thread is not started."""
+    queue = RetainQueue(journal, **options)
+    return queue, Worker(queue, send)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from hindsight_magic._delivery import sqlite_file
+from hindsight_magic._delivery import journal_file
 from hindsight_magic._delivery.spool import Spool
 
 
@@ -152,12 +152,12 @@ def small_disk(root: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> Iterat
     mounted = kind == "tmpfs" and _mount(root)
     small = SmallDisk(root, mounted)
     if not mounted:
-        real = sqlite_file.connect
+        real = journal_file.connect
 
         def faulty(path: Path) -> Any:
             return FaultyConnection(real(path), small)  # opening writes a heartbeat
 
-        monkeypatch.setattr(sqlite_file, "connect", faulty)
+        monkeypatch.setattr(journal_file, "connect", faulty)
         real_append = Spool.append
 
         def append(spool: Spool, line: bytes) -> int:

@@ -24,7 +24,6 @@ from .redact import redact
 from .transcript import CellText, format_cell, is_own_result, is_skipped, join_transcript
 
 if TYPE_CHECKING:
-    from .._delivery.worker import Scheduler
     from .._settings import HindsightSettings
 
 log = logging.getLogger("hindsight_magic")
@@ -38,6 +37,12 @@ MAX_DEFERRED = 500  # …or once this many cells are waiting
 CellRun = tuple[int, str, float, Any]
 # (result text, error text, stdout) of an executed cell.
 Outputs = tuple[str | None, str | None, str | None]
+
+
+class Scheduler(Protocol):
+    """Runs a job on the background thread later (the session's worker)."""
+
+    def submit(self, job: Callable[[], object], delay_s: float = 0.0) -> bool: ...
 
 
 class Retain(Protocol):

@@ -1,212 +1,524 @@
-"""The durable retain queue: every memory from enqueue until the server accepted its batch.
+"""The retain queue's journal: every memory on disk from ``%retain`` until the server took it.
 
-SQLite in WAL mode (survives the process being killed), shared by a user's kernels. Each
-kernel's ``%retain`` appends to its own spool file (``spool.py``); its worker thread moves
-spooled memories into the journal (``ingest``) and writes what happens to them. Rows are
-``pending`` (its kernel holds it in memory too), ``spilled`` (on disk only: its kernel's memory
-was full; loaded when there is room, oldest first), ``batched`` (part of a batch with a client
-``operation_id``, so a re-send after a crash or a lost reply is the same operation to the
-server) or ``failed`` (refused by the server; re-sendable). Row ids follow queue order. Each
-kernel is an *owner*; a new kernel claims the rows and spools of owners that died
-(``orphans.py``) inside one ``BEGIN IMMEDIATE`` transaction, so two kernels never take the
-same rows.
+Three places, one owner (this kernel):
 
-Every failure is a ``JournalError`` whose ``kind`` says why (``sqlite_file``). A damaged file
-is moved aside when (re)opened and a fresh one created; ``moved_to`` then names the old file.
+- **the spool** (``spool.py``): ``%retain`` appends each memory to this kernel's spool file
+  before it returns, so it survives a SIGKILL; the kernel thread never touches SQLite;
+- **the journal file** (``journal_file.py``): SQLite, shared by a user's kernels. The worker
+  takes spooled memories in (``ingest``: rows inserted and the spool's offset recorded in one
+  transaction, so nothing is taken twice) when it next has work — a batch due, a flush, a
+  heartbeat — not for each memory: a worker woken by every ``%retain`` of a burst kept the
+  kernel thread waiting for the GIL. It replaces a spool taken in entirely once it is large;
+- **pending writes**: what happens to batches (operation ids, refusals, acceptance) is noted
+  under the queue's lock and written by the worker outside it, before the batch is sent.
+
+When the file cannot be written (disk full, read-only, permissions, a damaged file), memories
+are kept in memory and delivered as before; one line says so, the worker retries every
+``RETRY_S``, reopens the file (a damaged one is moved aside), rewrites this kernel's rows from
+what the queue holds, starts a fresh spool, and one line says the memories are on disk again.
+Nothing is lost or sent twice by the switch; only a kernel killed while the journal is down
+loses what it held in memory (the user was told), and rows of memories delivered meanwhile may
+be sent again.
+
+A ``Journal`` without a file is the journal turned off: it keeps nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import sqlite3
+import logging
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from . import orphans
-from .journal_file import JournalFile
-from .spool import spool_path
-from .sqlite_file import JournalError
-from .stored import JournalRow, Kept, by_ids, insert_rows, row_from
+from .._text import plural
+from .items import Batch, MemoryItem, Route, form_batches
+from .journal_file import JournalError, JournalFile, JournalRow, Kept, journal_error, journal_path
+from .spool import CAPACITY, Spool, encode
 
-__all__ = ["Journal", "JournalError", "JournalRow", "Kept"]
+log = logging.getLogger("hindsight_magic")
 
-SCHEMA = """
-create table if not exists items (
-    id integer primary key autoincrement,
-    owner text not null,
-    bank text not null,
-    tags text,
-    body text not null,
-    state text not null default 'pending',
-    operation_id text,
-    error text
-);
-create index if not exists items_owner_state on items(owner, state, id);
-create table if not exists owners (
-    owner text primary key,
-    host text not null,
-    pid integer not null,
-    heartbeat real not null
-);
-create table if not exists spools (
-    name text primary key,
-    owner text not null,
-    offset integer not null default 0
-);
-"""
+RETRY_S = 5.0
+QUICK_RETRY_S = 0.2
+# retried at once, no line: transient, or (corrupt) the reopen moves the file aside and says so
+QUIET_KINDS = {"locked", "replaced", "corrupt"}
+ROTATE_BYTES = CAPACITY // 2  # past this, new memories go to a fresh spool
+
+Notify = Callable[[str], None]
 
 
-class Journal(JournalFile):
-    """A SQLite journal shared by the kernels of one user (thread-safe within a process)."""
+@dataclass(frozen=True)
+class JournalOp:
+    """One change to write: ``batched`` (with ``operation_id``), ``failed`` or ``delete``.
 
-    schema = SCHEMA
+    Row ids are read from the items when written (a rewrite may have renumbered them).
+    """
 
-    # -- writes -----------------------------------------------------------------------------
+    kind: str
+    items: list[MemoryItem]
+    operation_id: str | None = None
+    error: str | None = None
 
-    def ingest(
-        self, kept: Sequence[Kept], offsets: Mapping[str, int], retire: Iterable[str] = ()
-    ) -> list[int]:
-        """Store spooled memories and how far each spool (by name) is now taken, forgetting
-        the spools in ``retire`` (taken entirely); the new row ids."""
-        with self._transaction() as db:
-            ids = self._insert(db, kept)
-            db.executemany(
-                "update spools set offset = ? where name = ? and owner = ?",
-                [(end, name, self.owner) for name, end in offsets.items()],
+    def apply(self, file: JournalFile) -> None:
+        ids = [row for item in self.items for row in item.journal_ids]
+        if self.kind == "batched":
+            file.mark_batched(self.operation_id or "", ids)
+        elif self.kind == "failed":
+            file.mark_failed(ids, self.error or "")
+        else:
+            file.delete(ids)
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """What dead kernels left (and this owner's own rows): batches to re-send under their
+    operation ids, refused ones, and how many memories wait on disk only."""
+
+    batched: list[Batch]
+    failed: list[Batch]
+    spilled: int
+
+    @property
+    def count(self) -> int:
+        """How many memories in all."""
+        return self.spilled + sum(b.count for b in (*self.batched, *self.failed))
+
+
+def batches_from_rows(rows: Iterable[JournalRow]) -> list[Batch]:
+    """Journal rows regrouped into their batches, each under its stored ``operation_id``.
+
+    Appends to one document are merged again (as when the batch was first formed), and a
+    refused batch keeps the server's reason.
+    """
+    groups: dict[str, list[tuple[Route, MemoryItem]]] = {}
+    reasons: dict[str, str | None] = {}
+    for row in rows:
+        key = row.operation_id or f"row-{row.id}"
+        groups.setdefault(key, []).append((Route(row.bank_id, row.tags), row.item))
+        reasons.setdefault(key, row.error)
+    batches = []
+    for operation_id, entries in groups.items():
+        for batch in form_batches(entries, len(entries)):
+            batch.operation_id = operation_id
+            batch.error = reasons[operation_id] or "left by an earlier kernel"
+            batches.append(batch)
+    return batches
+
+
+class Journal:
+    """This kernel's part of the journal: its spool, its rows, and the memory-only mode.
+
+    ``lock`` is the queue's lock (``RetainQueue.lock``), and it guards this object's state
+    too: ``enqueue`` appends a memory's spool line and queues the memory under that one lock,
+    so the spool's order is the queue's, and the worker's snapshot of what is spooled and how
+    far each spool reaches (``ingest``) is never torn by a ``%retain``. Methods marked *lock
+    held* are called by the queue inside it; the others run on the worker (or while unloading)
+    and take it only around their bookkeeping, never around I/O.
+    """
+
+    def __init__(
+        self,
+        file: JournalFile | None,
+        lock: threading.Condition,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_notice: Notify | None = None,  # a line for the user (journal down / back)
+    ) -> None:
+        self.file = file
+        self.off = file is None  # the setting turned it off: nothing is ever written
+        self._lock = lock
+        self._clock = clock
+        self._on_notice: Notify = on_notice or (lambda line: None)
+        self._ops: list[JournalOp] = []
+        self._writable = file is not None and file.available
+        self._problem = None if file is None else file.problem
+        self._said_down = not self._writable  # a file not opened was reported by opening
+        self._retry_at = 0.0
+        self._adopted = False
+        self._spool: Spool | None = None
+        self._generation = 0
+        self._retired: list[Spool] = []  # replaced; deleted once taken in entirely
+        # spooled, not in the file yet: memories the queue holds, and ones it does not (its
+        # memory was full: ``spilled``); ``ingest`` takes both in
+        self._fresh: list[tuple[Route, MemoryItem]] = []
+        self._spilled: list[tuple[Route, MemoryItem]] = []
+        # one ingest at a time: unloading takes in what is spooled while a worker stuck in a
+        # send may wake and do the same; both would insert the same memories
+        self._ingesting = threading.Lock()
+        if file is not None and self._writable:
+            try:
+                self._spool = self._new_spool(file, register=True)
+            except JournalError as error:
+                self.down(error)
+
+    @property
+    def path(self) -> str | None:
+        """The file's path (None: the journal is off)."""
+        return None if self.file is None else str(self.file.path)
+
+    # -- the queue's side (lock held) ---------------------------------------------------------
+
+    def line(self, route: Route, item: MemoryItem) -> bytes:
+        """The spool line for a memory (made before the lock is taken; empty when off)."""
+        return b"" if self.off else encode(route, item)
+
+    def spool(self, route: Route, item: MemoryItem, line: bytes, spilled: bool) -> bool:
+        """Append a memory's line to the spool (kernel thread, lock held); False: the journal
+        is off or down, and the memory is held in memory only."""
+        spool = self._spool
+        if spool is None or not self._writable:
+            return False
+        try:
+            spool.append(line)
+        except OSError as error:
+            self.down(journal_error(spool.path, error))
+            return False
+        (self._spilled if spilled else self._fresh).append((route, item))
+        return True
+
+    @property
+    def writable(self) -> bool:
+        """Whether memories are written to disk now (lock held)."""
+        return self._writable
+
+    @property
+    def problem(self) -> str | None:
+        """Why memories are held in memory only (None while the journal is written, or off)."""
+        with self._lock:
+            if self.off or self._writable or self._problem is None:
+                return None
+            return self._problem.reason
+
+    def mark_batched(self, items: list[MemoryItem], operation_id: str) -> None:
+        """These memories now travel in the batch ``operation_id`` (lock held)."""
+        self._note(JournalOp("batched", items, operation_id))
+
+    def mark_failed(self, items: list[MemoryItem], error: str) -> None:
+        """The server refused these memories for good (lock held)."""
+        self._note(JournalOp("failed", items, error=error))
+
+    def forget(self, items: list[MemoryItem]) -> None:
+        """These memories are done with: accepted, or dropped by the user (lock held)."""
+        self._note(JournalOp("delete", items))
+
+    def _note(self, op: JournalOp) -> None:
+        if not self.off:
+            self._ops.append(op)
+
+    def due(self) -> bool:
+        """Whether the worker has journal work now (lock held)."""
+        if self.file is None:
+            return False
+        if self._writable:  # an idle kernel beats too: a stale owner's rows are taken over
+            # memories past the memory cap live only in the spool: take them in
+            return bool(self._ops) or self.file.until_beat() == 0.0 or bool(self._spilled)
+        return self._clock() >= self._retry_at
+
+    def idle_delay(self) -> float | None:
+        """Seconds until the journal has work (the heartbeat, a retry); None: never (lock held)."""
+        if self.file is None:
+            return None
+        if not self._writable:
+            return max(0.0, self._retry_at - self._clock())
+        wait = self.file.until_beat()
+        return wait if wait != float("inf") else None
+
+    def down(self, error: JournalError) -> None:
+        """The file failed: hold memories in memory, say so once, retry later."""
+        quiet = error.kind in QUIET_KINDS
+        with self._lock:
+            self._writable = False
+            self._problem = error
+            self._retry_at = self._clock() + (QUICK_RETRY_S if quiet else RETRY_S)
+            say = not quiet and not self._said_down
+            self._said_down = self._said_down or say
+            self._lock.notify_all()
+        log.info("Hindsight journal: %s", error)
+        if say and self.file is not None:
+            self._on_notice(
+                f"The journal {self.file.path} cannot be written ({error.reason}): queued "
+                "memories are kept in memory only until it can; retrying by itself."
             )
-            db.executemany("delete from spools where name = ?", [(name,) for name in retire])
-        return ids
 
-    def _insert(self, db: sqlite3.Connection, kept: Sequence[Kept]) -> list[int]:
-        return insert_rows(db, [entry.values(self.owner) for entry in kept])
+    # -- the worker's side (lock not held) ------------------------------------------------------
 
-    def register_spool(self, name: str) -> None:
-        """Record a spool file of this owner (before it is created)."""
-        with self._transaction() as db:
-            db.execute(
-                "insert or replace into spools(name, owner, offset) values (?, ?, 0)",
-                (name, self.owner),
-            )
+    def keep(self) -> bool:
+        """Heartbeat, take the spool in, replace a large spool; False while not written."""
+        file = self.file
+        if file is None:
+            return False
+        with self._lock:
+            if not self._writable:
+                return False
+        try:
+            if file.replaced():  # another kernel moved a damaged file aside
+                raise JournalError(f"the journal {file.path} was replaced", "replaced")
+            file.heartbeat()
+        except JournalError as error:
+            self.down(error)
+            return False
+        self.ingest()
+        self._rotate_spool(file)
+        with self._lock:
+            return self._writable
 
-    def retire_spools(self, names: Iterable[str]) -> None:
-        """Forget spools taken in entirely (their files are deleted next)."""
-        with self._transaction() as db:
-            db.executemany("delete from spools where name = ?", [(name,) for name in names])
-
-    def mark_batched(self, operation_id: str, ids: Iterable[int]) -> None:
-        """Rows now travel in the batch ``operation_id``."""
-        self._update("state = 'batched', operation_id = ?, error = null", operation_id, ids)
-
-    def mark_failed(self, ids: Iterable[int], error: str) -> None:
-        """The server refused these rows; keep them for ``%hindsight retry``."""
-        self._update("state = 'failed', error = ?", error, ids)
-
-    def _update(self, assignment: str, value: str, ids: Iterable[int]) -> None:
-        if self._closed:  # unloading: the next kernel adopts what is left
+    def beat_if_due(self) -> None:
+        """The heartbeat between two sends: against a slow server one pump can last minutes."""
+        file = self.file
+        with self._lock:
+            writable = self._writable
+        if file is None or not writable:
             return
-        with self._transaction() as db:
-            by_ids(db, f"update items set {assignment} where id in", ids, value)
+        try:
+            file.heartbeat()
+        except JournalError as error:
+            self.down(error)
 
-    def delete(self, ids: Iterable[int]) -> None:
-        """Forget rows (the server accepted them, or the user dropped them)."""
-        if self._closed:  # unloading: the next kernel adopts what is left
+    def write_pending(self) -> None:
+        """Write the noted changes, in order (while the journal is down they wait)."""
+        file = self.file
+        while file is not None:
+            with self._lock:
+                if not self._writable or not self._ops:
+                    return
+                ops, self._ops = self._ops, []
+            try:
+                for op in ops:
+                    op.apply(file)
+            except JournalError as error:
+                self.down(error)  # the rewrite on restore covers what was not written
+                return
+
+    def ingest(self) -> None:
+        """Move the spooled memories into the file, and record how far each spool is taken
+        (one transaction); spools replaced meanwhile are then forgotten and deleted."""
+        with self._ingesting:
+            self._ingest()
+
+    def _ingest(self) -> None:
+        file = self.file
+        with self._lock:
+            if file is None or not self._writable:
+                return
+            fresh, spilled, retired = list(self._fresh), list(self._spilled), list(self._retired)
+            if not (fresh or spilled or retired):
+                return
+            spools = [*retired, *([self._spool] if self._spool is not None else [])]
+            offsets = {spool.path.name: spool.size for spool in spools}  # all lines so far
+        kept = [Kept(r.bank_id, r.tags, item) for r, item in fresh]
+        kept += [Kept(r.bank_id, r.tags, item, "spilled") for r, item in spilled]
+        try:
+            ids = file.ingest(kept, offsets, retire=[spool.path.name for spool in retired])
+        except JournalError as error:
+            self.down(error)
             return
-        with self._transaction() as db:
-            by_ids(db, "delete from items where id in", ids)
+        with self._lock:
+            for (_, item), row in zip(fresh, ids, strict=False):
+                item.journal_ids = (row,)
+            del self._fresh[: len(fresh)]  # the kernel thread only appends
+            del self._spilled[: len(spilled)]
+            self._retired = [spool for spool in self._retired if spool not in retired]
+            self._lock.notify_all()
+        for spool in retired:
+            spool.close(remove=True)
 
-    def reconcile(
-        self, kept: Sequence[Kept], spilled: Sequence[Kept], spool: str
-    ) -> tuple[list[int], list[str]]:
-        """Make this owner's rows match what it holds, after a while without the journal.
+    def ingest_if_behind(self) -> None:
+        """Take spooled memories in now if any wait there: batches form only from memories in
+        the file, so a flush right after a ``%retain`` would otherwise send that memory in a
+        batch of its own."""
+        with self._lock:
+            behind = self._writable and self._spooled_only()
+        if behind:
+            self.ingest()
 
-        Its rows become ``kept`` (in order), then its spilled rows, then ``spilled`` (memories
-        spooled while memory was full, not taken in yet); its spools are replaced by ``spool``.
-        Returns the new row ids of ``kept`` and the names of the spool files to delete.
+    def _spooled_only(self) -> bool:
+        return bool(self._spilled) or bool(self._fresh)
+
+    def _rotate_spool(self, file: JournalFile) -> None:
+        """Past ``ROTATE_BYTES``, new memories go to a fresh spool; the old one is deleted once
+        everything in it is in the file (the next ``ingest``)."""
+        spool = self._spool
+        if spool is None or spool.size < ROTATE_BYTES:
+            return
+        try:
+            fresh = self._new_spool(file, register=True)
+        except JournalError as error:
+            self.down(error)
+            return
+        with self._lock:
+            self._spool = fresh
+            self._retired.append(spool)
+        self.ingest()
+
+    def _new_spool(self, file: JournalFile, register: bool) -> Spool:
+        """The next spool file, registered in the file first (unless the caller does)."""
+        self._generation += 1
+        path = file.spool_path(self._generation)
+        if register:
+            file.register_spool(path.name)
+        try:
+            return Spool.create(path)
+        except OSError as error:
+            raise journal_error(path, error) from None
+
+    def load_spilled(self, limit: int) -> list[tuple[Route, MemoryItem]]:
+        """Up to ``limit`` memories waiting on disk only, oldest first, now held in memory;
+        raises ``JournalError``."""
+        assert self.file is not None
+        return [(Route(row.bank_id, row.tags), row.item) for row in self.file.load_spilled(limit)]
+
+    def count_spilled(self) -> int:
+        """How many memories wait on disk only (not counting spooled ones); raises
+        ``JournalError``."""
+        assert self.file is not None
+        return self.file.count("spilled")
+
+    # -- recovery -------------------------------------------------------------------------------
+
+    def recover(self) -> Recovered | None:
+        """Take over what dead kernels left, and read back this owner's batches (once per
+        kernel); None while the file is not written (``restore`` recovers once it opens).
+        Raises ``JournalError``.
+
+        Batches keep their ``operation_id``: re-sending one the server already accepted is the
+        same operation to it, so nothing is stored twice.
         """
-        with self._transaction() as db:
-            old = db.execute(
-                "select bank, tags, body from items where owner = ? and state = 'spilled' "
-                "order by id",
-                (self.owner,),
-            ).fetchall()
-            db.execute("delete from items where owner = ?", (self.owner,))
-            ids = insert_rows(db, [entry.values(self.owner) for entry in kept])
-            insert_rows(db, [(self.owner, *row, "spilled", None, None) for row in old])
-            insert_rows(db, [entry.values(self.owner) for entry in spilled])
-            spools = db.execute("select name from spools where owner = ?", (self.owner,))
-            names = [name for (name,) in spools.fetchall() if name != spool]
-            db.execute("delete from spools where owner = ?", (self.owner,))
-            db.execute("insert into spools(name, owner) values (?, ?)", (spool, self.owner))
-            self._beat(time.time())
-        return ids, names
+        file = self.file
+        if file is None or not self._writable:
+            return None
+        return self._recover(file)
 
-    # -- reads ------------------------------------------------------------------------------
+    def _recover(self, file: JournalFile) -> Recovered:
+        file.claim_orphans()
+        batched, failed = file.rows("batched"), file.rows("failed")
+        spilled = file.count("spilled")
+        with self._lock:
+            self._adopted = True
+        return Recovered(batches_from_rows(batched), batches_from_rows(failed), spilled)
 
-    def load_spilled(self, limit: int) -> list[JournalRow]:
-        """Up to ``limit`` of this owner's spilled rows, oldest first, now ``pending``."""
-        with self._transaction() as db:
-            rows = self._select(db, "state = 'spilled'", limit)
-            by_ids(db, "update items set state = 'pending' where id in", [r.id for r in rows])
-        return rows
+    def restore_due(self) -> bool:
+        """Whether the file is down and the time to try it again has come."""
+        with self._lock:
+            return self.file is not None and not self._writable and self._clock() >= self._retry_at
 
-    def rows(self, state: str) -> list[JournalRow]:
-        """All of this owner's rows in ``state``, oldest first."""
-        with self._using() as db:
-            return self._select(db, "state = ?", -1, state)
+    def restore(self, held: Callable[[], list[Kept]], adopt: Callable[[Recovered], int]) -> None:
+        """Reopen the file and write what memory holds into it; then it is used again.
 
-    def _select(
-        self, db: sqlite3.Connection, where: str, limit: int, *args: Any
-    ) -> list[JournalRow]:
-        found = db.execute(
-            "select id, bank, tags, body, state, operation_id, error from items "
-            f"where owner = ? and {where} order by id limit ?",
-            (self.owner, *args, limit),
-        ).fetchall()
-        return [row_from(row) for row in found]
-
-    def count(self, state: str) -> int:
-        """How many of this owner's rows are in ``state``."""
-        with self._using() as db:
-            row = db.execute(
-                "select count(*) from items where owner = ? and state = ?", (self.owner, state)
-            ).fetchone()
-        return int(row[0])
-
-    # -- recovery ---------------------------------------------------------------------------
-
-    def claim_orphans(self) -> int:
-        """Take over the rows and spools of owners that died; returns the memory count.
-
-        Their ``pending`` rows and spooled memories become ``spilled``: this kernel loads them
-        when it has room.
+        ``held`` lists what the queue holds (called with the lock held); ``adopt`` hands the
+        queue what dead kernels left, the first time the file opens (``recover``).
         """
-        if self._closed:  # unloading: the next kernel adopts what is left
-            return 0
-        files = orphans.spool_files(self.path)  # listed before: see ``orphans.claim``
-        with self._transaction() as db:
-            claimed, leftovers = orphans.claim(db, self.owner, self.path, files)
-        for path in leftovers:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        return claimed
+        file = self.file
+        assert file is not None
+        with self._lock:
+            problem, said = self._problem, self._said_down
+        try:
+            file.open(check=problem is not None and problem.kind == "corrupt")
+            if file.moved_to is not None:
+                self._on_notice(moved_aside_line(file))
+            if not self._adopted:
+                found = adopt(self._recover(file))
+                if found:
+                    count = plural(found, "memory", "memories")
+                    self._on_notice(f"Recovered {count} left by an earlier kernel; sending now.")
+            kept = self._rewrite(file, held)
+        except JournalError as error:
+            self.down(error)
+            return
+        if kept is None:  # memories kept coming: the next try finishes
+            with self._lock:
+                self._retry_at = self._clock() + QUICK_RETRY_S
+            return
+        log.info("Hindsight journal: %s is written again", file.path)
+        if said:
+            count = plural(kept, "queued memory is", "queued memories are")
+            self._on_notice(f"The journal {file.path} can be written again: {count} on disk.")
 
-    def spool_path(self, generation: int) -> Path:
-        """Where this owner's spool ``generation`` lives."""
-        return spool_path(self.path, self.owner, generation)
+    def _rewrite(self, file: JournalFile, held: Callable[[], list[Kept]]) -> int | None:
+        """This owner's rows from what memory holds, and a fresh spool; the memory count."""
+        for _ in range(3):
+            with self._lock:
+                kept = held()
+                taken = len(self._spilled)
+                spilled = [Kept(r.bank_id, r.tags, item, "spilled") for r, item in self._spilled]
+                self._ops.clear()  # what they would write is in ``kept``
+                self._fresh.clear()  # ``kept`` holds them too
+            fresh_path = file.spool_path(self._generation + 1)
+            ids, old = file.reconcile(kept, spilled, fresh_path.name)
+            fresh = self._new_spool(file, register=False)
+            with self._lock:
+                for entry, row in zip(kept, ids, strict=True):
+                    entry.item.journal_ids = (row,)
+                del self._spilled[:taken]
+                if self._spilled or not all(entry.item.journal_ids for entry in held()):
+                    fresh.close(remove=True)
+                    continue
+                stale = [s for s in (self._spool, *self._retired) if s is not None]
+                self._spool, self._retired = fresh, []
+                self._writable, self._problem, self._said_down = True, None, False
+                self._lock.notify_all()
+            for spool in stale:
+                spool.close()
+            for name in old:
+                with contextlib.suppress(OSError):
+                    file.path.with_name(name).unlink()
+            return len(kept) + len(spilled)
+        return None
+
+    # -- unloading (kernel thread, worker stopped) ----------------------------------------------
 
     def close(self) -> None:
-        """Release ownership (rows left behind are claimed by the next kernel) and close."""
+        """Take in what is spooled, write what is pending, release the spools and the file."""
+        file = self.file
+        if file is None:
+            return
+        self.ingest()
+        self.write_pending()
+        spools = [s for s in (self._spool, *self._retired) if s is not None]
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            try:
-                if self._db is not None:
-                    self._db.execute("delete from owners where owner = ?", (self.owner,))
-            except sqlite3.Error:
-                pass  # a stale heartbeat tells the next kernel the same
-            finally:
-                self._disconnect()
+            clean = self._writable and not self._spooled_only()
+        if clean:
+            with contextlib.suppress(JournalError):
+                file.retire_spools(s.path.name for s in spools)
+        for spool in spools:
+            spool.close(remove=clean)
+        self._spool, self._retired = None, []
+        file.close()
+
+
+# -- opening it for a session --------------------------------------------------------------------
+
+
+def moved_aside_line(file: JournalFile) -> str:
+    """The line saying a damaged journal was replaced (``file.moved_to`` is set)."""
+    return (
+        f"The journal {file.path} was damaged ({file.damage}): moved aside to "
+        f"{file.moved_to}; a fresh journal is in use."
+    )
+
+
+def memory_only_line(file: JournalFile, error: JournalError) -> str:
+    """The line saying the journal cannot be used for now (said once)."""
+    return (
+        f"The journal {file.path} cannot be written ({error.reason}): queued memories are "
+        "kept in memory only, and go back to the journal by themselves once it can be written."
+    )
+
+
+def open_journal(setting: str) -> tuple[JournalFile | None, str | None]:
+    """The journal file the ``journal_path`` setting asks for, and one line for the user if
+    something happened.
+
+    A damaged file is moved aside and a fresh one used; a file that cannot be opened now
+    (read-only, disk full, permissions) gives a file that is not open yet: the queue keeps
+    memories in memory and its worker opens the file as soon as it can.
+    """
+    target = journal_path(setting)
+    if target is None:
+        return None, None
+    file = JournalFile(target, open_now=False)
+    try:
+        file.open()
+    except JournalError as error:
+        return file, memory_only_line(file, error)
+    return file, moved_aside_line(file) if file.moved_to else None

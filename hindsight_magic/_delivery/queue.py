@@ -1,48 +1,124 @@
-"""The retain queue and its worker thread.
+"""The retain queue: memories from ``enqueue`` until the server accepted them, and its decisions.
 
-``enqueue`` is O(1) and never touches the network. The worker forms batches when 16 items are
-pending, when the fixed 5 s window since the first pending item closes, or on a flush; each
-route's batch is one request with a client-made ``operation_id``. Transient failures are retried
-with capped, jittered back-off (a route's later items wait behind, so order holds); a batch
-refused for what it carries (400/413/422) is halved until only the bad memory fails; other
-refusals go to a failed list that ``retry_failed`` re-sends. With a journal every item is on
-disk from enqueue until accepted, and memory holds at most ``memory_cap`` of them.
+``enqueue`` is O(1) and never touches the network. Batches form when 16 items are pending,
+when the fixed 5 s window since the first pending item closes, or on a flush; each route's
+batch is one request with a client-made ``operation_id``. Transient failures are retried with
+capped, jittered back-off (a route's later items wait behind, so order holds); a batch refused
+for what it carries (400/413/422) is halved until only the bad memory fails; other refusals go
+to a failed list that ``retry_failed`` re-sends. With a journal every item is on disk from
+enqueue until accepted, and memory holds at most ``memory_cap`` of them (the rest wait on
+disk only, *spilled*, and are loaded when there is room).
+
+The queue decides and never touches the network: the worker (``worker.py``) asks it what is
+due, sends, and reports each outcome back. The queue owns its journal (``journal.py``), which
+writes what the queue notes and gives back what waits on disk (``recover``, ``refill``). One
+lock (``lock``, a ``threading.Condition``) guards the queue's state, the journal's and the
+worker's list of jobs, so one notify wakes the worker for any of them.
 """
 
 from __future__ import annotations
 
-from .batches import Batch, FlushOutcome, QueueClosedError, QueueFullError, QueueStats, Route
-from .items import MemoryItem
-from .keeping import JournalOp
-from .pump import QueuePump
-from .spool import encode
-from .sqlite_file import JournalError
+import logging
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
 
-__all__ = ["Batch", "QueueClosedError", "QueueFullError", "RetainQueue", "Route"]
+from .items import (
+    BACKOFF_BASE_S,
+    BACKOFF_CAP_S,
+    MAX_BATCH_ITEMS,
+    Backoff,
+    Batch,
+    FlushOutcome,
+    MemoryItem,
+    QueueClosedError,
+    QueueFullError,
+    QueueStats,
+    Route,
+    form_batches,
+    halve,
+)
+from .journal import Journal, Notify, Recovered
+from .journal_file import JournalError, JournalFile, Kept
+from .recent import RecentFeed
+
+log = logging.getLogger("hindsight_magic")
+
+FLUSH_BATCH_SIZE = 16
+FLUSH_WINDOW_S = 5.0
+MEMORY_CAP = 10_000
+RECENT_OPERATIONS = 64
 
 
-class RetainQueue(QueuePump):
-    """Batches memories and delivers them from the background thread."""
+class RetainQueue:
+    """Batches memories for the worker to deliver; its state and its one lock."""
 
-    # -- kernel-thread API ------------------------------------------------------------------
+    def __init__(
+        self,
+        journal: JournalFile | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        batch_size: int = FLUSH_BATCH_SIZE,
+        window_s: float = FLUSH_WINDOW_S,
+        max_batch_items: int = MAX_BATCH_ITEMS,
+        backoff_base_s: float = BACKOFF_BASE_S,
+        backoff_cap_s: float = BACKOFF_CAP_S,
+        jitter: Callable[[], float] = random.random,
+        on_failure: Callable[[Batch, str], None] | None = None,  # quick: runs under the lock
+        memory_cap: int = MEMORY_CAP,
+        on_notice: Notify | None = None,  # a line for the user (journal down / back)
+    ) -> None:
+        self.lock = threading.Condition()
+        # ``journal`` is its file (None: off); the queue's journal shares the queue's lock
+        self.journal = Journal(journal, self.lock, clock=clock, on_notice=on_notice)
+        self._clock = clock
+        self._wall = wall
+        self._batch_size = batch_size
+        self._window_s = window_s
+        self._max_batch_items = max_batch_items
+        self._backoff = Backoff(backoff_base_s, backoff_cap_s, jitter)
+        self._on_failure = on_failure
+        self._memory_cap = memory_cap
+        self._pending: deque[tuple[Route, MemoryItem]] = deque()
+        self._first_pending_at: float | None = None
+        self._held_back = 0  # pending entries (at the front) waiting for their route's retry
+        self._on_disk = 0  # memories on disk only (memory was full); loaded when there is room
+        self._outbox: list[Batch] = []
+        self._in_flight: Batch | None = None
+        self._failed: list[Batch] = []
+        self._flush_requested = False
+        self._closed = False
+        self._accepted = 0
+        self._requests = 0
+        self._last_flush: float | None = None
+        self._last_error: str | None = None
+        self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
+        self.feed = RecentFeed(wall=wall)  # the panel's Recent list: each item's delivery state
+        self._routes: dict[Route, Route] = {}
+
+    # -- kernel thread ------------------------------------------------------------------------
 
     def enqueue(self, route: Route, item: MemoryItem) -> int:
         """Queue one item (O(1); with a journal, one line appended to this kernel's spool file,
         so it survives the process being killed once this returns); the number pending."""
-        line = encode(route, item) if self._journal is not None else b""
-        with self._cond:
+        journal = self.journal
+        line = journal.line(route, item)
+        with self.lock:
             if self._closed:
                 raise QueueClosedError
             route = self._routes.setdefault(route, route)  # one object per route: less for GC
             held = len(self._pending) + self._failed_count()
-            spill = bool(self._spilled) or held >= self._memory_cap
-            if self._spool_add(route, item, line, spill):
+            spill = bool(self._on_disk) or held >= self._memory_cap
+            if journal.spool(route, item, line, spill):
                 if spill:
-                    self._spilled += 1  # waits on disk; the worker loads it when there is room
+                    self._on_disk += 1  # waits on disk; the worker loads it when there is room
                     self.feed.queued(item)
-                    return len(self._pending) + self._spilled
+                    return len(self._pending) + self._on_disk
             elif held >= self._memory_cap:
-                why = "is off" if self._journal is None else "cannot be written"
+                why = "is off" if journal.off else "cannot be written"
                 raise QueueFullError(
                     f"{held} memories are waiting in memory and the journal {why}; "
                     "check the server with %hindsight status."
@@ -52,35 +128,35 @@ class RetainQueue(QueuePump):
             count = len(self._pending)
             if count == 1:
                 self._first_pending_at = self._clock()
-                self._cond.notify()
+                self.lock.notify()
             elif count == self._batch_size:
-                self._cond.notify()
-            return count + self._spilled
+                self.lock.notify()
+            return count + self._on_disk
 
     def request_flush(self) -> None:
         """Ask the worker to send everything now (retrying batches included); do not wait."""
-        with self._cond:
+        with self.lock:
             self._flush_requested = True
             for batch in self._outbox:
                 batch.next_attempt_at = 0.0
-            self._cond.notify_all()
+            self.lock.notify_all()
 
-    def flush(self, timeout_s: float | None = None) -> FlushOutcome:
-        """Send everything now and wait until each batch was tried once (or ``timeout_s``)."""
-        self.request_flush()
+    def wait_settled(self, timeout_s: float | None, working: Callable[[], bool]) -> FlushOutcome:
+        """Wait until each batch was tried once since the flush was requested, ``timeout_s``
+        passed, or ``working`` (is a worker delivering?) turns false; what is left."""
         deadline = None if timeout_s is None else self._clock() + timeout_s
-        with self._cond:
+        with self.lock:
             while not self._settled():
-                if not self.running:
+                if not working():
                     break
                 remaining = None if deadline is None else deadline - self._clock()
                 if remaining is not None and remaining <= 0:
                     break
-                self._cond.wait(remaining if remaining is None else min(remaining, 0.5))
+                self.lock.wait(remaining if remaining is None else min(remaining, 0.5))
             return FlushOutcome(
                 self._settled(),
                 len(self._pending)
-                + self._spilled
+                + self._on_disk
                 + (self._in_flight.count if self._in_flight else 0),
                 sum(b.count for b in self._outbox),
                 self._failed_count(),
@@ -88,48 +164,46 @@ class RetainQueue(QueuePump):
 
     def retry_failed(self) -> int:
         """Move failed batches back to the outbox (fresh operation ids); returns the item count."""
-        with self._cond:
+        with self.lock:
             batches, self._failed = self._failed, []
             for old in batches:
                 batch = Batch(old.route, old.items)
-                self._journal_op(JournalOp("batched", batch.items, batch.operation_id))
+                self.journal.mark_batched(batch.items, batch.operation_id)
                 self._outbox.append(batch)
                 self.feed.requeued(batch)
-            self._cond.notify_all()
+            self.lock.notify_all()
             return sum(b.count for b in batches)
 
     def drop_failed(self) -> int:
         """Discard the failed batches for good; returns the item count."""
-        with self._cond:
+        with self.lock:
             batches, self._failed = self._failed, []
-            self._journal_op(JournalOp("delete", [item for b in batches for item in b.items]))
-            self._cond.notify_all()
+            self.journal.forget([item for b in batches for item in b.items])
+            self.lock.notify_all()
             return sum(b.count for b in batches)
 
     def recover(self) -> int:
         """Adopt what dead kernels left in the journal (and our own rows); returns item count.
 
-        Batches keep their ``operation_id``: re-sending one the server already accepted is the
-        same operation to it, so nothing is stored twice.
+        A journal not open yet recovers them once it opens (the worker's ``restore``).
         """
-        if self._journal is None or not self._durable:
-            return 0  # a journal not open yet: the worker adopts them once it opens
         try:
-            return self._adopt_orphans()
+            found = self.journal.recover()
         except JournalError as error:
-            self._journal_down(error)
+            self.journal.down(error)
             return 0
+        return 0 if found is None else self.adopt(found)
 
     def stats(self) -> QueueStats:
         """A snapshot of the counters."""
-        with self._cond:
+        with self.lock:
             waiting = [b.next_attempt_at for b in self._outbox if b.attempts]
             now_mono, now_wall = self._clock(), self._wall()
             retry_at = now_wall + max(0.0, min(waiting) - now_mono) if waiting else None
             return QueueStats(
                 # batches formed but never tried yet (e.g. behind a retrying one) are pending too
                 pending=len(self._pending)
-                + self._spilled
+                + self._on_disk
                 + sum(b.count for b in self._outbox if not b.attempts),
                 in_flight=self._in_flight.count if self._in_flight else 0,
                 accepted=self._accepted,
@@ -139,13 +213,13 @@ class RetainQueue(QueuePump):
                 last_flush=self._last_flush,
                 last_error=self._last_error,
                 requests=self._requests,
-                journal=str(self._journal.path) if self._journal is not None else None,
-                journal_problem=self.journal_problem,
+                journal=self.journal.path,
+                journal_problem=self.journal.problem,
             )
 
     def take_recent(self, bank_id: str) -> list[tuple[Route, str]]:
         """Remove and return (route, operation_id) of recently accepted batches for a bank."""
-        with self._cond:
+        with self.lock:
             taken = [entry for entry in self._recent if entry[0].bank_id == bank_id]
             kept = [entry for entry in self._recent if entry[0].bank_id != bank_id]
             self._recent.clear()
@@ -154,7 +228,7 @@ class RetainQueue(QueuePump):
 
     def held(self) -> list[tuple[Route, MemoryItem]]:
         """Every (route, item) held in memory: failed, batched, in flight, then pending."""
-        with self._cond:
+        with self.lock:
             batches = [*self._failed, *self._outbox]
             if self._in_flight is not None:
                 batches.append(self._in_flight)
@@ -163,17 +237,188 @@ class RetainQueue(QueuePump):
 
     def failed_batches(self) -> list[Batch]:
         """The batches that failed permanently (a copy)."""
-        with self._cond:
+        with self.lock:
             return list(self._failed)
 
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def close(self, timeout_s: float = 5.0) -> int:
-        """Flush (bounded), stop the worker; returns how many items were left undelivered."""
-        with self._cond:
+    def close(self) -> None:
+        """Take no more memories (``enqueue`` raises ``QueueClosedError``)."""
+        with self.lock:
             self._closed = True
-        self.flush(timeout_s)
-        self.stop(min(timeout_s, 2.0))
-        stats = self.stats()
-        self._close_journal()
-        return stats.pending + stats.in_flight + stats.retrying + stats.failed
+
+    # -- the worker's side --------------------------------------------------------------------
+
+    def has_work(self) -> bool:
+        """Whether a batch is due to form or to be sent now."""
+        with self.lock:
+            return self._window_closed() or self._next_sendable() is not None
+
+    def idle_delay(self) -> float | None:
+        """Seconds until a window closes or a retry is due; None: nothing waits."""
+        with self.lock:
+            deadlines = [b.next_attempt_at for b in self._outbox]
+            if self._first_pending_at is not None:
+                deadlines.append(self._first_pending_at + self._window_s)
+            return max(0.0, min(deadlines) - self._clock()) if deadlines else None
+
+    def next_batch(self) -> Batch | None:
+        """Form the batches that are due, and take the next one to send (now in flight); None
+        when nothing can be sent now (then whoever waits for the queue to settle is woken)."""
+        with self.lock:
+            self._form_batches_if_due()
+            batch = self._next_sendable()
+            if batch is None:
+                self.lock.notify_all()
+                return None
+            self._outbox.remove(batch)
+            self._in_flight = batch
+            return batch
+
+    def accepted(self, batch: Batch, indexed: bool) -> None:
+        """The server took ``batch`` (``indexed``: synchronously, so it is searchable now)."""
+        with self.lock:
+            self.journal.forget(batch.items)
+            self._in_flight = None
+            self._accepted += batch.count
+            self._requests += 1
+            self._last_flush = self._wall()
+            self.feed.sent(batch)
+            if indexed:
+                self.feed.indexed([batch.operation_id])
+            else:  # a read waits for this operation
+                self._recent.append((batch.route, batch.operation_id))
+            self.lock.notify_all()
+        log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
+
+    def refused(self, batch: Batch, message: str, transient: bool, split: bool = False) -> None:
+        """Sending ``batch`` failed: retry it later (``transient``), halve it (``split``: the
+        server refused what it carries, so one bad memory fails alone), or keep it as failed."""
+        halved = split and len(batch.items) > 1
+        with self.lock:
+            self._in_flight = None
+            self._requests += 1
+            self._last_error = message
+            batch.attempts += 1
+            batch.error = message
+            self.feed.failed(batch, message, retrying=transient or halved)
+            if transient:
+                batch.next_attempt_at = self._clock() + self._backoff.delay(batch.attempts)
+                self._outbox.insert(0, batch)
+            elif halved:
+                # refused before it became an operation: the halves go under new operation ids
+                halves = halve(batch)
+                for half in halves:
+                    self.journal.mark_batched(half.items, half.operation_id)
+                self._outbox[0:0] = halves
+            else:
+                self._failed.append(batch)
+                self.journal.mark_failed(batch.items, message)
+                if self._on_failure is not None:  # before a waiting flush can return
+                    self._on_failure(batch, message)
+            self.lock.notify_all()
+        level = logging.INFO if transient or halved else logging.WARNING
+        log.log(level, "Hindsight retain queue: batch flush failed: %s", message)
+
+    def refill(self) -> None:
+        """Load memories waiting on disk only while memory has room (oldest first)."""
+        with self.lock:
+            room = self._memory_cap - len(self._pending) - self._failed_count()
+            want = min(room, self._on_disk)
+        if want <= 0:
+            return
+        try:
+            loaded = self.journal.load_spilled(want)
+            with self.lock:
+                if not loaded:  # the count drifted (another process touched our rows)
+                    self._on_disk = self.journal.count_spilled()
+                self._on_disk = max(0, self._on_disk - len(loaded))
+                self._pending.extend(loaded)
+                if self._pending and self._first_pending_at is None:
+                    self._first_pending_at = self._clock()
+        except JournalError as error:
+            self.journal.down(error)
+
+    def adopt(self, found: Recovered) -> int:
+        """Take in what the journal recovered: batches to re-send, failed ones, and how many
+        wait on disk only; returns the memory count."""
+        with self.lock:
+            self._outbox.extend(found.batched)
+            self._failed.extend(found.failed)
+            self._on_disk = found.spilled
+            self.lock.notify_all()
+        return found.count
+
+    def held_rows(self) -> list[Kept]:
+        """What memory holds, as the journal writes it back after a while without it."""
+        with self.lock:
+            batches = [(b, "failed") for b in self._failed] + [(b, "batched") for b in self._outbox]
+            if self._in_flight is not None:
+                batches.append((self._in_flight, "batched"))
+            kept = [
+                Kept(b.route.bank_id, b.route.tags, item, state, b.operation_id, b.error)
+                for b, state in batches
+                for item in b.items
+            ]
+            return kept + [Kept(r.bank_id, r.tags, item) for r, item in self._pending]
+
+    # -- decisions (lock held) ----------------------------------------------------------------
+
+    def _failed_count(self) -> int:
+        return sum(b.count for b in self._failed)
+
+    def _window_closed(self) -> bool:
+        if not self._pending:
+            return False
+        if self._flush_requested or len(self._pending) - self._held_back >= self._batch_size:
+            return True
+        assert self._first_pending_at is not None
+        return self._clock() >= self._first_pending_at + self._window_s
+
+    def _form_batches_if_due(self) -> None:
+        if not self._window_closed():
+            self._flush_requested = False
+            return
+        self._flush_requested = False
+        self._first_pending_at = None
+        now = self._clock()
+        waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
+        entries = list(self._pending)
+        journaled = self._journaled_prefix()  # the rest is taken into the journal first
+        ready = [entry for entry in entries[:journaled] if entry[0] not in waiting]
+        held = [entry for entry in entries[:journaled] if entry[0] in waiting]
+        self._pending = deque(held + entries[journaled:])  # a retrying route's wait, in order
+        self._held_back = len(held)
+        if held:
+            self._first_pending_at = now
+        if journaled < len(entries):  # in the journal at the worker's next step: form then
+            self._first_pending_at = now - self._window_s
+        for batch in form_batches(ready, self._max_batch_items):
+            self.journal.mark_batched(batch.items, batch.operation_id)
+            self._outbox.append(batch)
+
+    def _journaled_prefix(self) -> int:
+        """How many pending entries, from the first, are in the journal (all while it is not
+        written): a batch carries only those, so its operation id can be written for it."""
+        if not self.journal.writable:
+            return len(self._pending)
+        for n, (_, item) in enumerate(self._pending):
+            if not item.journal_ids:
+                return n
+        return len(self._pending)
+
+    def _next_sendable(self) -> Batch | None:
+        now = self._clock()
+        blocked: set[Route] = set()
+        for batch in self._outbox:
+            if batch.route in blocked:
+                continue
+            if batch.next_attempt_at > now:
+                blocked.add(batch.route)
+                continue
+            return batch
+        return None
+
+    def _settled(self) -> bool:
+        now = self._clock()
+        waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
+        stuck = all(route in waiting for route, _ in self._pending)
+        return stuck and self._in_flight is None and self._next_sendable() is None

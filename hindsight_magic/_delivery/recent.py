@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .batches import Batch
-    from .items import MemoryItem
+    from .items import Batch, MemoryItem
 
 RECENT_ITEMS = 50
 TEXT_CHARS = 80

@@ -23,6 +23,14 @@ the journal). A batch's first async send leaves those out: the server then store
 one document, which it indexes about a third faster than one document per memory. Every
 later send of the batch (a retry, or the next kernel's) carries them, so a batch that may have
 gone out synchronously is replaced, not doubled; one that went out async is the same operation.
+
+**Read-after-write** (``prepare_read``, before every ``%recall``/``%%reflect``): the queue is
+flushed while the sender knows a read waits on the bank, so that bank's new batches go sync
+where that is idempotent and the server answers once they are indexed. What still went async —
+batches that append to the session transcript, big ones, or ones a server refused to take
+synchronously — is accepted at once and indexed by the server's worker a moment later (it picks
+operations up every 500 ms by default), so the read then polls those operations until none is
+pending. Everything together is bounded by ``READ_WAIT_S``.
 """
 
 from __future__ import annotations
@@ -30,8 +38,9 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +52,11 @@ from .._diagnosis import explain
 if TYPE_CHECKING:
     from .._api.client import Connection, HindsightClient
     from .._settings import HindsightSettings
-    from .batches import Batch
+    from .items import Batch, Route
 
 SYNC_MAX_ITEMS = 16  # a bigger batch goes async: a synchronous retain waits for extraction
-
+READ_WAIT_S = 15.0  # a cold or busy server can need seconds for its first items
+INDEXING_POLL_S = 0.05
 
 OWN_ID_PREFIX = "hm-"  # marks the document ids made here (idempotency keys, not documents)
 
@@ -166,3 +176,57 @@ class BatchSender:
             and client.base_url not in self._no_sync
             and idempotent(batch)
         )
+
+
+# -- read-after-write ----------------------------------------------------------------------------
+
+
+def prepare_read(
+    bank_id: str,
+    sender: BatchSender,
+    flush: Callable[[float], Any],
+    take_recent: Callable[[str], list[tuple[Route, str]]],
+    on_indexed: Callable[[list[str]], object] | None = None,
+    wait_s: float = READ_WAIT_S,
+) -> bool:
+    """Send what is queued (``flush``), then wait for ``bank_id``'s async operations.
+
+    True when everything sent for the bank was seen indexed within ``wait_s``; then
+    ``on_indexed`` gets their operation ids (the panel's Recent list marks them indexed).
+    """
+    deadline = time.monotonic() + wait_s
+    with sender.reading(bank_id):
+        flush(wait_s)
+    left = max(0.0, deadline - time.monotonic())
+    operations = take_recent(bank_id)
+    done = wait_until_indexed(sender.client, operations, left)
+    if done and on_indexed is not None:
+        on_indexed([operation_id for _, operation_id in operations])
+    return done
+
+
+def wait_until_indexed(
+    client: HindsightClient,
+    operations: Iterable[tuple[Route, str]],
+    timeout_s: float = READ_WAIT_S,
+    poll_s: float = INDEXING_POLL_S,
+) -> bool:
+    """Poll each (route, operation id) until none is pending or processing, at most ``timeout_s``.
+
+    True when all were seen done (an operation the server cannot report counts as done).
+    """
+    waiting = list(operations)
+    deadline = time.monotonic() + timeout_s
+    while waiting and time.monotonic() < deadline:
+        still = []
+        for route, operation_id in waiting:
+            try:
+                reply = client.operation(route.bank_id, operation_id)
+            except HindsightError:
+                continue
+            if reply and reply.get("status") in ("pending", "processing"):
+                still.append((route, operation_id))
+        waiting = still
+        if waiting:
+            time.sleep(poll_s)
+    return not waiting

@@ -7,7 +7,10 @@ journal (``Journal.ingest``) and records how far each spool was taken, so the ke
 never waits for SQLite's locks or checkpoints. Spool files sit next to the journal
 (``journal.sqlite3.spool-<owner>-<n>``), each registered in the journal *before* it is created:
 a spool file the journal does not know is left over from one already taken in, and is removed.
-A new kernel takes in the spools of owners that died (``Journal.claim_orphans``).
+A new kernel takes in the spools of owners that died (``JournalFile.claim_orphans``).
+
+This module is the file format alone; ``journal.py`` decides when to write, take in and replace
+a spool.
 """
 
 from __future__ import annotations
@@ -21,11 +24,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .batches import Route
-from .items import MemoryItem
+from .items import MemoryItem, Route
 
 CAPACITY = 1 << 20  # bytes reserved per spool file
-ROTATE_BYTES = CAPACITY // 2  # past this, new memories go to a fresh spool
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.client import HindsightClient, ensure_bank
 from .._api.errors import HindsightError
@@ -24,8 +24,13 @@ from .scope import BankScope
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._delivery.worker import Scheduler
     from .._settings import HindsightSettings
+
+
+class Scheduler(Protocol):
+    """Runs a job on the background thread later (the session's worker)."""
+
+    def submit(self, job: Callable[[], object], delay_s: float = 0.0) -> bool: ...
 
 
 @dataclass(frozen=True)

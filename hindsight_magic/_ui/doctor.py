@@ -9,12 +9,10 @@ the server is asked ``GET /version``, ``GET /v1/default/banks`` and the bank's `
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import HindsightClient, Timeouts
@@ -179,18 +177,11 @@ def check_bank(client: HindsightClient, bank_id: str) -> Check:
     return ok("bank", f"{bank_id!r} readable ({nodes} memories, {documents} documents{extra})")
 
 
-def _journal_counts(path: Path) -> dict[str, int]:
-    uri = f"file:{path}?mode=ro"
-    with sqlite3.connect(uri, uri=True, timeout=2) as db:
-        rows = db.execute("select state, count(*) from items group by state").fetchall()
-    return {str(state): int(count) for state, count in rows}
-
-
 def check_journal(setting: str) -> Check:
     """The on-disk queue can be written; how many memories wait in it."""
-    from .._delivery.opening import journal_file
+    from .._delivery.journal_file import JournalError, journal_counts, journal_path
 
-    path = journal_file(setting)
+    path = journal_path(setting)
     if path is None:
         return ok("journal", "off: queued memories are kept in memory only")
     hint = "set HINDSIGHT_JOURNAL_PATH to a writable file (or `off`)"
@@ -201,9 +192,9 @@ def check_journal(setting: str) -> Check:
     if not path.exists():
         return ok("journal", f"{path} (not created yet; writable)")
     try:
-        counts = _journal_counts(path)
-    except sqlite3.Error as error:
-        return fix("journal", f"{path} cannot be read: {error}", f"move it away, or {hint}")
+        counts = journal_counts(path)
+    except JournalError as error:
+        return fix("journal", f"{path} cannot be read: {error.detail}", f"move it away, or {hint}")
     waiting = sum(counts.get(state, 0) for state in ("pending", "spilled", "batched"))
     failed = counts.get("failed", 0)
     note = f"{waiting} waiting to be sent"

@@ -14,13 +14,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from helpers import FakeClock, held
+from helpers import FakeClock, delivery, held
 
 from hindsight_magic._capture import autoretain as hook
 from hindsight_magic._capture.transcript import SOURCE_CAP
-from hindsight_magic._delivery.batches import Batch, Route
-from hindsight_magic._delivery.items import MemoryItem
-from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery.items import Batch, MemoryItem, Route
 from hindsight_magic._text import local_timestamp
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
@@ -222,13 +220,13 @@ def test_last_cells_document_ids_differ_with_the_real_clock(notebook: Any, dead_
 
 def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
     sent: list[Batch] = []
-    queue = RetainQueue(sent.append)
+    queue, worker = delivery(sent.append)
     route = Route("bank", ("project:x",))
     for part in ("[cell 1]\nfirst part", "[cell 4]\nsecond part"):
         item = MemoryItem(part, "2025-01-01T00:00:00+00:00", document_id="d", update_mode="append")
         queue.enqueue(route, item)
     queue.request_flush()
-    assert queue.pump() == 1
+    assert worker.pump() == 1
     [batch] = sent
     [item] = batch.items
     assert item.content == "[cell 1]\nfirst part\n\n[cell 4]\nsecond part"
@@ -239,12 +237,12 @@ def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
 def test_session_appends_queued_before_a_flush_are_sent_as_one_item(loaded: Any) -> None:
     session = session_of(loaded)
     sent: list[Batch] = []
-    loaded.monkeypatch.setattr(session.queue, "_send", sent.append)
+    loaded.monkeypatch.setattr(session.worker, "send", sent.append)
     first = run_all(loaded, SOURCES[:3])
     assert len(transcripts(session)) == 1
     second = run_all(loaded, SOURCES[3:6])
     assert len(transcripts(session)) == 2
-    outcome = session.queue.flush(2.0)
+    outcome = session.worker.flush(2.0)
     assert outcome.settled
     [batch] = sent
     [item] = batch.items
@@ -411,7 +409,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
     notebook.load(api_url=dead_url, retain_every_n_cells="1")
     session = session_of(notebook)
     kernel_thread = threading.current_thread()
-    real_submit = session.queue.submit
+    real_submit = session.worker.submit
     calls: list[Any] = []
 
     def broken(job: Any, *args: Any, **kwargs: Any) -> bool:
@@ -420,7 +418,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
         calls.append(job)
         raise RuntimeError("worker is gone")
 
-    notebook.monkeypatch.setattr(session.queue, "submit", broken)
+    notebook.monkeypatch.setattr(session.worker, "submit", broken)
     deadline = time.monotonic() + 3.0
     n = 0
     while not calls and time.monotonic() < deadline:  # until the hook itself hit the failure
@@ -554,13 +552,13 @@ def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
     session = session_of(loaded)
     numbers = run_all(loaded, SOURCES[:2])
     snapshots: list[list[MemoryItem]] = []
-    close = session.queue.close
+    close = session.worker.close
 
     def snapshot_then_close(*args: Any, **kwargs: Any) -> int:
         snapshots.append(queued(session))
         return close(*args, **kwargs)
 
-    loaded.monkeypatch.setattr(session.queue, "close", snapshot_then_close)
+    loaded.monkeypatch.setattr(session.worker, "close", snapshot_then_close)
     assert transcripts(session) == []
     loaded.run("%unload_ext hindsight_magic")
     [items] = snapshots

@@ -10,15 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BatchRecorder, item
+from helpers import BatchRecorder, delivery, item
 from journalkit import on_disk
 
 from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._delivery import journal_file as journal_module
-from hindsight_magic._delivery.batches import QueueFullError, Route
-from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery.items import QueueFullError, Route
+from hindsight_magic._delivery.journal_file import JournalError, JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
-from hindsight_magic._delivery.sqlite_file import JournalError
 
 A = Route("bank-a", ("project:a",))
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -44,104 +43,105 @@ def heartbeat_of(path: Path, owner: str) -> float:
 
 def test_rows_live_from_enqueue_until_the_server_accepts(path: Path) -> None:
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path))
+    queue, worker = delivery(sender, JournalFile(path))
     queue.enqueue(A, item("kept on disk"))
     assert on_disk(path) == [("spooled", "kept on disk")]  # on disk when enqueue returns
-    queue.pump()  # the worker takes the spool into the journal
+    worker.pump()  # the worker takes the spool into the journal
     assert on_disk(path) == [("pending", "kept on disk")]
     sender.failures = [DOWN]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert [state for state, _ in on_disk(path)] == ["batched"]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert on_disk(path) == []
     assert queue.stats().accepted == 1
 
 
 def test_refused_batches_are_kept_failed_then_retried_or_dropped(path: Path) -> None:
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path))
+    queue, worker = delivery(sender, JournalFile(path))
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: too large", 413)]
     queue.enqueue(A, item("too big"))
     queue.enqueue(Route("bank-b"), item("fine"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert [state for state, _ in on_disk(path)] == ["failed"]
     assert queue.stats().accepted == 1  # nothing else stalled behind the refused batch
     assert queue.retry_failed() == 1
     sender.failures = [DOWN]
-    queue.pump()  # the worker writes the new operation id before it sends
+    worker.pump()  # the worker writes the new operation id before it sends
     assert [state for state, _ in on_disk(path)] == ["batched"]
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: too large", 413)]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert [state for state, _ in on_disk(path)] == ["failed"]
     assert queue.drop_failed() == 1
-    queue.pump()  # %hindsight retry --drop leaves the writing to the worker
+    worker.pump()  # %hindsight retry --drop leaves the writing to the worker
     assert on_disk(path) == []
 
 
 def test_a_refused_batch_keeps_the_servers_reason_in_the_next_kernel(path: Path) -> None:
     sender = BatchRecorder()
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: Invalid API key", 401)]
-    queue = RetainQueue(sender, journal=Journal(path))
+    queue, worker = delivery(sender, JournalFile(path))
     queue.enqueue(A, item("refused"))
     queue.request_flush()
-    queue.pump()
-    queue.close(0.1)  # the kernel goes away; its rows stay
-    later = RetainQueue(BatchRecorder(), journal=Journal(path))
+    worker.pump()
+    worker.close(0.1)  # the kernel goes away; its rows stay
+    later = RetainQueue(JournalFile(path))
     assert later.recover() == 1
     assert [b.error for b in later.failed_batches()] == ["retainBatch failed: Invalid API key"]
 
 
 def test_a_new_queue_adopts_what_a_dead_owner_left(path: Path) -> None:
     sender = BatchRecorder()
-    dead_queue = RetainQueue(sender, journal=Journal(path))
+    dead_queue, dead_worker = delivery(sender, JournalFile(path))
     for n in range(5):
         dead_queue.enqueue(A, item(f"pending {n}"))
     sender.failures = [DOWN]
     dead_queue.request_flush()
-    dead_queue.pump()  # one batch now carries an operation id, then the "kernel dies"
+    dead_worker.pump()  # one batch now carries an operation id, then the "kernel dies"
     dead_queue.enqueue(A, item("pending late"))
     operation_id = sender.batches[0].operation_id
     set_owners(path, "pid = 999999999")  # its process is gone
 
     survivor = BatchRecorder()
-    queue = RetainQueue(survivor, journal=Journal(path))
+    queue, worker = delivery(survivor, JournalFile(path))
     assert queue.recover() == 6
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert survivor.batches[0].operation_id == operation_id  # same operation: no duplicate
     assert sorted(survivor.texts()) == sorted([f"pending {n}" for n in range(5)] + ["pending late"])
     assert on_disk(path) == []
 
 
 def test_a_live_owner_keeps_its_rows(path: Path) -> None:
-    alive = Journal(path)
-    RetainQueue(BatchRecorder(), journal=alive).enqueue(A, item("mine"))
-    other = RetainQueue(BatchRecorder(), journal=Journal(path))
+    alive = JournalFile(path)
+    RetainQueue(alive).enqueue(A, item("mine"))
+    other = RetainQueue(JournalFile(path))
     assert other.recover() == 0
     assert other.stats().pending == 0
 
 
 def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    RetainQueue(BatchRecorder(), journal=Journal(path)).enqueue(A, item("orphan"))
+    RetainQueue(JournalFile(path)).enqueue(A, item("orphan"))
     set_owners(path, f"heartbeat = heartbeat - {10 * 3600}")
-    other = RetainQueue(BatchRecorder(), journal=Journal(path))
+    other = RetainQueue(JournalFile(path))
     assert other.recover() == 1
 
 
 # A claimer reports what it took, then stays alive (owning its rows) until stdin closes.
 CLAIM = (
-    "import sys; from pathlib import Path; from hindsight_magic._delivery.journal import Journal; "
-    "journal = Journal(Path(sys.argv[1])); print(journal.claim_orphans(), flush=True); "
+    "import sys; from pathlib import Path; "
+    "from hindsight_magic._delivery.journal_file import JournalFile; "
+    "journal = JournalFile(Path(sys.argv[1])); print(journal.claim_orphans(), flush=True); "
     "sys.stdin.read()"
 )
 
 
 def test_two_kernels_never_claim_the_same_rows(path: Path) -> None:
-    queue = RetainQueue(BatchRecorder(), journal=Journal(path))
+    queue = RetainQueue(JournalFile(path))
     for n in range(200):
         queue.enqueue(A, item(f"orphan {n}"))
     set_owners(path, "pid = 999999999")
@@ -164,7 +164,7 @@ def test_two_kernels_never_claim_the_same_rows(path: Path) -> None:
 
 def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path), memory_cap=10, max_batch_items=4)
+    queue, worker = delivery(sender, JournalFile(path), memory_cap=10, max_batch_items=4)
     for n in range(25):
         queue.enqueue(A, item(f"m{n:02d}"))
     assert len(queue.held()) == 10  # the rest waits on disk only
@@ -172,13 +172,13 @@ def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
     queue.request_flush()
     while queue.stats().pending:
         queue.request_flush()
-        queue.pump()
+        worker.pump()
     assert sender.texts() == [f"m{n:02d}" for n in range(25)]  # order kept across spills
     assert on_disk(path) == []
 
 
 def test_without_a_journal_a_full_queue_says_so(path: Path) -> None:
-    queue = RetainQueue(BatchRecorder(), memory_cap=3)
+    queue = RetainQueue(memory_cap=3)
     for n in range(3):
         queue.enqueue(A, item(f"m{n}"))
     with pytest.raises(QueueFullError, match="journal is off"):
@@ -189,32 +189,32 @@ def test_without_a_journal_a_full_queue_says_so(path: Path) -> None:
 def test_a_retrying_route_holds_new_items_in_order(path: Path) -> None:
     clock = [100.0]
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path), clock=lambda: clock[0])
+    queue, worker = delivery(sender, JournalFile(path), clock=lambda: clock[0])
     sender.failures = [DOWN]
     queue.enqueue(A, item("first"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     for n in range(3):
         queue.enqueue(A, item(f"later {n}"))
     clock[0] += 6  # the window closes while "first" still waits to retry (~1 s, then 6 s later)
-    queue.pump()
+    worker.pump()
     assert sender.texts() == ["first", "first", "later 0", "later 1", "later 2"]
 
 
 def test_appends_recovered_from_one_batch_are_merged_again(path: Path) -> None:
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path))
+    queue, worker = delivery(sender, JournalFile(path))
     for n in range(3):
         queue.enqueue(A, item(f"[cell {n}]", document_id="session", update_mode="append"))
     sender.failures = [DOWN]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     set_owners(path, "pid = 999999999")
     survivor = BatchRecorder()
-    fresh = RetainQueue(survivor, journal=Journal(path))
+    fresh, fresh_worker = delivery(survivor, JournalFile(path))
     fresh.recover()
     fresh.request_flush()
-    fresh.pump()
+    fresh_worker.pump()
     [batch] = survivor.batches
     assert len(batch.items) == 1  # the server refuses one document twice in a batch
     assert batch.items[0].content == "[cell 0]\n\n[cell 1]\n\n[cell 2]"
@@ -225,16 +225,16 @@ def test_a_journal_that_cannot_be_opened_is_one_clear_error(tmp_path: Path) -> N
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(JournalError, match="cannot use the journal"):
-        Journal(blocker / "journal.sqlite3")
+        JournalFile(blocker / "journal.sqlite3")
 
 
 def test_the_journal_file_is_private(path: Path) -> None:
-    Journal(path)
+    JournalFile(path)
     assert os.stat(path).st_mode & 0o077 == 0
 
 
 def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    journal = Journal(path)
+    journal = JournalFile(path)
     before = heartbeat_of(path, journal.owner)
     time.sleep(0.01)
     journal.heartbeat()
@@ -248,9 +248,9 @@ def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def test_many_rows_are_written_a_chunk_per_statement_with_the_right_ids(path: Path) -> None:
     # ingest returns the new rows' ids from each statement's last id; another kernel's rows
     # between two ingests must not shift them, nor must a batch past one statement's chunk.
-    from hindsight_magic._delivery.stored import Kept
+    from hindsight_magic._delivery.journal_file import Kept
 
-    mine, other = Journal(path), Journal(path)
+    mine, other = JournalFile(path), JournalFile(path)
     first = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300)], {})
     other.ingest([Kept("b", None, item(f"other {n}")) for n in range(5)], {})
     second = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300, 500)], {})
@@ -271,27 +271,27 @@ def test_an_idle_kernel_keeps_its_heartbeat_fresh(
     monkeypatch.setattr(journal_module, "HEARTBEAT_S", 0.2)
     sender = BatchRecorder()
     sender.failures = [HindsightError("retainBatch", "refused", 400)]
-    queue = RetainQueue(sender, journal=Journal(path))
+    file = JournalFile(path)
+    queue, worker = delivery(sender, file)
     queue.enqueue(A, item("refused for good"))
-    queue.start()
+    worker.start()
     try:
-        queue.flush(5)
+        worker.flush(5)
         assert queue.stats().failed == 1
-        owner = queue._journal.owner if queue._journal else ""
-        first = heartbeat_of(path, owner)
+        first = heartbeat_of(path, file.owner)
         time.sleep(1.0)  # idle: nothing pending, nothing to retry
-        assert heartbeat_of(path, owner) > first + 0.5
+        assert heartbeat_of(path, file.owner) > first + 0.5
     finally:
-        queue.close(1.0)
+        worker.close(1.0)
 
 
 def test_a_kernel_on_this_host_whose_process_runs_is_given_longer(path: Path) -> None:
     # one pump against a hung server can outlast STALE_AFTER_S; its process is still there
-    RetainQueue(BatchRecorder(), journal=Journal(path)).enqueue(A, item("still mine"))
+    RetainQueue(JournalFile(path)).enqueue(A, item("still mine"))
     set_owners(path, "heartbeat = heartbeat - 600")  # this test's own pid: alive
-    assert RetainQueue(BatchRecorder(), journal=Journal(path)).recover() == 0
+    assert RetainQueue(JournalFile(path)).recover() == 0
     set_owners(path, "heartbeat = heartbeat - 1200")  # past STALE_LIVE_PROCESS_S
-    assert RetainQueue(BatchRecorder(), journal=Journal(path)).recover() == 1
+    assert RetainQueue(JournalFile(path)).recover() == 1
 
 
 def test_the_heartbeat_goes_on_between_slow_sends(
@@ -299,18 +299,17 @@ def test_the_heartbeat_goes_on_between_slow_sends(
 ) -> None:
     monkeypatch.setattr(journal_module, "HEARTBEAT_S", 0.1)
     seen: list[float] = []
-    queue: RetainQueue
+    file = JournalFile(path)
 
     def slow_server(batch: object) -> None:
-        owner = queue._journal.owner if queue._journal else ""
-        seen.append(heartbeat_of(path, owner))
+        seen.append(heartbeat_of(path, file.owner))
         time.sleep(0.3)
 
-    queue = RetainQueue(slow_server, journal=Journal(path))
+    queue, worker = delivery(slow_server, file)
     for bank in ("one", "two", "three"):  # three routes: three sends in one pump
         queue.enqueue(Route(bank, None), item(f"to {bank}"))
     queue.request_flush()
-    assert queue.pump() == 3
+    assert worker.pump() == 3
     assert seen[2] - seen[0] >= 0.5, seen
 
 
@@ -320,20 +319,39 @@ def test_two_ingests_at_once_take_each_memory_in_once(
     # unloading takes in what is spooled while a worker stuck in a send may wake and do it too
     import threading
 
-    queue = RetainQueue(BatchRecorder(), journal=Journal(path), window_s=60)
+    file = JournalFile(path)
+    queue = RetainQueue(file, window_s=60)
     for n in range(5):
         queue.enqueue(A, item(f"once {n}"))
-    assert queue._journal is not None
-    real_ingest = queue._journal.ingest
+    real_ingest = file.ingest
 
     def slow_ingest(*args: object, **kwargs: object) -> list[int]:
         time.sleep(0.2)
         return real_ingest(*args, **kwargs)
 
-    monkeypatch.setattr(queue._journal, "ingest", slow_ingest)
-    threads = [threading.Thread(target=queue._ingest) for _ in range(2)]
+    monkeypatch.setattr(file, "ingest", slow_ingest)
+    threads = [threading.Thread(target=queue.journal.ingest) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert on_disk(path) == [("pending", f"once {n}") for n in range(5)]
+
+
+def test_counts_are_read_without_writing_even_while_another_kernel_writes(path: Path) -> None:
+    # %hindsight doctor counts what waits in the journal; it must neither wait for a kernel's
+    # write transaction nor create or change the file.
+    from hindsight_magic._delivery.journal_file import Kept, journal_counts
+
+    mine, other = JournalFile(path), JournalFile(path)
+    ids = mine.ingest([Kept("b", None, item(f"m{n}")) for n in range(3)], {})
+    mine.mark_failed(ids[:1], "refused")
+    other.ingest([Kept("b", None, item("theirs"), "spilled")], {})
+    with sqlite3.connect(path, isolation_level=None) as writer:
+        writer.execute("begin immediate")  # a kernel in the middle of a write
+        assert journal_counts(path) == {"failed": 1, "pending": 2, "spilled": 1}
+        writer.execute("rollback")
+    missing = path.with_name("missing.sqlite3")
+    with pytest.raises(JournalError):
+        journal_counts(missing)
+    assert not missing.exists()

@@ -12,12 +12,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from helpers import BatchRecorder, FakeClock, item
+from helpers import BatchRecorder, FakeClock, delivery, item
 from journalkit import on_disk
 
-from hindsight_magic._delivery.batches import Route
-from hindsight_magic._delivery.journal import Journal
-from hindsight_magic._delivery.opening import open_journal
+from hindsight_magic._delivery.items import Route
+from hindsight_magic._delivery.journal import open_journal
+from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
 
 A = Route("bank-a")
@@ -53,11 +53,11 @@ def test_a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_journal_used(
 
     assert journal is not None
     sender, lines = BatchRecorder(), []
-    queue = RetainQueue(sender, journal=journal, on_notice=lines.append)
+    queue, worker = delivery(sender, journal, on_notice=lines.append)
     queue.enqueue(A, item("after the damage"))
     assert on_disk(path) == [("spooled", "after the damage")]  # durability stays on
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert sender.texts() == ["after the damage"]
     assert on_disk(path) == []
     assert lines == []
@@ -76,8 +76,8 @@ def test_a_malformed_journal_left_by_a_dead_kernel_is_moved_aside_with_one_line(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.sqlite3"
-    dead = Journal(path)
-    queue = RetainQueue(BatchRecorder(), journal=dead)
+    dead = JournalFile(path)
+    queue = RetainQueue(dead)
     for n in range(300):
         queue.enqueue(A, item(f"memory {n} of a kernel that died " + "x" * 80))
     dead.close()  # the last connection: everything is in the main file now
@@ -88,12 +88,12 @@ def test_a_malformed_journal_left_by_a_dead_kernel_is_moved_aside_with_one_line(
     moved = moved_aside(line, path, "database disk image is malformed")
     assert moved.read_bytes() == before
     clock, sender, lines = FakeClock(), BatchRecorder(), [line]
-    fresh = RetainQueue(sender, journal=journal, on_notice=lines.append, clock=clock)
+    fresh, fresh_worker = delivery(sender, journal, on_notice=lines.append, clock=clock)
     assert fresh.recover() == 0  # what the damaged file held stays in it
     fresh.enqueue(A, item("kept in the fresh journal"))
     assert on_disk(path) == [("spooled", "kept in the fresh journal")]
     clock.advance(10)
-    fresh.pump()
+    fresh_worker.pump()
     assert len(lines) == 1  # one line says what happened and where the old file is
     assert sender.texts() == ["kept in the fresh journal"]
 
@@ -102,10 +102,10 @@ def test_damage_found_while_running_moves_the_file_aside_and_keeps_every_memory(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.sqlite3"
-    journal = Journal(path)
+    journal = JournalFile(path)
     clock, sender, lines = FakeClock(), BatchRecorder(), []
-    queue = RetainQueue(  # sends only when flushed
-        sender, journal=journal, on_notice=lines.append, clock=clock, batch_size=1000, window_s=60
+    queue, worker = delivery(  # sends only when flushed
+        sender, journal, on_notice=lines.append, clock=clock, batch_size=1000, window_s=60
     )
     texts = [f"memory {n} " + "x" * 80 for n in range(301)]
     for text in texts[:-1]:
@@ -115,15 +115,15 @@ def test_damage_found_while_running_moves_the_file_aside_and_keeps_every_memory(
     journal._db.execute("pragma cache_size=1")  # type: ignore[union-attr]  # read from disk
     damage_pages(path)
     queue.enqueue(A, item(texts[-1]))
-    queue.pump()  # the next write finds the damage
+    worker.pump()  # the next write finds the damage
     clock.advance(1)
-    queue.pump()
+    worker.pump()
     [line] = lines
     moved = moved_aside(line, path, "database disk image is malformed")
     assert moved.exists()
     assert on_disk(path) == [("pending", text) for text in texts]  # rewritten from memory
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert sender.texts() == texts
     assert on_disk(path) == []
 
@@ -133,20 +133,20 @@ def test_a_file_moved_aside_by_another_kernel_gets_this_kernels_memories_again(
 ) -> None:
     path = tmp_path / "journal.sqlite3"
     clock, sender, lines = FakeClock(), BatchRecorder(), []
-    queue = RetainQueue(sender, journal=Journal(path), on_notice=lines.append, clock=clock)
+    queue, worker = delivery(sender, JournalFile(path), on_notice=lines.append, clock=clock)
     for n in range(3):
         queue.enqueue(A, item(f"held {n}"))
     for suffix in ("", "-wal", "-shm"):  # what the other kernel's move does
         if Path(f"{path}{suffix}").exists():
             os.replace(f"{path}{suffix}", tmp_path / f"aside{suffix}")
-    Journal(path)  # ... and the fresh file it creates
-    queue.pump()  # the window is still open: nothing sent, but the worker notices
+    JournalFile(path)  # ... and the fresh file it creates
+    worker.pump()  # the window is still open: nothing sent, but the worker notices
     clock.advance(1)
-    queue.pump()
+    worker.pump()
     assert on_disk(path) == [("pending", f"held {n}") for n in range(3)]
     assert lines == []  # nothing the user needs to know
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert sender.texts() == [f"held {n}" for n in range(3)]
     assert on_disk(path) == []
 

@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 from faultkit import ServerReader, exactly_once
-from helpers import BatchRecorder, FakeClock, RunningServer, item, wait_for
+from helpers import BatchRecorder, FakeClock, RunningServer, delivery, item, wait_for
 from journalkit import SmallDisk, on_disk, small_disk
 
 from hindsight_magic._api.errors import HindsightError
-from hindsight_magic._delivery import keeping
-from hindsight_magic._delivery.batches import Route
-from hindsight_magic._delivery.journal import Journal
-from hindsight_magic._delivery.opening import open_journal
-from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery import journal as journal_module
+from hindsight_magic._delivery.items import Route
+from hindsight_magic._delivery.journal import open_journal
+from hindsight_magic._delivery.journal_file import JournalFile
 
 A = Route("bank-a")
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -42,7 +41,7 @@ def disk(
 
 def test_a_read_only_journal_keeps_memories_in_memory_then_comes_back(disk: SmallDisk) -> None:
     path = disk.root / "journal.sqlite3"
-    Journal(path).close()
+    JournalFile(path).close()
     before = path.read_bytes()
     disk.read_only()
     journal, line = open_journal(str(path))
@@ -56,21 +55,21 @@ def test_a_read_only_journal_keeps_memories_in_memory_then_comes_back(disk: Smal
     assert sorted(p.name for p in disk.root.iterdir() if "corrupt" in p.name) == []
 
     clock, sender, lines = FakeClock(), BatchRecorder(), [line]
-    queue = RetainQueue(sender, journal=journal, on_notice=lines.append, clock=clock)
+    queue, worker = delivery(sender, journal, on_notice=lines.append, clock=clock)
     assert queue.recover() == 0
     for n in range(3):
         queue.enqueue(A, item(f"while read-only {n}"))
     assert queue.stats().journal_problem == "read-only"
     sender.failures = [DOWN] * 3  # the server is away too, until the end
     queue.request_flush()
-    queue.pump()  # tried once; waits to retry
-    clock.advance(keeping.RETRY_S + 0.1)
-    queue.pump()  # still read-only: tried again, quietly
+    worker.pump()  # tried once; waits to retry
+    clock.advance(journal_module.RETRY_S + 0.1)
+    worker.pump()  # still read-only: tried again, quietly
     assert len(lines) == 1
 
     disk.writable()
-    clock.advance(keeping.RETRY_S + 0.1)
-    queue.pump()
+    clock.advance(journal_module.RETRY_S + 0.1)
+    worker.pump()
     assert lines[1:] == [f"The journal {path} can be written again: 3 queued memories are on disk."]
     assert queue.stats().journal_problem is None
     [first, *_] = sender.batches
@@ -79,7 +78,7 @@ def test_a_read_only_journal_keeps_memories_in_memory_then_comes_back(disk: Smal
             ("batched", first.operation_id)
         ]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert [b.operation_id for b in sender.batches] == [first.operation_id] * 4
     assert sender.texts()[-3:] == [f"while read-only {n}" for n in range(3)]
     assert on_disk(path) == []
@@ -93,8 +92,8 @@ def test_a_full_disk_mid_session_keeps_memories_delivers_each_once_and_comes_bac
     journal, line = open_journal(str(path))
     assert line is None
     clock, sender, lines = FakeClock(), BatchRecorder(), []
-    queue = RetainQueue(  # batches only when flushed
-        sender, journal=journal, on_notice=lines.append, clock=clock, window_s=60
+    queue, worker = delivery(  # batches only when flushed
+        sender, journal, on_notice=lines.append, clock=clock, window_s=60
     )
     texts = [f"memory {n}" for n in range(25)]
     for text in texts[:5]:
@@ -106,7 +105,7 @@ def test_a_full_disk_mid_session_keeps_memories_delivers_each_once_and_comes_bac
         queue.enqueue(A, item(text))  # no error (in the spool's last block, or in memory)
     assert queue.stats().pending == 20
     queue.request_flush()
-    queue.pump()  # delivery goes on while the disk is full
+    worker.pump()  # delivery goes on while the disk is full
     assert sender.texts() == texts[:20]
     assert queue.stats().journal_problem == "disk full"
     assert lines == [
@@ -115,18 +114,18 @@ def test_a_full_disk_mid_session_keeps_memories_delivers_each_once_and_comes_bac
     ]
     for text in texts[20:]:
         queue.enqueue(A, item(text))
-    clock.advance(keeping.RETRY_S + 0.1)
-    queue.pump()  # still full
+    clock.advance(journal_module.RETRY_S + 0.1)
+    worker.pump()  # still full
     assert len(lines) == 1
 
     disk.free()
-    clock.advance(keeping.RETRY_S + 0.1)
-    queue.pump()
+    clock.advance(journal_module.RETRY_S + 0.1)
+    worker.pump()
     assert lines[1:] == [f"The journal {path} can be written again: 5 queued memories are on disk."]
     # the rows of what was delivered meanwhile are gone; what memory held is on disk
     assert on_disk(path) == [("pending", text) for text in texts[20:]]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert sender.texts() == texts  # each exactly once, in order
     assert on_disk(path) == []
     assert len(lines) == 2
@@ -140,7 +139,7 @@ def test_a_full_disk_in_a_notebook_is_said_once_and_each_memory_reaches_the_serv
     bank_id: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(keeping, "RETRY_S", 0.5)
+    monkeypatch.setattr(journal_module, "RETRY_S", 0.5)
     path = disk.root / "journal.sqlite3"
     notebook.load(
         api_url=hindsight_server.url,

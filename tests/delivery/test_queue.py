@@ -1,15 +1,17 @@
-"""The retain queue's policy, driven by a fake clock and ``pump()`` (no thread, no network)."""
+"""The retain queue's policy, driven by a fake clock and the worker's ``pump()`` (no thread, no
+network)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-from helpers import BatchRecorder, FakeClock, item
+from helpers import BatchRecorder, FakeClock, delivery, item
 
 from hindsight_magic._api.errors import HindsightError
-from hindsight_magic._delivery.batches import Batch, QueueClosedError, Route
+from hindsight_magic._delivery.items import Batch, QueueClosedError, Route
 from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._delivery.worker import Worker
 
 A = Route("bank-a", ("project:a",))
 B = Route("bank-b")
@@ -26,81 +28,93 @@ def sender() -> BatchRecorder:
 
 
 @pytest.fixture
-def queue(clock: FakeClock, sender: BatchRecorder) -> RetainQueue:
-    return RetainQueue(sender, clock=clock, jitter=lambda: 1.0)
+def pair(clock: FakeClock, sender: BatchRecorder) -> tuple[RetainQueue, Worker]:
+    return delivery(sender, clock=clock, jitter=lambda: 1.0)
 
 
-def test_enqueue_returns_pending_count_and_sends_nothing(queue: RetainQueue, sender: BatchRecorder):
+@pytest.fixture
+def queue(pair: tuple[RetainQueue, Worker]) -> RetainQueue:
+    return pair[0]
+
+
+@pytest.fixture
+def worker(pair: tuple[RetainQueue, Worker]) -> Worker:
+    return pair[1]
+
+
+def test_enqueue_returns_pending_count_and_sends_nothing(
+    queue: RetainQueue, worker: Worker, sender: BatchRecorder
+):
     assert queue.enqueue(A, item("one")) == 1
     assert queue.enqueue(A, item("two")) == 2
-    assert queue.pump() == 0
+    assert worker.pump() == 0
     assert sender.batches == []
     assert queue.stats().pending == 2
 
 
-def test_window_is_fixed_from_the_first_item(queue, clock, sender):
+def test_window_is_fixed_from_the_first_item(queue, worker, clock, sender):
     queue.enqueue(A, item("first"))
     clock.advance(4.0)
     queue.enqueue(A, item("second"))  # does not reset the window
-    queue.pump()
+    worker.pump()
     assert sender.batches == []
     clock.advance(1.0)  # 5 s after the first item
-    assert queue.pump() == 1
+    assert worker.pump() == 1
     assert sender.contents() == [["first", "second"]]
 
 
-def test_sixteen_items_flush_at_once(queue, sender):
+def test_sixteen_items_flush_at_once(queue, worker, sender):
     for n in range(15):
         queue.enqueue(A, item(f"m{n}"))
-    queue.pump()
+    worker.pump()
     assert sender.batches == []
     queue.enqueue(A, item("m15"))
-    assert queue.pump() == 1
+    assert worker.pump() == 1
     assert len(sender.batches[0].items) == 16
     assert queue.stats().accepted == 16
 
 
-def test_one_request_per_consecutive_route_run(queue, sender):
+def test_one_request_per_consecutive_route_run(queue, worker, sender):
     for text, route in [("a1", A), ("a2", A), ("b1", B), ("a3", A)]:
         queue.enqueue(route, item(text))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert sender.contents() == [["a1", "a2"], ["b1"], ["a3"]]
     assert [b.route for b in sender.batches] == [A, B, A]
     assert len({b.operation_id for b in sender.batches}) == 3
 
 
 def test_large_bursts_are_split_into_bounded_batches(clock, sender):
-    queue = RetainQueue(sender, clock=clock, max_batch_items=10)
+    queue, worker = delivery(sender, clock=clock, max_batch_items=10)
     for n in range(25):
         queue.enqueue(A, item(f"m{n}"))
-    queue.pump()
+    worker.pump()
     assert [len(b.items) for b in sender.batches] == [10, 10, 5]
 
 
-def test_transient_failure_retries_with_backoff_and_same_operation_id(queue, clock, sender):
+def test_transient_failure_retries_with_backoff_and_same_operation_id(queue, worker, clock, sender):
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: busy", 503)] * 2
     queue.enqueue(A, item("keep me"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     stats = queue.stats()
     assert (stats.retrying, stats.accepted, stats.failed) == (1, 0, 0)
     assert stats.last_error == "retainBatch failed: busy"
     clock.advance(0.9)  # back-off 1 s (jitter pinned to the top of its range)
-    assert queue.pump() == 0
+    assert worker.pump() == 0
     clock.advance(0.2)
-    queue.pump()  # second failure: back-off doubles to 2 s
+    worker.pump()  # second failure: back-off doubles to 2 s
     clock.advance(1.5)
-    assert queue.pump() == 0
+    assert worker.pump() == 0
     clock.advance(0.6)
-    queue.pump()
+    worker.pump()
     assert queue.stats().accepted == 1
     assert len({b.operation_id for b in sender.batches}) == 1  # re-sent as the same operation
     assert len(sender.batches) == 3
 
 
 def test_backoff_doubles_then_is_capped(clock, sender):
-    queue = RetainQueue(
+    queue, worker = delivery(
         sender, clock=clock, wall=lambda: 0.0, backoff_cap_s=4.0, jitter=lambda: 1.0
     )
     sender.failures = [HindsightError("x", "x request failed: down", kind="connect")] * 10
@@ -108,7 +122,7 @@ def test_backoff_doubles_then_is_capped(clock, sender):
     queue.request_flush()
     delays = []
     for _ in range(5):
-        queue.pump()
+        worker.pump()
         delay = queue.stats().retry_at  # wall clock pinned at 0: seconds until the retry
         assert delay is not None
         delays.append(round(delay, 3))
@@ -118,50 +132,50 @@ def test_backoff_doubles_then_is_capped(clock, sender):
 
 
 def test_jitter_spreads_retries_between_half_and_full_delay(clock, sender):
-    low = RetainQueue(sender, clock=clock, wall=lambda: 0.0, jitter=lambda: 0.0)
+    low, worker = delivery(sender, clock=clock, wall=lambda: 0.0, jitter=lambda: 0.0)
     sender.failures = [HindsightError("x", "x request failed: down", kind="connect")]
     low.enqueue(A, item("m"))
     low.request_flush()
-    low.pump()
+    worker.pump()
     assert low.stats().retry_at == pytest.approx(0.5)
 
 
-def test_later_batches_of_a_route_wait_behind_a_retrying_one(queue, clock, sender):
+def test_later_batches_of_a_route_wait_behind_a_retrying_one(queue, worker, clock, sender):
     sender.failures = [HindsightError("x", "x request failed: down", kind="connect")]
     queue.enqueue(A, item("a-first"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     queue.enqueue(A, item("a-second"))
     queue.enqueue(B, item("b-other"))
     queue.request_flush()  # a flush retries at once
-    queue.pump()
+    worker.pump()
     assert sender.contents() == [["a-first"], ["a-first"], ["a-second"], ["b-other"]]
 
 
 def test_blocked_route_does_not_hold_up_other_routes(clock, sender):
-    queue = RetainQueue(sender, clock=clock, backoff_base_s=10.0, jitter=lambda: 1.0)
+    queue, worker = delivery(sender, clock=clock, backoff_base_s=10.0, jitter=lambda: 1.0)
     sender.failures = [HindsightError("x", "x request failed: down", kind="connect")]
     queue.enqueue(A, item("a1"))
     queue.request_flush()
-    queue.pump()  # a1 fails; its retry is due in 10 s
+    worker.pump()  # a1 fails; its retry is due in 10 s
     queue.enqueue(A, item("a2"))
     queue.enqueue(B, item("b1"))
     clock.advance(5.0)  # the window closes
-    queue.pump()
+    worker.pump()
     assert sender.contents() == [["a1"], ["b1"]]  # a2 waits behind a1, b1 does not
     clock.advance(5.0)
-    queue.pump()
+    worker.pump()
     assert sender.contents() == [["a1"], ["b1"], ["a1"], ["a2"]]
 
 
 def test_permanent_failure_goes_to_failed_list_and_notifies(clock, sender):
     notices: list[str] = []
-    queue = RetainQueue(sender, clock=clock, on_failure=lambda b, m: notices.append(m))
+    queue, worker = delivery(sender, clock=clock, on_failure=lambda b, m: notices.append(m))
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: bad field", 422)]
     queue.enqueue(A, item("rejected"))
     queue.enqueue(B, item("fine"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     stats = queue.stats()
     assert (stats.failed, stats.accepted, stats.retrying) == (1, 1, 0)
     assert notices == ["retainBatch failed: bad field"]
@@ -185,11 +199,11 @@ class RefuseContaining(BatchRecorder):
 def test_an_item_refusal_splits_the_batch_so_only_the_bad_memory_fails(clock, status):
     sender = RefuseContaining(status)
     notices: list[str] = []
-    queue = RetainQueue(sender, clock=clock, on_failure=lambda b, m: notices.append(m))
+    queue, worker = delivery(sender, clock=clock, on_failure=lambda b, m: notices.append(m))
     for n in range(7):
         queue.enqueue(A, item(f"bad {n}" if n == 4 else f"good {n}"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     stats = queue.stats()
     assert (stats.accepted, stats.failed, stats.retrying, stats.pending) == (6, 1, 0, 0)
     assert [b.items[0].content for b in queue.failed_batches()] == ["bad 4"]
@@ -199,61 +213,61 @@ def test_an_item_refusal_splits_the_batch_so_only_the_bad_memory_fails(clock, st
     assert len({b.operation_id for b in sender.batches}) == len(sender.batches)
 
 
-def test_an_auth_refusal_is_not_split(queue, sender):
+def test_an_auth_refusal_is_not_split(queue, worker, sender):
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: Invalid API key", 401)]
     for n in range(4):
         queue.enqueue(A, item(f"m{n}"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert len(sender.batches) == 1
     assert queue.stats().failed == 4
 
 
-def test_batches_formed_behind_a_retrying_one_still_count_as_pending(queue, clock, sender):
+def test_batches_formed_behind_a_retrying_one_still_count_as_pending(queue, worker, clock, sender):
     down = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
     sender.failures = [down, down]
     queue.enqueue(A, item("a1"))
     queue.request_flush()
-    queue.pump()  # a1 fails and waits to retry
+    worker.pump()  # a1 fails and waits to retry
     queue.enqueue(A, item("a2"))
     queue.enqueue(A, item("a3"))
     clock.advance(5.0)  # a1 is due again and a2, a3 become a batch behind it
     queue.request_flush()
-    queue.pump()  # a1 fails again; a2, a3 were batched but never tried
+    worker.pump()  # a1 fails again; a2, a3 were batched but never tried
     stats = queue.stats()
     assert (stats.retrying, stats.pending, stats.accepted) == (1, 2, 0)
-    assert queue.close(0.1) == 3  # what close reports as undelivered counts them too
+    assert worker.close(0.1) == 3  # what close reports as undelivered counts them too
 
 
-def test_retry_failed_resends_with_a_new_operation_id(queue, sender):
+def test_retry_failed_resends_with_a_new_operation_id(queue, worker, sender):
     sender.failures = [HindsightError("retainBatch", "retainBatch failed: unauthorized", 401)]
     queue.enqueue(A, item("later"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     first_id = sender.batches[0].operation_id
     assert queue.retry_failed() == 1
-    queue.pump()
+    worker.pump()
     stats = queue.stats()
     assert (stats.failed, stats.accepted) == (0, 1)
     assert sender.batches[1].operation_id != first_id
     assert sender.batches[1].route == A
 
 
-def test_unexpected_exception_keeps_items_visible(queue, sender):
+def test_unexpected_exception_keeps_items_visible(queue, worker, sender):
     sender.failures = [RuntimeError("bug")]
     queue.enqueue(A, item("m"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     stats = queue.stats()
     assert stats.failed == 1
     assert "RuntimeError: bug" in (stats.last_error or "")
 
 
-def test_take_recent_returns_accepted_operations_once(queue, sender):
+def test_take_recent_returns_accepted_operations_once(queue, worker, sender):
     queue.enqueue(A, item("a"))
     queue.enqueue(B, item("b"))
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     recent = queue.take_recent("bank-a")
     assert [op for _, op in recent] == [sender.batches[0].operation_id]
     assert queue.take_recent("bank-a") == []
@@ -261,33 +275,52 @@ def test_take_recent_returns_accepted_operations_once(queue, sender):
 
 
 def test_worker_thread_flushes_and_close_stops_it(sender):
-    queue = RetainQueue(sender)
-    queue.start()
+    queue, worker = delivery(sender)
+    worker.start()
     for n in range(3):
         queue.enqueue(A, item(f"m{n}"))
-    outcome = queue.flush(5.0)
+    outcome = worker.flush(5.0)
     assert outcome.settled
     assert queue.stats().accepted == 3
-    assert queue.close(2.0) == 0
-    assert not queue.running
+    assert worker.close(2.0) == 0
+    assert not worker.running
     with pytest.raises(QueueClosedError, match=r"Hindsight retain queue is closed\."):
         queue.enqueue(A, item("late"))
 
 
 def test_worker_sends_after_the_window_without_a_flush(sender):
-    queue = RetainQueue(sender, window_s=0.2)
-    queue.start()
+    queue, worker = delivery(sender, window_s=0.2)
+    worker.start()
     queue.enqueue(A, item("by the timer"))
     deadline = time.monotonic() + 5
     while not sender.batches and time.monotonic() < deadline:
         time.sleep(0.02)
     assert sender.contents() == [["by the timer"]]
-    queue.close(1.0)
+    worker.close(1.0)
 
 
 def test_close_reports_what_could_not_be_delivered(sender):
     sender.failures = [HindsightError("x", "x request failed: down", kind="connect")] * 5
-    queue = RetainQueue(sender)
-    queue.start()
+    queue, worker = delivery(sender)
+    worker.start()
     queue.enqueue(A, item("stranded"))
-    assert queue.close(1.0) == 1
+    assert worker.close(1.0) == 1
+
+
+def test_a_job_waits_once_and_a_cancelled_one_does_not_run(worker: Worker, clock: FakeClock):
+    ran: list[str] = []
+
+    def job() -> None:
+        ran.append("ran")
+
+    assert worker.submit(job, 1.0)
+    assert worker.submit(job, 1.0)  # already waiting: not queued twice
+    assert worker.scheduled() == [job]
+    assert worker.cancel(job)
+    assert not worker.cancel(job)
+    clock.advance(2.0)
+    worker.pump()
+    assert ran == []
+    worker.submit(job)
+    worker.pump()
+    assert ran == ["ran"]

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import BatchRecorder, item
+from helpers import BatchRecorder, delivery, item
 from journalkit import on_disk
 
-from hindsight_magic._delivery import spooling
-from hindsight_magic._delivery.batches import Route
-from hindsight_magic._delivery.journal import Journal
+from hindsight_magic._delivery import journal as journal_module
+from hindsight_magic._delivery.items import Route
+from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._delivery.spool import Spool, encode, read_from
 
@@ -51,7 +51,7 @@ def died(path: Path) -> None:
 
 def test_retain_returns_at_once_while_another_kernel_holds_the_journal_lock(path: Path) -> None:
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path))
+    queue, worker = delivery(sender, JournalFile(path))
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(path)],
         stdin=subprocess.PIPE,
@@ -70,36 +70,36 @@ def test_retain_returns_at_once_while_another_kernel_holds_the_journal_lock(path
     assert elapsed < 0.5, f"100 enqueues took {elapsed:.3f} s behind another process's lock"
     assert on_disk(path) == [("spooled", f"while locked {n}") for n in range(100)]
     queue.request_flush()
-    queue.pump()
+    worker.pump()
     assert sender.texts() == [f"while locked {n}" for n in range(100)]
     assert on_disk(path) == []
 
 
 def test_a_dead_kernels_spool_is_taken_in_once(path: Path) -> None:
-    dead = RetainQueue(BatchRecorder(), journal=Journal(path), batch_size=1000, window_s=60)
+    dead, dead_worker = delivery(BatchRecorder(), JournalFile(path), batch_size=1000, window_s=60)
     for n in range(30):
         dead.enqueue(A, item(f"early {n}"))
-    dead.pump()  # these are in the journal now; the next ones only in the spool
+    dead_worker.pump()  # these are in the journal now; the next ones only in the spool
     for n in range(20):
         dead.enqueue(A, item(f"late {n}"))
     [dead_spool] = spools(path)
     died(path)
 
     sender = BatchRecorder()
-    survivor = RetainQueue(sender, journal=Journal(path))
+    survivor, survivor_worker = delivery(sender, JournalFile(path))
     assert survivor.recover() == 50
-    other = RetainQueue(BatchRecorder(), journal=Journal(path))
+    other = RetainQueue(JournalFile(path))
     assert other.recover() == 0  # taken once: nothing left for a second kernel
     assert dead_spool not in spools(path)
     while survivor.stats().pending:
         survivor.request_flush()
-        survivor.pump()
+        survivor_worker.pump()
     expected = [f"early {n}" for n in range(30)] + [f"late {n}" for n in range(20)]
     assert sender.texts() == expected
 
 
 def test_a_line_cut_short_by_the_kill_is_not_taken(path: Path) -> None:
-    dead = RetainQueue(BatchRecorder(), journal=Journal(path))
+    dead = RetainQueue(JournalFile(path))
     dead.enqueue(A, item("whole"))
     [spool] = spools(path)
     with open(path.with_name(spool), "r+b") as file:  # a write the kill interrupted
@@ -109,57 +109,57 @@ def test_a_line_cut_short_by_the_kill_is_not_taken(path: Path) -> None:
         file.write(data[:end].replace(b"whole", b"unfinished").rstrip(b"\n"))
     died(path)
     sender = BatchRecorder()
-    survivor = RetainQueue(sender, journal=Journal(path))
+    survivor, survivor_worker = delivery(sender, JournalFile(path))
     assert survivor.recover() == 1
     survivor.request_flush()
-    survivor.pump()
+    survivor_worker.pump()
     assert sender.texts() == ["whole"]
 
 
 def test_a_large_spool_is_replaced_and_deleted_once_taken_in(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(spooling, "ROTATE_BYTES", 2000)
+    monkeypatch.setattr(journal_module, "ROTATE_BYTES", 2000)
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path), batch_size=1000, window_s=60)
+    queue, worker = delivery(sender, JournalFile(path), batch_size=1000, window_s=60)
     texts = [f"memory {n} " + "x" * 100 for n in range(60)]
     for text in texts[:30]:
         queue.enqueue(A, item(text))
     [first] = spools(path)
-    queue.pump()  # taken in; past the size: a fresh spool, the old one deleted
+    worker.pump()  # taken in; past the size: a fresh spool, the old one deleted
     [second] = spools(path)
     assert second != first
     for text in texts[30:]:
         queue.enqueue(A, item(text))
     assert [state for state, _ in on_disk(path)] == ["pending"] * 30 + ["spooled"] * 30
     queue.request_flush()
-    queue.pump()
-    queue.pump()
+    worker.pump()
+    worker.pump()
     assert sender.texts() == texts
     assert on_disk(path) == []
 
 
 def test_a_spool_file_the_journal_does_not_know_is_removed_not_sent(path: Path) -> None:
     leftover = path.with_name(f"{path.name}.spool-gone-host-1-abc-1")
-    Journal(path).close()
+    JournalFile(path).close()
     leftover.write_bytes(
         b'{"bank":"bank-a","tags":[],"item":{"content":"taken","timestamp":"t"}}\n'
     )
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path))
+    queue, _ = delivery(sender, JournalFile(path))
     assert queue.recover() == 0
     assert not leftover.exists()
     assert sender.texts() == []
 
 
 def test_unloading_takes_everything_in_and_leaves_no_spool(path: Path) -> None:
-    queue = RetainQueue(BatchRecorder(), journal=Journal(path), batch_size=1000, window_s=60)
+    queue, worker = delivery(BatchRecorder(), JournalFile(path), batch_size=1000, window_s=60)
     for n in range(5):
         queue.enqueue(A, item(f"left {n}"))
-    queue.close(0.1)  # not sent (no worker ran): the memories stay, in the journal
+    worker.close(0.1)  # not sent (no worker ran): the memories stay, in the journal
     assert spools(path) == []
     assert on_disk(path) == [("pending", f"left {n}") for n in range(5)]
-    later = RetainQueue(BatchRecorder(), journal=Journal(path))
+    later = RetainQueue(JournalFile(path))
     assert later.recover() == 5
 
 
@@ -186,9 +186,9 @@ def test_a_flush_during_the_workers_journal_work_sends_everything_in_one_batch(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path), window_s=60)
+    queue, worker = delivery(sender, JournalFile(path), window_s=60)
     queue.enqueue(A, item("first"))
-    journal_work = queue._drain_journal_ops
+    journal_work = queue.journal.write_pending
     arrived: list[str] = []
 
     def a_read_comes_in_meanwhile() -> None:  # the kernel retains and reads while it works
@@ -198,8 +198,8 @@ def test_a_flush_during_the_workers_journal_work_sends_everything_in_one_batch(
             queue.enqueue(A, item("second"))
             queue.request_flush()
 
-    monkeypatch.setattr(queue, "_drain_journal_ops", a_read_comes_in_meanwhile)
-    queue.pump()
+    monkeypatch.setattr(queue.journal, "write_pending", a_read_comes_in_meanwhile)
+    worker.pump()
     assert sender.contents() == [["first", "second"]]  # one request, not one per memory
 
 
@@ -209,16 +209,16 @@ def test_the_worker_does_not_wake_for_each_retain_only_for_each_batch(
     # The spool already keeps each memory through a SIGKILL; waking the worker to take every
     # one into SQLite made it compete with the kernel thread for the GIL during a burst.
     sender = BatchRecorder()
-    queue = RetainQueue(sender, journal=Journal(path), batch_size=16, window_s=60)
+    queue, worker = delivery(sender, JournalFile(path), batch_size=16, window_s=60)
     pumps: list[int] = []
-    real_pump = queue.pump
+    real_pump = worker.pump
 
     def counted_pump() -> int:
         pumps.append(len(pumps))
         return real_pump()
 
-    monkeypatch.setattr(queue, "pump", counted_pump)
-    queue.start()
+    monkeypatch.setattr(worker, "pump", counted_pump)
+    worker.start()
     try:
         time.sleep(0.2)  # the worker is up and waiting (the journal beat when it opened)
         before = len(pumps)
@@ -233,6 +233,6 @@ def test_the_worker_does_not_wake_for_each_retain_only_for_each_batch(
         while not sender.contents() and time.monotonic() < deadline:
             time.sleep(0.01)
     finally:
-        queue.close(2.0)
+        worker.close(2.0)
     assert sender.contents() == [[f"burst {n}" for n in range(16)]]
     assert len(pumps) - before <= 3

@@ -271,7 +271,7 @@ def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str
     hub = panel_hub(session.view())
     wait_for(lambda: hub.pushes >= 1, what="first push")
     kernel_nb.run("%unload_ext hindsight_magic")
-    assert not session.queue.running  # the worker (and with it the panel job) is gone
+    assert not session.worker.running  # the worker (and with it the panel job) is gone
     pushes = hub.pushes
     panel.w_flush.click()  # a click after unload only marks the panel closed
     assert panel.w_flush.disabled
