@@ -51,6 +51,13 @@ _ANSWER_ESCAPES = re.compile(r"([\[\]<>\\!])")
 _CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)  # fenced blocks and code spans
 
 
+def one_line(text: str, limit: int) -> str:
+    """``text`` with its white space folded to single spaces, cut to ``limit`` characters with
+    ``…``. Only the beginning is read: a memory may be megabytes, the line is a few words."""
+    line = " ".join(text[: limit * 4].split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 def plain_text(text: str) -> str:
     """``text`` with control and bidirectional-override characters shown as ``U+FFFD``."""
     if text.isascii() and text.isprintable():

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .._version import __version__
-from .errors import HindsightError, bank_missing, detail_of, one_line, readable
+from .errors import HindsightError, bank_missing, detail_of, readable, reply_line
 
 if TYPE_CHECKING:
     import httpx
@@ -145,7 +145,7 @@ class HindsightClient:
         if response.status_code >= 400:
             details = detail_of(parsed, text)
             if is_json:
-                shown = one_line(readable(details)) or response.reason_phrase
+                shown = reply_line(readable(details)) or response.reason_phrase
                 raise HindsightError(
                     operation, f"{operation} failed: {shown}", response.status_code, details
                 )
@@ -154,7 +154,7 @@ class HindsightClient:
             elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
                 shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
             else:
-                shown = one_line(text)
+                shown = reply_line(text)
             message = f"{operation} failed: {shown}"
             raise HindsightError(
                 operation, message, response.status_code, text[:500], "not_hindsight"
@@ -268,7 +268,7 @@ class HindsightClient:
                 "retainBatch", message, error.status_code, error.details, "unconfirmed"
             ) from None
         if not isinstance(reply, dict) or reply.get("success") is False:
-            message = f"retainBatch failed: unexpected reply {one_line(reply, 120)}"
+            message = f"retainBatch failed: unexpected reply {reply_line(reply, 120)}"
             raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
         return reply
 

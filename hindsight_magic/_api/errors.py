@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._text import one_line
+
 
 class HindsightError(Exception):
     """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
@@ -79,10 +81,9 @@ def bank_missing(error: HindsightError) -> bool:
     )
 
 
-def one_line(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def reply_line(value: Any, limit: int = 300) -> str:
+    """A reply's text or JSON ``value`` as one line of at most ``limit`` characters."""
+    return one_line(value if isinstance(value, str) else json.dumps(value, default=str), limit)
 
 
 def database_down(error: HindsightError) -> bool:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._text import one_line
+
 if TYPE_CHECKING:
     from .items import Batch, MemoryItem
 
@@ -26,12 +28,6 @@ TEXT_CHARS = 80
 HEAD_CHARS = 4 * TEXT_CHARS  # what is kept of each text: enough for one short line
 
 QUEUED, RETRYING, SENT, INDEXED, FAILED = "queued", "retrying", "sent", "indexed", "failed"
-
-
-def short_text(content: str, limit: int = TEXT_CHARS) -> str:
-    """``content`` on one line, cut to ``limit`` characters with ``…``."""
-    line = " ".join(content[:HEAD_CHARS].split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -74,7 +70,7 @@ class _Slot:
 
     def view(self) -> RecentItem:
         if self.text is None:
-            self.text = short_text(self.head)
+            self.text = one_line(self.head, TEXT_CHARS)
         return RecentItem(
             self.text,
             self.queued_at,

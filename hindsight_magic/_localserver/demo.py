@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._machine import ServerInfo
+from .._text import one_line
 from . import ServerError, actions
 from . import launcher as server
 
@@ -58,8 +59,8 @@ def _start_server(args: argparse.Namespace) -> ServerInfo:
 
 
 def _first_line(text: str, limit: int = 160) -> str:
-    line = next((part.strip() for part in str(text).splitlines() if part.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    line = next((part for part in str(text).splitlines() if part.strip()), "")
+    return one_line(line, limit)
 
 
 def _error_of(cell: Any) -> tuple[str, str] | None:

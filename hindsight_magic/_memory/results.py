@@ -18,6 +18,7 @@ from .._text import (
     html_text,
     markdown_answer,
     markdown_text,
+    one_line,
     plain_text,
     plural,
     prompt_text,
@@ -210,20 +211,17 @@ TEXT_CHARS = 240
 NOTHING = "Based on: no memories, mental models or directives."
 
 
-def _short(text: str) -> str:
-    """One line of at most ``TEXT_CHARS`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= TEXT_CHARS else line[: TEXT_CHARS - 1].rstrip() + "…"
-
-
 def _groups(sources: Sources, now: datetime | None) -> list[tuple[str, list[tuple[str, str]]]]:
     """(heading, [(text, details)]) for each kind of source that is present."""
     memories = []
     for memory in sources.memories:
         kind = f" [{memory.type}]" if memory.type else ""
-        memories.append((_short(memory.text) + kind, memory_details(memory, now)))
-    models = [(_short(m.name), "" if m.name == m.id else m.id) for m in sources.mental_models]
-    directives = [(_short(d.name or d.id), "") for d in sources.directives]
+        memories.append((one_line(memory.text, TEXT_CHARS) + kind, memory_details(memory, now)))
+    models = [
+        (one_line(m.name, TEXT_CHARS), "" if m.name == m.id else m.id)
+        for m in sources.mental_models
+    ]
+    directives = [(one_line(d.name or d.id, TEXT_CHARS), "") for d in sources.directives]
     groups = [("Memories", memories), ("Mental models", models), ("Directives", directives)]
     return [(heading, items) for heading, items in groups if items]
 

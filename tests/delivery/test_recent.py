@@ -13,8 +13,9 @@ from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._delivery.items import Route
 from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
-from hindsight_magic._delivery.recent import RECENT_ITEMS, TEXT_CHARS, RecentFeed, short_text
+from hindsight_magic._delivery.recent import RECENT_ITEMS, TEXT_CHARS, RecentFeed
 from hindsight_magic._delivery.worker import Worker
+from hindsight_magic._text import one_line
 
 A = Route("bank-a")
 
@@ -116,8 +117,11 @@ def test_indexing_failure_and_the_bound() -> None:
 
 
 def test_text_is_one_short_line() -> None:
-    assert short_text("[cell 1]\nx = 1\n\n[cell 2]\nx + 41") == "[cell 1] x = 1 [cell 2] x + 41"
-    long = short_text("word " * 100)
+    assert (
+        one_line("[cell 1]\nx = 1\n\n[cell 2]\nx + 41", TEXT_CHARS)
+        == "[cell 1] x = 1 [cell 2] x + 41"
+    )
+    long = one_line("word " * 100, TEXT_CHARS)
     assert len(long) == TEXT_CHARS
     assert long.endswith("…")
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..._api.errors import HindsightError, one_line
+from ..._api.errors import HindsightError, reply_line
 from ..._delivery.recent import INDEXED, SENT
 from ..._diagnosis import explain
 from ..._memory.provenance import provenance_line
@@ -45,7 +45,7 @@ DOC_PREVIEW_CHARS = 1500
 def failure_line(error: Exception, url: str) -> str:
     """One line for ``error``: what failed and, for server errors, what it means."""
     text = explain(error, url) if isinstance(error, HindsightError) else None
-    return one_line(text or f"{type(error).__name__}: {error}")
+    return reply_line(text or f"{type(error).__name__}: {error}")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..._delivery.recent import RecentItem
 from ..._machine import running_server
 from ..._memory.mental_models import MentalModel
-from ..._text import local_clock
+from ..._text import local_clock, one_line
 from ..._version import __version__
 from ..display import Report
 from ..status import status_report
@@ -116,12 +116,6 @@ def document_rows(view: DocumentView) -> list[tuple[str, str]]:
     return rows + ([("", "… (the live panel shows all)")] if more else [])
 
 
-def preview(text: str | None, limit: int = PREVIEW_CHARS) -> str:
-    """Markdown ``text`` as one line of at most ``limit`` characters."""
-    line = " ".join((text or "").split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
 def text_snapshot(view: SessionView) -> Report:
     """``%hindsight panel`` where widgets cannot show: the status report plus the LLM mode."""
     report = _with_server_rows(status_report(view, check_server=True), None, llm_mode(view))
@@ -130,7 +124,7 @@ def text_snapshot(view: SessionView) -> Report:
     sections = dict(report.sections)
     models = sections.get("Mental models")
     if models is not None:  # no models listed while they are turned off
-        models += [(m.id, preview(m.content)) for m in view.models]
+        models += [(m.id, one_line(m.content or "", PREVIEW_CHARS)) for m in view.models]
     browser = MemoryBrowser(view, lambda _text: None)
     server_ok = dict(sections.get("Server", [])).get("state", "").startswith("ok")
     if server_ok:  # like the server check: a few bounded requests, on demand
