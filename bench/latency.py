@@ -15,12 +15,18 @@ validating the reply, building the result object), measured on the same call and
 server noise. ``%recall`` through ``run_cell`` also renders the HTML table, as a notebook would;
 it is reported for information.
 
+(c) A recall right after three auto-retained cells (issue 26): each round runs three small
+cells (auto-retain is on, every 3 cells, so they make a transcript the read finds queued) and
+then times ``%recall``, alternating with the raw recall. The read must not wait for the
+transcript to be indexed (seconds on a busy server): the bar is the ratio of the two medians.
+
 Run alone: ``python -m bench.latency [--rounds N]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -106,6 +112,42 @@ def _pairs(
     return times
 
 
+def _after_cells(
+    shell: Any, rounds: int, raw: Callable[[], Any], timer: HttpTimer
+) -> tuple[dict[str, list[float]], list[int]]:
+    """Per-round times (ms) of ``%recall`` right after three auto-retained cells (only the
+    recall is timed) and of ``raw``, alternating; and how many cells each recall said were
+    still being indexed."""
+    times: dict[str, list[float]] = {"magic": [], "raw": [], "own": []}
+    still: list[int] = []
+    cell = itertools.count()
+
+    def magic() -> float:
+        for _ in range(3):
+            shell.run_cell(f"bench_value = {next(cell)} * 7", store_history=True)
+        timer.take()
+        started = time.perf_counter_ns()
+        result = shell.run_line_magic("recall", QUERY)
+        elapsed = (time.perf_counter_ns() - started) / 1e6
+        times["own"].append(elapsed - timer.take())
+        still.append(result.still_indexing)
+        return elapsed
+
+    def plain() -> float:
+        started = time.perf_counter_ns()
+        raw()
+        return (time.perf_counter_ns() - started) / 1e6
+
+    magic(), plain()  # warm-up
+    times["own"].clear()
+    still.clear()
+    for round_ in range(rounds):
+        order = (("magic", magic), ("raw", plain))
+        for key, call in order if round_ % 2 == 0 else reversed(order):
+            times[key].append(call())
+    return times, still
+
+
 def _summary(times: dict[str, list[float]]) -> dict[str, Any]:
     magic, raw = Stat.of(times["magic"]), Stat.of(times["raw"])
     return {
@@ -176,6 +218,7 @@ def measure(
                 raw_reflect,
                 reflect_http,
             )
+            after_cells = _after_cells(shell, recall_rounds, raw_recall, recall_http)
     finally:
         http.close()
         delete_bank(url, bank_id)
@@ -183,6 +226,7 @@ def measure(
         "recall": _summary(recall),
         "recall_rendered": _summary(rendered),
         "reflect": _summary(reflect),
+        "after_cells": _summary(after_cells[0]) | {"still_indexing": after_cells[1]},
         "settled_s": settled_s,
         "memories_found": found,
         "answer": answer if len(answer) <= 80 else answer[:79] + "…",

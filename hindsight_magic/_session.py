@@ -38,8 +38,8 @@ from ._capture.autoretain import AutoRetainer
 from ._capture.redact import SecretValues
 from ._delivery.items import Batch, FlushOutcome, Route, new_item
 from ._delivery.journal import open_journal
-from ._delivery.queue import RetainQueue
-from ._delivery.sender import BatchSender, own_document_id, prepare_read
+from ._delivery.queue import RetainQueue, SentOperation
+from ._delivery.sender import BatchSender, TranscriptWatch, own_document_id, prepare_read
 from ._delivery.worker import Worker
 from ._diagnosis import explain, probe_identity
 from ._machine import resolve_api_url
@@ -108,9 +108,11 @@ class HindsightSession:
             journal,
             on_failure=self.notices.retention_failed,
             on_notice=self.notices.add,
+            on_sent=self._sent_async,
             **(queue_options or {}),
         )
         self.worker = Worker(self.queue, self.sender)
+        self.transcripts = TranscriptWatch(self.sender, self.queue, self.worker.submit)
         recovered = self.queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
@@ -262,10 +264,17 @@ class HindsightSession:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _before_read(self, bank_id: str) -> None:
-        """Send queued memories, then wait (≤ 15 s) until the server can find them."""
-        queue = self.queue
-        prepare_read(bank_id, self.sender, self.flush, queue.take_recent, queue.feed.indexed)
+    def _sent_async(self, sent: SentOperation) -> None:
+        """A batch went out asynchronously (under the queue's lock, on the worker): follow a
+        transcript until the server has indexed it, so reads can say what is not searchable."""
+        if not sent.memories:
+            self.transcripts.start()
+
+    def _before_read(self, bank_id: str) -> int:
+        """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
+        queued, and say how many auto-retained cells it cannot find yet (not waited for)."""
+        self.autoretain.process()  # the cells not yet in a transcript go out with the rest
+        return prepare_read(bank_id, self.sender, self.queue, lambda: self.worker.running)
 
     # -- status and lifecycle ---------------------------------------------------------------
 
@@ -479,8 +488,9 @@ class SessionView:
             return cast(T, self._panel_hub)
 
 
-def _no_wait(bank_id: str) -> None:
+def _no_wait(bank_id: str) -> int:
     """``recall_now`` reads at once: its caller has sent the queue and waited already."""
+    return 0
 
 
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell

@@ -163,6 +163,14 @@ def format_cell(cell: CellText, outputs: str = "result", secrets: Iterable[str] 
     return "\n".join(parts)
 
 
+_CELL_HEADER = re.compile(r"^\[cell \d+\]$", re.MULTILINE)
+
+
+def count_cells(transcript: str) -> int:
+    """How many cells a transcript (or several appended together) holds."""
+    return len(_CELL_HEADER.findall(transcript))
+
+
 def join_transcript(entries: Iterable[str]) -> str | None:
     """Entries joined by blank lines; None when there is too little to be worth sending."""
     text = "\n\n".join(entry for entry in entries if entry)

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._capture.autoretain import AUTORETAIN
 from .._capture.redact import redact
+from .._capture.transcript import count_cells
 
 MAX_BATCH_ITEMS = 256
 BACKOFF_BASE_S = 1.0
@@ -151,6 +153,22 @@ class Batch:
         """The journal rows behind this batch."""
         return [row for item in self.items for row in item.journal_ids]
 
+    @property
+    def carries_memories(self) -> bool:
+        """Whether the batch carries a memory the user retained (not only transcripts): a read
+        waits for those, never for transcripts."""
+        return not all(is_transcript(item) for item in self.items)
+
+    @property
+    def cells(self) -> int:
+        """How many notebook cells the batch's transcripts hold."""
+        return sum(count_cells(item.content) for item in self.items if is_transcript(item))
+
+
+def is_transcript(item: MemoryItem) -> bool:
+    """Whether ``item`` is an auto-retained transcript rather than a memory the user retained."""
+    return item.metadata.get("source") == AUTORETAIN
+
 
 @dataclass(frozen=True)
 class Backoff:
@@ -196,7 +214,10 @@ class FlushOutcome:
 def form_batches(
     entries: Iterable[tuple[Route, MemoryItem]], max_items: int = MAX_BATCH_ITEMS
 ) -> list[Batch]:
-    """Runs of consecutive same-route items, at most ``max_items`` per batch.
+    """Runs of consecutive same-route items of one kind, at most ``max_items`` per batch.
+
+    Transcripts and the user's own memories never share a batch: a read sends its bank's
+    memories at once (synchronously, when it can) and does not wait for transcripts.
 
     The server refuses two items with one ``document_id`` in an async batch, so a later append
     to a document already in the batch is folded into that item; any other repeat of a
@@ -216,7 +237,16 @@ def form_batches(
             and same_doc.merge_append(item)
         ):
             continue
-        if current is None or full or current.route != route or same_doc is not None:
+        kind_changes = current is not None and is_transcript(current.items[0]) != is_transcript(
+            item
+        )
+        if (
+            current is None
+            or full
+            or current.route != route
+            or same_doc is not None
+            or kind_changes
+        ):
             current = Batch(route, [])
             batches.append(current)
             documents = {}

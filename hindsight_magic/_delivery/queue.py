@@ -23,7 +23,9 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
 from .items import (
     BACKOFF_BASE_S,
@@ -39,6 +41,7 @@ from .items import (
     Route,
     form_batches,
     halve,
+    is_transcript,
 )
 from .journal import Journal, Notify, Recovered
 from .journal_file import JournalError, JournalFile, Kept
@@ -50,6 +53,17 @@ FLUSH_BATCH_SIZE = 16
 FLUSH_WINDOW_S = 5.0
 MEMORY_CAP = 10_000
 RECENT_OPERATIONS = 64
+
+
+class SentOperation(NamedTuple):
+    """A batch the server accepted asynchronously: it is searchable once the server's worker
+    has indexed it. ``memories``: it carries a memory the user retained (a read waits for it);
+    ``cells``: how many notebook cells its transcripts hold."""
+
+    route: Route
+    operation_id: str
+    memories: bool
+    cells: int
 
 
 class RetainQueue:
@@ -68,6 +82,7 @@ class RetainQueue:
         backoff_cap_s: float = BACKOFF_CAP_S,
         jitter: Callable[[], float] = random.random,
         on_failure: Callable[[Batch, str], None] | None = None,  # quick: runs under the lock
+        on_sent: Callable[[SentOperation], None] | None = None,  # likewise: a batch went async
         memory_cap: int = MEMORY_CAP,
         on_notice: Notify | None = None,  # a line for the user (journal down / back)
     ) -> None:
@@ -81,6 +96,7 @@ class RetainQueue:
         self._max_batch_items = max_batch_items
         self._backoff = Backoff(backoff_base_s, backoff_cap_s, jitter)
         self._on_failure = on_failure
+        self._on_sent = on_sent
         self._memory_cap = memory_cap
         self._pending: deque[tuple[Route, MemoryItem]] = deque()
         self._first_pending_at: float | None = None
@@ -90,12 +106,14 @@ class RetainQueue:
         self._in_flight: Batch | None = None
         self._failed: list[Batch] = []
         self._flush_requested = False
+        self._memories_requested = False  # a read wants the user's memories sent now
         self._closed = False
         self._accepted = 0
         self._requests = 0
         self._last_flush: float | None = None
         self._last_error: str | None = None
-        self._recent: deque[tuple[Route, str]] = deque(maxlen=RECENT_OPERATIONS)
+        self._recent: deque[SentOperation] = deque(maxlen=RECENT_OPERATIONS)
+        self._reading: list[str] = []  # banks a read waits on (one entry per waiting read)
         self.feed = RecentFeed(wall=wall)  # the panel's Recent list: each item's delivery state
         self._routes: dict[Route, Route] = {}
 
@@ -139,6 +157,16 @@ class RetainQueue:
             self._flush_requested = True
             for batch in self._outbox:
                 batch.next_attempt_at = 0.0
+            self.lock.notify_all()
+
+    def request_memories(self) -> None:
+        """Ask the worker to send the user's memories now (a read waits for them), retrying ones
+        included; auto-retain transcripts keep their window. Does not wait."""
+        with self.lock:
+            self._memories_requested = True
+            for batch in self._outbox:
+                if batch.carries_memories:
+                    batch.next_attempt_at = 0.0
             self.lock.notify_all()
 
     def wait_settled(self, timeout_s: float | None, working: Callable[[], bool]) -> FlushOutcome:
@@ -218,13 +246,73 @@ class RetainQueue:
             )
 
     def take_recent(self, bank_id: str) -> list[tuple[Route, str]]:
-        """Remove and return (route, operation_id) of recently accepted batches for a bank."""
+        """Remove and return (route, operation_id) of the batches with the user's memories the
+        server accepted for ``bank_id`` (a read waits until they are indexed)."""
         with self.lock:
-            taken = [entry for entry in self._recent if entry[0].bank_id == bank_id]
-            kept = [entry for entry in self._recent if entry[0].bank_id != bank_id]
+            taken = [op for op in self._recent if op.route.bank_id == bank_id and op.memories]
+            kept = [op for op in self._recent if op not in taken]
             self._recent.clear()
             self._recent.extend(kept)
-            return taken
+            return [(op.route, op.operation_id) for op in taken]
+
+    def sent_transcripts(self, bank_id: str | None = None) -> list[SentOperation]:
+        """The transcripts accepted (for ``bank_id``, or any bank) and not yet seen indexed."""
+        with self.lock:
+            return [
+                op for op in self._recent if not op.memories and bank_id in (None, op.route.bank_id)
+            ]
+
+    def transcript_cells(self, bank_id: str) -> int:
+        """Auto-retained cells of ``bank_id`` a recall cannot find yet: in transcripts not sent,
+        and in transcripts sent but not seen indexed (a worker job follows those)."""
+        sent = sum(op.cells for op in self.sent_transcripts(bank_id))
+        return self.unsent_cells(bank_id) + sent
+
+    def indexed(self, operation_ids: Iterable[str]) -> None:
+        """The server has indexed these operations: forget them, mark them in the feed."""
+        done = set(operation_ids)
+        with self.lock:
+            kept = [op for op in self._recent if op.operation_id not in done]
+            self._recent.clear()
+            self._recent.extend(kept)
+        self.feed.indexed(done)
+
+    def unsent_cells(self, bank_id: str) -> int:
+        """How many notebook cells wait in ``bank_id``'s transcripts that are not sent yet."""
+        with self.lock:
+            pending = sum(
+                Batch(route, [item]).cells
+                for route, item in self._pending
+                if route.bank_id == bank_id and is_transcript(item)
+            )
+            batches = [*self._outbox, *([self._in_flight] if self._in_flight else [])]
+            return pending + sum(b.cells for b in batches if b.route.bank_id == bank_id)
+
+    @contextmanager
+    def reading(self, bank_id: str) -> Iterator[None]:
+        """While in this block, ``bank_id``'s batches with the user's memories go first."""
+        with self.lock:
+            self._reading.append(bank_id)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._reading.remove(bank_id)
+
+    def wait_memories_tried(
+        self, bank_id: str, timeout_s: float, working: Callable[[], bool]
+    ) -> bool:
+        """Wait until every memory the user queued for ``bank_id`` was tried once (accepted,
+        refused, or waiting to retry), ``timeout_s`` passed or ``working`` turns false. A read
+        waits for those only: auto-retain transcripts are sent meanwhile, not waited for."""
+        deadline = self._clock() + timeout_s
+        with self.lock:
+            while self._memories_waiting(bank_id) and working():
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    break
+                self.lock.wait(min(remaining, 0.5))
+            return not self._memories_waiting(bank_id)
 
     def held(self) -> list[tuple[Route, MemoryItem]]:
         """Every (route, item) held in memory: failed, batched, in flight, then pending."""
@@ -284,8 +372,13 @@ class RetainQueue:
             self.feed.sent(batch)
             if indexed:
                 self.feed.indexed([batch.operation_id])
-            else:  # a read waits for this operation
-                self._recent.append((batch.route, batch.operation_id))
+            else:  # searchable once indexed: a read waits for it if it carries memories
+                sent = SentOperation(
+                    batch.route, batch.operation_id, batch.carries_memories, batch.cells
+                )
+                self._recent.append(sent)
+                if self._on_sent is not None:
+                    self._on_sent(sent)
             self.lock.notify_all()
         log.debug("Hindsight retain queue: batch flushed (%d memories)", batch.count)
 
@@ -368,27 +461,43 @@ class RetainQueue:
     def _window_closed(self) -> bool:
         if not self._pending:
             return False
-        if self._flush_requested or len(self._pending) - self._held_back >= self._batch_size:
-            return True
-        assert self._first_pending_at is not None
-        return self._clock() >= self._first_pending_at + self._window_s
+        return self._full() or self._time_up() or self._flush_requested or self._memories_asked()
+
+    def _full(self) -> bool:
+        return len(self._pending) - self._held_back >= self._batch_size
+
+    def _time_up(self) -> bool:
+        first = self._first_pending_at
+        return bool(self._pending) and first is not None and self._clock() >= first + self._window_s
+
+    def _memories_asked(self) -> bool:
+        """A read asked for the user's memories, and some are pending."""
+        return self._memories_requested and any(
+            not is_transcript(item) for _, item in self._pending
+        )
 
     def _form_batches_if_due(self) -> None:
-        if not self._window_closed():
-            self._flush_requested = False
+        if not self._pending or not self._window_closed():
+            self._flush_requested = self._memories_requested = False
             return
-        self._flush_requested = False
-        self._first_pending_at = None
+        everything = self._flush_requested or self._full() or self._time_up()
+        self._flush_requested = self._memories_requested = False
+        before, self._first_pending_at = self._first_pending_at, None
         now = self._clock()
         waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
         entries = list(self._pending)
         journaled = self._journaled_prefix()  # the rest is taken into the journal first
-        ready = [entry for entry in entries[:journaled] if entry[0] not in waiting]
-        held = [entry for entry in entries[:journaled] if entry[0] in waiting]
+
+        def taken(entry: tuple[Route, MemoryItem]) -> bool:
+            return entry[0] not in waiting and (everything or not is_transcript(entry[1]))
+
+        ready = [entry for entry in entries[:journaled] if taken(entry)]
+        held = [entry for entry in entries[:journaled] if not taken(entry)]
         self._pending = deque(held + entries[journaled:])  # a retrying route's wait, in order
-        self._held_back = len(held)
-        if held:
-            self._first_pending_at = now
+        self._held_back = sum(1 for route, _ in held if route in waiting)
+        if held:  # a retrying route waits a window again; transcripts keep theirs
+            kept_window = not everything and before is not None
+            self._first_pending_at = before if kept_window else now
         if journaled < len(entries):  # in the journal at the worker's next step: form then
             self._first_pending_at = now - self._window_s
         for batch in form_batches(ready, self._max_batch_items):
@@ -406,16 +515,39 @@ class RetainQueue:
         return len(self._pending)
 
     def _next_sendable(self) -> Batch | None:
+        """The next batch to send: the first that is due, unless a read waits on a bank with a
+        batch of the user's memories due (then that one: transcripts keep their own order)."""
         now = self._clock()
         blocked: set[Route] = set()
+        first = None
         for batch in self._outbox:
             if batch.route in blocked:
                 continue
             if batch.next_attempt_at > now:
                 blocked.add(batch.route)
                 continue
-            return batch
-        return None
+            if not self._reading or (
+                batch.route.bank_id in self._reading and batch.carries_memories
+            ):
+                return batch
+            first = first or batch
+        return first
+
+    def _memories_waiting(self, bank_id: str) -> bool:
+        """Whether a memory the user queued for ``bank_id`` was not tried yet (lock held)."""
+        now = self._clock()
+        if self._on_disk:  # memories on disk only: of unknown banks, so wait for them
+            return True
+        due = [b for b in self._outbox if b.next_attempt_at <= now]  # not waiting to retry
+        if self._in_flight is not None:
+            due.append(self._in_flight)
+        if any(b.route.bank_id == bank_id and b.carries_memories for b in due):
+            return True
+        waiting = {b.route for b in self._outbox if b.next_attempt_at > now}
+        return any(
+            route.bank_id == bank_id and route not in waiting and not is_transcript(item)
+            for route, item in self._pending
+        )
 
     def _settled(self) -> bool:
         now = self._clock()

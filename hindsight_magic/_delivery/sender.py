@@ -25,12 +25,16 @@ later send of the batch (a retry, or the next kernel's) carries them, so a batch
 gone out synchronously is replaced, not doubled; one that went out async is the same operation.
 
 **Read-after-write** (``prepare_read``, before every ``%recall``/``%%reflect``): the queue is
-flushed while the sender knows a read waits on the bank, so that bank's new batches go sync
-where that is idempotent and the server answers once they are indexed. What still went async —
-batches that append to the session transcript, big ones, or ones a server refused to take
-synchronously — is accepted at once and indexed by the server's worker a moment later (it picks
-operations up every 500 ms by default), so the read then polls those operations until none is
-pending. Everything together is bounded by ``READ_WAIT_S``.
+flushed while the sender knows a read waits on the bank, and the read waits only for the
+memories the user queued (``%retain``, ``hm.retain``): those batches go first and synchronously
+where that is idempotent, so the server answers once they are indexed. What went async with
+the user's memories (a big batch, or a server that refuses synchronous retains) is polled until
+indexed. Everything together is bounded by ``READ_WAIT_S``.
+
+Auto-retain transcripts are sent meanwhile but never waited for: the server takes seconds to
+index one (1.8-5.8 s for three cells here, against a recall of 0.2-0.4 s), so even a 1 s wait
+would almost always be spent in vain and double the read. Instead the read reports how many
+cells are not searchable yet (sent and not seen indexed, or not sent), and the result says so.
 """
 
 from __future__ import annotations
@@ -53,9 +57,12 @@ if TYPE_CHECKING:
     from .._api.client import Connection, HindsightClient
     from .._settings import HindsightSettings
     from .items import Batch, Route
+    from .queue import RetainQueue
 
 SYNC_MAX_ITEMS = 16  # a bigger batch goes async: a synchronous retain waits for extraction
 READ_WAIT_S = 15.0  # a cold or busy server can need seconds for its first items
+WATCH_EVERY_S = 1.0  # how often accepted transcripts are asked about while being indexed
+WATCH_FOR_S = 300.0  # after this long an unfinished transcript is not asked about again
 INDEXING_POLL_S = 0.05
 
 OWN_ID_PREFIX = "hm-"  # marks the document ids made here (idempotency keys, not documents)
@@ -184,25 +191,68 @@ class BatchSender:
 def prepare_read(
     bank_id: str,
     sender: BatchSender,
-    flush: Callable[[float], Any],
-    take_recent: Callable[[str], list[tuple[Route, str]]],
-    on_indexed: Callable[[list[str]], object] | None = None,
+    queue: RetainQueue,
+    working: Callable[[], bool],
     wait_s: float = READ_WAIT_S,
-) -> bool:
-    """Send what is queued (``flush``), then wait for ``bank_id``'s async operations.
-
-    True when everything sent for the bank was seen indexed within ``wait_s``; then
-    ``on_indexed`` gets their operation ids (the panel's Recent list marks them indexed).
-    """
+) -> int:
+    """Send the memories the user queued and wait (at most ``wait_s``) until the server can
+    find those of ``bank_id``; returns how many auto-retained cells it cannot find yet."""
     deadline = time.monotonic() + wait_s
-    with sender.reading(bank_id):
-        flush(wait_s)
+    with sender.reading(bank_id), queue.reading(bank_id):
+        queue.request_memories()
+        queue.wait_memories_tried(bank_id, wait_s, working)
+    operations = queue.take_recent(bank_id)
     left = max(0.0, deadline - time.monotonic())
-    operations = take_recent(bank_id)
-    done = wait_until_indexed(sender.client, operations, left)
-    if done and on_indexed is not None:
-        on_indexed([operation_id for _, operation_id in operations])
-    return done
+    if wait_until_indexed(sender.client, operations, left):
+        queue.indexed(operation_id for _, operation_id in operations)
+    return queue.transcript_cells(bank_id)
+
+
+class TranscriptWatch:
+    """Follows the transcripts the server accepted until it has indexed them (a worker job),
+    so that a read can say how many cells are not searchable yet without asking the server.
+
+    Started when a transcript is accepted asynchronously; asks about each one every
+    ``WATCH_EVERY_S`` while any is pending, for at most ``WATCH_FOR_S`` after it was sent.
+    """
+
+    def __init__(
+        self,
+        sender: BatchSender,
+        queue: RetainQueue,
+        scheduler: Callable[[Callable[[], object], float], object],
+    ) -> None:
+        self._sender = sender
+        self._queue = queue
+        self._schedule = scheduler
+        self._first_seen: dict[str, float] = {}  # operation id → when the watch first saw it
+
+    def start(self) -> None:
+        """Look again in ``WATCH_EVERY_S`` (nothing is scheduled twice)."""
+        self._schedule(self.check, WATCH_EVERY_S)
+
+    def check(self) -> None:
+        """Ask the server about every transcript still being indexed; look again if any is."""
+        now, done, waiting = time.monotonic(), [], False
+        for sent in self._queue.sent_transcripts():
+            first = self._first_seen.setdefault(sent.operation_id, now)
+            try:
+                reply = self._sender.client.operation(sent.route.bank_id, sent.operation_id)
+            except HindsightError:  # the server is away: look again later
+                waiting = True
+                continue
+            if reply and reply.get("status") in ("pending", "processing"):
+                waiting = waiting or now - first < WATCH_FOR_S
+                continue
+            done.append(sent.operation_id)
+            if reply and reply.get("status") in ("failed", "cancelled"):
+                why = reply.get("error_message") or f"the server's indexing {reply['status']}"
+                self._queue.feed.index_failed(sent.operation_id, f"indexing failed: {why}")
+        self._queue.indexed(done)
+        for operation_id in done:
+            self._first_seen.pop(operation_id, None)
+        if waiting:
+            self.start()
 
 
 def wait_until_indexed(

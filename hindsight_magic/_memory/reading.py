@@ -1,7 +1,9 @@
 """Recall and reflect over the current scope.
 
 Before each read, the session's ``before_read`` sends what is still queued for the bank and
-waits (bounded) until the server has indexed it, so a memory just retained can be found.
+waits (bounded) until the server has indexed the memories the user queued, so a memory just
+retained can be found; it returns how many auto-retained cells the server cannot search yet
+(never waited for), which the result reports.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class Reader:
         settings: HindsightSettings,
         connection: Connection,
         scope: Callable[[], BankScope],
-        before_read: Callable[[str], None],
+        before_read: Callable[[str], int],
     ) -> None:
         self._settings = settings
         self._connection = connection
@@ -50,7 +52,7 @@ class Reader:
     ) -> RecallResult:
         """Ranked memories for ``query`` (a bank that does not exist yet has none)."""
         s, scope = self._settings, self._scope()
-        self._before_read(scope.bank_id)
+        still_indexing = self._before_read(scope.bank_id)
         reply = self._connection.client.recall(
             scope.bank_id,
             query,
@@ -62,7 +64,8 @@ class Reader:
         )
         from .recalled import parse_recall
 
-        result = RecallResult(query, parse_recall(reply), scope.bank_id)
+        memories = parse_recall(reply)
+        result = RecallResult(query, memories, scope.bank_id, still_indexing=still_indexing)
         self.last_recall = result
         return result
 
@@ -76,7 +79,7 @@ class Reader:
     ) -> ReflectResult:
         """The server's synthesized answer to ``question`` (with what it is based on)."""
         s, scope = self._settings, self._scope()
-        self._before_read(scope.bank_id)
+        still_indexing = self._before_read(scope.bank_id)
         client = self._connection.client
         ensure_bank(client, scope.bank_id, s.bank_mission, s.retain_mission)
         reply = client.reflect(
@@ -92,7 +95,7 @@ class Reader:
 
         text, based_on = parse_reflect(reply)
         if not sources:
-            return ReflectResult(text, question)
+            return ReflectResult(text, question, still_indexing=still_indexing)
         # the server names a mental model only inside its text; the cache knows the names
         based_on = (based_on or Sources()).named(self.model_names())
-        return ReflectResult(text, question, based_on)
+        return ReflectResult(text, question, based_on, still_indexing=still_indexing)

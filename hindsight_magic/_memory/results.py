@@ -42,6 +42,14 @@ NO_MEMORIES = "No relevant memories found."
 NO_REFLECTION = "No relevant information found to reflect on."
 
 
+def indexing_note(cells: int) -> str:
+    """``the last 3 cells are still being indexed`` ('' for none)."""
+    if not cells:
+        return ""
+    last = "the last cell is" if cells == 1 else f"the last {cells} cells are"
+    return f"{last} still being indexed"
+
+
 def _folded(text: str) -> str:
     """``text`` on one line (control characters shown first, so none turns into a space)."""
     return " ".join(plain_text(text).split())
@@ -67,18 +75,26 @@ class RecallResult(Sequence["RecalledMemory"]):
 
     Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at`` and
     ``.provenance`` (``.notebook``, ``.cells``, ``.retain_cell``, ``.kernel_session``,
-    ``.document_id``, ``.source``).
+    ``.document_id``, ``.source``). ``.still_indexing`` is how many auto-retained cells the
+    server could not search yet (the headline says so).
     """
 
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
 
     def __init__(
-        self, query: str, memories: Sequence[Memory], bank_id: str, as_of: datetime | None = None
+        self,
+        query: str,
+        memories: Sequence[Memory],
+        bank_id: str,
+        as_of: datetime | None = None,
+        *,
+        still_indexing: int = 0,
     ) -> None:
         self.query = query
         self.memories = _recalled(memories) if memories else []
         self.bank_id = bank_id
         self.as_of = as_of or datetime.now(timezone.utc)
+        self.still_indexing = still_indexing
 
     @overload
     def __getitem__(self, index: int) -> RecalledMemory: ...
@@ -99,15 +115,18 @@ class RecallResult(Sequence["RecalledMemory"]):
         return [m.text for m in self.memories]
 
     def headline(self) -> str:
-        """``Found N relevant memories (as of …):`` or the empty message."""
+        """``Found N relevant memories (as of …):`` or the empty message, saying how many
+        auto-retained cells the server could not search yet."""
+        indexing = indexing_note(self.still_indexing)
         if not self.memories:
-            return NO_MEMORIES
+            return f"{NO_MEMORIES[:-1]} ({indexing})." if indexing else NO_MEMORIES
         count = plural(len(self.memories), "relevant memory", "relevant memories")
-        return f"Found {count} (as of {utc_minute(self.as_of)} UTC):"
+        when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
+        return f"Found {count} ({when}):"
 
     def __repr__(self) -> str:
         if not self.memories:
-            return NO_MEMORIES
+            return self.headline()
         lines = [f"- {plain_text(memory_line(m, self.as_of))}" for m in self.memories]
         return own_text(f"{self.headline()}\n\n" + "\n\n".join(lines))
 
@@ -133,7 +152,7 @@ class RecallResult(Sequence["RecalledMemory"]):
 
     def _repr_markdown_(self) -> str:
         if not self.memories:
-            return NO_MEMORIES
+            return markdown_text(self.headline())
         # one line per memory, as in the HTML table: a blank line would end the list item
         lines = [f"- {markdown_text(_folded(memory_line(m, self.as_of)))}" for m in self.memories]
         return f"{markdown_text(self.headline())}\n\n" + "\n".join(lines)
@@ -141,7 +160,7 @@ class RecallResult(Sequence["RecalledMemory"]):
     def _repr_html_(self) -> str:
         esc = html_text
         if not self.memories:
-            return f"<p>{esc(NO_MEMORIES)}</p>"
+            return f"<p>{esc(self.headline())}</p>"
         rows = []
         for memory in self.memories:
             score = memory.scores.final if memory.scores else None
@@ -171,12 +190,15 @@ class ReflectResult(str):
 
     ``based_on`` keeps the sources the answer drew on (``.memories``, ``.mental_models``,
     ``.directives``), or None when they were not asked for; the plain-text and Markdown forms
-    list them under the answer (a collapsible **Based on** in notebooks).
+    list them under the answer (a collapsible **Based on** in notebooks). ``still_indexing`` is
+    how many auto-retained cells the server could not search yet; a note under the answer says
+    so.
     """
 
     query: str
     based_on: Sources | None
     as_of: datetime
+    still_indexing: int
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
 
     def __new__(
@@ -185,25 +207,36 @@ class ReflectResult(str):
         query: str = "",
         based_on: Sources | None = None,
         as_of: datetime | None = None,
+        *,
+        still_indexing: int = 0,
     ) -> ReflectResult:
         self = super().__new__(cls, text.strip() or NO_REFLECTION)
         self.query = query
         self.based_on = based_on
         self.as_of = as_of or datetime.now(timezone.utc)
+        self.still_indexing = still_indexing
         own_text(str(self))  # print(answer) shows the answer itself
         return self
 
+    def _note(self) -> str:
+        indexing = indexing_note(self.still_indexing)
+        return f"({indexing[:1].upper()}{indexing[1:]}: the answer could not use them.)"
+
     def __repr__(self) -> str:
-        answer = plain_text(str(self))
-        if self.based_on is None:
-            return own_text(answer)
-        return own_text(f"{answer}\n\n{sources_text(self.based_on, self.as_of)}")
+        parts = [plain_text(str(self))]
+        if self.based_on is not None:
+            parts.append(sources_text(self.based_on, self.as_of))
+        if self.still_indexing:
+            parts.append(self._note())
+        return own_text("\n\n".join(parts))
 
     def _repr_markdown_(self) -> str:
-        answer = markdown_answer(str(self))
-        if self.based_on is None:
-            return answer
-        return f"{answer}\n\n{sources_markdown(self.based_on, self.as_of)}"
+        parts = [markdown_answer(str(self))]
+        if self.based_on is not None:
+            parts.append(sources_markdown(self.based_on, self.as_of))
+        if self.still_indexing:
+            parts.append(f"_{markdown_text(self._note())}_")
+        return "\n\n".join(parts)
 
 
 SHOWN_PER_KIND = 10  # more are counted, and kept in ``.based_on``

@@ -9,7 +9,8 @@ import pytest
 from helpers import BatchRecorder, FakeClock, delivery, item
 
 from hindsight_magic._api.errors import HindsightError
-from hindsight_magic._delivery.items import Batch, QueueClosedError, Route
+from hindsight_magic._capture.autoretain import AUTORETAIN
+from hindsight_magic._delivery.items import Batch, MemoryItem, QueueClosedError, Route, form_batches
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._delivery.worker import Worker
 
@@ -324,3 +325,39 @@ def test_a_job_waits_once_and_a_cancelled_one_does_not_run(worker: Worker, clock
     worker.submit(job)
     worker.pump()
     assert ran == ["ran"]
+
+
+# -- a read sends the user's memories, not the transcripts ------------------------------------
+
+
+def transcript(cells: str) -> MemoryItem:
+    """An auto-retained transcript of ``cells`` (e.g. "1 2 3")."""
+    text = "\n\n".join(f"[cell {n}]\nx = {n}" for n in cells.split())
+    return item(text, metadata={"source": AUTORETAIN}, document_id="k", update_mode="append")
+
+
+def test_a_read_forms_the_memories_and_leaves_transcripts_their_window(queue, worker, clock):
+    queue.enqueue(A, transcript("1 2 3"))
+    queue.enqueue(A, item("a fact"))
+    queue.enqueue(A, transcript("4 5 6"))
+    queue.request_memories()
+    worker.pump()
+    assert worker.send.contents() == [["a fact"]]  # the memory alone, at once
+    assert queue.unsent_cells("bank-a") == 6
+    assert queue.transcript_cells("bank-b") == 0
+    clock.advance(5.0)  # the transcripts' own window, counted from the first one
+    worker.pump()
+    assert len(worker.send.batches) == 2  # the two appends, folded into one item
+    assert queue.unsent_cells("bank-a") == 0
+
+
+def test_memories_and_transcripts_never_share_a_batch() -> None:
+    entries = [(A, transcript("1")), (A, item("m1")), (A, item("m2")), (A, transcript("2"))]
+    batches = form_batches(entries)
+    assert [[i.content[:7] for i in b.items] for b in batches] == [
+        ["[cell 1"],
+        ["m1", "m2"],
+        ["[cell 2"],
+    ]
+    assert [b.carries_memories for b in batches] == [False, True, False]
+    assert [b.cells for b in batches] == [1, 0, 1]

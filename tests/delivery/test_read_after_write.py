@@ -22,6 +22,7 @@ import httpx
 import pytest
 from helpers import FakeHindsight, wait_for
 
+from hindsight_magic._capture.autoretain import AUTORETAIN
 from hindsight_magic._settings import HindsightSettings
 
 RECALL = "POST /memories/recall$"
@@ -137,9 +138,9 @@ def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(
     assert second["items"][0]["document_id"] == made  # in case the first went out sync
 
 
-def test_a_transcript_append_goes_async_and_the_read_waits_for_its_operation(fake, make_session):
+def test_an_append_of_the_user_s_goes_async_and_the_read_waits_for_it(fake, make_session):
     session = make_session()
-    session.retain("[cell 1] x = 1", document_id="kernel-1", update_mode="append")
+    session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")
     session.retain("A fact retained by hand.")
     assert session.queue.held()[0][1].document_id == "kernel-1"
     session.reader.recall("x")
@@ -147,6 +148,27 @@ def test_a_transcript_append_goes_async_and_the_read_waits_for_its_operation(fak
     assert body["async"] is True  # an append re-sent would be appended twice
     assert body["operation_id"]
     assert polled(fake) == 1
+
+
+def test_a_read_waits_for_the_user_s_memories_but_not_for_transcripts(fake, make_session):
+    def never_indexed(request: httpx.Request) -> httpx.Response:
+        if "/operations/" in request.url.path:  # the server is slow to index transcripts
+            return httpx.Response(200, json={"status": "pending"})
+        return fake.handle(request)
+
+    session = make_session(never_indexed)
+    cells = "[cell 1]\nx = 1\n\n[cell 2]\ny = 2\n\n[cell 3]\nz = x + y"
+    session.retain(cells, document_id="k-1", update_mode="append", source=AUTORETAIN)
+    session.retain("A fact retained by hand.")
+    started = time.monotonic()
+    result = session.reader.recall("fact")
+    assert time.monotonic() - started < 3  # not READ_WAIT_S: nothing waits for the transcript
+    first = retains(fake)[0]
+    assert first["async"] is False  # the user's memory went first, synchronously …
+    assert [item["content"] for item in first["items"]] == ["A fact retained by hand."]
+    assert "the last 3 cells are still being indexed" in result.headline()  # … and it says so
+    wait_for(lambda: len(retains(fake)) == 2, 10, "the transcript, sent meanwhile")
+    assert retains(fake)[1]["async"] is True
 
 
 def test_a_big_batch_goes_async(fake, make_session):
@@ -218,3 +240,24 @@ def test_every_memory_gets_a_document_id_of_its_own_and_a_forked_child_new_ones(
     mine = own_document_id(None) or ""
     assert forked.startswith("hm-")
     assert forked.rsplit("-", 1)[0] != mine.rsplit("-", 1)[0]
+
+
+def test_the_worker_follows_a_sent_transcript_until_it_is_indexed(fake, make_session):
+    asked: list[str] = []
+
+    def indexed_on_the_third_ask(request: httpx.Request) -> httpx.Response:
+        if "/operations/" in request.url.path:
+            asked.append(request.url.path)
+            status = "completed" if len(asked) >= 3 else "processing"
+            return httpx.Response(200, json={"status": status})
+        return fake.handle(request)
+
+    session = make_session(indexed_on_the_third_ask)
+    cells = "[cell 1]\nx = 1\n\n[cell 2]\ny = 2"
+    session.retain(cells, document_id="k-2", update_mode="append", source=AUTORETAIN)
+    session.flush(5)  # sent async: the server indexes it later
+    assert session.queue.transcript_cells("nb") == 2
+    wait_for(lambda: not session.queue.sent_transcripts(), 10, "the watch to see it indexed")
+    assert len(asked) == 3  # asked every second while it was being indexed, then no more
+    assert session.reader.recall("x").still_indexing == 0
+    assert [entry.state for entry in session.queue.feed.items()] == ["indexed"]

@@ -329,3 +329,18 @@ def test_a_memory_timestamp_follows_the_local_offset_across_a_dst_change(
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_read_says_how_many_auto_retained_cells_it_could_not_search_yet() -> None:
+    memory = Memory(text="The pump runs at 40 Hz.")
+    one = RecallResult("pump", [memory], "bank", still_indexing=1)
+    assert one.headline().endswith("; the last cell is still being indexed):")
+    none = RecallResult("pump", [], "bank", still_indexing=3)
+    assert repr(none) == "No relevant memories found (the last 3 cells are still being indexed)."
+    assert "the last 3 cells are still being indexed" in none._repr_html_()
+    assert RecallResult("pump", [], "bank").headline() == "No relevant memories found."
+    answer = ReflectResult("It runs at 40 Hz.", "how fast?", still_indexing=2)
+    note = "(The last 2 cells are still being indexed: the answer could not use them.)"
+    assert repr(answer).endswith(note)
+    assert "still being indexed" in visible_text(render_markdown(answer._repr_markdown_()))
+    assert str(answer) == "It runs at 40 Hz."  # the answer itself stays the answer
