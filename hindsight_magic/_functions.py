@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._capture.transcript import own_text
-from ._text import plural
+from ._text import one_line, plain_text, plural
 
 if TYPE_CHECKING:
     from ._memory.results import RecallResult, ReflectResult
@@ -193,7 +193,7 @@ def recall(
         _check_budget(budget)
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
-    types = _names(types) if types is not None else None
+    types = _names(types, "type") if types is not None else None
     session = session or current_session()
     reader = session.reader
     return reader.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
@@ -275,11 +275,30 @@ def status(*, check_server: bool = True, session: HindsightSession | None = None
     return status_report((session or current_session()).view(), check_server)
 
 
-def _names(names: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Tags or types: a sequence of names, or one string of comma-separated names."""
+MAX_TAG_CHARS = 256
+
+
+def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:
+    """Tags or types: a sequence of names, or one string of comma-separated names; each one
+    without control characters and at most ``MAX_TAG_CHARS`` long (one line otherwise)."""
     if isinstance(names, str):
-        return tuple(part.strip() for part in names.split(",") if part.strip())
-    return tuple(names or ())
+        names = names.split(",")
+    if names is not None and not isinstance(names, Sequence):
+        raise InputError(f"Invalid {what}s {names!r}: give names, or one comma-separated string.")
+    found = []
+    for name in names or ():
+        if not isinstance(name, str):
+            raise InputError(f"Invalid {what} {name!r}: a {what} is text.")
+        name = name.strip()
+        if not name:
+            continue
+        if len(name) > MAX_TAG_CHARS or plain_text(name) != name or "\n" in name or "\t" in name:
+            raise InputError(
+                f"Invalid {what} {one_line(name, 40)!r}: use at most {MAX_TAG_CHARS} characters "
+                "and no control characters."
+            )
+        found.append(name)
+    return tuple(found)
 
 
 def _check_budget(budget: str) -> None:

@@ -120,6 +120,7 @@ CASES = [
         ("1 memory queued.",),
         queued=1,
     ),
+    Case("retain-control-tag", "%retain --tags ok,a\x01b Fact", ("Invalid tag 'a\\x01b'",)),
     # -- settings -----------------------------------------------------------------------------
     Case(
         "config-bad-enum",

@@ -114,6 +114,11 @@ def test_the_api_works_in_a_plain_python_process(
         (lambda: hm.reflect("\n"), "Nothing to reflect on"),
         (lambda: hm.flush(timeout=0), "greater than 0"),
         (lambda: hm.recall("churn", max_tokens=0), "Invalid max_tokens 0"),
+        (lambda: hm.retain("x", tags=["ok", "bell\x07"]), "Invalid tag 'bell\\x07'"),
+        (lambda: hm.retain("x", tags="a\nb"), "no control characters"),
+        (lambda: hm.retain("x", tags=["t" * 257]), "at most 256 characters"),
+        (lambda: hm.retain("x", tags=[3]), "Invalid tag 3: a tag is text"),  # type: ignore[list-item]
+        (lambda: hm.recall("x", types=["world\x00"]), "Invalid type"),
     ],
 )
 def test_bad_input_is_one_value_error_line_before_any_session(call: Any, message: str) -> None:
