@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -124,18 +125,31 @@ class SettingTrait:
 
 
 class Text(SettingTrait, Unicode[str, str | bytes]):
-    """A string, stripped; ``required`` refuses a blank one."""
+    """A string, stripped; ``required`` refuses a blank one, ``rule`` says why a value cannot
+    be used (``bank_id_problem`` for bank ids and prefixes) or None."""
 
-    def __init__(self, default_value: str = "", *, required: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        default_value: str = "",
+        *,
+        required: bool = False,
+        rule: Callable[[str], str | None] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(default_value, **kwargs)
         self.required = required
+        self.rule = rule
 
     def convert(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError("Input should be a valid string")
-        if self.required and not value.strip():
+        text = value.strip()
+        if self.required and not text:
             raise ValueError("String should have at least 1 character")
-        return value.strip()
+        problem = self.rule(text) if self.rule is not None and text else None
+        if problem:
+            raise ValueError(problem)
+        return text
 
 
 BANK_ID_MAX_BYTES = 192  # the server's limit (UTF-8 bytes)
@@ -166,25 +180,6 @@ def bank_id_part(text: str) -> str:
     return "".join(
         "-" if ch in _NOT_IN_BANK_ID or unicodedata.category(ch) == "Cc" else ch for ch in text
     )
-
-
-class BankName(SettingTrait, Unicode[str, str | bytes]):
-    """A bank id, or a prefix of one (``required=False``: blank means none), by the rule above."""
-
-    def __init__(self, default_value: str = "", *, required: bool = False, **kwargs: Any) -> None:
-        super().__init__(default_value, **kwargs)
-        self.required = required
-
-    def convert(self, value: Any) -> str:
-        if not isinstance(value, str):
-            raise ValueError("Input should be a valid string")
-        name = value.strip()
-        if not name and not self.required:
-            return ""
-        problem = bank_id_problem(name)
-        if problem:
-            raise ValueError(problem)
-        return name
 
 
 class Url(SettingTrait, Unicode[str | None, str | bytes | None]):
@@ -332,12 +327,12 @@ class HindsightSettings(Configurable):
     api_url = Url(
         help=f"Hindsight URL; unset: a running local server, else {FALLBACK_API_URL}."
     ).tag(config=True, affects="connection")
-    bank_id = BankName("jupyter", required=True, help="Base memory bank id.").tag(
+    bank_id = Text("jupyter", required=True, rule=bank_id_problem, help="Base memory bank id.").tag(
         config=True, affects="scope"
     )
-    bank_prefix = BankName(help="Optional prefix: bank becomes <prefix>-<bank>.").tag(
-        config=True, affects="scope"
-    )
+    bank_prefix = Text(
+        rule=bank_id_problem, help="Optional prefix: bank becomes <prefix>-<bank>."
+    ).tag(config=True, affects="scope")
     scoping = Choice(SCOPE_MODES, "per-project-tagged", help="How banks/tags follow projects.").tag(
         config=True, affects="scope"
     )

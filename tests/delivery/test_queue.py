@@ -33,16 +33,6 @@ def pair(clock: FakeClock, sender: BatchRecorder) -> tuple[RetainQueue, Worker]:
     return delivery(sender, clock=clock, jitter=lambda: 1.0)
 
 
-@pytest.fixture
-def queue(pair: tuple[RetainQueue, Worker]) -> RetainQueue:
-    return pair[0]
-
-
-@pytest.fixture
-def worker(pair: tuple[RetainQueue, Worker]) -> Worker:
-    return pair[1]
-
-
 def test_enqueue_returns_pending_count_and_sends_nothing(
     queue: RetainQueue, worker: Worker, sender: BatchRecorder
 ):

@@ -38,16 +38,6 @@ def pair(
     return delivery(sender, journal, clock=FakeClock(), jitter=lambda: 1.0)
 
 
-@pytest.fixture
-def queue(pair: tuple[RetainQueue, Worker]) -> RetainQueue:
-    return pair[0]
-
-
-@pytest.fixture
-def worker(pair: tuple[RetainQueue, Worker]) -> Worker:
-    return pair[1]
-
-
 def test_queued_sent_indexed(queue: RetainQueue, worker: Worker, sender: BatchRecorder) -> None:
     queue.enqueue(A, item("first fact"))
     queue.enqueue(A, item("second fact"))
