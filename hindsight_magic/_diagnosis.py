@@ -200,3 +200,17 @@ def server_problem(
         error = probe_database(client) or error  # answers, but fails: is its database down?
     known = False if error.kind == "not_hindsight" else None
     return diagnose(error, url, known, local, command)
+
+
+def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> str:
+    """``ok (Hindsight 1.1.0)``, or what is wrong, in one line: ``GET /version`` (is it
+    Hindsight?), then ``GET /v1/default/banks`` (open even where ``/version`` is not: is the key
+    accepted?), then what the machine shows of a local server (a deleted data dir)."""
+    try:
+        version = client.identity().get("api_version", "?")
+        client.list_banks()
+    except HindsightError as error:
+        diagnosis = server_problem(client, error, command)
+        return diagnosis.summary if diagnosis else f"error: {error}"
+    problem = server_problem(client, None, command)
+    return problem.summary if problem else f"ok (Hindsight {version})"

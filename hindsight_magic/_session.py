@@ -29,7 +29,7 @@ import threading
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -39,9 +39,16 @@ from ._capture.redact import SecretValues
 from ._delivery.items import Batch, FlushOutcome, Route, new_item
 from ._delivery.journal import open_journal
 from ._delivery.queue import RetainQueue, SentOperation
-from ._delivery.sender import BatchSender, TranscriptWatch, own_document_id, prepare_read
+from ._delivery.sender import (
+    BatchSender,
+    TranscriptWatch,
+    follow_operations,
+    operation_state,
+    own_document_id,
+    prepare_read,
+)
 from ._delivery.worker import Worker
-from ._diagnosis import explain, probe_identity
+from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
 from ._machine import resolve_api_url
 from ._memory.mental_models import MentalModelCache
 from ._memory.provenance import PYTHON_API, provenance_metadata
@@ -330,9 +337,10 @@ class SessionView:
     of a session, and ``_session`` imports nothing from ``_ui``.
 
     Nothing here waits on the network on the kernel thread: the requests only set a flag or
-    schedule a job on the worker (``schedule``), except ``recall_now`` and ``client``, which the
-    worker (or a magic the user ran, with its timeouts) uses for the panel's search and the
-    server checks.
+    schedule a job on the worker (``schedule``). The few calls that ask the server
+    (``server_state``, ``recall_now``, ``follow_memories``, ``document``, ``refresh_model``,
+    ``operation_state``) run on the worker, or in a magic the user ran, with the session's
+    timeouts; the UI never holds the HTTP client itself.
 
     It holds the session weakly: a panel left open after ``%unload_ext`` keeps its view (and the
     hub in the ``panel_hub`` slot), not the unloaded session with its queue and journal. Once the
@@ -379,12 +387,6 @@ class SessionView:
         return self._live().client.has_key
 
     @property
-    def client(self) -> HindsightClient:
-        """The current client, for the server checks and the panel's GETs (on the worker, or
-        in a magic the user ran: its requests have the session's timeouts)."""
-        return self._live().client
-
-    @property
     def scope(self) -> BankScope:
         """The bank and tags in force."""
         return self._live().scope
@@ -402,9 +404,13 @@ class SessionView:
         """The Recent feed: this kernel's last memories and their delivery state, newest first."""
         return self._live().queue.feed.items()
 
-    def awaiting_indexing(self) -> list[tuple[str, str]]:
-        """(bank, operation id) of accepted batches not yet seen indexed."""
-        return self._live().queue.feed.awaiting()
+    def memories_waiting(self, bank_id: str) -> bool:
+        """Whether a memory the user queued for ``bank_id`` was not tried yet."""
+        return self._live().queue.memories_waiting(bank_id)
+
+    def transcript_cells(self, bank_id: str) -> int:
+        """Auto-retained cells of ``bank_id`` a search cannot find yet (not waited for)."""
+        return self._live().queue.transcript_cells(bank_id)
 
     def autoretain_status(self, process: bool = False) -> AutoRetainStatus:
         """Auto-retain's counters; ``process`` first turns recorded cells into entries (CPU
@@ -430,6 +436,10 @@ class SessionView:
     def request_flush(self) -> None:
         """Ask the worker to send the queue now (does not wait)."""
         self._live().queue.request_flush()
+
+    def request_memories(self) -> None:
+        """Ask the worker to send the user's memories now, as a read does (does not wait)."""
+        self._live().queue.request_memories()
 
     def retry_failed(self) -> int:
         """Move refused memories back to the queue and ask for a flush; returns their count."""
@@ -462,16 +472,41 @@ class SessionView:
         """Recall ``query`` in the current scope without sending the queue or waiting for
         indexing first (the panel's search does both itself, step by step, on the worker)."""
         session = self._live()
-        reader = Reader(session.settings, session.connection, lambda: session.scope, _no_wait)
+        still = session.queue.transcript_cells(session.scope.bank_id)
+        reader = Reader(
+            session.settings, session.connection, lambda: session.scope, lambda _: still
+        )
         return reader.recall(query)
 
-    def mark_indexed(self, operation_ids: Iterable[str]) -> None:
-        """The server reports these operations done: the Recent feed shows them indexed."""
-        self._live().queue.feed.indexed(operation_ids)
+    def follow_memories(self, bank_id: str | None = None) -> bool:
+        """Ask the server once about the user's memories it accepted (of ``bank_id``, or any)
+        and is still indexing; the Recent feed follows. True while some still are."""
+        session = self._live()
+        return follow_operations(
+            session.client, session.queue, session.queue.sent_memories(bank_id)
+        )
 
-    def mark_index_failed(self, operation_id: str, message: str) -> None:
-        """The server's indexing of ``operation_id`` failed: the Recent feed says why."""
-        self._live().queue.feed.index_failed(operation_id, message)
+    def operation_state(self, bank_id: str, operation_id: str) -> str:
+        """``indexing``, ``done``, ``failed: why`` or ``unknown`` for an operation of the server."""
+        return operation_state(self._live().client, bank_id, operation_id)
+
+    def server_state(self) -> str:
+        """``ok (Hindsight 1.1.0)``, or what is wrong with the server and what to do (asks it)."""
+        return server_state(self._live().client, NOTEBOOK_COMMAND)
+
+    def explain(self, error: HindsightError) -> str:
+        """``error`` as one line saying what it means and what to do."""
+        return self._live().explain(error)
+
+    def document(self, document_id: str) -> dict[str, Any] | None:
+        """The document ``document_id`` of the current bank as the server stores it."""
+        session = self._live()
+        return session.client.document(session.scope.bank_id, document_id)
+
+    def refresh_model(self, model_id: str) -> str | None:
+        """Ask the server to refresh a mental model; its operation id ("" if none), or None
+        when there is no such model."""
+        return self._live().mental_models.refresh(model_id)
 
     def panel_hub(self, make: Callable[[SessionView], T]) -> T:
         """The UI's panel hub for this session: made by ``make`` on first use, then kept here.
@@ -486,11 +521,6 @@ class SessionView:
             if self._panel_hub is None:
                 self._panel_hub = make(self)
             return cast(T, self._panel_hub)
-
-
-def _no_wait(bank_id: str) -> int:
-    """``recall_now`` reads at once: its caller has sent the queue and waited already."""
-    return 0
 
 
 log.addHandler(logging.NullHandler())  # never print from the worker into a cell

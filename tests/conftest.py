@@ -101,6 +101,19 @@ def open_data_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
+def queue(pair: tuple[Any, Any]) -> Any:
+    """The retain queue of a test module's ``pair`` (a queue and its worker, made by
+    ``helpers.delivery``)."""
+    return pair[0]
+
+
+@pytest.fixture
+def worker(pair: tuple[Any, Any]) -> Any:
+    """The worker of a test module's ``pair``."""
+    return pair[1]
+
+
+@pytest.fixture
 def bank_id() -> str:
     """A bank no other test uses."""
     return f"test-{uuid.uuid4().hex[:12]}"

@@ -45,7 +45,7 @@ MIN_TRANSCRIPT_CHARS = 10
 
 
 OWN_RESULT = "_hindsight_result_"  # a class attribute: True on every result type of ours
-SHOWN_TEXTS = 32  # how many rendered texts are remembered …
+SHOWN_TEXTS = 256  # how many rendered texts are remembered (a recall brings dozens) …
 SHOWN_HEAD = 4096  # … by their beginning and length (a recall may be megabytes)
 
 

@@ -262,6 +262,21 @@ class RetainQueue:
                 op for op in self._recent if not op.memories and bank_id in (None, op.route.bank_id)
             ]
 
+    def sent_memories(self, bank_id: str | None = None) -> list[tuple[Route, str]]:
+        """(route, operation id) of batches with the user's memories the server accepted (for
+        ``bank_id``, or any bank) and that are not yet seen indexed."""
+        with self.lock:
+            return [
+                (op.route, op.operation_id)
+                for op in self._recent
+                if op.memories and bank_id in (None, op.route.bank_id)
+            ]
+
+    def memories_waiting(self, bank_id: str) -> bool:
+        """Whether a memory the user queued for ``bank_id`` was not tried yet."""
+        with self.lock:
+            return self._memories_waiting(bank_id)
+
     def transcript_cells(self, bank_id: str) -> int:
         """Auto-retained cells of ``bank_id`` a recall cannot find yet: in transcripts not sent,
         and in transcripts sent but not seen indexed (a worker job follows those)."""

@@ -233,26 +233,53 @@ class TranscriptWatch:
 
     def check(self) -> None:
         """Ask the server about every transcript still being indexed; look again if any is."""
-        now, done, waiting = time.monotonic(), [], False
-        for sent in self._queue.sent_transcripts():
-            first = self._first_seen.setdefault(sent.operation_id, now)
-            try:
-                reply = self._sender.client.operation(sent.route.bank_id, sent.operation_id)
-            except HindsightError:  # the server is away: look again later
-                waiting = True
-                continue
-            if reply and reply.get("status") in ("pending", "processing"):
-                waiting = waiting or now - first < WATCH_FOR_S
-                continue
-            done.append(sent.operation_id)
-            if reply and reply.get("status") in ("failed", "cancelled"):
-                why = reply.get("error_message") or f"the server's indexing {reply['status']}"
-                self._queue.feed.index_failed(sent.operation_id, f"indexing failed: {why}")
-        self._queue.indexed(done)
-        for operation_id in done:
-            self._first_seen.pop(operation_id, None)
+        now = time.monotonic()
+        sent = self._queue.sent_transcripts()
+        for op in sent:
+            self._first_seen.setdefault(op.operation_id, now)
+        follow_operations(
+            self._sender.client, self._queue, [(op.route, op.operation_id) for op in sent]
+        )
+        left = {op.operation_id for op in self._queue.sent_transcripts()}
+        self._first_seen = {op: t for op, t in self._first_seen.items() if op in left}
+        waiting = any(now - t < WATCH_FOR_S for t in self._first_seen.values())
         if waiting:
             self.start()
+
+
+def operation_state(client: HindsightClient, bank_id: str, operation_id: str) -> str:
+    """Where the server is with an accepted batch: ``indexing`` (pending or processing),
+    ``done`` (completed, or an operation it no longer reports), ``failed: <why>``, or
+    ``unknown`` when it cannot be asked now."""
+    try:
+        reply = client.operation(bank_id, operation_id)
+    except HindsightError:
+        return "unknown"
+    status = (reply or {}).get("status")
+    if status in ("pending", "processing"):
+        return "indexing"
+    if status in ("failed", "cancelled"):
+        return f"failed: {(reply or {}).get('error_message') or f'the server indexing {status}'}"
+    return "done"
+
+
+def follow_operations(
+    client: HindsightClient, queue: RetainQueue, operations: Iterable[tuple[Route, str]]
+) -> bool:
+    """Ask once about each accepted operation; mark those done in the queue (and its feed) or
+    failed in the feed. True while some are still being indexed (or cannot be asked)."""
+    done, still = [], False
+    for route, operation_id in operations:
+        state = operation_state(client, route.bank_id, operation_id)
+        if state in ("indexing", "unknown"):
+            still = True
+        elif state == "done":
+            done.append(operation_id)
+        else:
+            queue.feed.index_failed(operation_id, f"indexing {state}")
+            done.append(operation_id)
+    queue.indexed(done)
+    return still
 
 
 def wait_until_indexed(
@@ -261,22 +288,19 @@ def wait_until_indexed(
     timeout_s: float = READ_WAIT_S,
     poll_s: float = INDEXING_POLL_S,
 ) -> bool:
-    """Poll each (route, operation id) until none is pending or processing, at most ``timeout_s``.
+    """Poll each (route, operation id) until none is being indexed, at most ``timeout_s``.
 
-    True when all were seen done (an operation the server cannot report counts as done).
+    True when none was seen still being indexed (one the server cannot report now counts as
+    done: the read that follows will say what is wrong with the server).
     """
     waiting = list(operations)
     deadline = time.monotonic() + timeout_s
     while waiting and time.monotonic() < deadline:
-        still = []
-        for route, operation_id in waiting:
-            try:
-                reply = client.operation(route.bank_id, operation_id)
-            except HindsightError:
-                continue
-            if reply and reply.get("status") in ("pending", "processing"):
-                still.append((route, operation_id))
-        waiting = still
+        waiting = [
+            (route, operation_id)
+            for route, operation_id in waiting
+            if operation_state(client, route.bank_id, operation_id) == "indexing"
+        ]
         if waiting:
             time.sleep(poll_s)
     return not waiting

@@ -253,7 +253,7 @@ def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
 
 
 def _refreshed(models: MentalModelCache, model_id: str) -> Message:
-    if not models.refresh(model_id):
+    if models.refresh(model_id) is None:
         return Message(f"Mental model not found: {model_id}")
     return Message(f"Refresh queued for mental model {model_id}.")
 

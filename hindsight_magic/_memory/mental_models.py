@@ -473,18 +473,19 @@ class MentalModelCache:
         raw = client.get_mental_model(bank, model_id)
         return None if raw is None else MentalModel.from_json(raw)
 
-    def refresh(self, model_id: str) -> bool:
-        """Ask the server to refresh one model (curated or not), then list again soon; False
-        when the bank has no such model."""
+    def refresh(self, model_id: str) -> str | None:
+        """Ask the server to refresh one model (curated or not), then list again soon; the
+        refresh's operation id ("" when the server gives none), or None when the bank has no
+        such model."""
         client, bank = self._bank()
         try:
-            client.refresh_mental_model(bank, model_id)
+            reply = client.refresh_mental_model(bank, model_id)
         except HindsightError as error:
             if error.kind == "http" and error.status_code == 404:
-                return False
+                return None
             raise
         self._after_refresh()
-        return True
+        return str(reply.get("operation_id") or "")
 
     def refresh_auto(self) -> RefreshOutcome:
         """Ask the server to refresh every model opted into auto-refresh; curated ones are left

@@ -1,23 +1,35 @@
 """Recall and reflect replies, parsed: memories that know where they came from, and the
 sources a reflect's answer is based on.
 
-Pydantic (through ``api/responses.py``): imported on first read, not at extension load.
+Every text parsed here came back from the server, so each is remembered as one of the
+extension's own (``_capture.transcript.own_text``): printed in a cell later (``r.texts``,
+``r[0].text``), it is cut out of the transcript auto-retain sends, and the objects themselves
+are never retained as a cell's value. Pydantic (through ``_api/replies.py``): imported on first
+read, not at extension load.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, model_validator
 
 from .._api.replies import Memory, ReflectDirective, ReflectMentalModel
+from .._capture.transcript import own_text
 from .provenance import Provenance, provenance_line, provenance_of
 
 
 class RecalledMemory(Memory):
     """A recalled memory (or a reflect's evidence) with its provenance as fields."""
+
+    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
+
+    @model_validator(mode="after")
+    def _remembered(self) -> RecalledMemory:
+        own_text(self.text)
+        return self
 
     @property
     def provenance(self) -> Provenance:
@@ -33,17 +45,21 @@ class ModelSource(ReflectMentalModel):
     """A mental model an answer drew on, with its ``name``."""
 
     name: str = ""
+    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
 
     @model_validator(mode="after")
     def _name_from_text(self) -> ModelSource:
         if not self.name:  # the server sends "<name>: <content>"
             head, colon, _ = self.text.partition(": ")
             self.name = head.strip() if colon and head.strip() else self.id
+        own_text(self.text)
         return self
 
 
 class Sources(BaseModel):
     """What a reflect's answer is based on: memories, mental models and directives."""
+
+    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
 
     memories: list[RecalledMemory] = []
     mental_models: list[ModelSource] = []

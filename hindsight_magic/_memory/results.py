@@ -152,10 +152,10 @@ class RecallResult(Sequence["RecalledMemory"]):
 
     def _repr_markdown_(self) -> str:
         if not self.memories:
-            return markdown_text(self.headline())
+            return self.headline()  # the extension's own words: nothing to escape
         # one line per memory, as in the HTML table: a blank line would end the list item
         lines = [f"- {markdown_text(_folded(memory_line(m, self.as_of)))}" for m in self.memories]
-        return f"{markdown_text(self.headline())}\n\n" + "\n".join(lines)
+        return f"{self.headline()}\n\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str:
         esc = html_text

@@ -62,6 +62,8 @@ def fix(name: str, detail: str, hint: str) -> Check:
 class DoctorReport:
     """Every check, in order; its text is one line per check."""
 
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+
     checks: list[Check] = field(default_factory=list)
 
     @property

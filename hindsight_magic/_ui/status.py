@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._api.errors import HindsightError
-from .._diagnosis import NOTEBOOK_COMMAND, server_problem
 from .._text import local_second
 from .._version import __version__
 from .display import Report
@@ -22,19 +20,6 @@ def _when(stamp: float | None) -> str:
     return local_second(stamp)
 
 
-def server_state(view: SessionView) -> str:
-    """``ok (Hindsight 1.1.0)``, or why not — one short blocking check (≤ 5 s)."""
-    client = view.client
-    try:
-        version = client.identity().get("api_version", "?")
-        client.list_banks()  # /version is open even when the server wants a key
-    except HindsightError as error:
-        diagnosis = server_problem(client, error, NOTEBOOK_COMMAND)
-        return diagnosis.summary if diagnosis else f"error: {error}"
-    problem = server_problem(client, None, NOTEBOOK_COMMAND)  # e.g. data dir deleted
-    return problem.summary if problem else f"ok (Hindsight {version})"
-
-
 def status_report(view: SessionView, check_server: bool = True) -> Report:
     """Server, scope, queue, auto-retain, mental models and session, as a report.
 
@@ -45,7 +30,7 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
     report = Report(f"hindsight_magic {__version__}")
     server = [("url", view.server_url)]
     if check_server:
-        server.append(("state", server_state(view)))
+        server.append(("state", view.server_state()))
     server.append(("api key", "set" if view.has_key else "not set"))
     report.add("Server", server)
     scope = view.scope

@@ -36,6 +36,9 @@ def test_results_shown_in_cells_are_never_retained(
         "import hindsight_magic as hm\nhm.recall('pump')",  # the Python API, as the value
         "r = %recall pump",  # a magic (a cell of ours alone: skipped as a whole)
         "checked = True\nr",  # a variable shown later
+        "r[0]",  # one memory of it
+        "r.texts",  # its texts
+        "for m in r:\n    print('memory:', m.text)",  # each text, printed
         "print(hm.recall('pump speed'))",  # the text, printed
         "print(f\"answer: {hm.reflect('How fast is the pump?', sources=False)}\")",
         "hm.status(check_server=False)",  # a status report
@@ -57,6 +60,7 @@ def test_results_shown_in_cells_are_never_retained(
     text = wait_for(stored, timeout_s=60, what="the session document on the server")
     assert "hm.recall('pump')" in text  # sources are the notebook's own work
     assert "checked = True" in text
+    assert "print('memory:', m.text)" in text
     assert "the analysis printed this line" in text
     assert 'print(f"answer: {hm.reflect(' in text
     for ours in ("40 Hz", "Found ", "relevant memor", "mock response", "Queue:"):

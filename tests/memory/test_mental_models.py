@@ -444,8 +444,8 @@ def test_operations_return_data_without_ipython(
     assert [m.id for m in cache.list_bank()] == ["auto", "curated", "zeta"]
     assert cache.get("zeta") == MentalModel.from_json(fake.banks["nb"]["zeta"])
     assert cache.get("nope") is None
-    assert cache.refresh("curated") is True
-    assert cache.refresh("nope") is False
+    assert cache.refresh("curated") == "op"  # the refresh operation, to follow
+    assert cache.refresh("nope") is None
     fake.fail["POST /zeta/refresh$"] = (500, {"detail": "llm down"})
     outcome = cache.refresh_auto()
     assert (outcome.queued, outcome.curated) == (["auto"], 1)

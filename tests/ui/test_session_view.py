@@ -68,7 +68,9 @@ def test_one_view_per_session_reading_its_parts(fake: FakeHindsight, make_sessio
     assert [item.text for item in view.recent()] == ["The churn table double-counts Q3 refunds."]
     assert (view.server_url, view.has_key, view.session_id) == (fake.url, False, "view-test")
     assert view.scope.bank_id == "nb"
-    assert view.client is session.client
+    assert not hasattr(view, "client")  # the UI asks the view, never holds the HTTP client
+    assert view.server_state() == "ok (Hindsight 1.1.0)"
+    assert view.transcript_cells("nb") == 0
     assert not view.auto_retain_setting
     assert view.models == ()  # mental models are off
     assert view.model_rows() == [("state", "disabled (mental_models = false)")]

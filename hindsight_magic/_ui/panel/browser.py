@@ -25,11 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..._api.errors import HindsightError, reply_line
+from ..._api.errors import HindsightError
 from ..._delivery.recent import INDEXED, SENT
-from ..._diagnosis import explain
 from ..._memory.provenance import provenance_line
-from ..._text import plural
+from ..._text import one_line
 
 if TYPE_CHECKING:
     from ..._memory.results import RecallResult
@@ -40,12 +39,6 @@ MAX_RESULTS = 50
 
 
 DOC_PREVIEW_CHARS = 1500
-
-
-def failure_line(error: Exception, url: str) -> str:
-    """One line for ``error``: what failed and, for server errors, what it means."""
-    text = explain(error, url) if isinstance(error, HindsightError) else None
-    return reply_line(text or f"{type(error).__name__}: {error}")
 
 
 @dataclass(frozen=True)
@@ -108,7 +101,7 @@ def result_rows(result: RecallResult) -> tuple[ResultRow, ...]:
     return tuple(rows)
 
 
-SEARCH_WAIT_S = 15.0  # flush (≤ 5 s) and indexing (≤ 10 s), as a %recall waits
+SEARCH_WAIT_S = 15.0  # the user's memories sent and indexed, as a %recall waits (transcripts: not)
 STEP_S = 0.2  # a waiting search looks again this often
 POLL_EVERY_S = 1.0  # operation status, while a panel is open
 MAX_POLLS = 8  # operations asked about per poll
@@ -116,7 +109,7 @@ MODEL_WATCH_S = 120.0  # how long a model refresh is followed
 DOC_MAX_CHARS = 100_000
 NO_DOCUMENT = "Nothing auto-retained in this session yet."
 SEARCHING = "Searching for “{}”…"
-STILL_INDEXING = "of this kernel still being indexed: search again in a moment"
+STILL_INDEXING = "still being indexed: search again in a moment"
 
 
 class MemoryBrowser:
@@ -169,6 +162,10 @@ class MemoryBrowser:
     # -- worker thread ----------------------------------------------------------------------
 
     def _search_step(self, generation: int, query: str, deadline: float, first: bool) -> None:
+        """One step of a search, on the worker: as ``%recall`` does, send the user's memories and
+        wait (never sleeping on the worker: the step comes back) until the server has indexed
+        them; auto-retain's transcripts are not waited for, and the message says how many
+        cells are not searchable yet."""
         if generation != self._generation:
             return  # a newer search replaced this one
         session = self._session
@@ -176,60 +173,38 @@ class MemoryBrowser:
             bank = session.scope.bank_id
             if first:
                 session.process_autoretain()  # the cells not yet turned into a transcript
-                session.request_flush()
-            stats = session.queue_stats()
-            settled = stats.in_flight == 0 and (stats.pending == 0 or stats.retrying > 0)
-            waiting = self.check_operations(bank) if settled else True
-            unindexed = self._unindexed(bank)
+                session.request_memories()
+            waiting = session.memories_waiting(bank) or session.follow_memories(bank)
             if waiting and time.monotonic() < deadline:
-                message = SEARCHING.format(query)
-                if settled and unindexed:
-                    message += (
-                        f" (waiting for {plural(unindexed, 'memory', 'memories')} to be indexed)"
-                    )
-                self._show_search(generation, SearchView(query, True, message))
+                self._show_search(generation, SearchView(query, True, SEARCHING.format(query)))
                 step = functools.partial(self._search_step, generation, query, deadline, False)
                 self._submit(step, STEP_S)
                 return
-            result = session.recall_now(query)  # flushed and waited for indexing above
+            result = session.recall_now(query)  # the user's memories were sent and waited for
         except Exception as error:  # shown as one line in the panel
-            line = failure_line(error, session.server_url)
-            view = SearchView(query, False, f"Search failed: {line}")
+            view = SearchView(query, False, f"Search failed: {self._failure(error)}")
         else:
             message = f"“{query}”: {result.headline()}"
-            if unindexed:  # the server is slow: say so, rather than "nothing found"
-                message += f" ({plural(unindexed, 'memory', 'memories')} {STILL_INDEXING})"
+            if waiting:  # the server is slow: say so, rather than "nothing found"
+                message += f" (memories {STILL_INDEXING})"
             view = SearchView(query, False, message, result_rows(result))
         self._show_search(generation, view)
+
+    def _failure(self, error: Exception) -> str:
+        """One line for ``error``: what failed and, for the server's errors, what it means."""
+        if isinstance(error, HindsightError):
+            return one_line(self._session.explain(error), 300)
+        return one_line(f"{type(error).__name__}: {error}", 300)
 
     def _show_search(self, generation: int, view: SearchView) -> None:
         with self._lock:
             if generation == self._generation:
                 self.search_view = view
 
-    def _unindexed(self, bank: str) -> int:
-        """This kernel's memories in ``bank`` that were sent but are not seen indexed yet."""
-        return sum(1 for i in self._session.recent() if i.state == SENT and i.bank_id == bank)
-
-    def check_operations(self, bank: str | None = None) -> bool:
-        """Ask about sent operations (of ``bank``); True while some are still being indexed."""
-        session = self._session
-        awaiting = [(b, op) for b, op in session.awaiting_indexing() if bank is None or b == bank]
-        still = False
-        for bank_id, operation_id in awaiting[:MAX_POLLS]:
-            try:
-                reply = session.client.operation(bank_id, operation_id) or {}
-            except HindsightError:
-                return True  # the server is away: ask again later, not once per operation
-            status = reply.get("status")
-            if status in ("pending", "processing"):
-                still = True
-            elif status in ("failed", "cancelled"):
-                message = reply.get("error_message") or f"the server's indexing {status}"
-                session.mark_index_failed(operation_id, f"indexing failed: {message}")
-            else:  # completed, or an operation the server no longer reports
-                session.mark_indexed([operation_id])
-        return still or len(awaiting) > MAX_POLLS
+    def check_operations(self) -> None:
+        """Ask about this kernel's memories the server accepted and is still indexing (the Recent
+        list follows); transcripts are followed by the session's own watch."""
+        self._session.follow_memories()
 
     def poll(self) -> None:
         """The hub's tick (a panel is open): operations, model refreshes, a newer document."""
@@ -270,9 +245,9 @@ class MemoryBrowser:
         self._doc_marker = marker  # after a failure too: the next try is on news or Reload
         document_id, text = marker[0], ""
         try:
-            reply = session.client.document(session.scope.bank_id, document_id)
+            reply = session.document(document_id)
         except Exception as error:
-            message = f"Could not load the document: {failure_line(error, session.server_url)}"
+            message = f"Could not load the document: {self._failure(error)}"
         else:
             text = str((reply or {}).get("original_text") or "")[:DOC_MAX_CHARS]
             updated = str((reply or {}).get("updated_at") or "")[:16].replace("T", " ")
@@ -286,30 +261,28 @@ class MemoryBrowser:
         session = self._session
         bank = session.scope.bank_id
         try:
-            reply = session.client.refresh_mental_model(bank, model_id)
+            operation_id = session.refresh_model(model_id)
         except Exception as error:
-            self._note(f"Refresh of {model_id} failed: {failure_line(error, session.server_url)}")
+            self._note(f"Refresh of {model_id} failed: {self._failure(error)}")
             return
-        operation_id = str(reply.get("operation_id") or "")
-        if operation_id:
+        if operation_id is None:
+            self._note(f"Mental model not found: {model_id}")
+        elif operation_id:
             self._model_ops[operation_id] = (bank, model_id, time.monotonic() + MODEL_WATCH_S)
-        else:
-            session.reload_models()
 
     def _check_model_refreshes(self, now: float) -> None:
         session = self._session
         for operation_id, (bank, model_id, deadline) in list(self._model_ops.items()):
-            try:
-                status = (session.client.operation(bank, operation_id) or {}).get("status")
-            except HindsightError:
-                return
-            if status in ("pending", "processing") and now < deadline:
+            state = session.operation_state(bank, operation_id)
+            if state == "unknown":
+                return  # the server is away: ask again at the next poll
+            if state == "indexing" and now < deadline:
                 continue
             del self._model_ops[operation_id]
             session.reload_models()
-            if status in ("failed", "cancelled"):
-                self._note(f"Refresh of mental model {model_id} {status}.")
-            elif status in ("pending", "processing"):
+            if state.startswith("failed"):
+                self._note(f"Refresh of mental model {model_id} {state}.")
+            elif state == "indexing":
                 self._note(f"Mental model {model_id} is still being refreshed on the server.")
             else:
                 self._note(f"Mental model {model_id} refreshed.")

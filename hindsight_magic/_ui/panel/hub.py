@@ -23,7 +23,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..._text import local_clock, plural
-from ..status import server_state
 from .browser import MemoryBrowser
 from .state import Snapshot, llm_mode, take_snapshot
 
@@ -168,7 +167,7 @@ class PanelHub:
             now = time.monotonic()
             if self._probed_at is None or now - self._probed_at >= HEALTH_EVERY_S:
                 self._probed_at = now
-                self.health = server_state(self._session)
+                self.health = self._session.server_state()
                 self.llm = llm_mode(self._session)
             self.browser.poll()
             self.push()
