@@ -47,7 +47,7 @@ _ZERO_WIDTH_SPACE = "\u200b"
 BLOCK_NAMES = ("memories", "mental_models", "hindsight_memories", "relevant_memories")
 _BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{'|'.join(BLOCK_NAMES)})\b[^<>]*)>", re.IGNORECASE)
 # Markdown that may stay Markdown: links, images, autolinks and raw HTML are what it may not do
-_ANSWER_ESCAPES = re.compile(r"([\[\]<>\\!])")
+_ANSWER_ESCAPES = re.compile(r"([\[\]<\\!])")  # `<` alone stops raw HTML and <autolinks>
 _CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)  # fenced blocks and code spans
 
 

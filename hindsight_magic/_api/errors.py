@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._text import one_line
+from .._text import one_line, plain_text
 
 
 class HindsightError(Exception):
@@ -82,8 +82,10 @@ def bank_missing(error: HindsightError) -> bool:
 
 
 def reply_line(value: Any, limit: int = 300) -> str:
-    """A reply's text or JSON ``value`` as one line of at most ``limit`` characters."""
-    return one_line(value if isinstance(value, str) else json.dumps(value, default=str), limit)
+    """A reply's text or JSON ``value`` as one line of at most ``limit`` characters, with the
+    control and bidirectional characters a server or proxy may send shown as ``U+FFFD``."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return one_line(plain_text(text), limit)
 
 
 def database_down(error: HindsightError) -> bool:

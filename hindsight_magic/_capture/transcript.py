@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .._text import BLOCK_NAMES
 from .redact import redact
 
 SKIP_MARKER = re.compile(r"^\s*#\s*hindsight\s*:\s*skip\b", re.IGNORECASE)
@@ -33,9 +34,10 @@ OWN_MAGIC = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*\s*=\s*)?%{1,2}(?:retain|recall|reflect|hindsight)\b"
     r"|^\s*%(?:load_ext|reload_ext|unload_ext)\s+hindsight_magic\s*$"
 )
-MEMORY_TAGS = re.compile(
-    r"<(memories|mental_models|hindsight_memories|relevant_memories)>.*?</\1>", re.DOTALL
-)
+_NAMES = "|".join(BLOCK_NAMES)  # the blocks' names, as _text escapes them in every prompt
+MEMORY_TAGS = re.compile(rf"<\s*({_NAMES})\b[^<>]*>.*?<\s*/\s*\1\s*>", re.DOTALL | re.IGNORECASE)
+# what a cell printed may hold a block cut short (``r.as_context()[:300]``): to the end
+OPEN_MEMORY_TAG = re.compile(rf"<\s*({_NAMES})\b[^<>]*>.*", re.DOTALL | re.IGNORECASE)
 HAS_WORD = re.compile(r"[^\W_]")
 SOURCE_CAP = 4000
 RESULT_CAP = 1000
@@ -114,9 +116,11 @@ def cap(text: str, limit: int) -> str:
     return text[:limit].rstrip() + f" …[{len(text) - limit} more characters]"
 
 
-def strip_memory_tags(text: str) -> str:
-    """Remove recalled ``<memories>``/``<mental_models>`` blocks so they never feed back."""
-    return MEMORY_TAGS.sub("", text)
+def strip_memory_tags(text: str, output: bool = False) -> str:
+    """Remove recalled ``<memories>``/``<mental_models>`` blocks (any case) so they never feed
+    back; in what a cell printed or returned (``output``), also one left open, to the end."""
+    text = MEMORY_TAGS.sub("", text)
+    return OPEN_MEMORY_TAG.sub("", text) if output else text
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = 
         return ""
     if output:  # what a cell printed or returned may hold a result of ours
         text = SHOWN.strip(text)
-    text = redact(strip_memory_tags(text), secrets).strip()  # before the cap cuts a secret
+    text = redact(strip_memory_tags(text, output), secrets).strip()  # before a cap cuts a secret
     return cap(text, limit) if HAS_WORD.search(text) else ""
 
 

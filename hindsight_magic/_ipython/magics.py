@@ -26,6 +26,7 @@ from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
 from .._session import HindsightSession, notebook_from_env
 from .._settings import BUDGETS, HindsightSettings, SettingsError
+from .._text import plain_text
 from .._ui.display import RetainResult
 from .parsing import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
 from .subcommands import HandlerContext, HindsightMagicError, help_text, run_subcommand
@@ -62,7 +63,7 @@ def user_facing(method: F) -> F:
     @functools.wraps(method)
     def wrapper(self: HindsightMagics, *args: Any, **kwargs: Any) -> Any:
         for notice in self.session.take_notices():
-            print(notice, file=sys.stderr)
+            print(plain_text(notice), file=sys.stderr)
         try:
             return method(self, *args, **kwargs)
         except (SettingsError, InputError) as error:  # bad input: one line, even with debug on

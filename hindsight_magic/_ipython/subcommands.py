@@ -25,7 +25,7 @@ from .. import _functions
 from .._diagnosis import NOTEBOOK_COMMAND
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
-from .._text import plural, utc_minute_text
+from .._text import plain_text, plural, utc_minute_text
 from .._ui.display import (
     Message,
     ModelDetail,
@@ -60,7 +60,7 @@ class HindsightMagicError(Exception):
     """
 
     def _render_traceback_(self) -> list[str]:
-        return [f"HindsightError: {self}"]
+        return [f"HindsightError: {plain_text(str(self))}"]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import HindsightClient, Timeouts
 from .._api.errors import HindsightError
 from .._diagnosis import TERMINAL_COMMAND, server_problem
+from .._text import plain_text
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class DoctorReport:
         verdict = "all good" if not fixes else f"{fixes} to fix"
         lines = [f"hindsight_magic {__version__} doctor: {verdict}"]
         lines.extend(check.line() for check in self.checks)
-        return "\n".join(lines)
+        return plain_text("\n".join(lines))
 
     __str__ = __repr__
 

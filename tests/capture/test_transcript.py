@@ -129,6 +129,13 @@ def test_strip_memory_tags_leaves_other_and_unbalanced_tags() -> None:
         assert strip_memory_tags(text) == text
 
 
+def test_in_a_cell_s_output_any_case_and_a_block_cut_short_are_removed() -> None:
+    assert strip_memory_tags("a <MEMORIES x=1>fact</ Memories > b", output=True) == "a  b"
+    cut = "prompt: <memories>\nRelevant memories from past conver"  # r.as_context()[:40]
+    assert strip_memory_tags(cut, output=True) == "prompt: "
+    assert strip_memory_tags(cut) == cut  # a cell's own source keeps an unclosed tag
+
+
 # -- secret_values ---------------------------------------------------------------------------
 
 

@@ -3,10 +3,10 @@
 Every HTML fragment of the panel is made here, with one set of table and title styles: the
 status sections (label → value tables), the header, the search results, the Recent list, the
 session document and the mental models. Every string from the server or the session is
-escaped. Mental-model content (Markdown written by the server's LLM) is rendered with
-markdown-it-py with raw HTML off (any tag in the input shows as text), images off (nothing is
-fetched when a panel opens) and links only to ``http``, ``https`` and ``mailto`` addresses,
-opened in a new tab; markdown-it is imported on the first render, never by ``%load_ext``.
+escaped. Mental-model content (Markdown written by the server's LLM) is rendered by markdown-it-py
+from ``_text.markdown_answer``'s form (as the notebook shows it), with raw HTML, images and links
+off: any tag in the input shows as text, nothing is fetched when a panel opens, no link comes
+from a memory. markdown-it is imported on the first render, never by ``%load_ext``.
 Cells carry ``hm-*`` classes (``hm-queue-pending``, ``hm-result-text``,
 ``hm-result-provenance``, ``hm-recent-state`` …) for styling and browser tests."""
 
@@ -15,17 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..._delivery.recent import FAILED, INDEXED, QUEUED, RETRYING, SENT, RecentItem
 from ..._memory.mental_models import MentalModel
-from ..._text import html_text, local_clock, plain_text, utc_minute_text
+from ..._text import html_text, local_clock, markdown_answer, plain_text, utc_minute_text
 from .browser import DocumentView, SearchView
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
-    from markdown_it.token import Token
-    from markdown_it.utils import EnvType, OptionsDict
 
 
 MODEL_PREVIEW_CHARS = 600
@@ -189,7 +187,7 @@ def model_preview(content: str | None, limit: int = MODEL_PREVIEW_CHARS) -> str:
 def model_title(model: MentalModel) -> str:
     """``name — refreshed YYYY-MM-DD HH:MM UTC`` (or ``never refreshed``)."""
     stamp = utc_minute_text(model.last_refreshed_at, " UTC")
-    return f"{model.name} — {'refreshed ' + stamp if stamp else 'never refreshed'}"
+    return plain_text(f"{model.name} — {'refreshed ' + stamp if stamp else 'never refreshed'}")
 
 
 def model_html(model: MentalModel) -> str:
@@ -202,27 +200,15 @@ def model_html(model: MentalModel) -> str:
     )
 
 
-SAFE_LINK = re.compile(r"^(https?:|mailto:)", re.IGNORECASE)
-
-
-def _link_open(
-    renderer: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
-) -> str:
-    tokens[idx].attrSet("target", "_blank")
-    tokens[idx].attrSet("rel", "noopener noreferrer")
-    return str(renderer.renderToken(tokens, idx, options, env))
-
-
 @cache
 def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False}).disable("image")
-    md.validateLink = lambda url: bool(SAFE_LINK.match(url.strip()))  # type: ignore[method-assign]
-    md.add_render_rule("link_open", _link_open)
-    return md
+    return MarkdownIt("commonmark", {"html": False}).disable(["image", "link", "autolink"])
 
 
 def markdown_to_html(text: str) -> str:
-    """Render ``text`` (Markdown) as HTML in which no tag, image or unsafe link comes from it."""
-    return str(_parser().render(plain_text(text or "")))
+    """Render ``text`` (Markdown the server's LLM wrote) as HTML, the way the notebook forms
+    show it (``_text.markdown_answer``): emphasis, lists and code, but no tag, link or image
+    comes from the text."""
+    return str(_parser().render(markdown_answer(text or "")))
