@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._capture.transcript import own_text
-from ._text import one_line, plain_text, plural
+from ._text import one_line, plural
 
 if TYPE_CHECKING:
     from ._memory.results import RecallResult, ReflectResult
@@ -275,12 +275,11 @@ def status(*, check_server: bool = True, session: HindsightSession | None = None
     return status_report((session or current_session()).view(), check_server)
 
 
-MAX_TAG_CHARS = 256
-
-
 def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:
     """Tags or types: a sequence of names, or one string of comma-separated names; each one
-    without control characters and at most ``MAX_TAG_CHARS`` long (one line otherwise)."""
+    checked by ``_settings.tag_problem`` (one line when it cannot be used)."""
+    from ._settings import tag_problem  # traitlets: not at ``import hindsight_magic``
+
     if isinstance(names, str):
         names = names.split(",")
     if names is not None and not isinstance(names, Sequence):
@@ -290,14 +289,11 @@ def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, .
         if not isinstance(name, str):
             raise InputError(f"Invalid {what} {name!r}: a {what} is text.")
         name = name.strip()
-        if not name:
-            continue
-        if len(name) > MAX_TAG_CHARS or plain_text(name) != name or "\n" in name or "\t" in name:
-            raise InputError(
-                f"Invalid {what} {one_line(name, 40)!r}: use at most {MAX_TAG_CHARS} characters "
-                "and no control characters."
-            )
-        found.append(name)
+        problem = tag_problem(name)
+        if problem:
+            raise InputError(f"Invalid {what} {one_line(name, 40)!r}: {problem}.")
+        if name:
+            found.append(name)
     return tuple(found)
 
 

@@ -54,7 +54,8 @@ from ._memory.mental_models import MentalModelCache
 from ._memory.provenance import PYTHON_API, provenance_metadata
 from ._memory.reading import Reader
 from ._memory.scope import BankScope, compute_scope, project_label
-from ._text import local_timestamp, plural
+from ._settings import SettingsError, bank_id_problem, tag_problem
+from ._text import local_timestamp, one_line, plural
 
 if TYPE_CHECKING:
     import httpx
@@ -74,6 +75,19 @@ T = TypeVar("T")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
 STARTUP_DELAY_S = 0.3
+
+
+def scope_problem(scope: BankScope) -> str | None:
+    """Why the bank or tags of ``scope`` cannot be used (each setting was fine alone: a prefix,
+    a bank and a project label together can be too long), or None."""
+    problem = bank_id_problem(scope.bank_id)
+    if problem:
+        return f"Invalid bank {one_line(scope.bank_id, 60)!r}: {problem}."
+    for tag in scope.retain_tags or ():
+        problem = tag_problem(tag)
+        if problem:
+            return f"Invalid project tag {one_line(tag, 60)!r}: {problem}."
+    return None
 
 
 def notebook_from_env() -> str | None:
@@ -140,6 +154,7 @@ class HindsightSession:
         self._closed = False
         self._view = SessionView(self)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
+        settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
         if start_worker:
             self.worker.start()
@@ -183,6 +198,17 @@ class HindsightSession:
         s = self.settings
         return compute_scope(s.scoping, s.bank_id, s.bank_prefix, self.label)
 
+    def _scope_with(self, name: str, value: Any) -> str | None:
+        """Why setting ``name`` to ``value`` would make a scope that cannot be used, or None
+        (the settings ask before they take a new bank, prefix or scoping)."""
+        s = self.settings
+        values = {"scoping": s.scoping, "bank_id": s.bank_id, "bank_prefix": s.bank_prefix}
+        values[name] = value
+        scope = compute_scope(
+            values["scoping"], values["bank_id"], values["bank_prefix"], self.label
+        )
+        return scope_problem(scope)
+
     def _setting_changed(self, change: Any) -> None:
         name = change["name"]
         affects = type(self.settings).class_traits()[name].metadata.get("affects")
@@ -197,9 +223,14 @@ class HindsightSession:
                 configure_logging(self.settings.debug)
 
     def set_project(self, label: str) -> None:
-        """Use ``label`` as the project (``%hindsight scope --project``, or a new folder)."""
+        """Use ``label`` as the project (``%hindsight scope --project``, or a new folder);
+        ``SettingsError`` (one line) when the bank or tag it makes cannot be used."""
         with self._lock:
             if label != self.label:
+                s = self.settings
+                problem = scope_problem(compute_scope(s.scoping, s.bank_id, s.bank_prefix, label))
+                if problem:
+                    raise SettingsError(problem)
                 self.label = label
                 self._reroute(connection=False)
 
@@ -309,6 +340,7 @@ class HindsightSession:
             self._closed = True
         atexit.unregister(self._at_exit)
         self.settings.unobserve(self._setting_changed, names=list(self.settings.setting_names()))
+        self.settings.scope_check = None
         try:
             self.autoretain.process(force=True)  # the cells not yet retained
         except Exception:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
@@ -171,6 +171,19 @@ def bank_id_problem(value: str) -> str | None:
         return _BANK_ID_RULE
     if any(unicodedata.category(ch) == "Cc" for ch in value):
         return _BANK_ID_RULE
+    return None
+
+
+MAX_TAG_CHARS = 256
+
+
+def tag_problem(tag: str) -> str | None:
+    """Why ``tag`` (or a recall type) cannot be used, or None: at most ``MAX_TAG_CHARS``
+    characters, no control characters, no line breaks or tabs."""
+    if len(tag) > MAX_TAG_CHARS or any(
+        ch in "\n\t" or unicodedata.category(ch) == "Cc" for ch in tag
+    ):
+        return f"use at most {MAX_TAG_CHARS} characters and no control characters"
     return None
 
 
@@ -394,6 +407,19 @@ class HindsightSettings(Configurable):
     )
     debug = Flag(False, help="Full tracebacks and debug logs.").tag(config=True, affects="logging")
 
+    # Set by the session that follows these settings: why a new value of a setting that shapes
+    # the scope would make a bank or tag that cannot be used, given the rest (each setting can be
+    # fine alone, a prefix, a bank and the project label together too long), or None.
+    scope_check: Callable[[str, Any], str | None] | None = None
+
+    @validate("bank_id", "bank_prefix", "scoping")
+    def _scope_fits(self, proposal: Any) -> Any:
+        check, value = self.scope_check, proposal["value"]
+        problem = check(proposal["trait"].name, value) if check is not None else None
+        if problem:
+            raise TraitError(problem)
+        return value
+
     def __init__(self, *, strict_environment: bool = True, **kwargs: Any) -> None:
         if strict_environment:
             self.check_environment()
@@ -461,16 +487,15 @@ class HindsightSettings(Configurable):
 
     def set_setting(self, name: str, value: Any) -> None:
         """Set one setting (``None`` resets it to the environment or default)."""
-        if value is None:
-            self._setting(name)  # unknown names fail here
-            self.set_trait(name, self.trait_defaults(name))
-            self._explicit.pop(name, None)
-            return
-        parsed = self.parse(name, value)
+        self._setting(name)  # unknown names fail here
+        parsed = self.trait_defaults(name) if value is None else self.parse(name, value)
         try:
-            setattr(self, name, parsed)
+            self.set_trait(name, parsed)
         except TraitError as error:
             raise SettingsError(str(error)) from None
+        if value is None:
+            self._explicit.pop(name, None)
+            return
         self._explicit[name] = HINDSIGHT_CONFIG
 
     def source(self, name: str) -> str:

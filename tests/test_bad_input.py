@@ -120,6 +120,13 @@ CASES = [
         ("1 memory queued.",),
         queued=1,
     ),
+    Case(
+        "bank-and-prefix-too-long",
+        "%hindsight bank " + "b" * 150,
+        ("Invalid bank 'pppppppp", "1-192 bytes"),
+        setup=("%hindsight bank --prefix " + "p" * 150,),
+    ),
+    Case("project-control-char", "%hindsight scope --project a\x01b", ("Invalid project tag",)),
     Case("retain-control-tag", "%retain --tags ok,a\x01b Fact", ("Invalid tag 'a\\x01b'",)),
     # -- settings -----------------------------------------------------------------------------
     Case(
