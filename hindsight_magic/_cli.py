@@ -2,9 +2,8 @@
 
 Each top-level subcommand is registered in ``SUBCOMMANDS``: a function that adds its parser
 to the subparsers and sets ``handler`` (``args -> exit code``) as a default. Others (``demo``,
-``doctor``) plug in there. The server actions and their options come from
-``localserver.actions`` (shared with ``%hindsight server``), their wording from
-``localserver.messages``.
+``doctor``) plug in there. The server actions, their options and their wording come from
+``_localserver.actions`` (shared with ``%hindsight server``).
 """
 
 from __future__ import annotations

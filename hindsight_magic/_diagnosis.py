@@ -187,7 +187,7 @@ def server_problem(
 ) -> Diagnosis | None:
     """What is wrong with ``client``'s server, in words, after a check failed with ``error``
     (or passed: None) — the local server's facts first, then ``GET /health`` when the server
-    answers but fails, then the error itself (``api.errors.diagnose``).
+    answers but fails, then the error itself (``diagnose``).
 
     None when nothing is wrong (``error`` None) or the error's own message says it all.
     """

@@ -12,7 +12,7 @@ a line of text into a call and display what it returns. Each function uses, unle
 registers into it, and everything that needs "the current session" asks ``current_session``.
 
 Bad input raises ``InputError`` (a ``ValueError``) with one line saying what to do; server
-trouble raises ``hindsight_magic._api.errors.HindsightError``.
+trouble raises ``hindsight_magic.HindsightError``.
 """
 
 from __future__ import annotations
@@ -182,8 +182,9 @@ def recall(
     """The memories most relevant to ``query``, best first, in the current scope.
 
     ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
-    results, ``types`` the memory types (default: the ``recall_*`` settings). Memories still
-    queued are sent first and waited for (at most 10 s), so what was just retained is found.
+    results, ``types`` the memory types (default: the ``recall_*`` settings). The memories you
+    queued are sent first and waited for (at most 15 s), so what was just retained is found;
+    auto-retain's transcripts are not waited for (``.still_indexing`` says how many cells).
     The result is a sequence of memories with ``.texts`` and ``.as_context()`` (a ``<memories>``
     block for an LLM prompt).
     """

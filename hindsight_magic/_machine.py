@@ -166,7 +166,7 @@ def resolve_api_url(settings: _HasApiUrl) -> str:
 
 log = logging.getLogger("hindsight_magic")
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-LOCAL_PORT = 8899  # the local server's default port (localserver.actions.DEFAULT_PORT)
+LOCAL_PORT = 8899  # the local server's default port: 8888 is Jupyter Server's own
 PG_CONNECT_TIMEOUT_S = 0.5
 
 
@@ -175,7 +175,7 @@ class LocalServer:
     """What this machine shows about the local server (started by ``hindsight-magic server
     start``) behind a URL, without HTTP: its ``hindsight-api`` process, its data dir and its
     PostgreSQL. ``default_data_dir``: started without ``--data-dir``. ``pg_running`` is None
-    when unknown; ``pg_data`` is "" when unknown. ``api.errors.local_diagnosis`` words them."""
+    when unknown; ``pg_data`` is "" when unknown. ``_diagnosis.local_diagnosis`` words them."""
 
     port: int
     pid: int

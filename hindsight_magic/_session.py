@@ -269,7 +269,7 @@ class HindsightSession:
         """Queue one memory on the current route; returns the number pending. No I/O.
 
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
-        its metadata say where it came from (``memory/provenance.py``: ``source``, ``cells``).
+        its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``).
         """
         scope = self.scope
         item = new_item(

@@ -130,8 +130,8 @@ class AutoRetainer:
     def post_run_cell(self, result: Any) -> None:
         """Keep one executed cell (O(1)); wake the worker when N cells may be due.
 
-        The ``post_run_cell`` callback itself (``ipython/hook.py`` registers it): ``result`` has
-        the shape of IPython's ``ExecutionResult``. Silent, and never raises.
+        The ``post_run_cell`` callback itself (``_ipython.extension.CellHook`` registers it):
+        ``result`` has the shape of IPython's ``ExecutionResult``. Silent, and never raises.
         """
         try:
             info = result.info

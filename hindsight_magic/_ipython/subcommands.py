@@ -309,15 +309,7 @@ def server_words() -> Verbs:
     data_dir = actions.DATA_DIR
     verbs = {}
     for action in actions.ACTIONS:
-        arguments = [
-            Argument(option.flags, {"action": "store_true"})
-            if option.type is bool
-            else Argument(
-                option.flags,
-                {"type": option.type, "default": option.default, "metavar": option.metavar},
-            )
-            for option in (*action.options, data_dir)
-        ]
+        arguments = [Argument(o.flags, o.keywords()) for o in (*action.options, data_dir)]
         usage = f"{COMMAND} {action.usage()} [{data_dir.flags[0]} {data_dir.metavar}]"
         verbs[action.name] = Words(*arguments, usage=usage)
     return Verbs(verbs, default=actions.DEFAULT_ACTION, usage=actions.usage(COMMAND))

