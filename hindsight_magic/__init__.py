@@ -32,8 +32,8 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._api.errors import HindsightError
     from ._functions import FlushResult
+    from ._memory.parsed_replies import RecalledMemory, Sources
     from ._memory.provenance import Provenance
-    from ._memory.recalled import RecalledMemory, Sources
     from ._memory.results import RecallResult, ReflectResult
     from ._ui.display import Report, RetainResult
 
@@ -65,11 +65,11 @@ _LAZY = {
     "HindsightError": "._api.errors",
     "Provenance": "._memory.provenance",
     "RecallResult": "._memory.results",
-    "RecalledMemory": "._memory.recalled",
+    "RecalledMemory": "._memory.parsed_replies",
     "ReflectResult": "._memory.results",
     "Report": "._ui.display",
     "RetainResult": "._ui.display",
-    "Sources": "._memory.recalled",
+    "Sources": "._memory.parsed_replies",
 }
 
 

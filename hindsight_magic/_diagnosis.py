@@ -43,7 +43,7 @@ class Diagnosis:
 
 NOTEBOOK_COMMAND = "%hindsight server"  # how server actions are run in a notebook …
 TERMINAL_COMMAND = "hindsight-magic server"  # … and in a terminal
-KEPT = "queued memories are kept and sent once it is back"
+MEMORIES_WAIT = "queued memories are kept and sent once it is back"
 
 
 def local_diagnosis(
@@ -59,7 +59,7 @@ def local_diagnosis(
         if not unreachable:
             return None
         problem = f"the local server (pid {local.pid}) is not running"
-        return Diagnosis("stopped", problem, f"run {start}; {KEPT}", local=True)
+        return Diagnosis("stopped", problem, f"run {start}; {MEMORIES_WAIT}", local=True)
     if local.data_dir_gone:
         problem = f"the local server's data dir {local.data_dir} was deleted while it ran"
         if local.pg_running and local.pg_data_exists:
@@ -77,7 +77,7 @@ def local_diagnosis(
             f"the local server's PostgreSQL stopped ({gone}); its API (pid {local.pid}) runs "
             "without a database"
         )
-        hint = f"run `{local.stop_command(command)}` then {start}; {KEPT}"
+        hint = f"run `{local.stop_command(command)}` then {start}; {MEMORIES_WAIT}"
         return Diagnosis("PostgreSQL stopped", problem, hint, local=True)
     return None
 

@@ -19,7 +19,7 @@ from helpers import render_markdown, visible_text
 from hindsight_magic._api.replies import Memory
 from hindsight_magic._delivery.recent import RecentItem
 from hindsight_magic._memory.mental_models import MentalModel, render_block
-from hindsight_magic._memory.recalled import Sources
+from hindsight_magic._memory.parsed_replies import Sources
 from hindsight_magic._memory.results import RecallResult, ReflectResult
 from hindsight_magic._text import BLOCK_NAMES, plain_text
 from hindsight_magic._ui.display import ModelDetail, ModelHistory, ModelList, Report

@@ -1,6 +1,6 @@
 """Pydantic models of the items in Hindsight's recall and reflect replies (lenient: extra fields
-are ignored, pydantic's default). The replies themselves are parsed in ``_memory/recalled.py``,
-whose memories also know where they came from.
+are ignored, pydantic's default). The replies themselves are parsed in
+``_memory/parsed_replies.py``, whose memories also know where they came from.
 
 Imported on first use (a recall or reflect), not at extension load."""
 

@@ -34,7 +34,14 @@ from dataclasses import dataclass
 
 from .._text import plural
 from .items import Batch, MemoryItem, Route, form_batches
-from .journal_file import JournalError, JournalFile, JournalRow, Kept, journal_error, journal_path
+from .journal_file import (
+    HeldRow,
+    JournalError,
+    JournalFile,
+    JournalRow,
+    journal_error,
+    journal_path,
+)
 from .spool import CAPACITY, Spool, encode
 
 log = logging.getLogger("hindsight_magic")
@@ -243,7 +250,7 @@ class Journal:
 
     # -- the worker's side (lock not held) ------------------------------------------------------
 
-    def keep(self) -> bool:
+    def upkeep(self) -> bool:
         """Heartbeat, take the spool in, replace a large spool; False while not written."""
         file = self.file
         if file is None:
@@ -306,8 +313,8 @@ class Journal:
                 return
             spools = [*retired, *([self._spool] if self._spool is not None else [])]
             offsets = {spool.path.name: spool.size for spool in spools}  # all lines so far
-        kept = [Kept(r.bank_id, r.tags, item) for r, item in fresh]
-        kept += [Kept(r.bank_id, r.tags, item, "spilled") for r, item in spilled]
+        kept = [HeldRow(r.bank_id, r.tags, item) for r, item in fresh]
+        kept += [HeldRow(r.bank_id, r.tags, item, "spilled") for r, item in spilled]
         try:
             ids = file.ingest(kept, offsets, retire=[spool.path.name for spool in retired])
         except JournalError as error:
@@ -402,7 +409,7 @@ class Journal:
         with self._lock:
             return self.file is not None and not self._writable and self._clock() >= self._retry_at
 
-    def restore(self, held: Callable[[], list[Kept]], adopt: Callable[[Recovered], int]) -> None:
+    def restore(self, held: Callable[[], list[HeldRow]], adopt: Callable[[Recovered], int]) -> None:
         """Reopen the file and write what memory holds into it; then it is used again.
 
         ``held`` lists what the queue holds (called with the lock held); ``adopt`` hands the
@@ -434,13 +441,13 @@ class Journal:
             count = plural(kept, "queued memory is", "queued memories are")
             self._on_notice(f"The journal {file.path} can be written again: {count} on disk.")
 
-    def _rewrite(self, file: JournalFile, held: Callable[[], list[Kept]]) -> int | None:
+    def _rewrite(self, file: JournalFile, held: Callable[[], list[HeldRow]]) -> int | None:
         """This owner's rows from what memory holds, and a fresh spool; the memory count."""
         for _ in range(3):
             with self._lock:
                 kept = held()
                 taken = len(self._spilled)
-                spilled = [Kept(r.bank_id, r.tags, item, "spilled") for r, item in self._spilled]
+                spilled = [HeldRow(r.bank_id, r.tags, item, "spilled") for r, item in self._spilled]
                 self._ops.clear()  # what they would write is in ``kept``
                 self._fresh.clear()  # ``kept`` holds them too
             fresh_path = file.spool_path(self._generation + 1)

@@ -268,7 +268,7 @@ IDS_PER_STATEMENT = 900
 
 
 def insert_rows(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> list[int]:
-    """Insert rows (``Kept.values`` tuples) a chunk per statement; their new ids, in order.
+    """Insert rows (``HeldRow.values`` tuples) a chunk per statement; their new ids, in order.
 
     Inside one write transaction an ``autoincrement`` key gives a statement's rows consecutive
     ids ending at ``lastrowid``.
@@ -305,7 +305,7 @@ class JournalRow:
 
 
 @dataclass(frozen=True)
-class Kept:
+class HeldRow:
     """One memory a kernel holds, as ``ingest`` and ``reconcile`` write it."""
 
     bank_id: str
@@ -404,7 +404,7 @@ def claim(
             lines, _ = read_from(journal.with_name(name), offset)
             found = [entry for entry in map(decode, lines) if entry is not None]
             insert_rows(
-                db, [Kept(bank, tags, item, "spilled").values(me) for bank, tags, item in found]
+                db, [HeldRow(bank, tags, item, "spilled").values(me) for bank, tags, item in found]
             )
             claimed += len(found)
             leftovers.add(journal.with_name(name))
@@ -580,7 +580,7 @@ class JournalFile:
     # -- writes -----------------------------------------------------------------------------
 
     def ingest(
-        self, kept: Sequence[Kept], offsets: Mapping[str, int], retire: Iterable[str] = ()
+        self, kept: Sequence[HeldRow], offsets: Mapping[str, int], retire: Iterable[str] = ()
     ) -> list[int]:
         """Store spooled memories and how far each spool (by name) is now taken, forgetting
         the spools in ``retire`` (taken entirely); the new row ids."""
@@ -628,7 +628,7 @@ class JournalFile:
             by_ids(db, "delete from items where id in", ids)
 
     def reconcile(
-        self, kept: Sequence[Kept], spilled: Sequence[Kept], spool: str
+        self, kept: Sequence[HeldRow], spilled: Sequence[HeldRow], spool: str
     ) -> tuple[list[int], list[str]]:
         """Make this owner's rows match what it holds, after a while without the journal.
 

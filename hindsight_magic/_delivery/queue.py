@@ -44,7 +44,7 @@ from .items import (
     is_transcript,
 )
 from .journal import Journal, Notify, Recovered
-from .journal_file import JournalError, JournalFile, Kept
+from .journal_file import HeldRow, JournalError, JournalFile
 from .recent import RecentFeed
 
 log = logging.getLogger("hindsight_magic")
@@ -455,18 +455,18 @@ class RetainQueue:
             self.lock.notify_all()
         return found.count
 
-    def held_rows(self) -> list[Kept]:
+    def held_rows(self) -> list[HeldRow]:
         """What memory holds, as the journal writes it back after a while without it."""
         with self.lock:
             batches = [(b, "failed") for b in self._failed] + [(b, "batched") for b in self._outbox]
             if self._in_flight is not None:
                 batches.append((self._in_flight, "batched"))
             kept = [
-                Kept(b.route.bank_id, b.route.tags, item, state, b.operation_id, b.error)
+                HeldRow(b.route.bank_id, b.route.tags, item, state, b.operation_id, b.error)
                 for b, state in batches
                 for item in b.items
             ]
-            return kept + [Kept(r.bank_id, r.tags, item) for r, item in self._pending]
+            return kept + [HeldRow(r.bank_id, r.tags, item) for r, item in self._pending]
 
     # -- decisions (lock held) ----------------------------------------------------------------
 

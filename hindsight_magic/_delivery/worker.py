@@ -144,7 +144,7 @@ class Worker:
         The thread calls this; tests with a fake clock call it directly, without a thread.
         """
         self.run_due_jobs()
-        self._keep_journal()
+        self._journal_upkeep()
         queue, journal = self.queue, self.journal
         sent = 0
         while True:
@@ -160,10 +160,10 @@ class Worker:
         journal.write_pending()
         return sent
 
-    def _keep_journal(self) -> None:
+    def _journal_upkeep(self) -> None:
         """Heartbeat, spool into the journal, refill memory, pending writes; or restore it."""
         queue, journal = self.queue, self.journal
-        if journal.keep():
+        if journal.upkeep():
             queue.refill()
             journal.write_pending()
         elif journal.restore_due():

@@ -202,7 +202,7 @@ class HindsightMagics(Magics, HindsightSettings):
             types=options.get("types"),
             session=self.session,
         )
-        return self._keep(options, result)
+        return self._store_var(options, result)
 
     @no_var_expand
     @line_cell_magic
@@ -248,7 +248,7 @@ class HindsightMagics(Magics, HindsightSettings):
             sources=not options.get("no_sources"),
             session=self.session,
         )
-        return self._keep(options, answer)
+        return self._store_var(options, answer)
 
     @line_magic
     @user_facing
@@ -260,7 +260,7 @@ class HindsightMagics(Magics, HindsightSettings):
         """
         return run_subcommand(HandlerContext(self.session, self, self.shell), line)
 
-    def _keep(self, options: dict[str, Any], value: T) -> T:
+    def _store_var(self, options: dict[str, Any], value: T) -> T:
         """``--var NAME``: also store ``value`` in the user's namespace."""
         if "var" in options and self.shell is not None:
             self.shell.user_ns[options["var"]] = value

@@ -40,7 +40,7 @@ class Reader:
     def warm_up(self) -> None:
         """Import what reading a reply needs (the reply models, pydantic): the worker does it
         soon after a load, so the first ``%recall`` does not."""
-        from . import recalled  # noqa: F401
+        from . import parsed_replies  # noqa: F401
 
     def recall(
         self,
@@ -62,7 +62,7 @@ class Reader:
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
-        from .recalled import parse_recall
+        from .parsed_replies import parse_recall
 
         memories = parse_recall(reply)
         result = RecallResult(query, memories, scope.bank_id, still_indexing=still_indexing)
@@ -91,7 +91,7 @@ class Reader:
             tags_match=scope.tags_match,
             include_facts=sources,
         )
-        from .recalled import Sources, parse_reflect
+        from .parsed_replies import Sources, parse_reflect
 
         text, based_on = parse_reflect(reply)
         if not sources:

@@ -5,7 +5,7 @@ Each memory is shown with where it came from (``provenance.provenance_line``), i
 score; a reflect's answer is followed by the **Based on** section: the memories with their
 provenance, mental models and directives by name — an indented list in plain text, a collapsed
 ``<details>`` block (one HTML block, everything escaped) in notebooks. Stdlib only: pydantic
-comes in with ``recalled.py`` on the first read."""
+comes in with ``parsed_replies.py`` on the first read."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .provenance import SEPARATOR, memory_details, memory_line, provenance_line,
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
-    from .recalled import RecalledMemory, Sources
+    from .parsed_replies import RecalledMemory, Sources
 
 
 RECALL_PREAMBLE = (
@@ -62,7 +62,7 @@ def _html_line(text: str) -> str:
 
 
 def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
-    from .recalled import RecalledMemory
+    from .parsed_replies import RecalledMemory
 
     return [
         m if isinstance(m, RecalledMemory) else RecalledMemory.model_validate(m.model_dump())

@@ -248,12 +248,12 @@ def test_heartbeat_is_throttled(path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def test_many_rows_are_written_a_chunk_per_statement_with_the_right_ids(path: Path) -> None:
     # ingest returns the new rows' ids from each statement's last id; another kernel's rows
     # between two ingests must not shift them, nor must a batch past one statement's chunk.
-    from hindsight_magic._delivery.journal_file import Kept
+    from hindsight_magic._delivery.journal_file import HeldRow
 
     mine, other = JournalFile(path), JournalFile(path)
-    first = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300)], {})
-    other.ingest([Kept("b", None, item(f"other {n}")) for n in range(5)], {})
-    second = mine.ingest([Kept("b", None, item(f"mine {n}")) for n in range(300, 500)], {})
+    first = mine.ingest([HeldRow("b", None, item(f"mine {n}")) for n in range(300)], {})
+    other.ingest([HeldRow("b", None, item(f"other {n}")) for n in range(5)], {})
+    second = mine.ingest([HeldRow("b", None, item(f"mine {n}")) for n in range(300, 500)], {})
     by_id = {row.id: row.item.content for row in mine.rows("pending")}
     assert [by_id[row] for row in first + second] == [f"mine {n}" for n in range(500)]
     mine.mark_batched("op-1", (first + second)[100:450])
@@ -341,12 +341,12 @@ def test_two_ingests_at_once_take_each_memory_in_once(
 def test_counts_are_read_without_writing_even_while_another_kernel_writes(path: Path) -> None:
     # %hindsight doctor counts what waits in the journal; it must neither wait for a kernel's
     # write transaction nor create or change the file.
-    from hindsight_magic._delivery.journal_file import Kept, journal_counts
+    from hindsight_magic._delivery.journal_file import HeldRow, journal_counts
 
     mine, other = JournalFile(path), JournalFile(path)
-    ids = mine.ingest([Kept("b", None, item(f"m{n}")) for n in range(3)], {})
+    ids = mine.ingest([HeldRow("b", None, item(f"m{n}")) for n in range(3)], {})
     mine.mark_failed(ids[:1], "refused")
-    other.ingest([Kept("b", None, item("theirs"), "spilled")], {})
+    other.ingest([HeldRow("b", None, item("theirs"), "spilled")], {})
     with sqlite3.connect(path, isolation_level=None) as writer:
         writer.execute("begin immediate")  # a kernel in the middle of a write
         assert journal_counts(path) == {"failed": 1, "pending": 2, "spilled": 1}

@@ -9,6 +9,7 @@ import pytest
 from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory, Scores
+from hindsight_magic._memory.parsed_replies import Sources, parse_recall, parse_reflect
 from hindsight_magic._memory.provenance import (
     Provenance,
     age,
@@ -17,7 +18,6 @@ from hindsight_magic._memory.provenance import (
     provenance_metadata,
     provenance_of,
 )
-from hindsight_magic._memory.recalled import Sources, parse_recall, parse_reflect
 from hindsight_magic._memory.results import NOTHING, RecallResult, ReflectResult
 
 NOW = datetime(2025, 1, 5, 12, 0, tzinfo=timezone.utc)
