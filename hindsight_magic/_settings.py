@@ -169,7 +169,7 @@ def bank_id_problem(value: str) -> str | None:
         return _BANK_ID_RULE
     if value.startswith("_") or set(value) == {"."} or not _NOT_IN_BANK_ID.isdisjoint(value):
         return _BANK_ID_RULE
-    if any(unicodedata.category(ch) == "Cc" for ch in value):
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):  # Cs: not UTF-8
         return _BANK_ID_RULE
     return None
 
@@ -182,7 +182,7 @@ def tag_problem(tag: str) -> str | None:
     characters, no control characters, no line breaks or tabs."""
     if len(tag) > MAX_TAG_CHARS or any(
         ch in "\n\t" or unicodedata.category(ch) == "Cc" for ch in tag
-    ):
+    ):  # a lone surrogate is replaced when the tag is sent, as in a memory's text
         return f"use at most {MAX_TAG_CHARS} characters and no control characters"
     return None
 

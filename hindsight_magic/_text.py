@@ -51,6 +51,18 @@ _ANSWER_ESCAPES = re.compile(r"([\[\]<\\!])")  # `<` alone stops raw HTML and <a
 _CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)  # fenced blocks and code spans
 
 
+# Lone surrogates ("\ud800" from a JSON front end, or a folder name that is not UTF-8) cannot
+# be encoded as UTF-8: httpx would refuse the whole request, so they become U+FFFD first.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates replaced, so it can be sent as UTF-8."""
+    if text.isascii():  # a flag CPython keeps on every string: no scan
+        return text
+    return _SURROGATES.sub("\ufffd", text)
+
+
 def one_line(text: str, limit: int) -> str:
     """``text`` with its white space folded to single spaces, cut to ``limit`` characters with
     ``…``. Only the beginning is read: a memory may be megabytes, the line is a few words."""

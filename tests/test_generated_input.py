@@ -130,6 +130,7 @@ def test_any_retain_cell_queues_what_it_says(shell: Any, line: str, body: str) -
 @example(line="--max-tokens many churn")
 @example(line="--budget huge x")
 @example(line="what did we decide?")
+@example(line="\ud800")  # once a traceback: the query could not be encoded as UTF-8
 def test_any_recall_or_reflect_line_ends_in_one_line(shell: Any, line: str) -> None:
     for magic in ("recall", "reflect"):
         outcome = run(shell, "line", magic, line)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from .._text import encodable
 from .._version import __version__
 from .errors import HindsightError, bank_missing, detail_of, readable, reply_line
 
@@ -37,7 +38,7 @@ log = logging.getLogger("hindsight_magic")
 def path_segment(value: str) -> str:
     """``value`` as one URL path segment: every reserved character percent-encoded (``/`` too),
     and a segment of only dots spelled out (``%2E``), so it can never climb the path."""
-    encoded = quote(value, safe="")
+    encoded = quote(encodable(value), safe="")
     return encoded.replace(".", "%2E") if set(value) <= {"."} else encoded
 
 

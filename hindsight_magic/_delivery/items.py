@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,21 +18,11 @@ from typing import Any
 from .._capture.autoretain import AUTORETAIN
 from .._capture.redact import redact
 from .._capture.transcript import count_cells
+from .._text import encodable
 
 MAX_BATCH_ITEMS = 256
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
-
-# Lone surrogates (e.g. "\ud800" from a JSON front end) cannot be encoded as UTF-8: httpx would
-# refuse the whole batch, so they become U+FFFD when a memory is queued.
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def encodable(text: str) -> str:
-    """``text`` with lone surrogates replaced, so it can be sent as UTF-8."""
-    if text.isascii():  # a flag CPython keeps on every string: no scan
-        return text
-    return _SURROGATES.sub("\ufffd", text)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .._api.client import ensure_bank
+from .._text import encodable
 from .results import RecallResult, ReflectResult
 
 if TYPE_CHECKING:
@@ -55,10 +56,10 @@ class Reader:
         still_indexing = self._before_read(scope.bank_id)
         reply = self._connection.client.recall(
             scope.bank_id,
-            query,
+            encodable(query),
             budget=budget or s.recall_budget,
             max_tokens=max_tokens or s.recall_max_tokens,
-            types=list(types) if types is not None else list(s.recall_types),
+            types=[encodable(t) for t in (types if types is not None else s.recall_types)],
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
         )
@@ -84,9 +85,9 @@ class Reader:
         ensure_bank(client, scope.bank_id, s.bank_mission, s.retain_mission)
         reply = client.reflect(
             scope.bank_id,
-            question,
+            encodable(question),
             budget=budget or s.recall_budget,
-            context=context,
+            context=encodable(context) if context else None,
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
             include_facts=sources,

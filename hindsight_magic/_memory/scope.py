@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._settings import bank_id_part
+from .._text import encodable
 
 
 def _git_main_root(start: Path) -> Path | None:
@@ -41,7 +42,7 @@ def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
     except OSError:
         return "unknown"
     root = _git_main_root(start) or start
-    return root.name.strip().lower() or "unknown"
+    return encodable(root.name.strip().lower()) or "unknown"  # a name that is not UTF-8 too
 
 
 @dataclass(frozen=True)
