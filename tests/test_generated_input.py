@@ -156,6 +156,7 @@ ARGS = st.lists(
 @example(name="flush", args="--timeout soon")
 @example(name="config", args="api_key=sk-secret-value-123")
 @example(name="bank", args="../../etc")
+@example(name="retry", args="'\n '")  # once two lines: argparse's message kept the newline
 def test_any_hindsight_words_give_a_result_or_one_line(shell: Any, name: str, args: str) -> None:
     if name.strip() in ("server", "doctor", "models", "context", "panel"):
         return  # they start servers, wait on the network or draw widgets: not generated here

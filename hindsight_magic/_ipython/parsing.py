@@ -176,10 +176,10 @@ class SubcommandParser(MagicArgumentParser):
         return self.parse_args(["--", *words] if words else [])
 
     def error(self, message: str) -> NoReturn:
-        unknown = re.fullmatch(r"unrecognized arguments: (?:-- )?(.+)", message)
-        missing = re.fullmatch(r"the following arguments are required: (.+)", message)
+        unknown = re.fullmatch(r"unrecognized arguments: (?:-- )?(.+)", message, re.DOTALL)
+        missing = re.fullmatch(r"the following arguments are required: (.+)", message, re.DOTALL)
         invalid = re.fullmatch(
-            r"argument (?:\S+/)?(\S+): (.+)", message
+            r"argument (?:\S+/)?(\S+): (.+)", message, re.DOTALL
         )  # -n/--lines: the long one
         if unknown and unknown.group(1).startswith("-") and self.takes_options:
             options = [o for action in self._actions for o in action.option_strings]
