@@ -23,11 +23,26 @@ import math
 import os
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
+
+# traitlets' trait types take type parameters for the type checker, but only from traitlets 5.10
+# on at run time: the floor this package declares (and tests) is older, so the parameters are
+# given to mypy alone.
+if TYPE_CHECKING:
+    _TextTrait = Unicode[str, str | bytes]
+    _OptionalTextTrait = Unicode[str | None, str | bytes | None]
+    _EnumTrait = Enum[str]
+    _BoolTrait = Bool[bool, bool | int]
+    _IntTrait = Int[int, int]
+    _FloatTrait = Float[float, float]
+    _ListTrait = List[str]
+else:
+    _TextTrait = _OptionalTextTrait = Unicode
+    _EnumTrait, _BoolTrait, _IntTrait, _FloatTrait, _ListTrait = Enum, Bool, Int, Float, List
 
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
@@ -124,7 +139,7 @@ class SettingTrait:
         return super().default(obj)  # type: ignore[misc]
 
 
-class Text(SettingTrait, Unicode[str, str | bytes]):
+class Text(SettingTrait, _TextTrait):
     """A string, stripped; ``required`` refuses a blank one, ``rule`` says why a value cannot
     be used (``bank_id_problem`` for bank ids and prefixes) or None."""
 
@@ -195,7 +210,7 @@ def bank_id_part(text: str) -> str:
     )
 
 
-class Url(SettingTrait, Unicode[str | None, str | bytes | None]):
+class Url(SettingTrait, _OptionalTextTrait):
     """An http(s) URL without a trailing slash; blank means not set (None)."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -215,7 +230,7 @@ class Url(SettingTrait, Unicode[str | None, str | bytes | None]):
         return url
 
 
-class Choice(SettingTrait, Enum[str]):
+class Choice(SettingTrait, _EnumTrait):
     """One of a fixed set of words."""
 
     def __init__(self, choices: tuple[str, ...], default_value: str, **kwargs: Any) -> None:
@@ -228,7 +243,7 @@ class Choice(SettingTrait, Enum[str]):
         return str(value)
 
 
-class Flag(SettingTrait, Bool[bool, bool | int]):
+class Flag(SettingTrait, _BoolTrait):
     """True or false; strings accept true/1/yes/on and false/0/no/off (any case)."""
 
     def convert(self, value: Any) -> bool:
@@ -256,7 +271,7 @@ def bounded(number: float, minimum: float | None, above: float | None) -> float:
     return number
 
 
-class Count(SettingTrait, Int[int, int]):
+class Count(SettingTrait, _IntTrait):
     """A whole number with optional bounds."""
 
     def __init__(
@@ -277,7 +292,7 @@ class Count(SettingTrait, Int[int, int]):
         return int(bounded(number, self.minimum, self.above))
 
 
-class Seconds(SettingTrait, Float[float, float]):
+class Seconds(SettingTrait, _FloatTrait):
     """A finite number of seconds with optional bounds (``nan`` and ``inf`` are refused: a
     refresh interval of either would stop the worker's schedule)."""
 
@@ -299,7 +314,7 @@ class Seconds(SettingTrait, Float[float, float]):
         return bounded(number, None, self.above)
 
 
-class Names(SettingTrait, List[str]):
+class Names(SettingTrait, _ListTrait):
     """A list of names; a string is split on commas, blanks dropped."""
 
     def __init__(self, default_value: tuple[str, ...], **kwargs: Any) -> None:
