@@ -89,13 +89,15 @@ def journal_path(setting: str) -> Path | None:
 # -- failures ----------------------------------------------------------------------------------
 
 _SQLITE_KINDS = {
-    sqlite3.SQLITE_CORRUPT: "corrupt",
-    sqlite3.SQLITE_NOTADB: "corrupt",
-    sqlite3.SQLITE_FULL: "full",
-    sqlite3.SQLITE_READONLY: "readonly",
-    sqlite3.SQLITE_PERM: "denied",
-    sqlite3.SQLITE_CANTOPEN: "cantopen",
-    sqlite3.SQLITE_BUSY: "locked",
+    # SQLite's primary result codes (the sqlite3 module names them from Python 3.11 on; they
+    # are fixed by SQLite's C API): CORRUPT, NOTADB, FULL, READONLY, PERM, CANTOPEN, BUSY
+    11: "corrupt",
+    26: "corrupt",
+    13: "full",
+    8: "readonly",
+    3: "denied",
+    14: "cantopen",
+    5: "locked",
 }
 _OS_KINDS = {
     errno.ENOSPC: "full",
