@@ -25,6 +25,8 @@ from typing import Any
 import httpx
 import pytest
 from helpers import FakeHindsight, wait_for
+from IPython.display import display
+from IPython.utils.capture import capture_output
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._text import parse_iso
@@ -68,10 +70,26 @@ def cell(html_text: str, name: str) -> str:
 @pytest.fixture
 def comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
     """Every comm a widget opens during the test."""
-    import comm
-    import ipykernel.ipkernel  # noqa: F401  (importing it installs its own create_comm)
+    import ipywidgets
 
     made: list[RecordingComm] = []
+    if int(ipywidgets.__version__.split(".")[0]) < 8:
+        # ipywidgets 7 makes ipykernel's Comm itself and type-checks it: record in a subclass
+        import ipywidgets.widgets.widget as widget_module
+        from ipykernel.comm import Comm as KernelComm
+
+        class RecordingKernelComm(RecordingComm, KernelComm):  # type: ignore[misc]
+            pass
+
+        def create_v7(**kwargs: Any) -> RecordingComm:
+            made.append(RecordingKernelComm(**kwargs))
+            return made[-1]
+
+        monkeypatch.setattr(widget_module, "Comm", create_v7)
+        return made
+
+    import comm
+    import ipykernel.ipkernel  # noqa: F401  (importing it installs its own create_comm)
 
     def create(**kwargs: Any) -> RecordingComm:
         made.append(RecordingComm(**kwargs))
@@ -90,6 +108,9 @@ def fake() -> FakeHindsight:
 def kernel_nb(notebook: Any, comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch) -> Any:
     """The notebook fixture, looking like a Jupyter kernel (widgets can show)."""
     monkeypatch.setattr(notebook.ip, "kernel", object(), raising=False)
+    # a kernel runs _ipython_display_ (ipywidgets 7 shows through it); a terminal shell does not
+    formatter = notebook.ip.display_formatter.ipython_display_formatter
+    monkeypatch.setattr(formatter, "enabled", True)
     return notebook
 
 
@@ -159,7 +180,9 @@ def test_mental_models_render_as_escaped_markdown(kernel_nb: Any, fake: FakeHind
     ]
     load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    assert panel.w_models.titles == ("Project conventions — refreshed 2026-01-02 03:04 UTC",)
+    models = panel.w_models
+    titles = tuple(models.get_title(i) for i in range(len(models.children)))
+    assert titles == ("Project conventions — refreshed 2026-01-02 03:04 UTC",)
     content = panel.w_models.children[0].children[0].value
     assert "<strong>dedupe</strong>" in content
     assert "<code>order_id</code>" in content
@@ -351,7 +374,9 @@ def test_missing_ipywidgets_falls_back_to_text(kernel_nb: Any, monkeypatch, dead
 def test_panel_text_repr_is_the_whole_snapshot(kernel_nb: Any, fake: FakeHindsight, dead_url):
     load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    bundle = panel._repr_mimebundle_()
+    with capture_output() as shown:  # what a front end receives, on ipywidgets 7 and 8
+        display(panel)
+    bundle = shown.outputs[-1].data
     assert "application/vnd.jupyter.widget-view+json" in bundle
     text = bundle["text/plain"]
     assert text == repr(panel)
@@ -372,13 +397,15 @@ def test_load_ext_imports_neither_ipywidgets_nor_markdown_it(dead_url: str, tmp_
         "ip = start_ipython()\n"
         "ip.run_line_magic('load_ext', 'hindsight_magic')\n"
         "ip.run_line_magic('hindsight', 'panel')\n"
-        "print(any(name in sys.modules for name in ('ipywidgets', 'markdown_it')))\n"
+        "imported = any(name in sys.modules for name in ('ipywidgets', 'markdown_it'))\n"
+        "print(f'\\nimported={imported}')\n"
     )
     env = dict(os.environ, HINDSIGHT_API_URL=dead_url, HINDSIGHT_JOURNAL_PATH="off")
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
-    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
+    # IPython 7 writes a terminal-title escape before the line: read the marker only
+    assert done.stdout.rsplit("imported=", 1)[-1].strip() == "False", done.stdout + done.stderr
 
 
 def test_model_markdown_renders_without_html_links_or_images() -> None:

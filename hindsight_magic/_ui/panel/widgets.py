@@ -18,6 +18,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets  # type: ignore[import-untyped]
+from IPython.display import display
 
 from ..._memory.mental_models import MentalModel
 from .html import (
@@ -36,6 +37,9 @@ from .html import (
 if TYPE_CHECKING:
     from .hub import PanelHub
     from .state import Snapshot
+
+_WIDGETS_7 = widgets.__version__.startswith("7.")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 class HindsightPanel(widgets.VBox):  # type: ignore[misc]
@@ -183,11 +187,22 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
     def __repr__(self) -> str:
         return repr(self.snapshot.report)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            bundle["text/plain"] = repr(self)  # the whole snapshot, not 110 characters
-        return bundle
+    # The text form is the whole snapshot, not ipywidgets' 110 characters: ipywidgets 8 shows a
+    # widget through _repr_mimebundle_, ipywidgets 7 through _ipython_display_.
+    if _WIDGETS_7:
+
+        def _ipython_display_(self, **kwargs: Any) -> None:
+            view = {"version_major": 2, "version_minor": 0, "model_id": self._model_id}
+            display({"text/plain": repr(self), WIDGET_VIEW: view}, raw=True)  # type: ignore[no-untyped-call]
+            self._handle_displayed(**kwargs)
+
+    else:
+
+        def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+            bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
+            if bundle is not None:
+                bundle["text/plain"] = repr(self)
+            return bundle
 
 
 Act = Callable[..., None]  # PanelHub.act(action, *args)
