@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import RunningServer
 
 from hindsight_magic._localserver.postgres import postmaster_pid
 from hindsight_magic._localserver.priority import (
@@ -21,7 +22,6 @@ from hindsight_magic._localserver.priority import (
     thread_ids,
 )
 from hindsight_magic._machine import ServerInfo, running_server
-from tests.helpers import RunningServer
 
 
 def thread_nices(pid: int) -> set[int]:
