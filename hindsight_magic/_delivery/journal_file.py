@@ -99,6 +99,16 @@ _SQLITE_KINDS = {
     14: "cantopen",
     5: "locked",
 }
+_SQLITE_TEXTS = (  # SQLite's own message for each code above
+    ("malformed", "corrupt"),
+    ("not a database", "corrupt"),
+    ("disk is full", "full"),
+    ("readonly", "readonly"),
+    ("read-only", "readonly"),
+    ("access permission denied", "denied"),
+    ("unable to open database file", "cantopen"),
+    ("database is locked", "locked"),
+)
 _OS_KINDS = {
     errno.ENOSPC: "full",
     errno.EDQUOT: "full",
@@ -139,14 +149,9 @@ def kind_of(error: BaseException) -> str:
         code = getattr(error, "sqlite_errorcode", None)
         if code is not None:
             return _SQLITE_KINDS.get(code & 0xFF, "error")
-        text = str(error).lower()  # errors raised before SQLite gave a code
-        if "malformed" in text or "not a database" in text:
-            return "corrupt"
-        if "readonly" in text or "read-only" in text:
-            return "readonly"
-        if "disk is full" in text:
-            return "full"
-        return "error"
+        # no code: Python 3.10 (no sqlite_errorcode), or raised before SQLite gave one
+        text = str(error).lower()
+        return next((kind for words, kind in _SQLITE_TEXTS if words in text), "error")
     if isinstance(error, OSError):
         return _OS_KINDS.get(error.errno or 0, "error")
     return "error"
