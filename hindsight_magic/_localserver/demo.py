@@ -11,6 +11,7 @@ nbclient/nbconvert come from the ``demo`` extra and are imported only when the d
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import shutil
@@ -131,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
     env["JPY_SESSION_NAME"] = str(out_dir / source.name)
     if args.data_dir is not None:  # `%hindsight server …` in the notebook sees the same server
         env["HINDSIGHT_MAGIC_DATA_DIR"] = str(Path(args.data_dir).resolve())
-    client = nbclient.NotebookClient(
-        nb, kernel_name=KERNEL, timeout=args.timeout, on_cell_execute=started
+    client = nbclient.NotebookClient(  # nbclient before 0.6 takes whole seconds only
+        nb, kernel_name=KERNEL, timeout=math.ceil(args.timeout), on_cell_execute=started
     )
     failure: str | None = None
     t0 = time.monotonic()
