@@ -183,11 +183,11 @@ def start(
     """
     if os.name != "posix":
         raise ServerError("the local Hindsight server runs on Linux and macOS only")
+    if port == JUPYTER_PORT:
+        raise ServerError("port 8888 is Jupyter's own port; choose another with --port")
     missing = [m for m in _REQUIRED if importlib.util.find_spec(m) is None]
     if missing:
         raise ServerError(f"{MISSING_EXTRA} (missing: {', '.join(missing)})")
-    if port == JUPYTER_PORT:
-        raise ServerError("port 8888 is Jupyter's own port; choose another with --port")
     home = server_home(data_dir)
     home.mkdir(parents=True, exist_ok=True)
     log = home / "hindsight.log"

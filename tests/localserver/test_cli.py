@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import one_line
+from helpers import needs_server_extra, one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic._cli import SUBCOMMANDS, main
@@ -59,6 +59,7 @@ def test_status_and_logs_without_a_server(
     assert "No Hindsight server was running" in capsys.readouterr().out
 
 
+@needs_server_extra
 def test_start_error_is_one_line_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

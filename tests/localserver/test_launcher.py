@@ -15,7 +15,7 @@ import httpx
 import platformdirs
 import psutil
 import pytest
-from helpers import wait_for
+from helpers import needs_server_extra, wait_for
 
 from hindsight_magic import _machine as discovery
 from hindsight_magic import _machine as paths
@@ -169,6 +169,7 @@ def test_server_error_str_is_one_line() -> None:
     assert ServerError("x").log_tail == ""
 
 
+@needs_server_extra
 def test_a_data_folder_without_a_database_is_cleared_before_initdb(tmp_path: Path) -> None:
     log = tmp_path / "hindsight.log"
     remains = tmp_path / "pgdata"
@@ -221,6 +222,7 @@ def test_running_server_ignores_a_pid_that_is_not_hindsight(tmp_path: Path) -> N
         proc.wait()
 
 
+@needs_server_extra
 def test_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
