@@ -9,7 +9,8 @@ Besides the magics, two things are attached to the shell, and removed again on u
 
 - ``CellHook``: the auto-retainer's O(1) ``post_run_cell`` (so ``%reload_ext`` leaves exactly
   one). It never prints and never raises; the worker reads the cell's outputs later through
-  ``outputs_of`` (IPython ≥ 9.1 records them per cell).
+  ``outputs_of`` (IPython ≥ 9.1 records them per cell; before it, printed output is not
+  recorded, and with ``retain_outputs=all`` a notice says so once).
 - ``keep_question_marks``: an input transformer so that ``%recall what did we decide?`` is a
   question, not a help request. IPython reads a line ending in ``word?`` as ``%pinfo word``;
   for lines that call this extension's line magics with text it makes the same
@@ -20,7 +21,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import IPython
 
 from .._capture.autoretain import Outputs, error_text, plain_outputs
 from .._capture.transcript import is_own_result
@@ -31,6 +35,7 @@ from .magics import HindsightMagics
 if TYPE_CHECKING:
     from .._capture.autoretain import AutoRetainer
     from .._session import HindsightSession
+    from .._settings import HindsightSettings
 
 
 MAGIC_NAMES = {
@@ -63,7 +68,8 @@ class Attachment:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.magics = HindsightMagics(shell=shell)  # UsageError: a bad HINDSIGHT_* variable
-        self.hook = CellHook(self.magics.session.autoretain, shell)
+        session = self.magics.session
+        self.hook = CellHook(session.autoretain, shell, session.settings, session.notices.add)
         self.hook.register()
         shell.register_magics(self.magics)
         cleanup = getattr(shell, "input_transformers_cleanup", None)
@@ -103,9 +109,18 @@ log = logging.getLogger("hindsight_magic")
 class CellHook:
     """Connects a shell's ``post_run_cell`` event to an ``AutoRetainer``."""
 
-    def __init__(self, autoretainer: AutoRetainer, shell: Any) -> None:
+    def __init__(
+        self,
+        autoretainer: AutoRetainer,
+        shell: Any,
+        settings: HindsightSettings,
+        notice: Callable[[str], None],
+    ) -> None:
         self.post_run_cell = autoretainer.post_run_cell
         self._shell = shell
+        self._settings = settings
+        self._notice = notice
+        self._told_no_streams = False
         autoretainer.outputs_of = self.outputs_of
 
     def register(self) -> None:
@@ -122,7 +137,9 @@ class CellHook:
         """(result text, error text, stdout) of an executed cell, from what IPython kept."""
         outputs = getattr(getattr(self._shell, "history_manager", None), "outputs", None)
         kept = outputs.get(result.execution_count) if outputs is not None else None
-        if not kept:  # IPython < 9.1 records no outputs
+        if not kept:
+            if outputs is None and self._settings.retain_outputs == "all":
+                self._tell_no_streams()
             return plain_outputs(result)
         error = error_text(result)
         result_text = None
@@ -134,6 +151,18 @@ class CellHook:
             elif output.output_type == "out_stream" and error is None:
                 streams.append("".join(output.bundle.get("stream", [])))
         return result_text, error, "".join(streams) or None
+
+    def _tell_no_streams(self) -> None:
+        """Say once that ``retain_outputs=all`` cannot keep printed output on this IPython."""
+        if not self._told_no_streams:
+            self._told_no_streams = True
+            self._notice(NO_STREAMS.format(version=IPython.__version__))
+
+
+NO_STREAMS = (
+    "retain_outputs=all: IPython {version} does not record printed output, so auto-retain keeps"
+    " cell values and errors only (IPython 9.1 or later keeps printed output too)."
+)
 
 
 MAGICS = ("retain", "recall", "reflect")
