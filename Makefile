@@ -2,12 +2,13 @@
 #   make demo   start a local Hindsight server and run the quick-start notebook against it
 #   make test   lint + the whole test suite (it starts its own real Hindsight servers)
 #   make check  lint + the tests that need no server (the contributor's loop)
+#   make oldest the tests that need no server, on the oldest declared versions and Python 3.10
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check lint unit install clean bench browser
+.PHONY: demo test check lint unit install clean bench browser oldest
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python 3.10+ is needed"'
@@ -54,6 +55,29 @@ unit: $(STAMP)
 # The contributor's loop: lint, then every test that needs no server, kernel farm or browser.
 check: lint unit
 
+# The oldest versions pyproject.toml declares (.ci/oldest-versions.txt) in their own venv, on
+# Python 3.10 where one is installed (on PATH or under pyenv), else on $(PYTHON) with a note:
+# the tests that need no server, kernel farm or browser.
+OLDEST_VENV ?= .venv-oldest
+$(OLDEST_VENV)/.installed: pyproject.toml .ci/oldest-versions.txt
+	@test -x $(OLDEST_VENV)/bin/python && exit 0; \
+	for py in $(HOME)/.pyenv/versions/3.10*/bin/python3.10 python3.10 NONE; do \
+	  "$$py" -c 'import sys; assert sys.version_info[:2] == (3, 10)' 2>/dev/null && break; \
+	done; \
+	if [ "$$py" = NONE ]; then py=$(PYTHON); \
+	  echo "NOTE: no Python 3.10 here; testing the oldest versions on $$($$py -V)"; fi; \
+	echo "$$py -m venv $(OLDEST_VENV)"; $$py -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet -c .ci/oldest-versions.txt -e . \
+	  ipykernel "pytest>=8" "hypothesis>=6.100" nbformat nbclient nest-asyncio hatchling
+	touch $@
+
+oldest: $(OLDEST_VENV)/.installed
+	@$(OLDEST_VENV)/bin/python -c 'import sys, IPython, ipywidgets, ipykernel, traitlets, httpx; \
+	  print("Oldest versions: Python", sys.version.split()[0], "IPython", IPython.__version__, \
+	  "ipywidgets", ipywidgets.__version__, "ipykernel", ipykernel.__version__, \
+	  "traitlets", traitlets.__version__, "httpx", httpx.__version__)'
+	$(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider -m "not integration and not browser"
+
 # ruff (style), mypy --strict (types), import-linter (the folders' import rules, pyproject.toml)
 lint: $(STAMP)
 	$(BIN)/ruff check hindsight_magic tests bench notebooks/conftest.py
@@ -62,4 +86,4 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) hindsight-demo .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(OLDEST_VENV) hindsight-demo .pytest_cache .ruff_cache
