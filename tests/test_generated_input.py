@@ -18,26 +18,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import held
-from hypothesis import HealthCheck, example, given, settings
+from helpers import budget, held
+from hypothesis import example, given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
 from hindsight_magic._ipython.subcommands import HindsightMagicError
 from hindsight_magic._settings import HindsightSettings, SettingsError
-
-SCALE = int(os.environ.get("HINDSIGHT_GENERATED_SCALE", "1"))
-
-
-def budget(examples: int) -> settings:
-    """``examples`` generated cases (times the scale), no per-case deadline (a busy machine),
-    and one shell for all of them (the function-scoped fixture is meant)."""
-    return settings(
-        max_examples=examples * SCALE,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture],
-    )
-
 
 # any character a front end can send, lone surrogates and NUL included
 ANY_CHAR = st.characters(exclude_categories=())
