@@ -397,7 +397,9 @@ class Journal:
         return self._recover(file)
 
     def _recover(self, file: JournalFile) -> Recovered:
-        file.claim_orphans()
+        _, damaged = file.claim_orphans()
+        for line in damaged:
+            self._on_notice(line)
         batched, failed = file.rows("batched"), file.rows("failed")
         spilled = file.count("spilled")
         with self._lock:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .._machine import data_dir, pid_exists
+from .._text import plural
 from .items import MemoryItem
 from .spool import decode, read_from, spool_path, spool_prefix
 
@@ -390,15 +391,23 @@ def dead_owners(db: sqlite3.Connection, me: str) -> list[str]:
     return list(dict.fromkeys(dead))
 
 
-def claim(
-    db: sqlite3.Connection, me: str, journal: Path, files: set[str]
-) -> tuple[int, list[Path]]:
+@dataclass(frozen=True)
+class Claimed:
+    """What ``claim`` took from dead owners: memories, spool files to delete, and spool files
+    with lines that could not be read (with how many), to keep aside rather than delete."""
+
+    count: int
+    leftovers: list[Path]
+    damaged: dict[Path, int]
+
+
+def claim(db: sqlite3.Connection, me: str, journal: Path, files: set[str]) -> Claimed:
     """Take the rows and spools of dead owners (inside a transaction).
 
     ``files`` are the spool files that existed before the transaction began: one the journal
-    does not know was taken in already. Returns (memories claimed, files to delete).
+    does not know was taken in already.
     """
-    claimed, leftovers = 0, set()
+    claimed, leftovers, damaged = 0, set(), {}
     for owner in dead_owners(db, me):
         cursor = db.execute(
             "update items set owner = ?, state = case state when 'pending' then 'spilled' "
@@ -408,18 +417,21 @@ def claim(
         claimed += cursor.rowcount
         spools = db.execute("select name, offset from spools where owner = ?", (owner,))
         for name, offset in spools.fetchall():
-            lines, _ = read_from(journal.with_name(name), offset)
+            lines, _ = read_from(journal.with_name(name), offset, finished=True)
             found = [entry for entry in map(decode, lines) if entry is not None]
             insert_rows(
                 db, [HeldRow(bank, tags, item, "spilled").values(me) for bank, tags, item in found]
             )
             claimed += len(found)
-            leftovers.add(journal.with_name(name))
+            if len(found) < len(lines):
+                damaged[journal.with_name(name)] = len(lines) - len(found)
+            else:
+                leftovers.add(journal.with_name(name))
         db.execute("delete from spools where owner = ?", (owner,))
         db.execute("delete from owners where owner = ?", (owner,))
     registered = {name for (name,) in db.execute("select name from spools")}
     leftovers.update(journal.with_name(name) for name in files - registered)
-    return claimed, sorted(leftovers)
+    return Claimed(claimed, sorted(leftovers - damaged.keys()), damaged)
 
 
 def spool_files(journal: Path) -> set[str]:
@@ -694,21 +706,34 @@ class JournalFile:
 
     # -- recovery ---------------------------------------------------------------------------
 
-    def claim_orphans(self) -> int:
-        """Take over the rows and spools of owners that died; returns the memory count.
+    def claim_orphans(self) -> tuple[int, list[str]]:
+        """Take over the rows and spools of owners that died; returns the memory count and a
+        line for each spool file with lines that could not be read.
 
         Their ``pending`` rows and spooled memories become ``spilled``: this kernel loads them
-        when it has room.
+        when it has room. A spool with unreadable lines (its disk damaged it) is renamed
+        ``….damaged-spool-…`` and kept, so what it still holds can be read by hand.
         """
         if self._closed:  # unloading: the next kernel adopts what is left
-            return 0
+            return 0, []
         files = spool_files(self.path)  # listed before: see ``claim``
         with self._transaction() as db:
-            claimed, leftovers = claim(db, self.owner, self.path, files)
-        for path in leftovers:
+            claimed = claim(db, self.owner, self.path, files)
+        for path in claimed.leftovers:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        return claimed
+        lines = []
+        for path, unreadable in claimed.damaged.items():
+            kept = path.with_name(path.name.replace(".spool-", ".damaged-spool-", 1))
+            try:
+                os.replace(path, kept)
+            except OSError:
+                kept = path  # where it is, until a later kernel removes it as a leftover
+            lines.append(
+                "Some memories spooled by an earlier kernel could not be read "
+                f"({plural(unreadable, 'damaged line', 'damaged lines')}); kept in {kept}."
+            )
+        return claimed.count, lines
 
     def spool_path(self, generation: int) -> Path:
         """Where this owner's spool ``generation`` lives."""

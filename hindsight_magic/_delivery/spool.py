@@ -65,11 +65,15 @@ def decode(line: bytes) -> tuple[str, tuple[str, ...] | None, MemoryItem] | None
         return None
 
 
-def read_from(path: Path, offset: int) -> tuple[list[bytes], int]:
+def read_from(path: Path, offset: int, *, finished: bool = False) -> tuple[list[bytes], int]:
     """The complete lines of ``path`` after ``offset``, and the offset after the last one.
 
     A line without its newline was being written when its kernel died: its ``%retain`` never
     returned, so it is not taken. A file that is gone or shorter than ``offset`` has nothing.
+    The reserved space not written yet is NUL bytes: while the writer lives, the first NUL ends
+    what it wrote. Once it is ``finished`` (dead), everything up to the last byte that is not
+    NUL counts, so a NUL that damage put amid the lines costs the one line it is in (which then
+    cannot be read) rather than every line after it.
     """
     try:
         with open(path, "rb") as spool:
@@ -77,9 +81,9 @@ def read_from(path: Path, offset: int) -> tuple[list[bytes], int]:
             data = spool.read()
     except FileNotFoundError:
         return [], offset
-    data = data.split(b"\0", 1)[0]  # reserved space not written yet
+    data = data.rstrip(b"\0") if finished else data.split(b"\0", 1)[0]
     complete = data.rfind(b"\n") + 1
-    return data[:complete].splitlines(), offset + complete
+    return [line for line in data[:complete].split(b"\n") if line], offset + complete
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> int:

@@ -135,7 +135,7 @@ def test_stale_heartbeat_counts_as_dead(path: Path, monkeypatch: pytest.MonkeyPa
 CLAIM = (
     "import sys; from pathlib import Path; "
     "from hindsight_magic._delivery.journal_file import JournalFile; "
-    "journal = JournalFile(Path(sys.argv[1])); print(journal.claim_orphans(), flush=True); "
+    "journal = JournalFile(Path(sys.argv[1])); print(journal.claim_orphans()[0], flush=True); "
     "sys.stdin.read()"
 )
 
