@@ -527,7 +527,7 @@ def open_journal(setting: str) -> tuple[JournalFile | None, str | None]:
         return None, None
     file = JournalFile(target, open_now=False)
     try:
-        file.open()
+        file.open(check=True)
     except JournalError as error:
         return file, memory_only_line(file, error)
     return file, moved_aside_line(file) if file.moved_to else None

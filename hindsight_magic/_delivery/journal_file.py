@@ -196,14 +196,18 @@ def prepare(db: sqlite3.Connection, path: Path) -> None:
     os.chmod(path, 0o600)
 
 
-def intact(db: sqlite3.Connection) -> bool:
-    """Whether SQLite finds the file sound (``quick_check``: reads every page once)."""
+def damage(db: sqlite3.Connection) -> str | None:
+    """What SQLite finds wrong with the file (``quick_check``: reads every page once), in its
+    words; None when it is sound."""
     try:
-        return bool(db.execute("pragma quick_check(1)").fetchone()[0] == "ok")
+        found = db.execute("pragma quick_check(1)").fetchone()[0]
+    except UnicodeDecodeError:  # the report quotes bytes of the damaged page
+        return "database disk image is malformed"
     except sqlite3.DatabaseError as error:
         if kind_of(error) == "corrupt":
-            return False
+            return str(error)
         raise
+    return None if found == "ok" else "database disk image is malformed"
 
 
 def file_id(path: Path) -> tuple[int, int] | None:
@@ -470,7 +474,9 @@ class JournalFile:
     def open(self, check: bool = False) -> None:
         """(Re)connect; a damaged file is moved aside and a fresh one used (``moved_to``).
 
-        ``check`` reads every page first (after a run-time corruption error). Raises
+        ``check`` reads every page first (a kernel's first open, and after a run-time
+        corruption error): damage to the schema page would otherwise read as an empty journal,
+        and the memories in it would be lost without a word. Raises
         ``JournalError`` (``problem`` keeps it) when the file cannot be used.
         """
         with self._lock:
@@ -492,9 +498,10 @@ class JournalFile:
 
     def _connect(self, check: bool) -> None:
         self._db = connect(self.path)  # kept on failure: closing may delete the -wal
+        found = damage(self._db) if check else None  # before prepare writes to the file
+        if found is not None:
+            raise sqlite3.DatabaseError(found)
         prepare(self._db, self.path)
-        if check and not intact(self._db):
-            raise sqlite3.DatabaseError("database disk image is malformed")
         self._file = file_id(self.path)
         self._beat(time.time())
 
