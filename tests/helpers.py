@@ -105,17 +105,29 @@ def visible_text(page: str) -> str:
 # -- waiting -----------------------------------------------------------------------------------
 
 
+def patience() -> float:
+    """How many times longer than on an idle machine a condition may take now: the load per
+    core (1 to 4). Deadlines are for a hung condition, not a busy machine: at load 10 on two
+    cores, a server niced below the other work answers several times slower."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # no load average here
+        return 1.0
+    return min(4.0, max(1.0, load))
+
+
 def poll(
     check: Callable[[], T],
     timeout_s: float,
     every_s: float = 0.05,
     until: Callable[[T], object] = bool,
 ) -> T:
-    """Call ``check`` until ``until`` holds for its value or ``timeout_s`` passes; the last value.
+    """Call ``check`` until ``until`` holds for its value or ``timeout_s`` passes (times
+    ``patience()``); the last value.
 
     For callers that report the last value themselves; ``wait_for`` fails on a timeout instead.
     """
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + timeout_s * patience()
     while True:
         value = check()
         if until(value) or time.monotonic() > deadline:
@@ -139,7 +151,8 @@ def wait_for(
     if not until(value):
         shown = repr(value)
         shown = shown if len(shown) <= 500 else shown[:500] + "…"
-        raise AssertionError(f"timed out after {timeout_s:g}s waiting for {what or check}: {shown}")
+        waited = f"{timeout_s * patience():.0f}s (load {os.getloadavg()[0]:.1f})"
+        raise AssertionError(f"timed out after {waited} waiting for {what or check}: {shown}")
     return value
 
 
