@@ -406,8 +406,11 @@ def test_a_lost_acknowledgement_is_resent_under_the_same_operation_and_stored_on
         assert poll(lambda: session.queue.stats().accepted == 1, 30, 0.1)
         resent_after = time.monotonic() - started
         stats = session.queue.stats()
-        assert (stats.requests, stats.failed, stats.retrying) == (2, 0, 0)
-        assert len(proxy.forwarded) == 2  # the server got the retain twice …
+        assert (stats.failed, stats.retrying) == (0, 0)
+        # the server got the retain twice on an idle machine; on a busy one its slower replies
+        # also miss the 1.5 s timeout, so it may get it more often: …
+        assert stats.requests >= 2
+        assert len(proxy.forwarded) >= 2
         ids = {body["operation_id"] for body in proxy.forwarded}
         assert len(ids) == 1  # … under one operation_id
         reader = reader_for(hindsight_server.url, bank_id)
@@ -416,7 +419,7 @@ def test_a_lost_acknowledgement_is_resent_under_the_same_operation_and_stored_on
         assert [op["id"] for op in ops] == list(ids)
     figure(
         f"lost ack ({mode}): first try over {tried_after:.1f} s after the flush began, re-sent "
-        f"and accepted {resent_after:.1f} s after it"
+        f"and accepted {resent_after:.1f} s after it, {stats.requests} requests in all"
     )
 
 
