@@ -13,11 +13,13 @@ Cases that once failed are kept as ``@example``s, so every run replays them firs
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import pytest
 from helpers import BatchRecorder, FakeClock, budget, delivery, item
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -64,6 +66,17 @@ def damaged(data: bytes, changes: Sequence[Damage], span: int) -> tuple[bytes, i
             del out[at:]
         first = min(first, at)
     return bytes(out), first
+
+
+@contextlib.contextmanager
+def scratch_journal(factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A journal path in a folder of its own, removed after the case: every spool reserves
+    1 MB, and a run makes hundreds of cases."""
+    folder = factory.mktemp(name)
+    try:
+        yield folder / "journal.sqlite3"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def cut_short(changes: Sequence[Damage]) -> bool:
@@ -128,31 +141,31 @@ def spooled_by_a_dead_kernel(path: Path, texts: list[str]) -> tuple[Path, bytes]
 @example(texts=["a", "b", "c"], changes=[("zero", 3, b"\0")])  # once lost every line after it
 @example(texts=["a", "b"], changes=[("flip", 5, b"\x01")])  # once dropped without a word
 def test_any_damage_to_a_dead_kernels_spool(
-    tmp_path_factory, texts: list[str], changes: list[Damage]
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], changes: list[Damage]
 ) -> None:
-    path = tmp_path_factory.mktemp("spool") / "journal.sqlite3"
-    texts = unique(texts)
-    spool, data = spooled_by_a_dead_kernel(path, texts)
-    written = len(data.rstrip(b"\0"))
-    bad, first = damaged(data, changes, written)
-    spool.write_bytes(bad)
+    with scratch_journal(tmp_path_factory, "spool") as path:
+        texts = unique(texts)
+        spool, data = spooled_by_a_dead_kernel(path, texts)
+        written = len(data.rstrip(b"\0"))
+        bad, first = damaged(data, changes, written)
+        spool.write_bytes(bad)
 
-    sent, lines = next_kernel(path)
+        sent, lines = next_kernel(path)
 
-    intact = []  # the lines wholly before the first change
-    end = 0
-    for text, line in zip(texts, data[:written].split(b"\n")[:-1], strict=True):
-        last_start, end = end, end + len(line) + 1
-        if end <= first:
-            intact.append(text)
-    assert set(intact) <= set(sent), "a memory the damage did not reach was not sent"
-    torn = first >= last_start  # only the last line (or the space after it) was reached
-    check_nothing_doubled_or_lost_silently(texts, sent, lines, cut_short(changes) or torn)
-    told = [line for line in lines if "could not be read" in line]
-    if told:  # the damaged file is kept, as it was, where the line says
-        kept = Path(told[0].rsplit("kept in ", 1)[1].rstrip("."))
-        assert kept.read_bytes() == bad
-        assert not spool.exists()
+        intact = []  # the lines wholly before the first change
+        end = 0
+        for text, line in zip(texts, data[:written].split(b"\n")[:-1], strict=True):
+            last_start, end = end, end + len(line) + 1
+            if end <= first:
+                intact.append(text)
+        assert set(intact) <= set(sent), "a memory the damage did not reach was not sent"
+        torn = first >= last_start  # only the last line (or the space after it) was reached
+        check_nothing_doubled_or_lost_silently(texts, sent, lines, cut_short(changes) or torn)
+        told = [line for line in lines if "could not be read" in line]
+        if told:  # the damaged file is kept, as it was, where the line says
+            kept = Path(told[0].rsplit("kept in ", 1)[1].rstrip("."))
+            assert kept.read_bytes() == bad
+            assert not spool.exists()
 
 
 def left_in_the_journal(path: Path, texts: list[str]) -> bytes:
@@ -182,17 +195,17 @@ def sqlite_sees_damage(scratch: Path, data: bytes) -> bool:
 @example(texts=[""], changes=[("flip", 4096, b"\0")])  # damage found after opening: retried
 @example(texts=[""], changes=[("zero", 103, b"\0\0")])  # once read as an empty journal
 def test_any_damage_to_a_journal_file(
-    tmp_path_factory, texts: list[str], changes: list[Damage]
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], changes: list[Damage]
 ) -> None:
-    path = tmp_path_factory.mktemp("journal") / "journal.sqlite3"
-    texts = unique(texts)
-    data = left_in_the_journal(path, texts)
-    bad, _ = damaged(data, changes, len(data))
-    path.write_bytes(bad)
-    seen = sqlite_sees_damage(path.with_name("copy.sqlite3"), bad)
+    with scratch_journal(tmp_path_factory, "journal") as path:
+        texts = unique(texts)
+        data = left_in_the_journal(path, texts)
+        bad, _ = damaged(data, changes, len(data))
+        path.write_bytes(bad)
+        seen = sqlite_sees_damage(path.with_name("copy.sqlite3"), bad)
 
-    sent, lines = next_kernel(path)
+        sent, lines = next_kernel(path)
 
-    # SQLite keeps no checksum of a row: damage inside one that leaves the file sound to its
-    # own check (a spool's name, a row's text) is as unseen as a cut
-    check_nothing_doubled_or_lost_silently(texts, sent, lines, not seen)
+        # SQLite keeps no checksum of a row: damage inside one that leaves the file sound to its
+        # own check (a spool's name, a row's text) is as unseen as a cut
+        check_nothing_doubled_or_lost_silently(texts, sent, lines, not seen)
