@@ -734,11 +734,12 @@ class JournalFile:
             kept = path.with_name(path.name.replace(".spool-", ".damaged-spool-", 1))
             try:
                 os.replace(path, kept)
-            except OSError:
-                kept = path  # where it is, until a later kernel removes it as a leftover
+                where = f"kept in {kept}"
+            except OSError as error:  # a later kernel removes it as a leftover
+                where = f"{path} could not be kept aside ({error.strerror})"
             lines.append(
                 "Some memories spooled by an earlier kernel could not be read "
-                f"({plural(unreadable, 'damaged line', 'damaged lines')}); kept in {kept}."
+                f"({plural(unreadable, 'damaged line', 'damaged lines')}); {where}."
             )
         return claimed.count, lines
 
