@@ -35,8 +35,8 @@ from hindsight_magic._settings import HindsightSettings
 settings = HindsightSettings.from_environment()
 session = HindsightSession(settings, queue_options={"backoff_base_s": 60})
 session.retain(sys.argv[1])
-found = [m.text for m in session.reader.recall(sys.argv[1]).memories]
-print(json.dumps({"found": found, "stats": session.queue.stats().retrying}), flush=True)
+session.reader.recall(sys.argv[1])  # its synchronous retain loses the reply
+print(json.dumps({"stats": session.queue.stats().retrying}), flush=True)
 os._exit(0)
 """
 
