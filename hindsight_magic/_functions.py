@@ -164,11 +164,13 @@ def queue_text(
     tag_list = _names(tags)
     session = session or current_session()
     cells = _running_cell()
-    for piece in pieces:
+    ids = [
         session.retain(piece, context=context, tags=tag_list, source=source, cells=cells)
+        for piece in pieces
+    ]
     from ._ui.display import RetainResult
 
-    return RetainResult(len(pieces))
+    return RetainResult(len(pieces), tuple(i for i in ids if i))
 
 
 def recall(

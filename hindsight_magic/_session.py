@@ -50,6 +50,7 @@ from ._delivery.sender import (
 from ._delivery.worker import Worker
 from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
 from ._machine import resolve_api_url
+from ._memory.curation import Curator
 from ._memory.mental_models import MentalModelCache
 from ._memory.provenance import PYTHON_API, provenance_metadata
 from ._memory.reading import Reader
@@ -151,6 +152,15 @@ class HindsightSession:
         )
         self.reader = Reader(settings, self.connection, lambda: self.scope, self._before_read)
         self.reader.model_names = self.mental_models.names
+        self.curator = Curator(
+            self.connection,
+            lambda: self.scope,
+            lambda: self.reader.last_recall,
+            self.queue.cancel,
+            self._before_read,
+            self.secrets,
+        )
+        self.reader.curator = self.curator
         self._closed = False
         self._view = SessionView(self)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
@@ -265,8 +275,10 @@ class HindsightSession:
         timestamp: str | None = None,
         source: str = PYTHON_API,
         cells: Sequence[int] = (),
-    ) -> int:
-        """Queue one memory on the current route; returns the number pending. No I/O.
+    ) -> str | None:
+        """Queue one memory on the current route; returns its retain (document) id, by which
+        it can be forgotten or deleted before and after it is sent (none for an append). No
+        I/O.
 
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
         its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``).
@@ -282,7 +294,8 @@ class HindsightSession:
             document_id=document_id or own_document_id(update_mode),  # re-sends replace it
             update_mode=update_mode,
         )
-        return self.queue.enqueue(Route(scope.bank_id, item.tags), item)
+        self.queue.enqueue(Route(scope.bank_id, item.tags), item)
+        return item.document_id
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""

@@ -346,6 +346,98 @@ class HindsightClient:
         """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
         return self._get_one("getDocument", bank_id, "documents", document_id)
 
+    # -- curation ---------------------------------------------------------------------------
+
+    def get_memory(self, bank_id: str, memory_id: str) -> dict[str, Any] | None:
+        """``GET …/memories/{id}``: one memory (invalidated ones too); None if none."""
+        return self._get_one("getMemory", bank_id, "memories", memory_id)
+
+    def update_memory(self, bank_id: str, memory_id: str, **changes: str) -> dict[str, Any]:
+        """``PATCH …/memories/{id}``: ``text=`` (re-embedded), ``state=`` (``invalidated`` or
+        ``valid``) and ``reason=``; the memory as it now is. Observations are refused (400)."""
+        reply: dict[str, Any] = self._request(
+            "updateMemory",
+            "PATCH",
+            f"{self._bank(bank_id)}/memories/{path_segment(memory_id)}",
+            timeout_s=self.timeouts.request,
+            body=dict(changes),
+        )
+        return reply
+
+    def list_memories(
+        self,
+        bank_id: str,
+        *,
+        q: str | None = None,
+        state: str | None = None,
+        document_id: str | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """``GET …/memories/list``: ``{items, total}``, newest first; a bank that does not
+        exist yet has none."""
+        params: dict[str, Any] = {"limit": limit, "offset": offset}
+        for name, value in (("q", q), ("state", state), ("document_id", document_id)):
+            if value is not None:
+                params[name] = encodable(value)
+        if tags:
+            params["tags"] = list(tags)
+            if tags_match:
+                params["tags_match"] = tags_match
+        try:
+            reply: dict[str, Any] = self._request(
+                "listMemories",
+                "GET",
+                f"{self._bank(bank_id)}/memories/list",
+                timeout_s=self.timeouts.request,
+                params=params,
+            )
+        except HindsightError as error:
+            if bank_missing(error):
+                return {"items": [], "total": 0}
+            raise
+        return reply
+
+    def delete_document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
+        """``DELETE …/documents/{id}`` with every memory made from it (irreversible);
+        ``{memory_units_deleted, …}``, or None when there is no such document."""
+        reply: dict[str, Any] | None = self._request(
+            "deleteDocument",
+            "DELETE",
+            f"{self._bank(bank_id)}/documents/{path_segment(document_id)}",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        return reply
+
+    def document_history(self, bank_id: str, document_id: str) -> list[dict[str, Any]]:
+        """``GET …/documents/{id}/history``: its events (edits, invalidations …), newest
+        first; [] when there is no such document."""
+        reply = self._request(
+            "getDocumentHistory",
+            "GET",
+            f"{self._bank(bank_id)}/documents/{path_segment(document_id)}/history",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        items = reply.get("items", []) if isinstance(reply, dict) else []
+        return [item for item in items if isinstance(item, dict)]
+
+    def observation_history(self, bank_id: str, memory_id: str) -> list[dict[str, Any]]:
+        """``GET …/memories/{id}/history``: an observation's earlier texts (``previous_text``,
+        ``changed_at``); [] for a fact, whose changes are its document's events."""
+        reply = self._request(
+            "getMemoryHistory",
+            "GET",
+            f"{self._bank(bank_id)}/memories/{path_segment(memory_id)}/history",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        items = reply.get("items", reply) if isinstance(reply, dict) else reply
+        return [item for item in items or [] if isinstance(item, dict)]
+
     def _get_one(
         self, operation: str, bank_id: str, collection: str, item_id: str
     ) -> dict[str, Any] | None:

@@ -58,7 +58,7 @@ class Retain(Protocol):
         ran_at: float | None = ...,
         source: str = ...,
         cells: Sequence[int] = ...,
-    ) -> int: ...
+    ) -> object: ...
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,12 @@ class Journal:
                 "memories are kept in memory only until it can; retrying by itself."
             )
 
+    def unspool(self, document_ids: set[str]) -> None:
+        """Cancelled memories not taken into the file yet (it is down) are never taken in
+        (lock held)."""
+        self._fresh = [e for e in self._fresh if e[1].document_id not in document_ids]
+        self._spilled = [e for e in self._spilled if e[1].document_id not in document_ids]
+
     # -- the worker's side (lock not held) ------------------------------------------------------
 
     def upkeep(self) -> bool:
@@ -296,6 +302,22 @@ class Journal:
             except JournalError as error:
                 self.down(error)  # the rewrite on restore covers what was not written
                 return
+
+    def erase(self, items: list[MemoryItem], document_ids: set[str]) -> list[str]:
+        """Delete cancelled memories from the file now, not with the next batch of writes: a
+        kernel killed right after a cancel must not bring them back. Their rows, and spilled
+        rows of those documents (whose document ids are returned). Nothing while the file is
+        down."""
+        file = self.file
+        with self._lock:
+            if file is None or not self._writable:
+                return []
+        try:
+            file.delete([row for item in items for row in item.journal_ids])
+            return file.delete_spilled(document_ids)
+        except JournalError as error:
+            self.down(error)
+            return []
 
     def ingest(self) -> None:
         """Move the spooled memories into the file, and record how far each spool is taken

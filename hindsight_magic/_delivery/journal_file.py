@@ -653,6 +653,24 @@ class JournalFile:
         with self._transaction() as db:
             by_ids(db, "delete from items where id in", ids)
 
+    def delete_spilled(self, document_ids: Iterable[str]) -> list[str]:
+        """Forget this owner's spilled rows of these documents (the user cancelled them);
+        the document id of each row deleted. A substring test finds the candidates, the
+        row's JSON decides."""
+        wanted = set(document_ids)
+        if not wanted or self._closed:
+            return []
+        test = " or ".join("instr(body, ?) > 0" for _ in wanted)
+        with self._transaction() as db:
+            found = db.execute(
+                f"select id, body from items where owner = ? and state = 'spilled' and ({test})",
+                (self.owner, *(json.dumps(i)[1:-1] for i in wanted)),
+            ).fetchall()
+            doomed = {row: json.loads(body).get("document_id") for row, body in found}
+            doomed = {row: doc for row, doc in doomed.items() if doc in wanted}
+            by_ids(db, "delete from items where id in", doomed)
+        return list(doomed.values())
+
     def reconcile(
         self, kept: Sequence[HeldRow], spilled: Sequence[HeldRow], spool: str
     ) -> tuple[list[int], list[str]]:

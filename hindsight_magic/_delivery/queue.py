@@ -66,6 +66,15 @@ class SentOperation(NamedTuple):
     cells: int
 
 
+class Cancellation(NamedTuple):
+    """What ``cancel`` did: memories taken out before they were sent (their retain ids), and
+    ones the server may have or get (in flight, or sent before and being retried), as
+    ``(bank_id, document_id)``: those are deleted on the server once it has them."""
+
+    cancelled: tuple[str, ...]
+    in_flight: tuple[tuple[str, str], ...]
+
+
 class RetainQueue:
     """Batches memories for the worker to deliver; its state and its one lock."""
 
@@ -209,6 +218,55 @@ class RetainQueue:
             self.journal.forget([item for b in batches for item in b.items])
             self.lock.notify_all()
             return sum(b.count for b in batches)
+
+    def cancel(self, document_ids: Iterable[str]) -> Cancellation:
+        """Take the memories with these retain (document) ids out of the queue, the journal
+        and the spool, so they are never sent, a SIGKILL right after included. A memory whose
+        batch was already tried may be on the server: it is reported as in flight."""
+        wanted = set(document_ids)
+        self.journal.ingest()  # spooled lines into the file, so deleting rows covers them
+        removed: list[MemoryItem] = []
+        in_flight: list[tuple[str, str]] = []
+        with self.lock:
+            kept: deque[tuple[Route, MemoryItem]] = deque()
+            held_back = self._held_back
+            for n, (route, item) in enumerate(self._pending):
+                if item.document_id in wanted:
+                    removed.append(item)
+                    held_back -= n < self._held_back
+                else:
+                    kept.append((route, item))
+            self._pending, self._held_back = kept, max(0, held_back)
+            if not kept:
+                self._first_pending_at = None
+            for batch in [*self._outbox, *self._failed]:
+                tried = batch.attempts or batch.error  # recovered batches may have been sent
+                mine = [item for item in batch.items if item.document_id in wanted]
+                if mine and tried and batch not in self._failed:
+                    in_flight += [(batch.route.bank_id, str(i.document_id)) for i in mine]
+                elif mine:
+                    removed += mine
+                    batch.items = [item for item in batch.items if item not in mine]
+            self._outbox = [batch for batch in self._outbox if batch.items]
+            self._failed = [batch for batch in self._failed if batch.items]
+            if self._in_flight is not None:
+                route = self._in_flight.route
+                in_flight += [
+                    (route.bank_id, str(item.document_id))
+                    for item in self._in_flight.items
+                    if item.document_id in wanted
+                ]
+            self.journal.unspool(wanted)
+            cancelled = {str(item.document_id) for item in removed}
+            self.feed.curated(cancelled, "cancelled")
+            self.lock.notify_all()
+        spilled = self.journal.erase(removed, wanted)
+        if spilled:
+            with self.lock:
+                self._on_disk = max(0, self._on_disk - len(spilled))
+            self.feed.curated(spilled, "cancelled")
+        cancelled.update(spilled)
+        return Cancellation(tuple(sorted(cancelled)), tuple(dict.fromkeys(in_flight)))
 
     def recover(self) -> int:
         """Adopt what dead kernels left in the journal (and our own rows); returns item count.

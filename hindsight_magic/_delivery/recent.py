@@ -28,6 +28,7 @@ TEXT_CHARS = 80
 HEAD_CHARS = 4 * TEXT_CHARS  # what is kept of each text: enough for one short line
 
 QUEUED, RETRYING, SENT, INDEXED, FAILED = "queued", "retrying", "sent", "indexed", "failed"
+CANCELLED, FORGOTTEN, DELETED = "cancelled", "forgotten", "deleted"
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class RecentItem:
 
     text: str  # its text on one line, shortened
     queued_at: float  # time.time() of the enqueue
-    state: str = QUEUED  # queued, retrying, sent, indexed or failed
+    state: str = QUEUED  # queued, retrying, sent, indexed, failed, cancelled, forgotten, deleted
     error: str = ""  # why it failed or is retried (one line)
     bank_id: str = ""
     operation_id: str = ""  # the accepted batch's operation, once sent
@@ -110,6 +111,15 @@ class RecentFeed:
     def requeued(self, batch: Batch) -> None:
         """Failed items are going out again (``%hindsight retry``)."""
         self._set(batch, QUEUED, "")
+
+    def curated(self, document_ids: Iterable[str], state: str) -> None:
+        """The user cancelled, forgot or deleted these memories (by their retain ids)."""
+        wanted = set(document_ids)
+        now = self._wall()
+        with self._lock:
+            for slot in self._slots:
+                if slot.document_id in wanted:
+                    slot.state, slot.error, slot.changed_at, slot.item = state, "", now, None
 
     # -- the server's side (whoever polls operations) --------------------------------------
 

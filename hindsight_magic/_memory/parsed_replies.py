@@ -12,19 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, PrivateAttr, model_validator
 
 from .._api.replies import Memory, ReflectDirective, ReflectMentalModel
 from .._capture.transcript import own_text
 from .provenance import Provenance, provenance_line, provenance_of
 
+if TYPE_CHECKING:
+    from .curation import Curator, Outcome
+
 
 class RecalledMemory(Memory):
-    """A recalled memory (or a reflect's evidence) with its provenance as fields."""
+    """A recalled memory (or a reflect's evidence) with its provenance as fields, and the
+    curation methods: ``forget(reason=…)``, ``restore()``, ``correct(text)``, ``history()``,
+    ``delete(yes=…)`` — the same as ``%hindsight forget ID`` and the others."""
 
     _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
+    _curator: Curator | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _remembered(self) -> RecalledMemory:
@@ -39,6 +45,46 @@ class RecalledMemory(Memory):
     def provenance_line(self, now: datetime | None = None) -> str:
         """``fieldwork.ipynb · cell 14 · 3 days ago`` (what is known)."""
         return provenance_line(self, now)
+
+    def tended_by(self, curator: Curator) -> RecalledMemory:
+        """This memory, curated through ``curator`` (the session that recalled it)."""
+        self._curator = curator
+        return self
+
+    def _curation(self) -> tuple[Curator, str]:
+        from .curation import CurationError
+
+        if self._curator is None or not self.id:
+            raise CurationError(
+                "This memory is not tied to a session: use hm.forget(memory.id) and the others."
+            )
+        return self._curator, self.id
+
+    def forget(self, reason: str = "") -> Outcome:
+        """Leave this memory out of recall and reflect (reversible: ``restore``)."""
+        curator, memory_id = self._curation()
+        return curator.forget(memory_id, reason)
+
+    def restore(self) -> Outcome:
+        """Bring this memory back into recall after ``forget``."""
+        curator, memory_id = self._curation()
+        return curator.restore(memory_id)
+
+    def correct(self, text: str) -> Outcome:
+        """Make this memory say ``text`` (recall then finds the new text, not the old)."""
+        curator, memory_id = self._curation()
+        return curator.correct(memory_id, text)
+
+    def history(self) -> Outcome:
+        """What this memory said and when it changed, from the server."""
+        curator, memory_id = self._curation()
+        return curator.history(memory_id)
+
+    def delete(self, yes: bool = False) -> Outcome:
+        """Delete the document this memory came from, with all its memories (irreversible);
+        without ``yes`` only lists what would go."""
+        curator, memory_id = self._curation()
+        return curator.delete(memory_id, yes)
 
 
 class ModelSource(ReflectMentalModel):

@@ -18,6 +18,7 @@ from .results import RecallResult, ReflectResult
 if TYPE_CHECKING:
     from .._api.client import Connection
     from .._settings import HindsightSettings
+    from .curation import Curator
     from .scope import BankScope
 
 
@@ -36,7 +37,8 @@ class Reader:
         self._scope = scope
         self._before_read = before_read
         self.model_names: Callable[[], Mapping[str, str]] = dict  # mental model id → name
-        self.last_recall: RecallResult | None = None
+        self.last_recall: RecallResult | None = None  # what ``#3`` refers to
+        self.curator: Curator | None = None  # recalled memories curate through it
 
     def warm_up(self) -> None:
         """Import what reading a reply needs (the reply models, pydantic): the worker does it
@@ -66,6 +68,8 @@ class Reader:
         from .parsed_replies import parse_recall
 
         memories = parse_recall(reply)
+        if self.curator is not None:
+            memories = [memory.tended_by(self.curator) for memory in memories]
         result = RecallResult(query, memories, scope.bank_id, still_indexing=still_indexing)
         self.last_recall = result
         return result

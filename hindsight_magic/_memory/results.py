@@ -73,10 +73,12 @@ def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
 class RecallResult(Sequence["RecalledMemory"]):
     """Ranked memories from ``%recall``; a sequence of memories with rich reprs.
 
-    Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at`` and
-    ``.provenance`` (``.notebook``, ``.cells``, ``.retain_cell``, ``.kernel_session``,
-    ``.document_id``, ``.source``). ``.still_indexing`` is how many auto-retained cells the
-    server could not search yet (the headline says so).
+    Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at``, its server
+    ids ``.id`` and ``.document_id``, and ``.provenance`` (``.notebook``, ``.cells``,
+    ``.retain_cell``, ``.kernel_session``, ``.document_id``, ``.source``). Each is shown with its
+    handle, ``#1`` for ``r[0]``: ``%hindsight forget #1`` (and ``restore``, ``correct``,
+    ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
+    many auto-retained cells the server could not search yet (the headline says so).
     """
 
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
@@ -127,7 +129,9 @@ class RecallResult(Sequence["RecalledMemory"]):
     def __repr__(self) -> str:
         if not self.memories:
             return self.headline()
-        lines = [f"- {plain_text(memory_line(m, self.as_of))}" for m in self.memories]
+        lines = [
+            f"#{n} {plain_text(memory_line(m, self.as_of))}" for n, m in enumerate(self.memories, 1)
+        ]
         return own_text(f"{self.headline()}\n\n" + "\n\n".join(lines))
 
     __str__ = __repr__
@@ -154,7 +158,10 @@ class RecallResult(Sequence["RecalledMemory"]):
         if not self.memories:
             return self.headline()  # the extension's own words: nothing to escape
         # one line per memory, as in the HTML table: a blank line would end the list item
-        lines = [f"- {markdown_text(_folded(memory_line(m, self.as_of)))}" for m in self.memories]
+        lines = [
+            f"- **#{n}** {markdown_text(_folded(memory_line(m, self.as_of)))}"
+            for n, m in enumerate(self.memories, 1)
+        ]
         return f"{self.headline()}\n\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -162,13 +169,13 @@ class RecallResult(Sequence["RecalledMemory"]):
         if not self.memories:
             return f"<p>{esc(self.headline())}</p>"
         rows = []
-        for memory in self.memories:
+        for n, memory in enumerate(self.memories, 1):
             score = memory.scores.final if memory.scores else None
             where = provenance_of(memory)
             exact = [utc_minute_text(memory.mentioned_at, " UTC"), where.notebook or ""]
             title = SEPARATOR.join(part for part in exact if part)
             rows.append(
-                "<tr>"
+                f"<tr><td title='{esc(memory.id or '')}'>#{n}</td>"
                 f"<td style='text-align:left'>{esc(memory.text)}</td>"
                 f"<td>{esc(memory.type or '')}</td>"
                 f"<td style='text-align:left' title='{esc(title)}'>"
@@ -179,7 +186,7 @@ class RecallResult(Sequence["RecalledMemory"]):
             )
         return (
             f"<p>{esc(self.headline())}</p><table><thead><tr>"
-            "<th style='text-align:left'>memory</th><th>type</th>"
+            "<th>#</th><th style='text-align:left'>memory</th><th>type</th>"
             "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
             "<tbody>" + "".join(rows) + "</tbody></table>"
         )

@@ -36,10 +36,13 @@ class Message:
 
 
 class RetainResult(Message):
-    """Outcome of ``%retain``: how many memories were queued."""
+    """Outcome of ``%retain``: how many memories were queued, and their retain ids (``.ids``):
+    ``%hindsight forget ID`` (or ``delete``) cancels one still queued, so it never reaches the
+    server, and works on it once it is there."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, ids: tuple[str, ...] = ()) -> None:
         self.count = count
+        self.ids = ids
         super().__init__(f"{plural(count, 'memory', 'memories')} queued.")
 
 

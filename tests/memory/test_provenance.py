@@ -135,8 +135,8 @@ def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> N
     line = (
         "The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81"
     )
-    assert repr(result).splitlines()[2] == f"- {line}"
-    assert repr(result).splitlines()[4] == "- Plain fact"
+    assert repr(result).splitlines()[2] == f"#1 {line}"
+    assert repr(result).splitlines()[4] == "#2 Plain fact"
     assert line in visible_text(render_markdown(result._repr_markdown_()))
     page = result._repr_html_()
     assert "<th style='text-align:left'>from</th>" in page

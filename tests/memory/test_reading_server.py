@@ -85,7 +85,7 @@ def test_retained_and_auto_retained_memories_say_where_they_came_from(
     bundle = wait_for(lambda: found(kernel, "freezer ice cores", fact), 120, "the %retain fact")
     line = line_of(bundle, fact)
     assert re.fullmatch(
-        rf"- {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · {AGE}"
+        rf"#\d+ {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · {AGE}"
         r" · tags: .*\blab\b.* · score \d\.\d\d",
         line,
     ), line

@@ -61,9 +61,9 @@ def test_recall_text_headline_and_bullets() -> None:
     text = repr(recall())
     assert text == (
         "Found 3 relevant memories (as of 2024-03-05 14:07 UTC):\n\n"
-        "- Revenue fell 3% in Q3 [world] — 4 days ago\n\n"
-        "- User prefers polars [experience]\n\n"
-        "- Plain fact"
+        "#1 Revenue fell 3% in Q3 [world] — 4 days ago\n\n"
+        "#2 User prefers polars [experience]\n\n"
+        "#3 Plain fact"
     )
     assert str(recall()) == text
 
@@ -71,7 +71,7 @@ def test_recall_text_headline_and_bullets() -> None:
 def test_single_memory_headline_is_singular() -> None:
     result = recall([Memory(text="only one")])
     assert result.headline() == "Found 1 relevant memory (as of 2024-03-05 14:07 UTC):"
-    assert repr(result) == f"{result.headline()}\n\n- only one"
+    assert repr(result) == f"{result.headline()}\n\n#1 only one"
 
 
 def test_headline_time_is_utc() -> None:
@@ -177,7 +177,7 @@ def test_html_escapes_text_tags_and_type() -> None:
 
 def test_text_repr_is_not_escaped() -> None:
     # Plain text is shown as-is: escaping belongs only to the HTML form.
-    assert "- <script>alert('x')</script>" in repr(recall([Memory(text=EVIL)]))
+    assert "#1 <script>alert('x')</script>" in repr(recall([Memory(text=EVIL)]))
 
 
 # -- ReflectResult --------------------------------------------------------------------------------

@@ -1,0 +1,554 @@
+"""Tending memory: forget (reversible), restore, correct, history, the forgotten list, delete a
+document, purge what matches — one implementation behind the ``%hindsight`` subcommands, the
+methods of a recalled memory, the public functions and the panel's buttons.
+
+A memory is named three ways, and ``Curator.resolve`` reads each:
+
+- ``#3``: the third memory of the last ``%recall`` (its server id and document id);
+- a retain id (``hm-…``, ``RetainResult.ids``): the document a ``%retain`` made, which may still
+  be queued in this kernel — then it is cancelled there (queue, journal and spool), and never
+  reaches the server; one already in flight is deleted once the server has it;
+- a memory id (a UUID the server gave, ``r[2].id``).
+
+On the server, *forget* is ``PATCH …/memories/{id}`` with ``state: invalidated`` and a reason (left
+out of recall and reflect, kept for audit, reversible), *correct* is a ``PATCH`` of the text
+(re-embedded, so recall finds the new words), *delete* is ``DELETE …/documents/{id}`` (the
+document and every memory made from it; irreversible, so it first lists what would go unless
+``yes``). The server curates facts only: an observation (derived from facts) is refused with a
+line saying to curate its sources. Every text here came from the server or the user, so each
+output form escapes it (``plain_text``, ``html_text``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
+
+from .._api.errors import HindsightError
+from .._capture.redact import redact
+from .._capture.transcript import own_text
+from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
+from .provenance import age
+
+if TYPE_CHECKING:
+    from .._api.client import Connection
+    from .results import RecallResult
+    from .scope import BankScope
+
+OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+")
+MEMORY_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+HANDLE = re.compile(r"#(\d+)")
+LISTED = 10  # memories named in a preview; the rest are counted
+PAGE = 100
+PURGE_CAP = 2_000  # memories a purge reads at most (the server scans the bank for each page)
+CURATED_TYPES = ("world", "experience")
+SHORT_ID = 8
+
+
+class CurationError(ValueError):
+    """A curation that cannot be done; the message is one line saying what to do."""
+
+
+class Cancelled(Protocol):
+    """What the queue's ``cancel`` reports (``_delivery.queue.Cancellation``)."""
+
+    @property
+    def cancelled(self) -> tuple[str, ...]: ...
+    @property
+    def in_flight(self) -> tuple[tuple[str, str], ...]: ...
+
+
+class Target(NamedTuple):
+    """A memory or a document, as ``resolve`` read it."""
+
+    memory_id: str | None  # a server memory id
+    document_id: str | None  # its document (a retain id is one)
+    text: str = ""  # what it says, when known
+    type: str | None = None
+    shown: str = ""  # how the user named it (``#3``, an id)
+
+
+@dataclass
+class Outcome:
+    """What a curation did (or, before ``--yes``, would do): a headline and the memories it
+    names, with the ids involved (``.memory_ids``, ``.document_ids``)."""
+
+    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
+
+    headline: str
+    items: list[str] = field(default_factory=list)
+    memory_ids: tuple[str, ...] = ()
+    document_ids: tuple[str, ...] = ()
+    done: bool = True  # False: a preview, nothing was changed
+    footer: str = ""
+
+    def __repr__(self) -> str:
+        lines = [self.headline, *(f"  - {one_line(item, 160)}" for item in self.items)]
+        if self.footer:
+            lines.append(self.footer)
+        return own_text(plain_text("\n".join(lines)))
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        esc = html_text
+        rows = "".join(f"<li>{esc(one_line(item, 300))}</li>" for item in self.items)
+        listed = f"<ul>{rows}</ul>" if rows else ""
+        footer = f"<p><i>{esc(self.footer)}</i></p>" if self.footer else ""
+        return f"<p>{esc(self.headline)}</p>{listed}{footer}"
+
+
+def short(memory_id: str) -> str:
+    """The first 8 characters of a server id (enough to tell memories apart on screen)."""
+    return memory_id[:SHORT_ID] if MEMORY_ID.fullmatch(memory_id) else memory_id
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    return f"“{one_line(text, limit)}”"
+
+
+def _items(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in reply.get("items", []) if isinstance(item, dict)]
+
+
+class Curator:
+    """The session's curation: resolves what the user named, changes it on the server (or
+    cancels it in the queue), and counts what this session curated."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        scope: Callable[[], BankScope],
+        last_recall: Callable[[], RecallResult | None],
+        cancel: Callable[[Iterable[str]], Cancelled],
+        settle: Callable[[str], object],
+        secrets: Callable[[], Sequence[str]],
+    ) -> None:
+        self._connection = connection
+        self._scope = scope
+        self._last_recall = last_recall
+        self._cancel = cancel
+        self._settle = settle  # sends what is queued for a bank, waits (bounded) until indexed
+        self._secrets = secrets
+        self._lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+
+    # -- naming -------------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> Target:
+        """``#3``, a retain id or a memory id, as a ``Target``; ``CurationError`` when it names
+        nothing that can be curated here."""
+        ref = ref.strip()
+        handle = HANDLE.fullmatch(ref)
+        if handle:
+            return self._from_handle(int(handle.group(1)), ref)
+        if not ref:
+            raise CurationError("Name a memory: #N from the last %recall, its id or a retain id.")
+        if MEMORY_ID.fullmatch(ref):
+            return Target(ref.lower(), None, shown=short(ref))
+        return Target(None, encodable(ref), shown=ref)
+
+    def _from_handle(self, number: int, shown: str) -> Target:
+        last = self._last_recall()
+        if last is None:
+            raise CurationError(
+                f"{shown} names a memory of the last %recall, and there is none yet in this "
+                "session: run %recall first, or give the memory's id."
+            )
+        if not 1 <= number <= len(last):
+            found = plural(len(last), "memory", "memories")
+            span = f" (#1–#{len(last)})" if len(last) > 1 else " (#1)" if last else ""
+            raise CurationError(f"{shown} is out of range: the last %recall found {found}{span}.")
+        memory = last[number - 1]
+        if memory.id is None:
+            raise CurationError(f"{shown} has no id from the server, so it cannot be curated.")
+        if last.bank_id != self._scope().bank_id:
+            raise CurationError(
+                f"{shown} is a memory of bank {last.bank_id!r}, and this session now uses "
+                f"{self._scope().bank_id!r}: switch back with %hindsight scope, or %recall again."
+            )
+        return Target(memory.id, memory.document_id, memory.text, memory.type, shown)
+
+    def _bank(self) -> str:
+        return self._scope().bank_id
+
+    def _count(self, action: str, n: int = 1) -> None:
+        with self._lock:
+            self.counts[action] += n
+
+    def summary(self) -> str:
+        """``2 forgotten, 1 deleted`` (what this session curated; '' when nothing)."""
+        with self._lock:
+            counts = dict(self.counts)
+        order = ("cancelled", "forgotten", "restored", "corrected", "deleted")
+        return ", ".join(f"{counts[a]} {a}" for a in order if counts.get(a))
+
+    # -- the server's answers, as lines -------------------------------------------------------
+
+    def _memory(self, memory_id: str, shown: str) -> dict[str, Any]:
+        found = self._connection.client.get_memory(self._bank(), memory_id)
+        if found is None:
+            raise self._unknown(shown)
+        return found
+
+    def _unknown(self, shown: str) -> CurationError:
+        return CurationError(
+            f"No memory {shown} in bank {self._bank()!r}: check the id (a memory of another "
+            "bank or scope is not found here; %hindsight scope shows this one)."
+        )
+
+    def _patch(self, target: Target, **changes: str) -> dict[str, Any]:
+        assert target.memory_id is not None
+        try:
+            return self._connection.client.update_memory(self._bank(), target.memory_id, **changes)
+        except HindsightError as error:
+            raise self._refusal(error, target) from None
+
+    def _refusal(self, error: HindsightError, target: Target) -> Exception:
+        detail = str(error.details or "")
+        if error.status_code == 404:
+            return self._unknown(target.shown)
+        if "observation" in detail:
+            return _observation(target)
+        if "invalidated" in detail:
+            return CurationError(
+                f"{target.shown} is forgotten: %hindsight restore {target.shown} first, "
+                "then correct it."
+            )
+        return error
+
+    def _of_document(self, document_id: str, state: str | None = None) -> list[dict[str, Any]]:
+        reply = self._connection.client.list_memories(
+            self._bank(), document_id=document_id, state=state, limit=PAGE
+        )
+        return _items(reply)
+
+    def _queued(self, target: Target) -> Outcome | None:
+        """A retain id still in this kernel's queue is cancelled there; None when it was not
+        queued any more. One in flight (or sent and not indexed yet) is waited for, bounded,
+        so the server has it before it is changed."""
+        assert target.document_id is not None
+        found = self._cancel([target.document_id])
+        if found.cancelled:
+            self._count("cancelled")
+            return Outcome(
+                f"Cancelled {target.shown}: it was still queued in this kernel, so it was never "
+                "sent (removed from the journal too).",
+                document_ids=found.cancelled,
+            )
+        self._settle(self._bank())
+        return None
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def forget(self, ref: str, reason: str = "") -> Outcome:
+        """Leave a memory out of recall and reflect (reversible with ``restore``). A retain
+        id forgets every memory made from that retain; one still queued is cancelled."""
+        target = self.resolve(ref)
+        reason = one_line(redact(encodable(reason), self._secrets()), 500) if reason else ""
+        if target.memory_id is None:
+            queued = self._queued(target)
+            if queued is not None:
+                return queued
+            assert target.document_id is not None
+            facts = self._of_document(target.document_id)
+            if not facts:
+                return self._none_left(target, "forget")
+            changed = []
+            for fact in facts:
+                fid = str(fact.get("id"))
+                self._patch(
+                    Target(fid, target.document_id, shown=short(fid)),
+                    state="invalidated",
+                    **({"reason": reason} if reason else {}),
+                )
+                changed.append(fid)
+            self._count("forgotten", len(changed))
+            return Outcome(
+                f"Forgot {plural(len(changed), 'memory', 'memories')} of {target.shown} "
+                f"(reversible: %hindsight restore {target.shown}).",
+                [str(f.get("text", "")) for f in facts[:LISTED]],
+                tuple(changed),
+                (target.document_id,),
+            )
+        changes = {"state": "invalidated", **({"reason": reason} if reason else {})}
+        memory = self._patch(target, **changes)
+        self._count("forgotten")
+        text = str(memory.get("text") or target.text)
+        return Outcome(
+            f"Forgot {target.shown}: {_quoted(text)} — the next %recall and %%reflect leave it "
+            f"out (reversible: %hindsight restore {target.memory_id}).",
+            memory_ids=(str(target.memory_id),),
+        )
+
+    def _none_left(self, target: Target, verb: str) -> NoReturn:
+        raise CurationError(
+            f"No memory of {target.shown} in bank {self._bank()!r} to {verb}: check the id "
+            "(%hindsight forgotten lists forgotten ones)."
+        )
+
+    def restore(self, ref: str) -> Outcome:
+        """Bring a forgotten memory back into recall (a retain id: every memory of it)."""
+        target = self.resolve(ref)
+        if target.memory_id is None:
+            assert target.document_id is not None
+            facts = self._of_document(target.document_id, state="invalidated")
+            if not facts:
+                return self._none_left(target, "restore")
+            for fact in facts:
+                fid = str(fact.get("id"))
+                self._patch(Target(fid, target.document_id, shown=short(fid)), state="valid")
+            self._count("restored", len(facts))
+            return Outcome(
+                f"Restored {plural(len(facts), 'memory', 'memories')} of {target.shown}: "
+                "back in recall.",
+                [str(f.get("text", "")) for f in facts[:LISTED]],
+                tuple(str(f.get("id")) for f in facts),
+                (target.document_id,),
+            )
+        memory = self._patch(target, state="valid")
+        self._count("restored")
+        return Outcome(
+            f"Restored {target.shown}: {_quoted(str(memory.get('text') or ''))} is back in recall.",
+            memory_ids=(str(target.memory_id),),
+        )
+
+    def correct(self, ref: str, text: str) -> Outcome:
+        """Make a memory say ``text`` instead (re-embedded: recall finds the new words, not
+        the old); secrets in ``text`` are redacted as for ``%retain``."""
+        new = redact(encodable(text.strip()), self._secrets())
+        if not new:
+            raise CurationError("Nothing to correct to: give the new text after the memory.")
+        target = self.resolve(ref)
+        if target.memory_id is None:
+            raise CurationError(
+                f"{target.shown} names a retained document, which may hold several memories: "
+                "%recall it and correct one by #N or its id."
+            )
+        before = self._memory(target.memory_id, target.shown)
+        if before.get("type") not in (None, *CURATED_TYPES):
+            raise _observation(target)
+        memory = self._patch(target, text=new)
+        self._count("corrected")
+        return Outcome(
+            f"Corrected {target.shown}: it now says {_quoted(str(memory.get('text') or new))} "
+            f"(it said {_quoted(str(before.get('text') or ''))}).",
+            memory_ids=(str(target.memory_id),),
+        )
+
+    def history(self, ref: str) -> Outcome:
+        """What a memory said and when it changed, from the server: for a fact, the text it
+        was retained with, what it says now and its document's edits, forgets and restores;
+        for an observation, its earlier texts."""
+        target = self.resolve(ref)
+        client, bank = self._connection.client, self._bank()
+        if target.memory_id is None:
+            assert target.document_id is not None
+            document = client.document(bank, target.document_id)
+            if document is None:
+                raise CurationError(
+                    f"No document {target.shown} in bank {bank!r}: it may still be queued "
+                    "(%hindsight flush) or belong to another scope."
+                )
+            events = client.document_history(bank, target.document_id)
+            lines = [f"retained as: {one_line(str(document.get('original_text') or ''), 200)}"]
+            lines += [_event_line(e) for e in events]
+            return Outcome(f"History of {target.shown} (newest change first):", lines)
+        memory = self._memory(target.memory_id, target.shown)
+        state = str(memory.get("state") or "valid")
+        now = f"now ({state}): {one_line(str(memory.get('text') or ''), 200)}"
+        if state == "invalidated" and memory.get("invalidation_reason"):
+            now += f" — reason: {one_line(str(memory['invalidation_reason']), 120)}"
+        lines = [now]
+        if memory.get("type") == "observation":
+            for entry in client.observation_history(bank, target.memory_id):
+                when = utc_minute_text(entry.get("changed_at"), " UTC")
+                lines.append(f"{when}: said {one_line(str(entry.get('previous_text') or ''), 200)}")
+        elif memory.get("document_id"):
+            document_id = str(memory["document_id"])
+            events = [
+                e
+                for e in client.document_history(bank, document_id)
+                if e.get("fact_id") in (None, target.memory_id) and e.get("kind") != "consolidation"
+            ]
+            lines += [_event_line(e) for e in events]
+            document = client.document(bank, document_id)
+            if document is not None:
+                when = utc_minute_text(document.get("created_at"), " UTC")
+                said = one_line(str(document.get("original_text") or ""), 200)
+                lines.append(f"{when}: retained as: {said}")
+        return Outcome(f"History of {target.shown} (newest first):", lines)
+
+    def forgotten(self) -> Outcome:
+        """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
+        scope = self._scope()
+        reply = self._connection.client.list_memories(
+            scope.bank_id,
+            state="invalidated",
+            tags=scope.recall_tags,
+            tags_match=scope.tags_match,
+            limit=PAGE,
+        )
+        found = sorted(
+            _items(reply), key=lambda m: str(m.get("invalidated_at") or ""), reverse=True
+        )
+        total = int(reply.get("total") or len(found))
+        if not found:
+            return Outcome(f"No forgotten memories in bank {scope.bank_id!r}.")
+        now = datetime.now(timezone.utc)
+        lines = []
+        for memory in found:
+            line = f"{one_line(str(memory.get('text') or ''), 120)} — {memory.get('id')}"
+            if memory.get("invalidation_reason"):
+                line += f" · reason: {one_line(str(memory['invalidation_reason']), 80)}"
+            line += f" · forgotten {age(memory.get('invalidated_at'), now)}"
+            lines.append(line)
+        more = f"… and {total - len(found)} more." if total > len(found) else ""
+        return Outcome(
+            f"{plural(total, 'forgotten memory', 'forgotten memories')} in bank "
+            f"{scope.bank_id!r} (newest first; %hindsight restore ID brings one back):",
+            lines,
+            tuple(str(m.get("id")) for m in found),
+            footer=more,
+        )
+
+    def delete(self, ref: str, yes: bool = False) -> Outcome:
+        """Delete a whole document and every memory made from it (irreversible). Without
+        ``yes`` it lists what would go and deletes nothing."""
+        target = self.resolve(ref)
+        if target.memory_id is not None and target.document_id is None:
+            memory = self._memory(target.memory_id, target.shown)
+            if not memory.get("document_id"):
+                raise CurationError(
+                    f"{target.shown} has no source document (an observation): delete the "
+                    "documents of the facts it is based on."
+                )
+            target = target._replace(document_id=str(memory["document_id"]))
+        assert target.document_id is not None
+        document_id = target.document_id
+        shown = target.shown if target.memory_id is None else f"{target.shown}'s document"
+        if target.memory_id is None and OWN_ID.fullmatch(document_id):
+            if not yes:
+                cancel = self._preview_queued(document_id, shown)
+                if cancel is not None:
+                    return cancel
+            else:
+                queued = self._queued(target)
+                if queued is not None:
+                    return queued
+        return self._delete_documents([document_id], shown, yes)
+
+    def _preview_queued(self, document_id: str, shown: str) -> Outcome | None:
+        client = self._connection.client
+        if client.document(self._bank(), document_id) is not None:
+            return None
+        return Outcome(
+            f"{shown} is not on the server (it may still be queued in this kernel): run again "
+            "with --yes to cancel or delete it.",
+            document_ids=(document_id,),
+            done=False,
+        )
+
+    def _delete_documents(self, document_ids: list[str], shown: str, yes: bool) -> Outcome:
+        client, bank = self._connection.client, self._bank()
+        if not yes:
+            facts: list[dict[str, Any]] = []
+            known = []
+            for document_id in document_ids:
+                document = client.document(bank, document_id)
+                if document is None:
+                    continue
+                known.append(document_id)
+                facts += self._of_document(document_id) + self._of_document(
+                    document_id, "invalidated"
+                )
+            if not known:
+                raise CurationError(f"No document {shown} in bank {bank!r}: check the id.")
+            count = plural(len(facts), "memory", "memories")
+            docs = plural(len(known), "document", "documents")
+            return Outcome(
+                f"Would delete {docs} ({shown}) and {count} made from it, for good:",
+                [str(f.get("text", "")) for f in facts[:LISTED]],
+                tuple(str(f.get("id")) for f in facts),
+                tuple(known),
+                done=False,
+                footer=(f"… and {len(facts) - LISTED} more. " if len(facts) > LISTED else "")
+                + "Nothing was deleted: run again with --yes to delete.",
+            )
+        deleted, units = [], 0
+        for document_id in document_ids:
+            reply = client.delete_document(bank, document_id)
+            if reply is not None:
+                deleted.append(document_id)
+                units += int(reply.get("memory_units_deleted") or 0)
+        if not deleted:
+            raise CurationError(f"No document {shown} in bank {bank!r}: check the id.")
+        self._count("deleted", len(deleted))
+        return Outcome(
+            f"Deleted {plural(len(deleted), 'document', 'documents')} ({shown}) and "
+            f"{plural(units, 'memory', 'memories')} made from it, for good.",
+            document_ids=tuple(deleted),
+        )
+
+    def purge_matching(self, text: str, yes: bool = False) -> Outcome:
+        """Every memory whose text contains ``text`` (a leaked key), and the documents they
+        came from: listed, and deleted with ``yes``. Observations are followed to the facts
+        (and so documents) they were made from."""
+        needle = encodable(text.strip())
+        if not needle:
+            raise CurationError("Nothing to match: give the text to purge (a leaked key …).")
+        client, bank = self._connection.client, self._bank()
+        found: list[dict[str, Any]] = []
+        for state in (None, "invalidated"):
+            offset = 0
+            while len(found) < PURGE_CAP:
+                reply = client.list_memories(bank, q=needle, state=state, limit=PAGE, offset=offset)
+                page = _items(reply)
+                found += page
+                offset += len(page)
+                if len(page) < PAGE or offset >= int(reply.get("total") or 0):
+                    break
+        documents: dict[str, None] = {}
+        for memory in found:
+            if memory.get("document_id"):
+                documents[str(memory["document_id"])] = None
+            for source in memory.get("source_memory_ids") or []:
+                origin = client.get_memory(bank, str(source))
+                if origin and origin.get("document_id"):
+                    documents[str(origin["document_id"])] = None
+        if not found:
+            return Outcome(f"No memory in bank {bank!r} contains {_quoted(needle, 40)}.")
+        shown = f"matching {_quoted(needle, 40)}"
+        if not yes:
+            count = plural(len(found), "memory", "memories")
+            return Outcome(
+                f"{count} {shown}, from {plural(len(documents), 'document', 'documents')}:",
+                [str(m.get("text", "")) for m in found[:LISTED]],
+                tuple(str(m.get("id")) for m in found),
+                tuple(documents),
+                done=False,
+                footer=(f"… and {len(found) - LISTED} more. " if len(found) > LISTED else "")
+                + "Nothing was deleted: run again with --yes to delete those documents.",
+            )
+        return self._delete_documents(list(documents), shown, yes=True)
+
+
+def _observation(target: Target) -> CurationError:
+    return CurationError(
+        f"{target.shown} is an observation, which the server derives from facts: forget or "
+        "correct the facts it is based on (%hindsight history shows them)."
+    )
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    """One document event as a line: ``2026-12-02 11:03 UTC: fact edited``."""
+    when = utc_minute_text(event.get("created_at"), " UTC")
+    kind = str(event.get("kind") or "changed").replace("_", " ")
+    return f"{when}: {kind}"
