@@ -19,10 +19,10 @@ Two ways to send, both safe to repeat after a lost reply:
   the async request at once, and no sync attempt again.
 
 Every memory queued without a document id gets one of its own (``own_document_id``, kept in
-the journal). A batch's first async send leaves those out: the server then stores the batch as
-one document, which it indexes about a third faster than one document per memory. Every
-later send of the batch (a retry, or the next kernel's) carries them, so a batch that may have
-gone out synchronously is replaced, not doubled; one that went out async is the same operation.
+the journal), and every send carries it: it is the memory's retain id (``RetainResult.ids``),
+by which the user forgets or deletes it on the server, and a re-send of a batch that may have
+gone out synchronously replaces it rather than doubling it. (Sent as one document, a batch
+indexes about a third faster, but its memories could no longer be told apart.)
 
 **Read-after-write** (``prepare_read``, before every ``%recall``/``%%reflect``): the queue is
 flushed while the sender knows a read waits on the bank, and the read waits only for the
@@ -65,7 +65,7 @@ WATCH_EVERY_S = 1.0  # how often accepted transcripts are asked about while bein
 WATCH_FOR_S = 300.0  # after this long an unfinished transcript is not asked about again
 INDEXING_POLL_S = 0.05
 
-OWN_ID_PREFIX = "hm-"  # marks the document ids made here (idempotency keys, not documents)
+OWN_ID_PREFIX = "hm-"  # marks the document ids made here (a memory's retain id)
 
 
 _id_stem: tuple[int, str, Iterator[int]] = (-1, "", itertools.count())  # (pid, stem, counter)
@@ -153,13 +153,10 @@ class BatchSender:
         ensure_bank(client, bank_id, settings.bank_mission, settings.retain_mission)
         secrets = self._secrets()
         sync = self._sync_wanted(client, batch)
-        tried = batch.attempts > 0 or batch.error is not None  # here or by an earlier kernel
         items: list[dict[str, Any]] = []
         for item in batch.items:
             body = item.to_json()
             body["content"] = redact(body["content"], secrets)
-            if not (sync or tried) and body.get("document_id", "").startswith(OWN_ID_PREFIX):
-                del body["document_id"]  # a first async send: the batch is one document
             items.append(body)
         if sync:
             try:

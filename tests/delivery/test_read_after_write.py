@@ -4,8 +4,8 @@ A read (``%recall``/``%%reflect``) sends its bank's new batches synchronously wh
 has its own ``document_id`` and none appends: the server answers once they are searchable, so
 no operation is polled. Everything else — transcript appends, big batches, retries, servers
 that refuse synchronous retains — goes async under the batch's ``operation_id`` and the read
-polls that operation. A first async send leaves the memories' own document ids out (the batch is
-one document); every re-send carries them. The lost-reply proofs against the real server are in
+polls that operation. Every send carries the memories' own document ids (their retain ids). The
+lost-reply proofs against the real server are in
 ``test_read_after_write_server.py``.
 """
 
@@ -103,16 +103,19 @@ def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_se
     assert session.queue.stats().accepted == 2
 
 
-def test_without_a_read_a_batch_goes_async_as_one_document(fake, make_session):
+def test_without_a_read_a_batch_goes_async_each_memory_under_its_retain_id(fake, make_session):
     session = make_session()
-    session.retain("Weekly cohorts start on Monday.")
-    session.retain("Outliers above p99.9 are test orders.")
-    assert all(item.document_id for _, item in session.queue.held())  # kept for a re-send
+    made = [
+        session.retain("Weekly cohorts start on Monday."),
+        session.retain("Outliers above p99.9 are test orders."),
+    ]
+    assert all(made)
+    assert len(set(made)) == 2
     session.flush(5)
     [body] = retains(fake)
     assert body["async"] is True
     assert body["operation_id"]
-    assert [item.get("document_id") for item in body["items"]] == [None, None]  # one document
+    assert [item.get("document_id") for item in body["items"]] == made  # forgettable by id
     session.reader.recall("cohorts")
     assert len(retains(fake)) == 1
     assert polled(fake) == 1  # the read waits for the async operation the worker sent
@@ -135,8 +138,7 @@ def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(
     wait_for(lambda: session.queue.stats().accepted == 1, 10, "the re-send")
     first, second = retains(fake)
     assert first["operation_id"] == second["operation_id"]  # the same operation to the server
-    assert "document_id" not in first["items"][0]
-    assert second["items"][0]["document_id"] == made  # in case the first went out sync
+    assert first["items"][0]["document_id"] == second["items"][0]["document_id"] == made
 
 
 def test_an_append_of_the_user_s_goes_async_and_the_read_waits_for_it(fake, make_session):
