@@ -10,6 +10,7 @@ In a notebook: ``%load_ext hindsight_magic``, then ``%retain``, ``%recall``, ``%
     answer = hm.reflect("What do we know about refunds?")
     hm.flush(timeout=10)                              # send what is queued now
     print(hm.status())
+    hm.forget(memories[0], reason="wrong")             # or "#1"; hm.restore brings it back
 
 Inside IPython these use the kernel's session (loading the extension if needed); elsewhere one
 session per process, without the cell hook. Bad input raises ``InputError`` (a ``ValueError``)
@@ -26,12 +27,27 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._functions import InputError, flush, recall, reflect, retain, status
+from ._functions import (
+    InputError,
+    correct,
+    delete,
+    flush,
+    forget,
+    forgotten,
+    history,
+    purge_matching,
+    recall,
+    reflect,
+    restore,
+    retain,
+    status,
+)
 from ._version import __version__
 
 if TYPE_CHECKING:
     from ._api.errors import HindsightError
     from ._functions import FlushResult
+    from ._memory.curation import Outcome
     from ._memory.parsed_replies import RecalledMemory, Sources
     from ._memory.provenance import Provenance
     from ._memory.results import RecallResult, ReflectResult
@@ -41,6 +57,7 @@ __all__ = [
     "FlushResult",
     "HindsightError",
     "InputError",
+    "Outcome",
     "Provenance",
     "RecallResult",
     "RecalledMemory",
@@ -49,10 +66,17 @@ __all__ = [
     "RetainResult",
     "Sources",
     "__version__",
+    "correct",
+    "delete",
     "flush",
+    "forget",
+    "forgotten",
+    "history",
     "load_ipython_extension",
+    "purge_matching",
     "recall",
     "reflect",
+    "restore",
     "retain",
     "status",
     "unload_ipython_extension",
@@ -63,6 +87,7 @@ __all__ = [
 _LAZY = {
     "FlushResult": "._functions",
     "HindsightError": "._api.errors",
+    "Outcome": "._memory.curation",
     "Provenance": "._memory.provenance",
     "RecallResult": "._memory.results",
     "RecalledMemory": "._memory.parsed_replies",

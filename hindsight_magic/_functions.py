@@ -1,4 +1,6 @@
-"""The public Python API: ``retain``, ``recall``, ``reflect``, ``flush``, ``status``.
+"""The public Python API: ``retain``, ``recall``, ``reflect``, ``flush``, ``status``, and the
+curation functions ``forget``, ``restore``, ``correct``, ``history``, ``forgotten``, ``delete``,
+``purge_matching``.
 
 The magics are a thin layer over these functions (as ``%timeit`` is over ``timeit``): they turn
 a line of text into a call and display what it returns. Each function uses, unless given a
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -27,6 +29,7 @@ from ._capture.transcript import own_text
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
+    from ._memory.curation import Curator, Outcome
     from ._memory.results import RecallResult, ReflectResult
     from ._session import HindsightSession
     from ._ui.display import Report, RetainResult
@@ -276,6 +279,85 @@ def status(*, check_server: bool = True, session: HindsightSession | None = None
     from ._ui.status import status_report
 
     return status_report((session or current_session()).view(), check_server)
+
+
+# -- tending memory: the same operations as ``%hindsight forget`` and the others --------------
+
+
+MemoryRef = Any  # "#3", a memory id, a retain id, or a recalled memory (its ``.id``)
+
+
+def _curate(session: HindsightSession | None, call: Callable[[Curator], Outcome]) -> Outcome:
+    """Run one curation through the session's curator; its refusals are ``InputError``."""
+    from ._memory.curation import CurationError
+
+    curator = (session or current_session()).curator
+    try:
+        return call(curator)
+    except CurationError as error:
+        raise InputError(str(error)) from None
+
+
+def _ref(memory: MemoryRef) -> str:
+    ref = getattr(memory, "id", memory)
+    if not isinstance(ref, str):
+        raise InputError(
+            f"Cannot name a memory by {one_line(repr(memory), 40)}: give #N, its id, a retain "
+            "id, or a recalled memory."
+        )
+    return ref
+
+
+def forget(
+    memory: MemoryRef, *, reason: str = "", session: HindsightSession | None = None
+) -> Outcome:
+    """Leave a memory out of every later recall and reflect, reversibly (``restore``).
+
+    ``memory`` is ``"#3"`` (the third of the last recall), a recalled memory or its ``.id``, or a
+    retain id (``RetainResult.ids``): a memory still queued in this kernel is cancelled (it never
+    reaches the server, its journal entry goes too); one already sent is forgotten on the server
+    once it is there. ``reason`` is kept with it (``%hindsight forgotten`` shows it).
+    """
+    return _curate(session, lambda c: c.forget(_ref(memory), reason))
+
+
+def restore(memory: MemoryRef, *, session: HindsightSession | None = None) -> Outcome:
+    """Bring a forgotten memory back into recall (a retain id: every memory it made)."""
+    return _curate(session, lambda c: c.restore(_ref(memory)))
+
+
+def correct(memory: MemoryRef, text: str, *, session: HindsightSession | None = None) -> Outcome:
+    """Make a memory say ``text`` instead: the server re-embeds it, so recall finds the new
+    words and not the old. Secrets in ``text`` are redacted as for ``retain``."""
+    return _curate(session, lambda c: c.correct(_ref(memory), text))
+
+
+def history(memory: MemoryRef, *, session: HindsightSession | None = None) -> Outcome:
+    """What a memory said and when it was changed (edited, forgotten, restored), as the
+    server recorded it."""
+    return _curate(session, lambda c: c.history(_ref(memory)))
+
+
+def forgotten(*, session: HindsightSession | None = None) -> Outcome:
+    """The forgotten memories of the current scope, newest first, with their reasons."""
+    return _curate(session, lambda c: c.forgotten())
+
+
+def delete(
+    document: MemoryRef, *, yes: bool = False, session: HindsightSession | None = None
+) -> Outcome:
+    """Delete a source document and every memory made from it, for good. ``document`` is a
+    document id, a retain id (one still queued is cancelled), ``"#3"`` or a recalled memory
+    (its document). Without ``yes=True`` nothing is deleted: the result lists what would go."""
+    return _curate(session, lambda c: c.delete(_ref(document), yes))
+
+
+def purge_matching(
+    text: str, *, yes: bool = False, session: HindsightSession | None = None
+) -> Outcome:
+    """Every memory whose text contains ``text`` (say, a leaked key), forgotten ones too, and
+    the documents they came from: listed, and deleted for good with ``yes=True``."""
+    return _curate(session, lambda c: c.purge_matching(text, yes))
 
 
 def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:

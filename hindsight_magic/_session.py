@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from ._capture.autoretain import AutoRetainStatus
     from ._delivery.items import QueueStats
     from ._delivery.recent import RecentItem
+    from ._memory.curation import Outcome
     from ._memory.mental_models import MentalModel
     from ._memory.results import RecallResult
     from ._settings import HindsightSettings
@@ -472,6 +473,10 @@ class SessionView:
         """The "Mental models" rows of the status report."""
         return self._live().mental_models.status_rows()
 
+    def curated(self) -> str:
+        """What this session curated: ``2 forgotten, 1 deleted`` ('' when nothing)."""
+        return self._live().curator.summary()
+
     def wait_first_model_load(self) -> bool:
         """Wait (at most 1.5 s, on the worker's load) for the first model list; True if done."""
         return self._live().mental_models.wait_first_load()
@@ -552,6 +557,24 @@ class SessionView:
         """Ask the server to refresh a mental model; its operation id ("" if none), or None
         when there is no such model."""
         return self._live().mental_models.refresh(model_id)
+
+    def forget(self, memory: str, reason: str = "") -> Outcome:
+        """Forget a memory (an id or a retain id), as ``%hindsight forget`` does; asks the
+        server, so the panel calls it on the worker. Raises ``CurationError`` (one line) or
+        ``HindsightError``."""
+        return self._live().curator.forget(memory, reason)
+
+    def restore(self, memory: str) -> Outcome:
+        """Bring a forgotten memory back (``%hindsight restore``); on the worker."""
+        return self._live().curator.restore(memory)
+
+    def delete(self, document: str, yes: bool = False) -> Outcome:
+        """Delete a document and its memories with ``yes``, else list them; on the worker."""
+        return self._live().curator.delete(document, yes)
+
+    def forgotten(self) -> Outcome:
+        """The forgotten memories of the scope, newest first (``.memory_ids``); on the worker."""
+        return self._live().curator.forgotten()
 
     def panel_hub(self, make: Callable[[SessionView], T]) -> T:
         """The UI's panel hub for this session: made by ``make`` on first use, then kept here.

@@ -46,6 +46,7 @@ from .parsing import (
 )
 
 if TYPE_CHECKING:
+    from .._memory.curation import Outcome
     from .._memory.mental_models import MentalModelCache
     from .._session import HindsightSession
     from .._settings import HindsightSettings
@@ -372,6 +373,48 @@ def cmd_doctor(ctx: HandlerContext, args: argparse.Namespace) -> DoctorReport:
 MODEL_ID = arg("id", metavar="ID")
 OPTIONAL_MODEL_ID = arg("id", nargs="?", metavar="ID")
 
+
+def cmd_forget(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Leave a memory out of recall and reflect (reversible); a queued one is cancelled."""
+    return _functions.forget(args.memory, reason=args.reason or "", session=ctx.session)
+
+
+def cmd_restore(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Bring a forgotten memory back into recall."""
+    return _functions.restore(args.memory, session=ctx.session)
+
+
+def cmd_correct(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """``correct #3 NEW TEXT``: the text after the memory, kept as typed (not shell-split)."""
+    memory, _, text = (args.words or "").strip().partition(" ")
+    if not memory:
+        raise _functions.InputError("Name the memory to correct, then the new text.")
+    return _functions.correct(memory, text, session=ctx.session)
+
+
+def cmd_history(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """What a memory said and when it changed."""
+    return _functions.history(args.memory, session=ctx.session)
+
+
+def cmd_forgotten(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """The forgotten memories of this scope, newest first."""
+    return _functions.forgotten(session=ctx.session)
+
+
+def cmd_delete(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Delete a document and its memories for good (``--yes``); otherwise list them."""
+    return _functions.delete(args.document, yes=args.yes, session=ctx.session)
+
+
+def cmd_purge_matching(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Every memory containing TEXT and its document: listed, deleted with ``--yes``."""
+    return _functions.purge_matching(" ".join(args.text), yes=args.yes, session=ctx.session)
+
+
+MEMORY_REF = arg("memory", metavar="#N|ID")
+YES = arg("--yes", action="store_true")
+
 SUBCOMMANDS: dict[str, Subcommand] = {
     "help": Subcommand("this list", cmd_help),
     "status": Subcommand("server, bank, tags, queue, auto-retain, mental models", cmd_status),
@@ -450,6 +493,45 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             usage="%hindsight models [list | show ID | refresh [ID] | seed | delete ID "
             "| history ID | reload]",
         ),
+    ),
+    "forget": Subcommand(
+        "leave a memory out of recall, reversibly: forget #N|ID [--reason R]",
+        cmd_forget,
+        Words(MEMORY_REF, arg("--reason"), usage="%hindsight forget #N|ID [--reason R]"),
+    ),
+    "restore": Subcommand(
+        "bring a forgotten memory back: restore #N|ID",
+        cmd_restore,
+        Words(MEMORY_REF, usage="%hindsight restore #N|ID"),
+    ),
+    "correct": Subcommand(
+        "make a memory say something else: correct #N|ID NEW TEXT",
+        cmd_correct,
+        Words(arg("words"), usage="%hindsight correct #N|ID NEW TEXT", verbatim=True),
+    ),
+    "history": Subcommand(
+        "what a memory said and when it changed: history #N|ID",
+        cmd_history,
+        Words(MEMORY_REF, usage="%hindsight history #N|ID"),
+    ),
+    "forgotten": Subcommand(
+        "the forgotten memories of this scope, with reasons",
+        cmd_forgotten,
+        Words(usage="%hindsight forgotten"),
+    ),
+    "delete": Subcommand(
+        "delete a document and its memories for good: delete DOCUMENT_ID|#N [--yes]",
+        cmd_delete,
+        Words(
+            arg("document", metavar="DOCUMENT_ID|#N"),
+            YES,
+            usage="%hindsight delete DOCUMENT_ID|#N [--yes]",
+        ),
+    ),
+    "purge-matching": Subcommand(
+        "delete every memory containing TEXT (a leaked key): purge-matching TEXT [--yes]",
+        cmd_purge_matching,
+        Words(arg("text", nargs="+"), YES, usage="%hindsight purge-matching TEXT [--yes]"),
     ),
     "context": Subcommand(
         "the <mental_models> + last <memories> block for a prompt: prompt = %hindsight context",

@@ -152,7 +152,7 @@ class Curator:
         if not ref:
             raise CurationError("Name a memory: #N from the last %recall, its id or a retain id.")
         if MEMORY_ID.fullmatch(ref):
-            return Target(ref.lower(), None, shown=short(ref))
+            return Target(ref.lower(), None, shown=ref)
         return Target(None, encodable(ref), shown=ref)
 
     def _from_handle(self, number: int, shown: str) -> Target:
@@ -433,7 +433,7 @@ class Curator:
             target = target._replace(document_id=str(memory["document_id"]))
         assert target.document_id is not None
         document_id = target.document_id
-        shown = target.shown if target.memory_id is None else f"{target.shown}'s document"
+        shown = target.shown if target.memory_id is None else f"the document of {target.shown}"
         if target.memory_id is None and OWN_ID.fullmatch(document_id):
             if not yes:
                 cancel = self._preview_queued(document_id, shown)
@@ -474,13 +474,13 @@ class Curator:
             count = plural(len(facts), "memory", "memories")
             docs = plural(len(known), "document", "documents")
             return Outcome(
-                f"Would delete {docs} ({shown}) and {count} made from it, for good:",
+                f"Would delete {docs} ({shown}) and the {count} made from it, for good:",
                 [str(f.get("text", "")) for f in facts[:LISTED]],
                 tuple(str(f.get("id")) for f in facts),
                 tuple(known),
                 done=False,
                 footer=(f"… and {len(facts) - LISTED} more. " if len(facts) > LISTED else "")
-                + "Nothing was deleted: run again with --yes to delete.",
+                + "Nothing was deleted: run again with --yes (yes=True in Python) to delete.",
             )
         deleted, units = [], 0
         for document_id in document_ids:
@@ -535,7 +535,8 @@ class Curator:
                 tuple(documents),
                 done=False,
                 footer=(f"… and {len(found) - LISTED} more. " if len(found) > LISTED else "")
-                + "Nothing was deleted: run again with --yes to delete those documents.",
+                + "Nothing was deleted: run again with --yes (yes=True in Python) to delete "
+                "those documents.",
             )
         return self._delete_documents(list(documents), shown, yes=True)
 

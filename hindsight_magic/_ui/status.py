@@ -76,5 +76,12 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
     if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load
         view.wait_first_model_load()
     report.add("Mental models", view.model_rows())
-    report.add("Session", [("id", view.session_id), ("notebook", view.notebook or "-")])
+    report.add(
+        "Session",
+        [
+            ("id", view.session_id),
+            ("notebook", view.notebook or "-"),
+            ("curated", view.curated() or "nothing yet"),
+        ],
+    )
     return report
