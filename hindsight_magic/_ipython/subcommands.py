@@ -376,7 +376,8 @@ OPTIONAL_MODEL_ID = arg("id", nargs="?", metavar="ID")
 
 def cmd_forget(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """Leave a memory out of recall and reflect (reversible); a queued one is cancelled."""
-    return _functions.forget(args.memory, reason=args.reason or "", session=ctx.session)
+    reason = " ".join(args.reason or ())  # ``--reason the Q3 fix landed``: no quotes needed
+    return _functions.forget(args.memory, reason=reason, session=ctx.session)
 
 
 def cmd_restore(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
@@ -497,7 +498,11 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "forget": Subcommand(
         "leave a memory out of recall, reversibly: forget #N|ID [--reason R]",
         cmd_forget,
-        Words(MEMORY_REF, arg("--reason"), usage="%hindsight forget #N|ID [--reason R]"),
+        Words(
+            MEMORY_REF,
+            arg("--reason", nargs="+", metavar="R"),
+            usage="%hindsight forget #N|ID [--reason R]",
+        ),
     ),
     "restore": Subcommand(
         "bring a forgotten memory back: restore #N|ID",
