@@ -21,6 +21,7 @@ from pathlib import Path
 
 from . import (
     autoretain,
+    curation,
     delivery,
     first_recall,
     latency,
@@ -31,7 +32,7 @@ from . import (
 )
 from .common import bench_server, delete_bank, load_average, machine_line, raw_client
 from .report import Row, Section, document, num
-from .sections import read_after_write_rows, retain_rows
+from .sections import curation_rows, read_after_write_rows, retain_rows
 from .sections_session import autoretain_rows, latency_rows, load_rows
 from .sections_volume import delivery_rows, tail_rows
 
@@ -63,12 +64,13 @@ class Sizes:
     tail_quiet_s: float
     delivery_count: int
     delivery_runs: int
+    curation_runs: int
 
 
 FULL = Sizes(
-    15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 300.0, 10_000, 3
+    15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 300.0, 10_000, 3, 30
 )
-QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1)
+QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3)
 
 
 def _clean_env() -> None:
@@ -122,6 +124,9 @@ def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
 
         progress("read-after-write vs. by hand …")
         sections["2"] = read_after_write_rows(read_after_write.measure(url, sizes.raw_runs))
+
+        progress("forget-then-recall vs. by hand …")
+        sections["8"] = curation_rows(curation.measure(url, sizes.curation_runs))
 
         progress("auto-retain: cost per cell, transcript work …")
         os.environ["HINDSIGHT_JOURNAL_PATH"] = os.path.join(tmp, "autoretain.sqlite3")

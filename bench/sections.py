@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import curation
 from .common import Stat
 from .report import Row, Section, num, stat, stat_row
 
@@ -192,5 +193,62 @@ def read_after_write_rows(raw: dict[str, Any] | None) -> Section:
         "session metadata, which the mock LLM turns into one more fact to embed than the bare "
         "content (the same-memory row sends that too), and the server's latency varies from "
         "call to call by far more than the extension's own time.",
+    ]
+    return rows, notes
+
+
+CURATION_BAR = curation.BAR
+
+
+def curation_rows(r: dict[str, Any]) -> Section:
+    runs, gone = r["runs"], r["gone"]
+    rows = [
+        stat_row(
+            "8",
+            "`%hindsight forget ID` then `%recall QUERY` (a different memory each run), via "
+            "`run_line_magic`",
+            stat(r, "magic"),
+            "ms",
+        ),
+        stat_row(
+            "8",
+            "by hand with `httpx`: `PATCH …/memories/{id}` (`state: invalidated`) then `POST "
+            "…/memories/recall`, same body",
+            stat(r, "hand"),
+            "ms",
+        ),
+        Row(
+            "8",
+            "forget-then-recall ratio: extension median ÷ by-hand median",
+            f"{r['ratio']:.2f}",
+            bar=f"≤ {CURATION_BAR}",
+            passed=r["ratio"] <= CURATION_BAR,
+        ),
+        stat_row(
+            "8",
+            "extension's own time per forget-then-recall (call − its two requests)",
+            stat(r, "own"),
+            "ms",
+        ),
+        Row(
+            "8",
+            "HTTP requests per `%hindsight forget ID` + `%recall` on the kernel's thread (most)",
+            str(r["requests"]),
+            bar="2 (one per curation)",
+            passed=r["requests"] <= 2,
+        ),
+        Row(
+            "8",
+            "recalls that no longer showed the forgotten memory (extension, by hand)",
+            f"{gone['magic']}/{runs}, {gone['hand']}/{runs}",
+            bar="all",
+            passed=gone["magic"] == gone["hand"] == runs,
+        ),
+    ]
+    notes = [
+        f"8: {runs} runs of each way, alternating which goes first, in one process; each way "
+        "on its own bank holding the same facts (retained synchronously beforehand), each run "
+        "forgetting a different memory by its id. The extension's requests are counted and "
+        "timed inside the call, on the kernel's thread."
     ]
     return rows, notes

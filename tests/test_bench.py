@@ -182,6 +182,18 @@ def check_figures(out: str) -> None:
         assert 0 < table.stats(raw)[0] < 60
         assert 0 < table.stats(own)[0] < call, (own, call)
 
+    # 8: forget-then-recall: every recall left the forgotten memory out, one request each
+    magic_forget, _, _, runs = table.stats("`%hindsight forget ID` then `%recall QUERY`")
+    hand_forget, _, _, hand_runs = table.stats("by hand with `httpx`: `PATCH")
+    assert runs == hand_runs >= 3, (runs, hand_runs)
+    assert table.median("forget-then-recall ratio") == pytest.approx(
+        magic_forget / hand_forget, rel=0.02
+    )
+    assert 0 < table.stats("own time per forget-then-recall")[0] < magic_forget
+    assert table.row("HTTP requests per `%hindsight forget ID`")[2] == "2"
+    gone = table.row("recalls that no longer showed the forgotten memory")[2]
+    assert gone == f"{runs}/{runs}, {runs}/{runs}", gone
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
