@@ -232,6 +232,44 @@ CASES = [
         "%reflect What did we decide?",
         ("reflect request failed", "no Hindsight server at", "set HINDSIGHT_API_URL"),
     ),
+    # -- curation -----------------------------------------------------------------------------
+    Case(
+        "forget-before-any-recall",
+        "%hindsight forget #2",
+        ("#2 names a memory of the last %recall", "run %recall first"),
+    ),
+    Case("forget-nothing-named", "%hindsight forget", ("Usage: %hindsight forget #N|ID",)),
+    Case("correct-empty-text", "%hindsight correct #1   ", ("Nothing to correct to",)),
+    Case("delete-unknown-flag", "%hindsight delete doc --force", ("Unknown option --force",)),
+    Case(
+        "forget-dead-server",
+        "%hindsight forget 9b72be6f-8bc4-4cd3-aef7-36dc41d35331 --reason stale",
+        ("updateMemory request failed", "no Hindsight server at"),
+    ),
+    Case(
+        "delete-unknown-document",
+        "%hindsight delete no-such-document",
+        ("No document no-such-document in bank 'bad-input'",),
+        reply=replying(404, '{"detail": "Document not found"}'),
+    ),
+    Case(
+        "delete-server-error",
+        "%hindsight delete doc-1 --yes",
+        ("deleteDocument failed: database is down", "try again"),
+        reply=replying(500, '{"detail": "database is down"}'),
+    ),
+    Case(
+        "purge-slow-server",
+        "%hindsight purge-matching sk-live-1234",
+        ("listMemories request timed out after 1s",),
+        reply=too_slow,
+    ),
+    Case(
+        "forget-garbage-reply",
+        "%hindsight forget 9b72be6f-8bc4-4cd3-aef7-36dc41d35331",
+        ("the reply was not Hindsight JSON",),
+        reply=replying(200, '{"id": "9b72'),
+    ),
     # -- server replies -----------------------------------------------------------------------
     Case(
         "html-error-page",

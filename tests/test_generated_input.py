@@ -129,8 +129,13 @@ SUBCOMMAND_WORDS = [
     "on", "off", "every", "now", "--drop", "--timeout", "--prefix", "--project", "global",
     "per-project", "per-project-tagged", "team/a", "..", "_x", "=", "retain_every_n_cells=0",
     "recall_budget=", "scoping=team", "api_key=sk-x", "bank_id=a?b", "3", "-1", "nan", "inf",
+    "forget", "restore", "correct", "history", "forgotten", "delete", "purge-matching", "#1",
+    "#0", "#-1", "--reason", "--yes", "9b72be6f-8bc4-4cd3-aef7-36dc41d35331", "hm-x-1",
 ]  # fmt: skip
-SAFE = ("help", "status", "config", "scope", "bank", "autoretain", "retry", "clear", "flush")
+SAFE = (
+    "help", "status", "config", "scope", "bank", "autoretain", "retry", "clear", "flush",
+    "forget", "restore", "correct", "history", "forgotten", "delete", "purge-matching",
+)  # fmt: skip
 ARGS = st.lists(
     st.one_of(st.sampled_from(SUBCOMMAND_WORDS), st.text(ANY_CHAR, max_size=10)), max_size=5
 ).map(" ".join)
@@ -144,6 +149,9 @@ ARGS = st.lists(
 @example(name="config", args="api_key=sk-secret-value-123")
 @example(name="bank", args="../../etc")
 @example(name="retry", args="'\n '")  # once two lines: argparse's message kept the newline
+@example(name="forget", args="#1 --reason")
+@example(name="correct", args="#0 new text")
+@example(name="delete", args="hm-x-1 --yes")
 def test_any_hindsight_words_give_a_result_or_one_line(shell: Any, name: str, args: str) -> None:
     if name.strip() in ("server", "doctor", "models", "context", "panel"):
         return  # they start servers, wait on the network or draw widgets: not generated here

@@ -232,9 +232,11 @@ class Curator:
 
     def _queued(self, target: Target) -> Outcome | None:
         """A retain id still in this kernel's queue is cancelled there; None when it was not
-        queued any more. One in flight (or sent and not indexed yet) is waited for, bounded,
-        so the server has it before it is changed."""
+        queued any more (or is not a retain id of this extension). One in flight (or sent and
+        not indexed yet) is waited for, bounded, so the server has it before it is changed."""
         assert target.document_id is not None
+        if not OWN_ID.fullmatch(target.document_id):
+            return None  # someone else's document id: nothing of it waits here
         found = self._cancel([target.document_id])
         if found.cancelled:
             self._count("cancelled")
@@ -254,10 +256,10 @@ class Curator:
         target = self.resolve(ref)
         reason = one_line(redact(encodable(reason), self._secrets()), 500) if reason else ""
         if target.memory_id is None:
+            assert target.document_id is not None
             queued = self._queued(target)
             if queued is not None:
                 return queued
-            assert target.document_id is not None
             facts = self._of_document(target.document_id)
             if not facts:
                 return self._none_left(target, "forget")

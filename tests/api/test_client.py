@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -581,3 +582,50 @@ def test_close_then_reuse_opens_a_new_pool() -> None:
     client.close()
     client.health()
     assert len(rec.requests) == 2
+
+
+# -- curation -------------------------------------------------------------------------------------
+
+
+def test_curation_endpoints_use_the_documented_methods_paths_and_bodies() -> None:
+    client, rec = make(httpx.Response(200, json={"items": [], "total": 0}))
+    client.get_memory("b", "m/1")
+    client.update_memory("b", "m-1", state="invalidated", reason="wrong")
+    client.list_memories(
+        "b",
+        q="sk-1",
+        state="invalidated",
+        document_id="d 1",
+        tags=["p:x"],
+        tags_match="any",
+        limit=5,
+        offset=10,
+    )
+    client.delete_document("b", "hm-1/..")
+    client.document_history("b", "d-1")
+    client.observation_history("b", "m-1")
+    seen = [(r.method, raw_path(r)) for r in rec.requests]
+    assert seen[:2] == [
+        ("GET", "/v1/default/banks/b/memories/m%2F1"),
+        ("PATCH", "/v1/default/banks/b/memories/m-1"),
+    ]
+    assert json.loads(rec.requests[1].content) == {"state": "invalidated", "reason": "wrong"}
+    listed = rec.requests[2]
+    assert listed.url.path == "/v1/default/banks/b/memories/list"
+    assert dict(listed.url.params) == {
+        "q": "sk-1", "state": "invalidated", "document_id": "d 1", "tags": "p:x",
+        "tags_match": "any", "limit": "5", "offset": "10",
+    }  # fmt: skip
+    assert seen[3:] == [
+        ("DELETE", "/v1/default/banks/b/documents/hm-1%2F.."),
+        ("GET", "/v1/default/banks/b/documents/d-1/history"),
+        ("GET", "/v1/default/banks/b/memories/m-1/history"),
+    ]
+
+
+def test_curation_reads_of_what_does_not_exist_are_none_or_empty() -> None:
+    client, _ = make(httpx.Response(404, json={"detail": "Bank 'b' not found"}))
+    assert client.get_memory("b", "m-1") is None
+    assert client.delete_document("b", "d-1") is None
+    assert client.document_history("b", "d-1") == []
+    assert client.list_memories("b") == {"items": [], "total": 0}
