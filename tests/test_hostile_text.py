@@ -18,6 +18,7 @@ from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory
 from hindsight_magic._delivery.recent import RecentItem
+from hindsight_magic._memory.curation import Outcome
 from hindsight_magic._memory.mental_models import MentalModel, render_block
 from hindsight_magic._memory.parsed_replies import Sources
 from hindsight_magic._memory.results import RecallResult, ReflectResult
@@ -166,6 +167,13 @@ def test_mental_model_views_and_reports_are_inert(text: str) -> None:
     report = Report("Status", [("Queue", [("last error", text)])], footer=text[:80])
     assert_inert_html(report._repr_html_(), text)
     assert not UNSAFE.search(repr(report))
+
+
+@CASES
+def test_curation_outcomes_show_hostile_text_as_itself(text: str) -> None:
+    outcome = Outcome(f"Forgot #1: “{text}”", [text, f"now (valid): {text}"], footer=text)
+    assert_inert_html(outcome._repr_html_(), f"Forgot #1: “{text}”")
+    assert not UNSAFE.search(repr(outcome))
 
 
 @CASES

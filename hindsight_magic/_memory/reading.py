@@ -103,4 +103,7 @@ class Reader:
             return ReflectResult(text, question, still_indexing=still_indexing)
         # the server names a mental model only inside its text; the cache knows the names
         based_on = (based_on or Sources()).named(self.model_names())
+        if self.curator is not None:  # answer.based_on.memories[0].forget() works too
+            for memory in based_on.memories:
+                memory.tended_by(self.curator)
         return ReflectResult(text, question, based_on, still_indexing=still_indexing)
