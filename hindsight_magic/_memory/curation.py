@@ -475,15 +475,8 @@ class Curator:
                 raise CurationError(f"No document {shown} in bank {bank!r}: check the id.")
             count = plural(len(facts), "memory", "memories")
             docs = plural(len(known), "document", "documents")
-            return Outcome(
-                f"Would delete {docs} ({shown}) and the {count} made from it, for good:",
-                [str(f.get("text", "")) for f in facts[:LISTED]],
-                tuple(str(f.get("id")) for f in facts),
-                tuple(known),
-                done=False,
-                footer=(f"… and {len(facts) - LISTED} more. " if len(facts) > LISTED else "")
-                + "Nothing was deleted: run again with --yes (yes=True in Python) to delete.",
-            )
+            headline = f"Would delete {docs} ({shown}) and the {count} made from it, for good:"
+            return _preview(headline, facts, known, "delete them")
         deleted, units = [], 0
         for document_id in document_ids:
             reply = client.delete_document(bank, document_id)
@@ -530,17 +523,25 @@ class Curator:
         shown = f"matching {_quoted(needle, 40)}"
         if not yes:
             count = plural(len(found), "memory", "memories")
-            return Outcome(
-                f"{count} {shown}, from {plural(len(documents), 'document', 'documents')}:",
-                [str(m.get("text", "")) for m in found[:LISTED]],
-                tuple(str(m.get("id")) for m in found),
-                tuple(documents),
-                done=False,
-                footer=(f"… and {len(found) - LISTED} more. " if len(found) > LISTED else "")
-                + "Nothing was deleted: run again with --yes (yes=True in Python) to delete "
-                "those documents.",
-            )
+            docs = plural(len(documents), "document", "documents")
+            headline = f"{count} {shown}, from {docs}:"
+            return _preview(headline, found, list(documents), "delete those documents")
         return self._delete_documents(list(documents), shown, yes=True)
+
+
+def _preview(
+    headline: str, memories: list[dict[str, Any]], documents: list[str], action: str
+) -> Outcome:
+    """What a delete would remove: the first memories listed, the rest counted, nothing done."""
+    more = f"… and {len(memories) - LISTED} more. " if len(memories) > LISTED else ""
+    return Outcome(
+        headline,
+        [str(m.get("text", "")) for m in memories[:LISTED]],
+        tuple(str(m.get("id")) for m in memories),
+        tuple(documents),
+        done=False,
+        footer=f"{more}Nothing was deleted: run again with --yes (yes=True in Python) to {action}.",
+    )
 
 
 def _observation(target: Target) -> CurationError:
