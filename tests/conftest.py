@@ -199,3 +199,41 @@ def notebook(
 def dead_url() -> str:
     """A URL where nothing answers."""
     return f"http://127.0.0.1:{free_port()}"
+
+
+@pytest.fixture
+def mcp_env(tmp_path: Path) -> dict[str, str]:
+    """What an MCP server process gets: this session's data dir and a journal of its own (shared
+    with the test's kernels), no auto-retain (quieter)."""
+    return {
+        "HINDSIGHT_MAGIC_DATA_DIR": os.environ["HINDSIGHT_MAGIC_DATA_DIR"],
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.sqlite3"),
+        "HINDSIGHT_AUTO_RETAIN": "false",
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+    }
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A project folder with a name no other test uses (its label tags the memories)."""
+    folder = tmp_path / f"proj{uuid.uuid4().hex[:8]}"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def mcp_client() -> Iterator[Any]:
+    """``mcp_client(project, env)``: ``hindsight-magic mcp`` for ``project`` with the SDK's
+    client talking to it over stdio (``mcpkit.McpClient``); each is closed at the end."""
+    from mcpkit import McpClient
+
+    started: list[Any] = []
+
+    def start(project: Path, env: dict[str, str]) -> Any:
+        client = McpClient(project, env)
+        started.append(client)
+        return client
+
+    yield start
+    for client in started:
+        client.close()
