@@ -22,7 +22,7 @@ import pytest
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import PLANTED_KEY, RunningServer, free_port, one_line
+from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, one_line
 
 __all__ = ["PLANTED_KEY", "Cell", "Notebook", "RunningServer", "free_port", "one_line"]
 
@@ -227,13 +227,5 @@ def mcp_client() -> Iterator[Any]:
     client talking to it over stdio (``mcpkit.McpClient``); each is closed at the end."""
     from mcpkit import McpClient
 
-    started: list[Any] = []
-
-    def start(project: Path, env: dict[str, str]) -> Any:
-        client = McpClient(project, env)
-        started.append(client)
-        return client
-
-    yield start
-    for client in started:
-        client.close()
+    with closing_all(McpClient) as start:
+        yield start

@@ -17,11 +17,12 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import pytest
@@ -377,3 +378,28 @@ def delivery(
     sending through ``send``, wired as the session wires them; the thread is not started."""
     queue = RetainQueue(journal, **options)
     return queue, Worker(queue, send)
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
+
+
+@contextmanager
+def closing_all(make: Callable[..., C]) -> Iterator[Callable[..., C]]:
+    """A factory fixture's body: ``start(...)`` makes one with ``make``; every one made is closed
+    when the block ends (kernels, MCP servers)."""
+    made: list[C] = []
+
+    def start(*args: Any, **kwargs: Any) -> C:
+        thing = make(*args, **kwargs)
+        made.append(thing)
+        return thing
+
+    try:
+        yield start
+    finally:
+        for thing in made:
+            thing.close()

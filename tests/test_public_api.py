@@ -64,6 +64,20 @@ def test_the_api_retains_and_recalls_in_a_real_kernel(kernel: Kernel) -> None:
     assert "api-" in status  # the bank this kernel's session uses
 
 
+def run_script(script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a plain Python process (no IPython) with only ``env``; it must pass."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 @pytest.mark.integration
 def test_the_api_works_in_a_plain_python_process(
     tmp_path: Path, hindsight_server: RunningServer
@@ -89,15 +103,7 @@ def test_the_api_works_in_a_plain_python_process(
         "PATH": "/usr/bin:/bin",
         "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path / "data"),
     }
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_script(script, env, tmp_path)
     assert "1 memory queued." in done.stdout
     assert "accepted by the server" in done.stdout
     assert "FOUND" in done.stdout, done.stdout
@@ -137,15 +143,7 @@ def test_a_project_session_works_like_a_kernel_started_in_that_folder(
         "IPYTHONDIR": str(tmp_path / "ipython"),
         "PATH": "/usr/bin:/bin",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_script(script, env, tmp_path)
     assert f"SCOPE {bank} ('project:{project.name}',)" in done.stdout
     assert "NEWEST" in done.stdout, done.stdout
     assert "agent (claude-code)" in done.stdout

@@ -13,6 +13,7 @@ The SDK is imported when the server is built, not when ``hindsight_magic`` is. (
 ``Context`` included, from names it can resolve.)
 """
 
+import functools
 import re
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -174,23 +175,22 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
         seems unreachable or empty."""
         return run(memory.status)
 
-    @server.resource(
-        "hindsight://context",
-        name="mental models and last memories",
-        description="The project's mental models block and the last recall's memories.",
-        mime_type="text/plain",
-    )
-    def context_resource() -> str:
-        return read(memory.context)
-
-    @server.resource(
-        "hindsight://latest",
-        name="newest memories",
-        description="The project's newest memories, newest first, with where each came from.",
-        mime_type="text/plain",
-    )
-    def latest_resource() -> str:
-        return read(memory.latest)
+    for uri, name, description, text in (
+        (
+            "hindsight://context",
+            "mental models and last memories",
+            "The project's mental models block and the last recall's memories.",
+            memory.context,
+        ),
+        (
+            "hindsight://latest",
+            "newest memories",
+            "The project's newest memories, newest first, with where each came from.",
+            memory.latest,
+        ),
+    ):
+        resource = server.resource(uri, name=name, description=description, mime_type="text/plain")
+        resource(functools.partial(read, text))
 
     return server
 

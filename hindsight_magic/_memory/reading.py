@@ -83,11 +83,7 @@ class Reader:
         scope = self._scope()
         still_indexing = self._before_read(scope.bank_id)
         reply = self._connection.client.list_memories(
-            scope.bank_id,
-            state="valid",
-            tags=scope.recall_tags,
-            tags_match=scope.tags_match,
-            limit=limit,
+            scope.bank_id, **scope.listing("valid", limit)
         )
         from .parsed_replies import parse_recall
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import PLANTED_KEY, RunningServer, free_port, wait_for
+from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, wait_for
 from kernels import Kernel
 from mcpkit import AGENT, error_line
 
@@ -34,17 +34,14 @@ def env(mcp_env: dict[str, str], hindsight_server: RunningServer) -> dict[str, s
 @pytest.fixture
 def kernel_in(env: dict[str, str]) -> Iterator[Any]:
     """``kernel_in(folder)``: a real kernel started there, on the same server and journal."""
-    kernels: list[Kernel] = []
 
     def start(folder: Path) -> Kernel:
         kernel = Kernel(env, folder)
-        kernels.append(kernel)
         kernel.run("%load_ext hindsight_magic")
         return kernel
 
-    yield start
-    for kernel in kernels:
-        kernel.close()
+    with closing_all(start) as started:
+        yield started
 
 
 def test_the_sdk_client_lists_retains_recalls_reflects_and_forgets(
