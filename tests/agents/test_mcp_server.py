@@ -210,3 +210,43 @@ def test_a_dead_server_and_bad_input_are_error_results_and_the_next_call_works(
         assert f"The {word} job runs nightly." in agent.text("recall", query=f"{word} nightly")
     finally:
         forwarder.close()
+
+
+def test_the_http_transport_serves_the_same_tools(project_dir: Path, env: dict[str, str]) -> None:
+    import os
+    import subprocess
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcpkit import COMMAND
+
+    port = free_port()
+    server = subprocess.Popen(
+        [COMMAND, "mcp", "--transport", "http", "--port", str(port), "--project", str(project_dir)],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def listening() -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    async def use() -> tuple[set[str], Any]:
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            return tools, await session.call_tool("recall", {"query": "anything at all"})
+
+    try:
+        wait_for(listening, 30, "the MCP server listening")
+        tools, found = anyio.run(use)
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert tools == TOOLS
+    assert not found.is_error
