@@ -121,15 +121,17 @@ def _mcp(args: argparse.Namespace) -> int:
         print(wiring.config_text(args.print_config, project))
         print(f"(put it in {wiring.WHERE[args.print_config]})", file=sys.stderr)
         return 0
-    try:
-        from ._agents.server import serve
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
         print(
             "hindsight-magic: error: the MCP SDK is not installed: "
             "pip install 'hindsight-magic[mcp]'",
             file=sys.stderr,
         )
         return 1
+    from ._agents.server import serve
+
     serve(project, args.transport, args.host, args.port)
     return 0
 

@@ -21,8 +21,8 @@ WHERE = {
     "claude": "Claude Code: .mcp.json in the project (or `claude mcp add-json hindsight-magic "
     "'<the inner object>'`); Claude Desktop: claude_desktop_config.json",
     "vscode": "VS Code: .vscode/mcp.json in the project",
-    "jupyter-ai": "Jupyter AI 3: its MCP servers file (.jupyter/mcp/config.json in the project); "
-    "with jupyter-server-mcp installed, the tools are there already",
+    "jupyter-ai": "Jupyter AI 3: .jupyter/mcp_settings.json at the root JupyterLab serves "
+    "(restart JupyterLab); with jupyter-server-mcp installed the tools are there already",
 }
 
 
@@ -45,6 +45,9 @@ def snippet(client: str, project: str) -> dict[str, Any]:
         entry["env"] = {"HINDSIGHT_API_URL": url}
     if client == "vscode":
         return {"servers": {SERVER_NAME: {"type": "stdio", **entry}}}
+    if client == "jupyter-ai":  # a list of servers, and env as name/value pairs
+        env = [{"name": k, "value": v} for k, v in entry.pop("env", {}).items()]
+        return {"mcp_servers": [{"name": SERVER_NAME, **entry, **({"env": env} if env else {})}]}
     return {"mcpServers": {SERVER_NAME: entry}}
 
 

@@ -167,9 +167,34 @@ def test_print_config_gives_each_client_its_snippet(
     assert main(["mcp", "--print-config", client, "--project", str(tmp_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == snippet(client, str(tmp_path))
-    entry = next(iter(next(iter(printed.values())).values()))
+    servers = next(iter(printed.values()))
+    entry = servers[0] if isinstance(servers, list) else servers["hindsight-magic"]
     assert entry["args"] == ["mcp", "--project", str(tmp_path)]
     assert entry["command"].endswith("hindsight-magic")
+
+
+def test_the_jupyter_ai_snippet_is_its_mcp_settings_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HINDSIGHT_API_URL", "http://127.0.0.1:8899")
+    monkeypatch.setenv("HINDSIGHT_API_KEY", "never-printed")
+    [server] = snippet("jupyter-ai", str(tmp_path))["mcp_servers"]
+    assert server["name"] == "hindsight-magic"
+    assert server["env"] == [{"name": "HINDSIGHT_API_URL", "value": "http://127.0.0.1:8899"}]
+    assert "never-printed" not in json.dumps(snippet("claude", str(tmp_path)))
+
+
+def test_mcp_says_how_to_install_the_sdk_when_it_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    assert main(["mcp", "--project", str(tmp_path)]) == 1
+    assert "pip install 'hindsight-magic[mcp]'" in capsys.readouterr().err
 
 
 def test_mcp_refuses_a_project_folder_that_does_not_exist(
