@@ -162,7 +162,7 @@ def retain(
     source = PYTHON_API if writer is None else AGENT
     result = queue_text(text, tags, context, split, session, source, writer)
     if wait:
-        (session or current_session()).deliver()
+        (session or current_session()).deliver(result.ids)
     return result
 
 

@@ -358,10 +358,20 @@ class HindsightSession:
                 raise
             log.info("Hindsight: another kernel's memory was refused: %s", error)
 
-    def deliver(self) -> None:
+    def deliver(self, document_ids: Sequence[str]) -> None:
         """Send what this session queued for its bank now and wait (at most 15 s) until the
-        server can find it, as a read does first (``retain(wait=True)``)."""
+        server can find it, as a read does first (``retain(wait=True)``). ``HindsightError``
+        when a memory of ``document_ids`` is still held: the server's own error when it cannot
+        be reached or refuses the key, else the queue's last error; the memory stays queued."""
         self._before_read(self.scope.bank_id)
+        wanted = set(document_ids)
+        if not any(item.document_id in wanted for _, item in self.queue.held()):
+            return
+        client = self.client
+        client.identity()  # raises what is wrong with the server, in its own words
+        client.list_banks()  # (open where /version is: is the key accepted?)
+        reason = self.queue.stats().last_error or "not sent yet"
+        raise HindsightError("retain", f"retain failed: {reason}")
 
     # -- status and lifecycle ---------------------------------------------------------------
 

@@ -112,6 +112,12 @@ def test_a_refused_key_is_an_error_line_and_the_next_call_works_once_fixed(
     assert "No relevant memories" in result.content[0].text
 
 
+def test_a_retain_the_server_refuses_says_why_and_stays_queued(call: Any, fake: Server) -> None:
+    line = error_line(call("retain", text="The churn table is weekly."))
+    assert "HINDSIGHT_API_KEY" in line
+    assert "queued" in line
+
+
 def test_every_tool_has_a_description_and_typed_arguments(memory: ProjectMemory) -> None:
     import anyio
     from mcp import Client

@@ -197,6 +197,9 @@ def test_a_dead_server_and_bad_input_are_error_results_and_the_next_call_works(
     forwarder = Forwarder(hindsight_server.url)
     agent = mcp_client(project_dir, {**env, "HINDSIGHT_API_URL": forwarder.url})
     try:
+        queued = error_line(agent.call("retain", text="Retained while the server is down."))
+        assert forwarder.url in queued
+        assert "The memory is queued" in queued
         dead = error_line(agent.call("recall", query="anything"))
         assert forwarder.url in dead
         assert "HINDSIGHT_API_URL" in dead
