@@ -50,6 +50,7 @@ from ._delivery.sender import (
 from ._delivery.worker import Worker
 from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
 from ._machine import resolve_api_url
+from ._memory.archive import Archiver
 from ._memory.curation import Curator
 from ._memory.mental_models import MentalModelCache
 from ._memory.provenance import PYTHON_API, provenance_metadata
@@ -162,6 +163,9 @@ class HindsightSession:
             self.secrets,
         )
         self.reader.curator = self.curator
+        self.archiver = Archiver(
+            self.connection, lambda: self.scope, self.flush, self.mental_models.reload
+        )
         self._closed = False
         self._view = SessionView(self)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
