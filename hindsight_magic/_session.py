@@ -164,7 +164,11 @@ class HindsightSession:
         )
         self.reader.curator = self.curator
         self.archiver = Archiver(
-            self.connection, lambda: self.scope, self.flush, self.mental_models.reload
+            self.connection,
+            lambda: self.scope,
+            self.flush,
+            self._before_read,
+            self.mental_models.reload,
         )
         self._closed = False
         self._view = SessionView(self)

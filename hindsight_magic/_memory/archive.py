@@ -40,8 +40,7 @@ if TYPE_CHECKING:
 FORMAT = "hindsight-magic snapshot 1"
 TRANSFER_BANK = "hindsight-magic-transfers"  # imports are recorded here (the target is new)
 POLL_S = 0.2
-SETTLE_S = 120.0  # how long the server may take to index what was queued before a transfer
-HELD = ("total_nodes", "total_documents", "pending_operations")  # a bank that holds memories
+HELD = ("total_nodes", "total_documents")  # a bank with either holds memories
 OPERATION_TIMEOUT_S = 3600.0
 HASH_CHUNK = 1 << 20
 COUNTS = (  # manifest field, the archive's own manifest key, the import's result key
@@ -186,11 +185,13 @@ class Archiver:
         connection: Connection,
         scope: Callable[[], BankScope],
         flush: Callable[[], object],
+        indexed: Callable[[str], object],
         changed: Callable[[], object],
     ) -> None:
         self._connection = connection
         self._scope = scope
         self._flush = flush  # send this session's queue first: a snapshot must hold it
+        self._indexed = indexed  # then wait (bounded) until the server can find it
         self._changed = changed  # a bank was replaced under the session: reload what it caches
 
     def _transfers(self) -> BankTransfers:
@@ -346,25 +347,14 @@ class Archiver:
     # -- following the server -----------------------------------------------------------------
 
     def _settled(self, bank: str, progress: Progress) -> dict[str, Any] | None:
-        """Send this session's queue, then wait until the server has indexed what it holds
-        for ``bank`` (an export taken earlier would miss it); the bank's stats, None when it
-        does not exist."""
+        """Send this session's queue and wait (bounded) until the server has indexed the
+        memories the user queued, as a recall does — an export taken earlier would miss them
+        (derived work, consolidation and mental model refreshes, is not waited for); the
+        bank's stats, None when it does not exist."""
+        progress.stage(f"sending what is queued for bank {bank}")
         self._flush()
-        client = self._connection.client
-        deadline = time.monotonic() + SETTLE_S
-        stats = client.bank_stats(bank)
-        if stats and int(stats.get("pending_operations") or 0):
-            progress.stage(f"waiting for the server to index bank {bank}")
-        while stats and int(stats.get("pending_operations") or 0):
-            if time.monotonic() > deadline:
-                raise CurationError(
-                    f"The server is still indexing {stats['pending_operations']} operations "
-                    f"of bank {bank!r}: try again in a moment."
-                )
-            progress.advance(0)
-            time.sleep(POLL_S)
-            stats = client.bank_stats(bank)
-        return stats
+        self._indexed(bank)
+        return self._connection.client.bank_stats(bank)
 
     def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
