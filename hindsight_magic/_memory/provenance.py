@@ -8,6 +8,7 @@ kernel session and how it was written::
     retain_cell     14            (%retain, or hindsight_magic.retain in a cell: that cell)
     cells           12-14         (auto-retain: the cells of the transcript, first-last)
     kernel_session  9f0c…
+    run             2026-12-02T06:00:12Z  (a headless run — papermill, nbclient: when it began)
     source          %retain | autoretain | python api
 
 ``provenance_of`` reads that back from a recalled memory (memories written by others show what
@@ -35,6 +36,7 @@ CELLS = "cells"
 RETAIN_CELL = "retain_cell"
 KERNEL_SESSION = "kernel_session"
 SOURCE = "source"
+RUN = "run"
 LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
 
 RETAIN_MAGIC = "%retain"
@@ -56,6 +58,7 @@ class Provenance:
     retain_cell: int | None = None
     document_id: str | None = None
     source: str | None = None
+    run: str | None = None  # when the headless run (papermill, nbclient) that wrote it began
 
     @property
     def notebook_name(self) -> str | None:
@@ -92,16 +95,23 @@ def parse_cells(text: str | None) -> tuple[int, ...]:
 
 
 def provenance_metadata(
-    source: str, kernel_session: str, notebook: str | None, cells: Iterable[int] = ()
+    source: str,
+    kernel_session: str,
+    notebook: str | None,
+    cells: Iterable[int] = (),
+    run: str | None = None,
 ) -> dict[str, str]:
     """The ``metadata`` of a memory the extension writes (only the parts that are known).
 
     ``cells`` are a transcript's for auto-retain (``cells``: first-last), else the cell that
-    ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``).
+    ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``); ``run`` is set in headless
+    runs, where many runs of one notebook must be told apart.
     """
     meta = {SOURCE: source, KERNEL_SESSION: kernel_session}
     if notebook:
         meta[NOTEBOOK] = notebook
+    if run:
+        meta[RUN] = run
     span = cell_range(cells)
     if span:
         meta[CELLS if source == AUTORETAIN else RETAIN_CELL] = span
@@ -126,6 +136,7 @@ def provenance_of(memory: Memory) -> Provenance:
         retain_cell=retain_cell[0] if len(retain_cell) == 1 else None,
         document_id=memory.document_id or None,
         source=_text(meta, SOURCE),
+        run=_text(meta, RUN),
     )
 
 
@@ -171,12 +182,14 @@ def age(stamp: str | None, now: datetime | None = None) -> str:
 
 
 def provenance_line(memory: Memory, now: datetime | None = None) -> str:
-    """``fieldwork.ipynb · cell 14 · 3 days ago``: what is known of where and when, or ``""``.
+    """``fieldwork.ipynb · cell 14 · 3 days ago`` (``report.ipynb · run 2026-12-02T06:00 · cell
+    4 · …`` from a headless run): what is known of where and when, or ``""``.
 
     A memory with neither notebook nor cell (written by something else) shows its document id.
     """
     provenance = provenance_of(memory)
-    parts = [provenance.notebook_name or "", cells_text(provenance)]
+    run = f"run {provenance.run[:16]}" if provenance.run else ""
+    parts = [provenance.notebook_name or "", run, cells_text(provenance)]
     if not any(parts) and provenance.document_id:
         parts.append(f"document {provenance.document_id}")
     parts.append(age(memory.mentioned_at, now))
