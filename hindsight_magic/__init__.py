@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._functions import (
     InputError,
+    clone,
     correct,
     delete,
     flush,
@@ -40,6 +41,7 @@ from ._functions import (
     reflect,
     restore,
     retain,
+    snapshot,
     status,
 )
 from ._version import __version__
@@ -66,6 +68,7 @@ __all__ = [
     "RetainResult",
     "Sources",
     "__version__",
+    "clone",
     "correct",
     "delete",
     "flush",
@@ -78,6 +81,7 @@ __all__ = [
     "reflect",
     "restore",
     "retain",
+    "snapshot",
     "status",
     "unload_ipython_extension",
 ]

@@ -122,7 +122,7 @@ def _transfer(args: argparse.Namespace) -> int:
         elif args.command == "restore":
             outcome = _functions.restore(Path(args.archive), into=args.into, replace=args.replace)
         else:
-            outcome = _functions.clone(to=args.to)
+            outcome = _functions.clone(to=args.to, replace=args.replace)
     except _functions.InputError as error:
         print(f"hindsight-magic: {error}", file=sys.stderr)
         return 1
@@ -150,6 +150,9 @@ def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     parser.set_defaults(handler=_transfer)
     parser = subparsers.add_parser("clone", help="copy this folder's bank on the server")
     parser.add_argument("--to", default=None, metavar="BANK", help="the copy's name")
+    parser.add_argument(
+        "--replace", action="store_true", help="delete an existing bank of that name first"
+    )
     parser.set_defaults(handler=_transfer)
 
 

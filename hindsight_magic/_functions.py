@@ -402,12 +402,17 @@ def snapshot(
 
 
 def clone(
-    *, to: str | None = None, switch: bool = False, session: HindsightSession | None = None
+    *,
+    to: str | None = None,
+    switch: bool = False,
+    replace: bool = False,
+    session: HindsightSession | None = None,
 ) -> Outcome:
     """Copy the current bank on the server into a new one, to experiment on: ``to`` is its
-    base name (as for ``%hindsight bank``; default ``<bank>-clone-<time>``), and ``switch=True``
-    points this session at the copy (the queue is sent first, as on any change of bank).
-    Later memories of either bank stay out of the other."""
+    base name (as for ``%hindsight bank``; default ``<bank>-clone-<time>``), ``replace=True``
+    deletes an existing bank of that name first, and ``switch=True`` points this session at the
+    copy (the queue is sent first, as on any change of bank). Later memories of either bank
+    stay out of the other."""
     from datetime import datetime, timezone
 
     from ._memory.scope import compute_scope
@@ -417,7 +422,7 @@ def clone(
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     base = _bank_name(to or f"{s.bank_id}-clone-{stamp}")
     target = compute_scope(s.scoping, base, s.bank_prefix, session.label).bank_id
-    outcome = _carry(session, lambda a, p: a.clone(target, p))
+    outcome = _carry(session, lambda a, p: a.clone(target, replace, p))
     if switch:
         s.set_setting("bank_id", base)
         outcome.headline += f" This session now uses {target!r}."

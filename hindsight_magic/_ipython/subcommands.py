@@ -394,7 +394,9 @@ def cmd_snapshot(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
 
 def cmd_clone(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """Copy this bank on the server; ``--switch`` works on the copy from now on."""
-    return _functions.clone(to=args.to, switch=args.switch, session=ctx.session)
+    return _functions.clone(
+        to=args.to, switch=args.switch, replace=args.replace, session=ctx.session
+    )
 
 
 def cmd_correct(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
@@ -533,12 +535,13 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Words(arg("path", nargs="?"), usage="%hindsight snapshot [PATH]"),
     ),
     "clone": Subcommand(
-        "copy this bank on the server to experiment on: clone [--to BANK] [--switch]",
+        "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",
         cmd_clone,
         Words(
             arg("--to", metavar="BANK"),
             arg("--switch", action="store_true"),
-            usage="%hindsight clone [--to BANK] [--switch]",
+            arg("--replace", action="store_true"),
+            usage="%hindsight clone [--to BANK] [--switch] [--replace]",
         ),
     ),
     "correct": Subcommand(

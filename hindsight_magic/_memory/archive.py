@@ -326,16 +326,22 @@ class Archiver:
 
     # -- clone ------------------------------------------------------------------------------
 
-    def clone(self, target: str, progress: Progress) -> Outcome:
-        """Copy the current bank into the new bank ``target`` on the server."""
+    def clone(self, target: str, replace: bool, progress: Progress) -> Outcome:
+        """Copy the current bank into the new bank ``target`` on the server; an existing
+        ``target`` is deleted first only with ``replace``."""
         bank = self._scope().bank_id
         client = self._connection.client
+        if target == bank:
+            raise CurationError(f"A clone needs a name of its own, not {bank!r}: use --to NAME.")
         if self._settled(bank, progress) is None:
             raise CurationError(f"Nothing to clone: bank {bank!r} does not exist yet.")
         if client.bank_stats(target) is not None:
-            raise CurationError(
-                f"Bank {target!r} already exists: choose another name with --to NAME."
-            )
+            if not replace:
+                raise CurationError(
+                    f"Bank {target!r} already exists: choose another name with --to NAME, or "
+                    "add --replace to delete it first."
+                )
+            self._transfers().delete_bank(target)
         progress.stage(f"cloning bank {bank} into {target} on the server")
         operation = self._submit(lambda: self._transfers().clone(bank, target))
         result = self._follow(bank, operation, progress, "clone")
