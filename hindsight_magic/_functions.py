@@ -382,6 +382,9 @@ def _carry(
     except CurationError as error:
         progress.close(str(error))
         raise InputError(str(error)) from None
+    except KeyboardInterrupt:  # before the server started anything: nothing to cancel there
+        progress.close("Cancelled.")
+        raise InputError("Cancelled before the server started; nothing was changed.") from None
 
 
 def snapshot(

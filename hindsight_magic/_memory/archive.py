@@ -246,6 +246,11 @@ class Archiver:
                 f"Could not write the snapshot to {target}: {error.strerror or error} "
                 "(the partial file was removed; free space or choose another PATH)."
             ) from None
+        except KeyboardInterrupt:
+            progress.close("Snapshot cancelled.")
+            raise CurationError(
+                "The snapshot was cancelled during the download; no partial file was kept."
+            ) from None
         finally:
             with contextlib.suppress(OSError):
                 partial.unlink()

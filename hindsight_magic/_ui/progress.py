@@ -71,7 +71,7 @@ class WidgetProgress:
 
         self._bar = widgets.FloatProgress(value=0.0, min=0.0, max=1.0)
         self._label = widgets.HTML()
-        self._box: Any = widgets.HBox([self._bar, self._label])
+        self.widget: Any = widgets.HBox([self._bar, self._label])  # the bar, then its label
         self._shown = False
         self._text = ""
         self._total: int | None = None
@@ -83,7 +83,7 @@ class WidgetProgress:
         if not self._shown:
             from IPython.display import display
 
-            display(self._box)  # type: ignore[no-untyped-call]
+            display(self.widget)  # type: ignore[no-untyped-call]
             self._shown = True
         self._text, self._total = html_text(label), total
         self._started, self._drawn = time.monotonic(), 0.0

@@ -223,3 +223,36 @@ def test_a_full_disk_while_downloading_leaves_no_partial_file(
         assert "No space left on device" in str(cell.error)
         left = [p.name for p in disk.root.iterdir() if p.name != "filler"]
         assert left == [], left
+
+
+def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
+    book: Notebook,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+) -> None:
+    planted(book, 1)
+    session = book.magics.session
+    asked: list[str] = []
+    export, follow = transfers.BankTransfers.export, session.client.operation
+
+    def exported(self: transfers.BankTransfers, bank: str) -> str:
+        asked.append(export(self, bank))
+        return asked[-1]
+
+    def interrupted(bank: str, operation: str) -> Any:
+        if operation in asked:  # the user pressed Interrupt while the server exported
+            raise KeyboardInterrupt
+        return follow(bank, operation)
+
+    monkeypatch.setattr(transfers.BankTransfers, "export", exported)
+    monkeypatch.setattr(session.client, "operation", interrupted)
+    folder = tmp_path / "snapshots"
+    cell = book.run(f"%hindsight snapshot {folder / 'x.zip'}")
+    assert "The snapshot was cancelled (the server's operation too)" in str(cell.error)
+    assert not folder.exists() or list(folder.iterdir()) == []
+    state = httpx.get(
+        f"{hindsight_server.url}/v1/default/banks/{bank_id}/operations/{asked[0]}", timeout=30
+    ).json()["status"]
+    assert state in ("cancelled", "completed", "not_found"), state  # it may have finished first
