@@ -29,10 +29,11 @@ from . import (
     read_after_write,
     retain_cost,
     retain_tail,
+    transfers,
 )
 from .common import bench_server, delete_bank, load_average, machine_line, raw_client
 from .report import Row, Section, document, num
-from .sections import curation_rows, read_after_write_rows, retain_rows
+from .sections import curation_rows, read_after_write_rows, retain_rows, transfer_rows
 from .sections_session import autoretain_rows, latency_rows, load_rows
 from .sections_volume import delivery_rows, tail_rows
 
@@ -65,12 +66,36 @@ class Sizes:
     delivery_count: int
     delivery_runs: int
     curation_runs: int
+    transfer_runs: int
+    transfer_documents: int
 
 
 FULL = Sizes(
-    15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 300.0, 10_000, 3, 30
+    15,
+    5,
+    6,
+    10,
+    300,
+    30,
+    150,
+    24,
+    40,
+    20,
+    30,
+    60.0,
+    1000,
+    20,
+    200,
+    2000,
+    8,
+    300.0,
+    10_000,
+    3,
+    30,
+    3,
+    870,
 )
-QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3)
+QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40)
 
 
 def _clean_env() -> None:
@@ -127,6 +152,11 @@ def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
 
         progress("forget-then-recall vs. by hand …")
         sections["8"] = curation_rows(curation.measure(url, sizes.curation_runs))
+
+        progress(f"snapshot and restore of {sizes.transfer_documents} documents vs. by hand …")
+        sections["9"] = transfer_rows(
+            transfers.measure(url, sizes.transfer_runs, sizes.transfer_documents)
+        )
 
         progress("auto-retain: cost per cell, transcript work …")
         os.environ["HINDSIGHT_JOURNAL_PATH"] = os.path.join(tmp, "autoretain.sqlite3")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._functions import (
     InputError,
+    clone,
     context,
     correct,
     delete,
@@ -43,6 +44,7 @@ from ._functions import (
     reflect,
     restore,
     retain,
+    snapshot,
     status,
 )
 from ._version import __version__
@@ -71,6 +73,7 @@ __all__ = [
     "Session",
     "Sources",
     "__version__",
+    "clone",
     "context",
     "correct",
     "delete",
@@ -86,6 +89,7 @@ __all__ = [
     "reflect",
     "restore",
     "retain",
+    "snapshot",
     "status",
     "unload_ipython_extension",
 ]

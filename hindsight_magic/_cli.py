@@ -1,4 +1,5 @@
-"""The ``hindsight-magic`` command line: ``hindsight-magic server start|stop|status|logs|purge``.
+"""The ``hindsight-magic`` command line: ``hindsight-magic server start|stop|status|logs|purge``,
+``snapshot``, ``restore``, ``clone``, ``demo`` and ``doctor``.
 
 Each top-level subcommand is registered in ``SUBCOMMANDS``: a function that adds its parser
 to the subparsers and sets ``handler`` (``args -> exit code``) as a default. Others (``demo``,
@@ -12,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from ._localserver import ServerError, actions, demo
 from ._ui import doctor
@@ -155,11 +157,58 @@ def _add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=_mcp)
 
 
+def _transfer(args: argparse.Namespace) -> int:
+    """``hindsight-magic snapshot|restore|clone``: the same as ``%hindsight …``, for the bank a
+    kernel started in this folder would use (its settings from the environment)."""
+    from . import _functions
+    from ._api.errors import HindsightError
+
+    try:
+        if args.command == "snapshot":
+            outcome = _functions.snapshot(args.path)
+        elif args.command == "restore":
+            outcome = _functions.restore(Path(args.archive), into=args.into, replace=args.replace)
+        else:
+            outcome = _functions.clone(to=args.to, replace=args.replace)
+    except _functions.InputError as error:
+        print(f"hindsight-magic: {error}", file=sys.stderr)
+        return 1
+    except HindsightError as error:
+        session = _functions.current_session()
+        print(f"hindsight-magic: {session.explain(error)}", file=sys.stderr)
+        return 1
+    print(outcome)
+    return 0 if outcome.done else 1
+
+
+def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``snapshot``, ``restore`` and ``clone`` of this folder's bank."""
+    parser = subparsers.add_parser(
+        "snapshot", help="save this folder's bank to an archive and its manifest"
+    )
+    parser.add_argument("path", nargs="?", default=None, help="the archive (default: dated)")
+    parser.set_defaults(handler=_transfer)
+    parser = subparsers.add_parser(
+        "restore", help="restore a snapshot as this folder's bank (or --into BANK)"
+    )
+    parser.add_argument("archive", help="the snapshot .zip (its manifest beside it)")
+    parser.add_argument("--into", default=None, metavar="BANK", help="restore as this bank")
+    parser.add_argument("--replace", action="store_true", help="replace a bank that holds memories")
+    parser.set_defaults(handler=_transfer)
+    parser = subparsers.add_parser("clone", help="copy this folder's bank on the server")
+    parser.add_argument("--to", default=None, metavar="BANK", help="the copy's name")
+    parser.add_argument(
+        "--replace", action="store_true", help="delete an existing bank of that name first"
+    )
+    parser.set_defaults(handler=_transfer)
+
+
 # `demo` is added by its own module.
 SUBCOMMANDS: dict[str, Registrar] = {
     "server": _add_server,
     "demo": demo.add_parser,
     "doctor": _add_doctor,
+    "transfers": _add_transfers,
     "mcp": _add_mcp,
 }
 

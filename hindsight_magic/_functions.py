@@ -1,6 +1,6 @@
 """The public Python API: ``retain``, ``recall``, ``reflect``, ``flush``, ``status``, and the
 curation functions ``forget``, ``restore``, ``correct``, ``history``, ``forgotten``, ``delete``,
-``purge_matching``.
+``purge_matching``, and the transfers ``snapshot``, ``restore`` (of an archive) and ``clone``.
 
 The magics are a thin layer over these functions (as ``%timeit`` is over ``timeit``): they turn
 a line of text into a call and display what it returns. Each function uses, unless given a
@@ -24,12 +24,14 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._capture.transcript import own_text
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
+    from ._memory.archive import Archiver, Progress
     from ._memory.curation import Curator, Outcome
     from ._memory.results import RecallResult, ReflectResult
     from ._session import HindsightSession
@@ -397,9 +399,112 @@ def forget(
     return _curate(session, lambda c: c.forget(_ref(memory), reason))
 
 
-def restore(memory: MemoryRef, *, session: HindsightSession | None = None) -> Outcome:
-    """Bring a forgotten memory back into recall (a retain id: every memory it made)."""
-    return _curate(session, lambda c: c.restore(_ref(memory)))
+def restore(
+    what: MemoryRef | os.PathLike[str],
+    *,
+    into: str | None = None,
+    replace: bool = False,
+    session: HindsightSession | None = None,
+) -> Outcome:
+    """Bring something back: a forgotten memory (``"#3"``, its id, a retain id: back into
+    recall), or a snapshot archive (a path ending in ``.zip``).
+
+    An archive is checked against the manifest beside it (size and SHA-256) before anything is
+    sent, then imported as the current bank, or as bank ``into``; a bank that already holds
+    memories is refused unless ``replace=True`` (its memories are deleted first). Afterwards
+    the imported counts are checked against the manifest. A progress bar shows meanwhile; an
+    interrupt cancels the import on the server.
+    """
+    if _is_archive(what):
+        path = Path(os.fspath(what)).expanduser()
+        target = _bank_name(into) if into is not None else None
+        return _carry(session, lambda a, p: a.restore(path, target, replace, p))
+    if into is not None or replace:
+        raise InputError("into= and replace= are for restoring a snapshot archive (a .zip).")
+    return _curate(session, lambda c: c.restore(_ref(what)))
+
+
+def _is_archive(what: object) -> bool:
+    """Whether ``restore`` was given an archive rather than a memory: a path object, or a text
+    ending in ``.zip`` or naming a file that exists."""
+    if isinstance(what, os.PathLike):
+        return True
+    if not isinstance(what, str):
+        return False
+    return what.lower().endswith(".zip") or Path(what).expanduser().is_file()
+
+
+def _bank_name(name: str) -> str:
+    from ._settings import bank_id_problem
+
+    problem = bank_id_problem(name)
+    if problem:
+        raise InputError(f"Invalid bank {one_line(name, 60)!r}: {problem}.")
+    return name
+
+
+def _carry(
+    session: HindsightSession | None, call: Callable[[Archiver, Progress], Outcome]
+) -> Outcome:
+    """Run one transfer with a progress bar fit for where it runs; refusals are one line."""
+    from ._memory.curation import CurationError
+    from ._ui.progress import progress_for
+
+    session = session or current_session()
+    progress = progress_for(_running_shell())
+    try:
+        return call(session.archiver, progress)
+    except CurationError as error:
+        progress.close(str(error))
+        raise InputError(str(error)) from None
+    except KeyboardInterrupt:  # before the server started anything: nothing to cancel there
+        progress.close("Cancelled.")
+        raise InputError("Cancelled before the server started; nothing was changed.") from None
+
+
+def snapshot(
+    path: str | os.PathLike[str] | None = None, *, session: HindsightSession | None = None
+) -> Outcome:
+    """Save the current bank to a file: the server's transfer archive (memories, documents,
+    observations, mental models, configuration) and a manifest beside it (counts, server
+    version, UTC time, SHA-256). The queue is sent first, so the snapshot holds everything
+    retained so far. ``path`` is the archive (default: a dated file next to the notebook, or
+    in the working folder); the download streams to disk, never whole in memory. A progress
+    bar shows meanwhile; an interrupt cancels it and leaves no partial file.
+    """
+    session = session or current_session()
+    target = Path(os.fspath(path)).expanduser() if path is not None else None
+    notebook = Path(session.notebook) if session.notebook else None
+    folder = notebook.parent if notebook and notebook.is_absolute() else Path.cwd()
+    return _carry(session, lambda a, p: a.snapshot(target, folder, p))
+
+
+def clone(
+    *,
+    to: str | None = None,
+    switch: bool = False,
+    replace: bool = False,
+    session: HindsightSession | None = None,
+) -> Outcome:
+    """Copy the current bank on the server into a new one, to experiment on: ``to`` is its
+    base name (as for ``%hindsight bank``; default ``<bank>-clone-<time>``), ``replace=True``
+    deletes an existing bank of that name first, and ``switch=True`` points this session at the
+    copy (the queue is sent first, as on any change of bank). Later memories of either bank
+    stay out of the other."""
+    from datetime import datetime, timezone
+
+    from ._memory.scope import compute_scope
+
+    session = session or current_session()
+    s = session.settings
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    base = _bank_name(to or f"{s.bank_id}-clone-{stamp}")
+    target = compute_scope(s.scoping, base, s.bank_prefix, session.label).bank_id
+    outcome = _carry(session, lambda a, p: a.clone(target, replace, p))
+    if switch:
+        s.set_setting("bank_id", base)
+        outcome.headline += f" This session now uses {target!r}."
+    return outcome
 
 
 def correct(memory: MemoryRef, text: str, *, session: HindsightSession | None = None) -> Outcome:

@@ -55,6 +55,7 @@ from ._delivery.sender import (
 from ._delivery.worker import Worker
 from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
 from ._machine import resolve_api_url
+from ._memory.archive import Archiver
 from ._memory.curation import Curator
 from ._memory.mental_models import MentalModelCache
 from ._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
@@ -102,6 +103,23 @@ def notebook_from_env() -> str | None:
     return os.environ.get("JPY_SESSION_NAME") or None
 
 
+def papermill_input() -> str | None:
+    """The notebook papermill is running, read from the command line of the process that
+    started this kernel (``papermill report.ipynb out.ipynb …``); None elsewhere. Papermill
+    tells its kernel nothing else, and ``pm.execute_notebook`` called from a script leaves no
+    trace: then the ``notebook`` setting (``HINDSIGHT_NOTEBOOK``) names it."""
+    try:
+        import psutil
+
+        parent = psutil.Process().parent()
+        args = parent.cmdline() if parent is not None else []
+    except Exception:  # no permission, a process gone, no psutil: nothing to read
+        return None
+    if not any("papermill" in os.path.basename(arg) for arg in args[:3]):
+        return None
+    return next((arg for arg in args[1:] if arg.endswith(".ipynb")), None)
+
+
 class HindsightSession:
     """Everything one kernel (or one script) needs to remember."""
 
@@ -123,6 +141,7 @@ class HindsightSession:
         self.session_id = session_id or kernel_id() or str(uuid.uuid4())
         self.started_at = datetime.now(timezone.utc)
         self._notebook = notebook
+        self._headless_notebook, self.run_id = self._headless()
         self._lock = threading.RLock()
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
@@ -170,6 +189,13 @@ class HindsightSession:
             self.secrets,
         )
         self.reader.curator = self.curator
+        self.archiver = Archiver(
+            self.connection,
+            lambda: self.scope,
+            self.flush,
+            self._before_read,
+            self.mental_models.reload,
+        )
         self._closed = False
         self._view = SessionView(self)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
@@ -200,8 +226,17 @@ class HindsightSession:
 
     @property
     def notebook(self) -> str | None:
-        """The notebook's path when the front end tells it, else None."""
-        return self._notebook()
+        """The notebook's path: as Jupyter tells it, else the ``notebook`` setting, else the
+        notebook papermill runs (headless runs), else None."""
+        return self._notebook() or self.settings.notebook or self._headless_notebook
+
+    def _headless(self) -> tuple[str | None, str | None]:
+        """(the notebook papermill runs, this run's id) in a kernel Jupyter Server did not
+        start — papermill, nbclient, ``jupyter execute`` — where many runs of one notebook
+        must be told apart; (None, None) elsewhere. Read once: a ``%retain`` must stay cheap."""
+        if self._notebook() or not in_kernel():
+            return None, None
+        return papermill_input(), self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _connect(self) -> None:
         s = self.settings
@@ -295,7 +330,9 @@ class HindsightSession:
         the ``agent`` that wrote it).
         """
         scope = self.scope
-        meta = provenance_metadata(source, self.session_id, self._notebook(), cells, agent)
+        meta = provenance_metadata(
+            source, self.session_id, self.notebook, cells, self.run_id, agent
+        )
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),
@@ -667,6 +704,18 @@ def configure_logging(debug: bool) -> None:
     else:
         log.setLevel(logging.NOTSET)
         log.removeHandler(_DEBUG_HANDLER)
+
+
+def in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (whoever started it)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from ipykernel.connect import get_connection_file
+
+        return bool(get_connection_file())
+    except Exception:
+        return False
 
 
 def kernel_id() -> str | None:

@@ -384,6 +384,9 @@ class HindsightSettings(Configurable):
         ("none", "result", "all"), "result", help="Which cell outputs auto-retain keeps."
     ).tag(config=True)
     retain_context = Text("jupyter", help="Default 'context' of retained items.").tag(config=True)
+    notebook = Text(
+        help="The notebook named in provenance where Jupyter does not say (papermill, nbclient)."
+    ).tag(config=True)
     recall_budget = Choice(BUDGETS, "mid", help="Recall/reflect budget: low, mid or high.").tag(
         config=True
     )

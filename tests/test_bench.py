@@ -194,6 +194,16 @@ def check_figures(out: str) -> None:
     gone = table.row("recalls that no longer showed the forgotten memory")[2]
     assert gone == f"{runs}/{runs}, {runs}/{runs}", gone
 
+    # 9: snapshot and restore of a bank vs. by hand; memory stays flat during the download
+    snap, _, _, runs = table.stats("`hm.snapshot(path)` of a bank of")
+    export, _, _, hand_runs = table.stats("by hand with `httpx`: `POST …/transfer/export`")
+    assert runs == hand_runs >= 1, (runs, hand_runs)
+    assert table.median("snapshot ratio") == pytest.approx(snap / export, rel=0.02)
+    restore, *_ = table.stats("`hm.restore(path, into=NEW)`")
+    imported, *_ = table.stats("by hand with `httpx`: `POST …/transfer/import`")
+    assert table.median("restore ratio") == pytest.approx(restore / imported, rel=0.02)
+    assert 0 <= table.median("RSS growth while `hm.snapshot` downloads") < 200e6
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred

@@ -375,8 +375,22 @@ def cmd_forget(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
 
 
 def cmd_restore(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
-    """Bring a forgotten memory back into recall."""
-    return _functions.restore(args.memory, session=ctx.session)
+    """Bring a forgotten memory back into recall, or a snapshot archive back as a bank."""
+    return _functions.restore(
+        args.memory, into=args.into, replace=args.replace, session=ctx.session
+    )
+
+
+def cmd_snapshot(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Save this bank to an archive and its manifest."""
+    return _functions.snapshot(args.path, session=ctx.session)
+
+
+def cmd_clone(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Copy this bank on the server; ``--switch`` works on the copy from now on."""
+    return _functions.clone(
+        to=args.to, switch=args.switch, replace=args.replace, session=ctx.session
+    )
 
 
 def cmd_correct(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
@@ -499,9 +513,30 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "restore": Subcommand(
-        "bring a forgotten memory back: restore #N|ID",
+        "bring a forgotten memory back, or a snapshot as a bank: restore #N|ID|PATH.zip "
+        "[--into BANK] [--replace]",
         cmd_restore,
-        Words(MEMORY_REF, usage="%hindsight restore #N|ID"),
+        Words(
+            arg("memory", metavar="#N|ID|PATH.zip"),
+            arg("--into", metavar="BANK"),
+            arg("--replace", action="store_true"),
+            usage="%hindsight restore #N|ID|PATH.zip [--into BANK] [--replace]",
+        ),
+    ),
+    "snapshot": Subcommand(
+        "save this bank to an archive (and its manifest): snapshot [PATH]",
+        cmd_snapshot,
+        Words(arg("path", nargs="?"), usage="%hindsight snapshot [PATH]"),
+    ),
+    "clone": Subcommand(
+        "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",
+        cmd_clone,
+        Words(
+            arg("--to", metavar="BANK"),
+            arg("--switch", action="store_true"),
+            arg("--replace", action="store_true"),
+            usage="%hindsight clone [--to BANK] [--switch] [--replace]",
+        ),
     ),
     "correct": Subcommand(
         "make a memory say something else: correct #N|ID NEW TEXT",

@@ -8,6 +8,7 @@ kernel session and how it was written::
     retain_cell     14            (%retain, or hindsight_magic.retain in a cell: that cell)
     cells           12-14         (auto-retain: the cells of the transcript, first-last)
     kernel_session  9f0c…
+    run             2026-12-02T06:00:12Z  (a headless run — papermill, nbclient: when it began)
     source          %retain | autoretain | python api | agent
     agent           claude-code   (an AI agent's memory: its MCP client's name …)
     agent_version   2.0.14        (… and version)
@@ -41,6 +42,7 @@ SOURCE = "source"
 AGENT_NAME = "agent"
 AGENT_VERSION = "agent_version"
 PROJECT = "project"
+RUN = "run"
 LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
 
 RETAIN_MAGIC = "%retain"
@@ -66,6 +68,7 @@ class Provenance:
     agent: str | None = None
     agent_version: str | None = None
     project: str | None = None
+    run: str | None = None  # when the headless run (papermill, nbclient) that wrote it began
 
     @property
     def notebook_name(self) -> str | None:
@@ -125,12 +128,14 @@ def provenance_metadata(
     kernel_session: str,
     notebook: str | None,
     cells: Iterable[int] = (),
+    run: str | None = None,
     agent: AgentOrigin | None = None,
 ) -> dict[str, str]:
     """The ``metadata`` of a memory the extension writes (only the parts that are known).
 
     ``cells`` are a transcript's for auto-retain (``cells``: first-last), else the cell that
-    ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``). An ``agent``'s memory is
+    ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``); ``run`` is set in headless
+    runs, where many runs of one notebook must be told apart. An ``agent``'s memory is
     ``source: agent`` with the agent's name, version and project.
     """
     meta = {SOURCE: source, KERNEL_SESSION: kernel_session}
@@ -138,6 +143,8 @@ def provenance_metadata(
         meta.update(agent.metadata())
     if notebook:
         meta[NOTEBOOK] = notebook
+    if run:
+        meta[RUN] = run
     span = cell_range(cells)
     if span:
         meta[CELLS if source == AUTORETAIN else RETAIN_CELL] = span
@@ -165,6 +172,7 @@ def provenance_of(memory: Memory) -> Provenance:
         agent=_text(meta, AGENT_NAME),
         agent_version=_text(meta, AGENT_VERSION),
         project=_text(meta, PROJECT),
+        run=_text(meta, RUN),
     )
 
 
@@ -218,13 +226,15 @@ def age(stamp: str | None, now: datetime | None = None) -> str:
 
 
 def provenance_line(memory: Memory, now: datetime | None = None) -> str:
-    """``fieldwork.ipynb · cell 14 · 3 days ago``: what is known of where and when, or ``""``.
+    """``fieldwork.ipynb · cell 14 · 3 days ago`` (``report.ipynb · run 2026-12-02T06:00 · cell
+    4 · …`` from a headless run): what is known of where and when, or ``""``.
 
     An agent's memory shows ``agent (claude-code)``; a memory with neither notebook nor cell
     nor agent (written by something else) shows its document id.
     """
     provenance = provenance_of(memory)
-    parts = [agent_text(provenance), provenance.notebook_name or "", cells_text(provenance)]
+    run = f"run {provenance.run[:16]}" if provenance.run else ""
+    parts = [agent_text(provenance), provenance.notebook_name or "", run, cells_text(provenance)]
     if not any(parts) and provenance.document_id:
         parts.append(f"document {provenance.document_id}")
     parts.append(age(memory.mentioned_at, now))

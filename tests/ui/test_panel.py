@@ -20,6 +20,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -70,6 +71,12 @@ def cell(html_text: str, name: str) -> str:
 @pytest.fixture
 def comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
     """Every comm a widget opens during the test."""
+    return record_comms(monkeypatch)
+
+
+def record_comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
+    """Make every widget opened from now on (until ``monkeypatch`` undoes it) talk to a
+    ``RecordingComm``; the list of them (a function, so other test modules can share it)."""
     import ipywidgets
 
     made: list[RecordingComm] = []
@@ -107,6 +114,12 @@ def fake() -> FakeHindsight:
 @pytest.fixture
 def kernel_nb(notebook: Any, comms: list[RecordingComm], monkeypatch: pytest.MonkeyPatch) -> Any:
     """The notebook fixture, looking like a Jupyter kernel (widgets can show)."""
+    return as_kernel(notebook, monkeypatch)
+
+
+def as_kernel(notebook: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``notebook``, looking like a Jupyter kernel (widgets can show) until ``monkeypatch``
+    undoes it."""
     monkeypatch.setattr(notebook.ip, "kernel", object(), raising=False)
     # a kernel runs _ipython_display_ (ipywidgets 7 shows through it); a terminal shell does not
     formatter = notebook.ip.display_formatter.ipython_display_formatter
@@ -314,6 +327,13 @@ def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str
 @pytest.fixture
 def black_hole() -> Iterator[str]:
     """A server that accepts connections and never answers."""
+    with black_hole_url() as url:
+        yield url
+
+
+@contextmanager
+def black_hole_url() -> Iterator[str]:
+    """The URL of a server that accepts connections and never answers, while in the block."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
@@ -445,15 +465,17 @@ def test_panel_against_the_real_server(kernel_nb: Any, hindsight_server: Any, ba
 
 def recent_states(panel: Any) -> list[tuple[str, str, str]]:
     """(state, text, error) of each row of the panel's Recent list, newest first."""
-    value = panel.browser.w_recent.value
-    return [
-        (html.unescape(state), html.unescape(text), html.unescape(error))
-        for state, text, error in re.findall(
-            r"class='hm-recent-state'[^>]*>(.*?)</td>.*?class='hm-recent-text'[^>]*>(.*?)</td>"
-            r".*?class='hm-recent-error'[^>]*>(.*?)</td>",
-            value,
-        )
-    ]
+    rows = []
+    for row in panel.browser.recent_rows.shown:
+        value = row.cell.value
+        state = re.search(r"class='hm-recent-state'[^>]*>(.*?)</td>", value)
+        text = re.search(r"class='hm-recent-text'[^>]*>(.*?)</div>", value)
+        error = re.search(r"class='hm-recent-error'[^>]*>(.*?)</div>", value)
+        assert state, value
+        assert text, value
+        found = (state.group(1), text.group(1), error.group(1) if error else "")
+        rows.append(tuple(html.unescape(part) for part in found))
+    return rows
 
 
 def state_of(panel: Any, index: int = 0) -> str:
@@ -464,7 +486,7 @@ def state_of(panel: Any, index: int = 0) -> str:
 
 def results(panel: Any) -> list[tuple[str, str]]:
     """(memory text, provenance) of each row of the panel's results table."""
-    value = panel.browser.w_results.value
+    value = panel.browser.result_rows.html()
     return [
         (html.unescape(text), html.unescape(origin))
         for text, origin in re.findall(
@@ -520,7 +542,7 @@ def test_search_finds_a_retained_fact_with_its_provenance(
     assert fact in found, found
     assert "fieldwork.ipynb" in found[fact]  # its provenance: the notebook it was retained in
     assert "Found" in panel.browser.w_search_state.value
-    assert "<td class='hm-result-type'" in panel.browser.w_results.value
+    assert "<td class='hm-result-type'" in panel.browser.result_rows.html()
     assert recent_states(panel)[0] == ("indexed", fact, "")  # the search waited for indexing
 
 
@@ -597,7 +619,8 @@ def test_search_failure_is_one_line_in_the_panel(kernel_nb: Any, dead_url: str) 
     assert f"no Hindsight server at {dead_url}" in state
     assert "\n" not in state
     assert "Traceback" not in state
-    assert panel.browser.w_results.value == ""
+    assert panel.browser.result_rows.shown == []
+    assert panel.browser.w_results.layout.display == "none"
     assert search(panel, "   ") < 0.2
     wait_for(lambda: "Type what to search for, then Search." in panel.browser.w_search_state.value)
 

@@ -2,9 +2,12 @@
 
 Every HTML fragment of the panel is made here, with one set of table and title styles: the
 status sections (label → value tables), the header, the search results, the Recent list, the
-session document and the mental models. Every string from the server or the session is
-escaped. Mental-model content (Markdown written by the server's LLM) is rendered by markdown-it-py
-from ``_text.markdown_answer``'s form (as the notebook shows it), with raw HTML, images and links
+session document, the Forgotten list, the delete confirmation and the mental models. Every
+string from the server or the session is escaped. The rows of the results, Recent and Forgotten
+lists are one small table each (fixed column widths, so the rows of a list line up): the panel
+shows each in a widget row of its own, next to its curation buttons. Mental-model content
+(Markdown written by the server's LLM) is rendered by markdown-it-py from
+``_text.markdown_answer``'s form (as the notebook shows it), with raw HTML, images and links
 off: any tag in the input shows as text, nothing is fetched when a panel opens, no link comes
 from a memory. markdown-it is imported on the first render, never by ``%load_ext``.
 Cells carry ``hm-*`` classes (``hm-queue-pending``, ``hm-result-text``,
@@ -17,10 +20,31 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ..._delivery.recent import FAILED, INDEXED, QUEUED, RETRYING, SENT, RecentItem
+from ..._delivery.recent import (
+    CANCELLED,
+    DELETED,
+    FAILED,
+    FORGOTTEN,
+    INDEXED,
+    QUEUED,
+    RETRYING,
+    SENT,
+    RecentItem,
+)
 from ..._memory.mental_models import MentalModel
 from ..._text import html_text, local_clock, markdown_answer, plain_text, utc_minute_text
-from .browser import DocumentView, SearchView
+from .browser import (
+    DELETING,
+    FORGETTING,
+    RESTORED,
+    RESTORING,
+    CurationView,
+    DeleteView,
+    DocumentView,
+    ForgottenView,
+    ResultRow,
+    SearchView,
+)
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -33,7 +57,15 @@ STATE_COLORS = {
     SENT: "#1565c0",
     INDEXED: "#2e7d32",
     FAILED: "#c62828",
+    FORGETTING: "#888",
+    RESTORING: "#888",
+    DELETING: "#888",
+    FORGOTTEN: "#6a1b9a",
+    RESTORED: "#2e7d32",
+    CANCELLED: "#777",
+    DELETED: "#c62828",
 }
+GONE = (FORGOTTEN, CANCELLED, DELETED)  # rows shown faded: out of recall (or never sent)
 
 
 # every table of the panel: label → value sections and the lists (which add width and scroll)
@@ -95,14 +127,6 @@ def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str
     )
 
 
-def _table(css: str, head: Sequence[str], rows: Sequence[str], height: int) -> str:
-    header = "".join(f"<th style='{_TH}'>{html_text(h)}</th>" for h in head)
-    return (
-        f"<div style='{_SCROLL.format(height)}'><table class='{css}' style='{_TABLE};width:100%'>"
-        f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
 def _cell(css: str, text: str, style: str = "") -> str:
     return f"<td class='{css}' style='{_TD}{style}'>{html_text(text)}</td>"
 
@@ -117,45 +141,137 @@ def search_state_html(view: SearchView) -> str:
     )
 
 
-def results_html(view: SearchView) -> str:
-    """The results table: memory, type, provenance, tags, score ('' when there are none)."""
+# the results' columns (a share of the row's table each), the same in the header and every row
+RESULT_COLUMNS = (
+    ("memory", "hm-result-text", "39%", ""),
+    ("type", "hm-result-type", "8%", ";white-space:nowrap;overflow:hidden"),
+    ("from", "hm-result-provenance", "22%", ";color:#555"),
+    ("tags", "hm-result-tags", "15%", ";color:#555"),
+    ("score", "hm-result-score", "7%", ";white-space:nowrap"),
+    ("", "hm-result-state", "9%", ";white-space:nowrap;font-weight:600"),
+)
+_ROW_TABLE = f"{_TABLE};width:100%;table-layout:fixed"
+
+
+def _faded(mark: str) -> str:
+    """The style of a row's text once it is out of recall (a deleted one is struck through)."""
+    if mark == DELETED:
+        return ";color:#999;text-decoration:line-through"
+    return ";color:#999" if mark in GONE else ""
+
+
+def results_head_html() -> str:
+    """The header over the result rows (the same column widths as each row)."""
+    cells = "".join(
+        f"<th style='{_TH};width:{width}'>{html_text(head)}</th>"
+        for head, _, width, _ in RESULT_COLUMNS
+    )
+    return f"<table style='{_ROW_TABLE}'><thead><tr>{cells}</tr></thead></table>"
+
+
+def result_row_html(row: ResultRow, mark: str = "") -> str:
+    """One search result: memory, type, provenance, tags, score and its mark (``forgotten`` …)."""
+    values = (row.text, row.type, row.provenance, row.tags, row.score, mark)
+    extra = (_faded(mark), "", "", "", "", f";color:{STATE_COLORS.get(mark, '#777')}")
+    cells = "".join(
+        _cell(css, value, f";width:{width}{style}{more}")
+        for (_, css, width, style), value, more in zip(RESULT_COLUMNS, values, extra, strict=True)
+    )
+    return f"<table style='{_ROW_TABLE}'><tbody><tr class='hm-result'>{cells}</tr></tbody></table>"
+
+
+def results_html(view: SearchView, curation: CurationView | None = None) -> str:
+    """The results as one block: the header, then a row per memory ('' when there are none);
+    the panel shows the same rows one widget row each, with their buttons."""
     if not view.rows:
         return ""
-    rows = [
-        "<tr class='hm-result'>"
-        + _cell("hm-result-text", row.text)
-        + _cell("hm-result-type", row.type, ";white-space:nowrap")
-        + _cell("hm-result-provenance", row.provenance, ";color:#555")
-        + _cell("hm-result-tags", row.tags, ";color:#555")
-        + _cell("hm-result-score", row.score, ";white-space:nowrap")
-        + "</tr>"
-        for row in view.rows
-    ]
-    head = ("memory", "type", "from", "tags", "score")
-    return _table("hm-results-table", head, rows, 320)
+    curation = curation or CurationView()
+    rows = "".join(result_row_html(row, curation.result_mark(row)) for row in view.rows)
+    return f"<div class='hm-results-table'>{results_head_html()}{rows}</div>"
 
 
-def recent_html(items: Sequence[RecentItem]) -> str:
-    """This kernel's last memories: when queued, delivery state, text, and why it failed."""
-    if not items:
-        return (
-            f"{title('Recent')}<div class='hm-recent-empty' style='font-size:12px;color:#777'>"
-            "Nothing queued in this kernel yet.</div>"
-        )
-    rows = [
-        "<tr class='hm-recent-item'>"
-        + _cell("hm-recent-time", local_clock(item.queued_at), ";white-space:nowrap")
+def recent_title_html(items: Sequence[RecentItem]) -> str:
+    """The Recent list's title, and a line saying so when nothing was queued yet."""
+    if items:
+        return title("Recent")
+    return (
+        f"{title('Recent')}<div class='hm-recent-empty' style='font-size:12px;color:#777'>"
+        "Nothing queued in this kernel yet.</div>"
+    )
+
+
+def recent_row_html(item: RecentItem, state: str | None = None) -> str:
+    """One Recent row: when queued, its state (delivery, or what a curation did), its text and
+    why it failed."""
+    state = state or item.state
+    color = STATE_COLORS.get(state, "#777")
+    error = (
+        f"<div class='hm-recent-error' style='color:#c62828'>{html_text(item.error)}</div>"
+        if item.error
+        else ""
+    )
+    cells = (
+        _cell("hm-recent-time", local_clock(item.queued_at), ";width:58px;white-space:nowrap")
         + _cell(
             "hm-recent-state",
-            item.state,
-            f";white-space:nowrap;font-weight:600;color:{STATE_COLORS.get(item.state, '#777')}",
+            state,
+            f";width:74px;white-space:nowrap;font-weight:600;color:{color}",
         )
-        + _cell("hm-recent-text", item.text)
-        + _cell("hm-recent-error", item.error, ";color:#c62828")
-        + "</tr>"
-        for item in items
-    ]
-    return title("Recent") + _table("hm-recent-table", ("queued", "state", "memory", ""), rows, 220)
+        + f"<td style='{_TD}{_faded(state)}'><div class='hm-recent-text'>"
+        f"{html_text(item.text)}</div>{error}</td>"
+    )
+    return (
+        f"<table style='{_ROW_TABLE}'><tbody><tr class='hm-recent-item'>{cells}</tr>"
+        "</tbody></table>"
+    )
+
+
+def recent_html(items: Sequence[RecentItem], curation: CurationView | None = None) -> str:
+    """This kernel's last memories as one block (the panel shows each row with its button)."""
+    curation = curation or CurationView()
+    rows = "".join(recent_row_html(item, curation.recent_state(item)) for item in items)
+    return recent_title_html(items) + rows
+
+
+def forgotten_title(view: ForgottenView) -> str:
+    """The Forgotten section's title: how many it lists, once the server said."""
+    return f"Forgotten memories ({len(view.rows)})" if view.loaded else "Forgotten memories"
+
+
+def forgotten_message_html(view: ForgottenView) -> str:
+    """The line over the Forgotten list: how many, or why they could not be listed."""
+    color = "#555" if view.loaded or view.message.startswith("Listing") else "#c62828"
+    return (
+        f"<div class='hm-forgotten-message' style='font-size:12px;color:{color}'>"
+        f"{html_text(view.message)}</div>"
+    )
+
+
+def forgotten_row_html(line: str, mark: str = "") -> str:
+    """One forgotten memory (its text, id, reason and when) and its mark (``restored`` …)."""
+    color = STATE_COLORS.get(mark, "#777")
+    return (
+        f"<div class='hm-forgotten-item' style='font-size:12px;line-height:1.5'>"
+        f"<span class='hm-forgotten-text'>{html_text(line)}</span> "
+        f"<span class='hm-forgotten-state' style='font-weight:600;color:{color}'>"
+        f"{html_text(mark)}</span></div>"
+    )
+
+
+def delete_preview_html(view: DeleteView) -> str:
+    """What deleting a document would remove, over its Confirm delete and Cancel buttons."""
+    rows = "".join(f"<li>{html_text(item)}</li>" for item in view.items)
+    listed = f"<ul style='margin:2px 0 2px 18px;padding:0'>{rows}</ul>" if rows else ""
+    hint = (
+        "<div style='color:#555'>Nothing is deleted until you click Confirm delete.</div>"
+        if view.ready
+        else ""
+    )
+    return (
+        "<div class='hm-delete-preview' style='font-size:12px;border-left:3px solid #c62828;"
+        f"padding:2px 8px;margin:4px 0'><div class='hm-delete-message' style='font-weight:600'>"
+        f"{html_text(view.message)}</div>{listed}{hint}</div>"
+    )
 
 
 def document_html(view: DocumentView) -> str:

@@ -8,7 +8,7 @@
   (one message per changed widget) and all panels of a notebook show the same snapshot.
 - Clicks run on the kernel thread and never touch the network: they ask the worker to act
   (the view's ``request_flush``, ``retry_failed``, ``reload_models``, the memory browser's
-  search, document fetch and model refresh — ``browser.py``) or flip a flag.
+  search, document fetch, model refresh and curation — ``browser.py``) or flip a flag.
 - Closing every panel (``widget.close()``) or unloading the extension stops the job: it re-submits
   itself only while a panel is open and the session is alive.
 """
@@ -73,6 +73,7 @@ class PanelHub:
         with self._lock:
             self._sessions.append(view)
         self.browser.load_document()
+        self.browser.load_forgotten()
         self._schedule(0.0)
 
     def detach(self, view: PanelView) -> None:
@@ -145,6 +146,35 @@ class PanelHub:
     def reload_document(self) -> None:
         """Fetch the session document again (on the worker)."""
         self.browser.load_document()
+
+    def forget(self, key: str) -> None:
+        """A row's Forget button (a memory id, or a Recent row's retain id): on the worker."""
+        self.browser.forget(key)
+        self._schedule(0.0)
+
+    def restore(self, key: str) -> None:
+        """A row's Restore button: bring the memory (or a retain's memories) back, on the worker."""
+        self.browser.restore(key)
+        self._schedule(0.0)
+
+    def ask_delete(self, document_id: str) -> None:
+        """A result's Delete… button: list what would go (on the worker), then ask to confirm."""
+        self.browser.ask_delete(document_id)
+        self._schedule(0.0)
+
+    def confirm_delete(self, document_id: str) -> None:
+        """Confirm delete: delete the previewed document for good, on the worker."""
+        self.browser.confirm_delete(document_id)
+        self._schedule(0.0)
+
+    def cancel_delete(self) -> None:
+        """Cancel: drop the delete preview."""
+        self.browser.cancel_delete()
+        self._schedule(0.0)
+
+    def load_forgotten(self) -> None:
+        """The Forgotten section was opened: list the forgotten memories again (on the worker)."""
+        self.browser.load_forgotten()
 
     # -- worker thread ----------------------------------------------------------------------
 

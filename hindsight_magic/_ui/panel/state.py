@@ -4,7 +4,8 @@ A snapshot is cheap (no network: it reuses ``status_report`` without its server 
 the health and LLM mode the hub last probed, the memory browser's views and the Recent feed), so
 the hub can take one every push interval and compare it with what each panel shows. Where no
 widget can show, ``text_snapshot`` is the same report as text, with a live server check, the
-Recent list, the session document and the models' previews (no search box: ``%recall``).
+Recent list, the session document, the forgotten memories and the models' previews (no search
+box: ``%recall``; no buttons: ``%hindsight forget`` and the others).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..._text import local_clock, one_line
 from ..._version import __version__
 from ..display import Report
 from ..status import status_report
-from .browser import DocumentView, MemoryBrowser, SearchView
+from .browser import CurationView, DocumentView, ForgottenView, MemoryBrowser, SearchView
 
 if TYPE_CHECKING:
     from ..._session import SessionView
@@ -51,6 +52,7 @@ class Snapshot:
     search: SearchView = field(default_factory=SearchView)
     document: DocumentView = field(default_factory=DocumentView)
     recent: tuple[RecentItem, ...] = ()
+    curation: CurationView = field(default_factory=CurationView)
 
 
 def llm_mode(view: SessionView) -> str:
@@ -95,6 +97,7 @@ def take_snapshot(
         search=browser.search_view if browser else SearchView(),
         document=browser.document_view if browser else DocumentView(),
         recent=view.recent(),
+        curation=browser.curation_view if browser else CurationView(),
     )
 
 
@@ -114,6 +117,11 @@ def document_rows(view: DocumentView) -> list[tuple[str, str]]:
     rows = [("id", view.document_id), ("state", view.message)]
     rows += [("", line) for line in lines[:TEXT_DOC_LINES]]
     return rows + ([("", "… (the live panel shows all)")] if more else [])
+
+
+def forgotten_rows(view: ForgottenView) -> list[tuple[str, str]]:
+    """The Forgotten list as report rows: what the server said, then one line per memory."""
+    return [("", view.message), *(("", line) for _, line in view.rows)]
 
 
 def text_snapshot(view: SessionView) -> Report:
@@ -136,4 +144,7 @@ def text_snapshot(view: SessionView) -> Report:
     else:
         browser.document_view = DocumentView(browser.document_id(), message="server not reachable")
     report.add("Session document", document_rows(browser.document_view))
+    if server_ok:
+        browser.fetch_forgotten()
+        report.add("Forgotten", forgotten_rows(browser.curation_view.forgotten))
     return report

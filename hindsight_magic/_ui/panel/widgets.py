@@ -2,8 +2,13 @@
 
 ``HindsightPanel`` holds the header, queue, auto-retain, buttons and mental models (a preview and
 a Refresh button each); ``BrowserWidgets`` its memory browser (search box and results, Recent,
-the session document). This module holds only widgets: their HTML values come from ``html.py``,
-which escapes every string from the session or the server.
+the session document, the Forgotten list, the delete confirmation). This module holds only
+widgets: their HTML values come from ``html.py``, which escapes every string from the session
+or the server.
+
+The results, Recent and Forgotten lists are ``RowList``s: a row per memory (its HTML and its
+curation buttons), kept per memory and reused, so a list that changes sends only what changed,
+and a list is looked at only when what it shows (the immutable views) changed.
 
 ``HindsightPanel.show(snapshot)`` is the only method that writes widget values after the panel
 was built, and the session's worker thread is the only caller (through ``PanelHub.push``): each
@@ -15,19 +20,43 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets  # type: ignore[import-untyped]
 from IPython.display import display
 
+from ..._delivery.recent import (
+    CANCELLED,
+    DELETED,
+    FAILED,
+    FORGOTTEN,
+    QUEUED,
+    RETRYING,
+    RecentItem,
+)
 from ..._memory.mental_models import MentalModel
+from .browser import (
+    DELETING,
+    FORGETTING,
+    RESTORING,
+    CurationView,
+    ResultRow,
+    recent_curable,
+)
 from .html import (
+    delete_preview_html,
     document_html,
+    forgotten_message_html,
+    forgotten_row_html,
+    forgotten_title,
     header_html,
     model_html,
     model_title,
-    recent_html,
-    results_html,
+    recent_row_html,
+    recent_title_html,
+    result_row_html,
+    results_head_html,
     rows_table,
     search_state_html,
     section_html,
@@ -167,12 +196,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             with preview.hold_sync(), refresh.hold_sync():
                 preview.value = model_html(model)
                 refresh.disabled = closed
-        titles = [model_title(m) for m in models]
-        if hasattr(accordion, "titles"):  # ipywidgets 8
-            accordion.titles = tuple(titles)
-        else:  # pragma: no cover - ipywidgets 7
-            for index, title in enumerate(titles):
-                accordion.set_title(index, title)
+        set_titles(accordion, [model_title(m) for m in models])
         accordion.layout.display = "" if models else "none"
 
     def close(self) -> None:
@@ -216,8 +240,215 @@ def button(label: str, css: str, icon: str, on_click: Callable[[], None]) -> wid
     return made
 
 
+def set_titles(accordion: widgets.Accordion, titles: Sequence[str]) -> None:
+    """An accordion's titles, on ipywidgets 8 (``titles``) and 7 (``set_title``); only changed
+    ones are sent."""
+    if hasattr(accordion, "titles"):  # ipywidgets 8
+        if tuple(accordion.titles) != tuple(titles):
+            accordion.titles = tuple(titles)
+    else:  # pragma: no cover - ipywidgets 7
+        for index, text in enumerate(titles):
+            if accordion.get_title(index) != text:
+                accordion.set_title(index, text)
+
+
+# -- rows with curation buttons ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Click:
+    """A row button as shown: its label and what a click asks the hub (``act(action, target)``).
+
+    No label: hidden (its space kept, so the rows' columns stay aligned); no action: disabled
+    (a curation under way, or nothing to do)."""
+
+    label: str = ""
+    action: str = ""
+    target: str = ""
+    tooltip: str = ""
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """One row of a ``RowList``: which memory it is (``key``), its HTML and its buttons."""
+
+    key: str
+    html: str
+    clicks: tuple[Click, ...]
+
+
+def cell_layout() -> widgets.Layout:
+    """A row's HTML cell takes the width its buttons leave, from zero (not from its content's
+    width), so a list's rows and its header give their tables the same width: columns align."""
+    return widgets.Layout(flex="1 1 0px", min_width="0px", width="auto")
+
+
+class ListRow:
+    """An HTML cell and its buttons in an HBox; the buttons act on what the row shows now."""
+
+    def __init__(self, button_css: Sequence[tuple[str, str]], act: Act) -> None:
+        self._act = act
+        self.cell = widgets.HTML(layout=cell_layout())
+        self.buttons = [
+            widgets.Button(layout=widgets.Layout(width=width, flex="0 0 auto"))
+            for _, width in button_css
+        ]
+        self.clicks: tuple[Click, ...] = ()
+        self.shown: tuple[RowSpec, bool] | None = None
+        for index, (made, (css, _)) in enumerate(zip(self.buttons, button_css, strict=True)):
+            made.add_class(css)
+            made.on_click(lambda _button, index=index: self._clicked(index))
+        self.box = widgets.HBox(
+            [self.cell, *self.buttons],
+            layout=widgets.Layout(align_items="center", flex="0 0 auto"),
+        )
+
+    def _clicked(self, index: int) -> None:
+        """A click (kernel thread): what the row shows decides the action, never a stale one."""
+        click = self.clicks[index] if index < len(self.clicks) else Click()
+        if click.action:
+            self._act(click.action, click.target)
+
+    def show(self, spec: RowSpec, closed: bool) -> None:
+        """Display ``spec`` (one message per changed widget; nothing when it is unchanged)."""
+        if (spec, closed) == self.shown:
+            return
+        with ExitStack() as stack:
+            for widget in (self.cell, *self.buttons):
+                stack.enter_context(widget.hold_sync())
+            self.cell.value = spec.html
+            for made, click in zip(self.buttons, spec.clicks, strict=True):
+                made.description = click.label
+                made.tooltip = click.tooltip
+                made.disabled = closed or not click.action
+                made.layout.visibility = "visible" if click.label else "hidden"
+        self.clicks = () if closed else spec.clicks
+        self.shown = (spec, closed)
+
+    def widgets(self) -> Iterator[widgets.Widget]:
+        """Every widget of the row, for ``close``."""
+        yield from (self.cell, *self.buttons, self.box)
+
+
+class RowList:
+    """A scrolling list of ``ListRow``s kept per key: a row that stays (a Recent item moving
+    down, a search result changing mark) keeps its widgets and sends only what changed, a new
+    key reuses a free row, and the box's children are set only when the order changed."""
+
+    def __init__(
+        self, css: str, button_css: Sequence[tuple[str, str]], act: Act, height: int
+    ) -> None:
+        self._button_css = button_css
+        self._act = act
+        self._rows: list[ListRow] = []  # every row made (shown or free), at most the longest list
+        self._by_key: dict[str, ListRow] = {}
+        self.box = widgets.VBox(
+            layout=widgets.Layout(max_height=f"{height}px", overflow="auto", flex="0 0 auto")
+        )
+        self.box.add_class(css)
+
+    @property
+    def shown(self) -> list[ListRow]:
+        """The rows displayed, in order."""
+        rows = {id(row.box): row for row in self._rows}
+        return [rows[id(box)] for box in self.box.children]
+
+    def html(self) -> str:
+        """The displayed rows' HTML, in order (what a reader sees of the list, minus buttons)."""
+        return "".join(row.cell.value for row in self.shown)
+
+    def show(self, specs: Sequence[RowSpec], closed: bool) -> None:
+        """Display ``specs`` in order (the caller compared the views: something changed)."""
+        kept = {key: self._by_key[key] for key in {s.key for s in specs} if key in self._by_key}
+        taken = {id(row) for row in kept.values()}
+        free = [row for row in self._rows if id(row) not in taken]
+        by_key: dict[str, ListRow] = {}
+        boxes = []
+        for spec in specs:
+            row = kept.pop(spec.key, None) or (free.pop(0) if free else self._new_row())
+            row.show(spec, closed)
+            by_key.setdefault(spec.key, row)
+            boxes.append(row.box)
+        self._by_key = by_key
+        if tuple(boxes) != tuple(self.box.children):
+            self.box.children = tuple(boxes)
+        self.box.layout.display = "" if specs else "none"
+
+    def _new_row(self) -> ListRow:
+        row = ListRow(self._button_css, self._act)
+        self._rows.append(row)
+        return row
+
+    def widgets(self) -> Iterator[widgets.Widget]:
+        """Every widget of the list, for ``close``."""
+        for row in self._rows:
+            yield from row.widgets()
+        yield self.box
+
+
+FORGET_W, DELETE_W = "100px", "76px"  # room for "Forgetting…" and "Delete…"
+RECENT_W = "88px"  # the Recent list shares its width with the session document
+NOT_CURABLE = "An observation: the server derives it from facts; forget those (%hindsight history)."
+
+
+def memory_click(key: str, mark: str) -> Click:
+    """The Forget/Restore button of a memory (a result, or a Recent row's retain id) by its
+    mark: busy while a curation runs, Restore once forgotten, gone once deleted or cancelled."""
+    if mark == FORGETTING:
+        return Click("Forgetting…")
+    if mark == RESTORING:
+        return Click("Restoring…")
+    if mark == FORGOTTEN:
+        return Click("Restore", "restore", key, "Bring it back into recall")
+    if mark in (DELETING, DELETED, CANCELLED):
+        return Click()
+    return Click("Forget", "forget", key, "Leave it out of recall and reflect (reversible)")
+
+
+def result_spec(index: int, row: ResultRow, curation: CurationView) -> RowSpec:
+    """A search result's row: its HTML, Forget/Restore and Delete… (the document, confirmed)."""
+    mark = curation.result_mark(row)
+    if row.curable:
+        forget = memory_click(row.memory_id, mark)
+    else:
+        forget = Click("Forget", tooltip=NOT_CURABLE)
+    delete = Click()
+    if row.document_id and mark not in (DELETING, DELETED):
+        pending = curation.delete.document_id == row.document_id
+        delete = Click(
+            "Delete…",
+            "" if pending or curation.delete.deleting else "ask_delete",
+            row.document_id,
+            "Delete its whole source document and every memory made from it (asks first)",
+        )
+    key = row.memory_id or f"#{index}"
+    return RowSpec(key, result_row_html(row, mark), (forget, delete))
+
+
+def recent_spec(item: RecentItem, curation: CurationView) -> RowSpec:
+    """A Recent row: its HTML and Forget/Restore (a queued one is cancelled, never sent)."""
+    state = curation.recent_state(item)
+    click = Click()
+    if item.document_id and recent_curable(item):
+        click = memory_click(item.document_id, state)
+        if click.action == "forget" and item.state in (QUEUED, RETRYING, FAILED):
+            click = Click("Forget", "forget", item.document_id, "Not sent yet: cancel it")
+    key = f"{item.queued_at!r} {item.document_id} {item.text}"
+    return RowSpec(key, recent_row_html(item, state), (click,))
+
+
+def forgotten_spec(memory_id: str, line: str, curation: CurationView) -> RowSpec:
+    """A Forgotten row: its line and Restore (the server listed it as forgotten, so only a
+    restore under way changes the button)."""
+    if curation.mark(memory_id) == RESTORING:
+        return RowSpec(memory_id, forgotten_row_html(line, RESTORING), (Click("Restoring…"),))
+    click = Click("Restore", "restore", memory_id, "Bring it back into recall")
+    return RowSpec(memory_id, forgotten_row_html(line), (click,))
+
+
 class BrowserWidgets:
-    """Search row, results table, Recent list and session document of one panel."""
+    """Search row, delete confirmation, results, Recent list, session document and Forgotten
+    list of one panel."""
 
     def __init__(self, act: Act) -> None:
         self.w_search_box = widgets.Text(
@@ -228,8 +459,39 @@ class BrowserWidgets:
             "Search", "hm-search", "search", lambda: act("search", self.w_search_box.value)
         )
         self.w_search_state = widgets.HTML()
-        self.w_results = widgets.HTML()
-        self.w_recent = widgets.HTML(layout=widgets.Layout(flex="1 1 50%", min_width="300px"))
+        self.w_delete = widgets.HTML()
+        self._delete_target = ""  # the document the shown preview names: Confirm deletes it
+        self.w_delete_confirm = button(
+            "Confirm delete",
+            "hm-delete-confirm",
+            "trash",
+            lambda: act("confirm_delete", self._delete_target),
+        )
+        self.w_delete_confirm.button_style = "danger"
+        self.w_delete_cancel = button(
+            "Cancel", "hm-delete-cancel", "times", lambda: act("cancel_delete")
+        )
+        self._delete_buttons = widgets.HBox([self.w_delete_confirm, self.w_delete_cancel])
+        self._delete_box = widgets.VBox([self.w_delete, self._delete_buttons])
+        self.result_rows = RowList(
+            "hm-result-rows",
+            (("hm-result-forget", FORGET_W), ("hm-result-delete", DELETE_W)),
+            act,
+            320,
+        )
+        self._spacers = [  # the header's columns line up with the rows' (same buttons, unseen)
+            widgets.Button(disabled=True, layout=widgets.Layout(width=w, visibility="hidden"))
+            for w in (FORGET_W, DELETE_W)
+        ]
+        self.w_results_head = widgets.HTML(value=results_head_html(), layout=cell_layout())
+        self._results_head = widgets.HBox([self.w_results_head, *self._spacers])
+        self.w_results = widgets.VBox([self._results_head, self.result_rows.box])
+        self.w_recent_title = widgets.HTML()
+        self.recent_rows = RowList("hm-recent-rows", (("hm-recent-forget", RECENT_W),), act, 260)
+        self.w_recent = widgets.VBox(
+            [self.w_recent_title, self.recent_rows.box],
+            layout=widgets.Layout(flex="1 1 50%", min_width="300px"),
+        )
         self.w_document = widgets.HTML()
         self.w_doc_toggle = button(
             "Show all", "hm-document-toggle", "expand", lambda: act("toggle_document")
@@ -237,12 +499,24 @@ class BrowserWidgets:
         self.w_doc_reload = button(
             "Reload", "hm-document-reload", "refresh", lambda: act("reload_document")
         )
+        self.w_forgotten_message = widgets.HTML()
+        self.forgotten_rows = RowList(
+            "hm-forgotten-rows", (("hm-forgotten-restore", FORGET_W),), act, 260
+        )
+        self._forgotten_box = widgets.VBox([self.w_forgotten_message, self.forgotten_rows.box])
+        self.w_forgotten = widgets.Accordion([self._forgotten_box], selected_index=None)
+        self.w_forgotten.observe(
+            lambda change: act("load_forgotten") if change["new"] is not None else None,
+            names="selected_index",
+        )  # opened: list them again (the panel's opening listed them once)
         for widget, name in [
             (self.w_search_box, "hm-search-box"),
             (self.w_search_state, "hm-search-state"),
+            (self._delete_box, "hm-delete"),
             (self.w_results, "hm-results"),
             (self.w_recent, "hm-recent"),
             (self.w_document, "hm-document"),
+            (self.w_forgotten, "hm-forgotten"),
         ]:
             widget.add_class(name)
         self._search_row = widgets.HBox([self.w_search_box, self.w_search])
@@ -260,31 +534,74 @@ class BrowserWidgets:
                 self.w_search_title,
                 self._search_row,
                 self.w_search_state,
+                self._delete_box,
                 self.w_results,
                 self._columns,
+                self.w_forgotten,
             ]
         )
         self.box.add_class("hm-browser")
+        self._shown: dict[str, object] = {}  # each list's views as last shown
 
     def leaves(self) -> Iterator[widgets.Widget]:
-        """Every widget whose value ``show`` may change."""
-        yield from (self.w_search, self.w_search_state, self.w_results, self.w_recent)
+        """Every widget whose value ``show`` may change (the lists' rows hold their own sync)."""
+        yield from (self.w_search, self.w_search_state, self.w_recent_title)
         yield from (self.w_document, self.w_doc_toggle, self.w_doc_reload)
+        yield from (self.w_delete, self.w_delete_confirm, self.w_delete_cancel)
+        yield from (self.w_forgotten, self.w_forgotten_message)
 
     def containers(self) -> Iterator[widgets.Widget]:
         """The rest, for ``close``."""
         yield from (self.w_search_box, self.w_search_title, self._search_row)
         yield from (self._doc_buttons, self._doc_box, self._columns, self.box)
+        yield from (self._delete_buttons, self._delete_box, self.w_results, self.w_recent)
+        yield from (self.w_results_head, *self._spacers, self._results_head, self._forgotten_box)
+        for rows in (self.result_rows, self.recent_rows, self.forgotten_rows):
+            yield from rows.widgets()
+
+    def _changed(self, part: str, views: object) -> bool:
+        """Whether ``part`` must be shown again: the immutable views it shows differ from the
+        last shown (rebuilding a list's rows on every push would cost messages and CPU)."""
+        if self._shown.get(part) == views:
+            return False
+        self._shown[part] = views
+        return True
 
     def show(self, snapshot: Snapshot) -> None:
-        """Display the snapshot's search, Recent and document views (caller holds the sync)."""
-        search, document = snapshot.search, snapshot.document
+        """Display the snapshot's search, curation, Recent, document and Forgotten views (the
+        caller holds the sync of ``leaves``)."""
+        search, document, curation = snapshot.search, snapshot.document, snapshot.curation
+        closed = snapshot.closed
         self.w_search_state.value = search_state_html(search)
         self.w_search_state.layout.display = "" if search.message else "none"
-        self.w_results.value = results_html(search)
-        self.w_search.disabled = snapshot.closed
-        self.w_recent.value = recent_html(snapshot.recent)
+        self.w_search.disabled = closed
+        if self._changed("results", (search.rows, curation.marks, curation.delete, closed)):
+            specs = [result_spec(n, row, curation) for n, row in enumerate(search.rows)]
+            self.result_rows.show(specs, closed)
+            self.w_results.layout.display = "" if specs else "none"
+        if self._changed("delete", (curation.delete, closed)):
+            self._show_delete(curation, closed)
+        recent = snapshot.recent
+        if self._changed("recent", (recent, curation.marks, closed)):
+            self.w_recent_title.value = recent_title_html(recent)
+            specs = [recent_spec(item, curation) for item in recent]
+            self.recent_rows.show(specs, closed)
+        if self._changed("forgotten", (curation.forgotten, curation.marks, closed)):
+            forgotten = curation.forgotten
+            self.w_forgotten_message.value = forgotten_message_html(forgotten)
+            specs = [forgotten_spec(key, line, curation) for key, line in forgotten.rows]
+            self.forgotten_rows.show(specs, closed)
+            set_titles(self.w_forgotten, [forgotten_title(forgotten)])
         self.w_document.value = document_html(document)
         self.w_doc_toggle.description = "Show less" if document.full else "Show all"
         self.w_doc_toggle.layout.display = "" if document.truncated else "none"
-        self.w_doc_reload.disabled = snapshot.closed
+        self.w_doc_reload.disabled = closed
+
+    def _show_delete(self, curation: CurationView, closed: bool) -> None:
+        """The delete preview, under the search box while a delete is pending."""
+        delete = curation.delete
+        self._delete_target = delete.document_id if delete.ready else ""
+        self.w_delete.value = delete_preview_html(delete) if delete.document_id else ""
+        self.w_delete_confirm.disabled = closed or not delete.ready
+        self.w_delete_cancel.disabled = closed or delete.deleting
+        self._delete_box.layout.display = "" if delete.document_id else "none"

@@ -1,0 +1,401 @@
+"""Taking memory along: snapshot a bank to a file, restore it, clone it on the server.
+
+A **snapshot** is the server's own transfer archive (a ZIP: documents, facts, observations,
+mental models and configuration; embeddings are rebuilt on import, without an LLM) and, beside
+it, a small **manifest** of ours (``NAME.manifest.json``): the bank and scope, the counts, the
+server's version, the UTC time and the archive's SHA-256. Restoring checks the archive against
+the manifest before anything is sent — a truncated or altered file is refused — and checks the
+server's import counts against it afterwards.
+
+The server's transfers run as operations; ``Archiver`` follows each, reporting to a
+``Progress`` (a widget bar in notebooks, a text bar in terminals: the caller's choice), and an
+interrupt cancels the operation on the server. Archives stream to and from disk in chunks
+(``_api/transfers.py``), never whole in memory. Every refusal is a ``CurationError``: one line
+saying what to do, nothing imported or half-written left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .._api.errors import HindsightError
+from .._api.transfers import BankTransfers
+from .._text import plural
+from .curation import CurationError, Outcome
+
+if TYPE_CHECKING:
+    from .._api.client import Connection
+    from .scope import BankScope
+
+FORMAT = "hindsight-magic snapshot 1"
+TRANSFER_BANK = "hindsight-magic-transfers"  # imports are recorded here (the target is new)
+POLL_S = 0.2
+HELD = ("total_nodes", "total_documents")  # a bank with either holds memories
+OPERATION_TIMEOUT_S = 3600.0
+HASH_CHUNK = 1 << 20
+COUNTS = (  # manifest field, the archive's own manifest key, the import's result key
+    ("memories", "fact_count", "facts_imported"),
+    ("documents", "document_count", "documents_imported"),
+    ("observations", "observation_count", "observations_imported"),
+    ("mental_models", "mental_model_count", "mental_models_imported"),
+)
+
+
+class Progress(Protocol):
+    """Where a long transfer reports how far it is (a widget bar, a text bar, nothing)."""
+
+    def stage(self, label: str, total: int | None = None) -> None:
+        """A new step: ``label``, and its size in bytes when known (else indeterminate)."""
+
+    def advance(self, done: int) -> None:
+        """How far the current step is (bytes)."""
+
+    def close(self, outcome: str) -> None:
+        """The transfer ended; ``outcome`` is its one line."""
+
+
+class NoProgress:
+    """Reports nowhere (scripts that asked for quiet)."""
+
+    def stage(self, label: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, done: int) -> None:
+        pass
+
+    def close(self, outcome: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a snapshot holds, written beside its archive."""
+
+    format: str
+    archive: str  # the archive's file name
+    bank: str
+    scope: str
+    memories: int
+    documents: int
+    observations: int
+    mental_models: int
+    server_version: str
+    created_at: str  # UTC, ISO 8601
+    bytes: int
+    sha256: str
+
+    def to_json(self) -> str:
+        """The manifest file's text."""
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> Manifest:
+        """The manifest at ``path``; ``CurationError`` when it is missing or not ours."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("format") != FORMAT:
+                raise ValueError(data.get("format"))
+            return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+        except FileNotFoundError:
+            raise CurationError(
+                f"No manifest beside the archive ({path.name}): restore archives made by "
+                "%hindsight snapshot, with their manifest next to them."
+            ) from None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            raise CurationError(
+                f"{path} is not a snapshot manifest (damaged, or another tool's): nothing "
+                "was imported."
+            ) from None
+
+
+def manifest_path(archive: Path) -> Path:
+    """``course.zip`` → ``course.manifest.json``."""
+    return archive.with_name(f"{archive.stem}.manifest.json")
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def archive_counts(path: Path) -> dict[str, Any]:
+    """The server's own manifest inside the archive (its counts); ``CurationError`` when the
+    file is not a transfer archive."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            inner = json.loads(archive.read("manifest.json"))
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError):
+        raise CurationError(
+            f"{path} is not a Hindsight archive (no readable manifest.json inside): nothing "
+            "was imported."
+        ) from None
+    if not isinstance(inner, dict):
+        raise CurationError(f"{path} is not a Hindsight archive: nothing was imported.")
+    return inner
+
+
+def default_name(bank_id: str, now: datetime | None = None) -> str:
+    """``jupyter-2026-12-02T0600Z.zip``: the bank and the UTC time, safe as a file name."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H%MZ")
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', bank_id)}-{stamp}.zip"
+
+
+def _size(count: int) -> str:
+    """``8.4 kB``: a file size for people."""
+    if count < 1000:
+        return f"{count} bytes"
+    scaled = float(count)
+    for unit in ("kB", "MB", "GB"):
+        scaled /= 1000
+        if scaled < 1000 or unit == "GB":
+            break
+    return f"{scaled:.1f} {unit}"
+
+
+def counts_line(counts: dict[str, int]) -> str:
+    """``12 memories, 3 documents, 3 mental models``."""
+    return ", ".join(
+        [
+            plural(counts.get("memories", 0), "memory", "memories"),
+            plural(counts.get("documents", 0), "document", "documents"),
+            plural(counts.get("mental_models", 0), "mental model", "mental models"),
+        ]
+    )
+
+
+class Archiver:
+    """Snapshot, restore and clone for one session: its connection, scope and queue."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        scope: Callable[[], BankScope],
+        flush: Callable[[], object],
+        indexed: Callable[[str], object],
+        changed: Callable[[], object],
+    ) -> None:
+        self._connection = connection
+        self._scope = scope
+        self._flush = flush  # send this session's queue first: a snapshot must hold it
+        self._indexed = indexed  # then wait (bounded) until the server can find it
+        self._changed = changed  # a bank was replaced under the session: reload what it caches
+
+    def _transfers(self) -> BankTransfers:
+        return BankTransfers(self._connection.client)
+
+    def _submit(self, start: Callable[[], str]) -> str:
+        """Start a transfer operation; a server without the endpoint is told in one line."""
+        try:
+            return start()
+        except HindsightError as error:
+            if error.status_code not in (404, 405) or "Bank" in str(error.details):
+                raise
+            version = self._connection.client.identity().get("api_version", "?")
+            raise CurationError(
+                f"This server (Hindsight API {version}) does not offer bank transfers: "
+                "snapshot, restore and clone need Hindsight API 1.1 or later."
+            ) from None
+
+    # -- snapshot ---------------------------------------------------------------------------
+
+    def snapshot(self, path: Path | None, folder: Path, progress: Progress) -> Outcome:
+        """Write the current bank to ``path`` (default: a dated file in ``folder``) and its
+        manifest beside it; the queue is flushed first."""
+        scope = self._scope()
+        bank = scope.bank_id
+        target = path if path is not None else folder / default_name(bank)
+        if target.is_dir():
+            target = target / default_name(bank)
+        stats = self._settled(bank, progress)
+        if stats is None:
+            raise CurationError(f"Nothing to snapshot: bank {bank!r} does not exist yet.")
+        client = self._connection.client
+        version = str(client.identity().get("api_version") or "?")
+        transfers = self._transfers()
+        progress.stage(f"exporting bank {bank} on the server")
+        operation = self._submit(lambda: transfers.export(bank))
+        result = self._follow(bank, operation, progress, "snapshot")
+        url = str(result.get("download_url") or "")
+        size = result.get("byte_size")
+        partial = target.with_name(f".{target.name}.partial")
+        progress.stage(f"downloading to {target.name}", int(size) if size else None)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            written = transfers.download(
+                url, partial, progress.advance, int(size) if size else None
+            )
+            digest = sha256_of(partial)
+            inner = archive_counts(partial)
+            partial.replace(target)
+        except OSError as error:
+            raise CurationError(
+                f"Could not write the snapshot to {target}: {error.strerror or error} "
+                "(the partial file was removed; free space or choose another PATH)."
+            ) from None
+        except KeyboardInterrupt:
+            progress.close("Snapshot cancelled.")
+            raise CurationError(
+                "The snapshot was cancelled during the download; no partial file was kept."
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                partial.unlink()
+        counts = {name: int(inner.get(key) or 0) for name, key, _ in COUNTS}
+        manifest = Manifest(
+            format=FORMAT,
+            archive=target.name,
+            bank=bank,
+            scope=scope.mode,
+            server_version=version,
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            bytes=written,
+            sha256=digest,
+            **counts,
+        )
+        manifest_path(target).write_text(manifest.to_json(), encoding="utf-8")
+        line = (
+            f"Snapshot of bank {bank!r}: {counts_line(asdict(manifest))} → {target} "
+            f"({_size(written)}, SHA-256 {digest[:12]}…; manifest beside it)."
+        )
+        progress.close(line)
+        return Outcome(line)
+
+    # -- restore ----------------------------------------------------------------------------
+
+    def restore(
+        self, archive: Path, into: str | None, replace: bool, progress: Progress
+    ) -> Outcome:
+        """Import ``archive`` as bank ``into`` (default: the current bank) after checking it
+        against its manifest; a bank that holds memories is only replaced with ``replace``."""
+        if not archive.is_file():
+            raise CurationError(f"No archive at {archive}: give the path of a snapshot .zip.")
+        manifest = Manifest.read(manifest_path(archive))
+        progress.stage(f"checking {archive.name} against its manifest")
+        if archive.stat().st_size != manifest.bytes or sha256_of(archive) != manifest.sha256:
+            raise CurationError(
+                f"{archive} does not match its manifest (size or SHA-256 differ: truncated or "
+                "altered); nothing was imported."
+            )
+        archive_counts(archive)  # a ZIP the server can read
+        current = self._scope().bank_id
+        target = into or current
+        client, transfers = self._connection.client, self._transfers()
+        # what this session queued for the bank counts as held (and would land in it)
+        stats = self._settled(target, progress) if target == current else client.bank_stats(target)
+        if stats is not None:
+            held = sum(int(stats.get(key) or 0) for key in HELD)
+            if held and not replace:
+                raise CurationError(
+                    f"Bank {target!r} already holds memories: restore into a new bank with "
+                    "--into NAME, or add --replace to delete them first; nothing was imported."
+                )
+            transfers.delete_bank(target)
+        client.create_bank(TRANSFER_BANK)
+        progress.stage(f"uploading {archive.name}", manifest.bytes)
+        operation = self._submit(
+            lambda: transfers.import_archive(TRANSFER_BANK, target, archive, progress.advance)
+        )
+        progress.stage(f"restoring bank {target} on the server")
+        result = self._follow(TRANSFER_BANK, operation, progress, "restore")
+        if target == current:
+            self._changed()
+        imported = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
+        expected = {name: int(getattr(manifest, name)) for name, _, _ in COUNTS}
+        if imported == expected:
+            line = (
+                f"Restored bank {target!r} from {archive.name}: {counts_line(imported)} — "
+                "the counts match the manifest."
+            )
+        else:
+            line = (
+                f"Restored bank {target!r} from {archive.name}, but the counts differ from "
+                f"the manifest: {counts_line(imported)} imported, {counts_line(expected)} "
+                "expected."
+            )
+        progress.close(line)
+        return Outcome(line, done=imported == expected)
+
+    # -- clone ------------------------------------------------------------------------------
+
+    def clone(self, target: str, replace: bool, progress: Progress) -> Outcome:
+        """Copy the current bank into the new bank ``target`` on the server; an existing
+        ``target`` is deleted first only with ``replace``."""
+        bank = self._scope().bank_id
+        client = self._connection.client
+        if target == bank:
+            raise CurationError(f"A clone needs a name of its own, not {bank!r}: use --to NAME.")
+        if self._settled(bank, progress) is None:
+            raise CurationError(f"Nothing to clone: bank {bank!r} does not exist yet.")
+        if client.bank_stats(target) is not None:
+            if not replace:
+                raise CurationError(
+                    f"Bank {target!r} already exists: choose another name with --to NAME, or "
+                    "add --replace to delete it first."
+                )
+            self._transfers().delete_bank(target)
+        progress.stage(f"cloning bank {bank} into {target} on the server")
+        operation = self._submit(lambda: self._transfers().clone(bank, target))
+        result = self._follow(bank, operation, progress, "clone")
+        counts = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
+        line = f"Cloned bank {bank!r} into {target!r}: {counts_line(counts)}."
+        progress.close(line)
+        return Outcome(line)
+
+    # -- following the server -----------------------------------------------------------------
+
+    def _settled(self, bank: str, progress: Progress) -> dict[str, Any] | None:
+        """Send this session's queue and wait (bounded) until the server has indexed the
+        memories the user queued, as a recall does — an export taken earlier would miss them
+        (derived work, consolidation and mental model refreshes, is not waited for); the
+        bank's stats, None when it does not exist."""
+        progress.stage(f"sending what is queued for bank {bank}")
+        self._flush()
+        self._indexed(bank)
+        return self._connection.client.bank_stats(bank)
+
+    def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
+        """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
+        it on the server; a failure is one line."""
+        client = self._connection.client
+        deadline = time.monotonic() + OPERATION_TIMEOUT_S
+        try:
+            while True:
+                reply = client.operation(bank, operation) or {}
+                status = reply.get("status")
+                if status == "completed":
+                    result = reply.get("result_metadata")
+                    return result if isinstance(result, dict) else {}
+                if status in ("failed", "cancelled", "not_found"):
+                    why = reply.get("error_message") or f"the server's operation {status}"
+                    raise CurationError(f"The {what} failed on the server: {why}.")
+                if time.monotonic() > deadline:
+                    raise CurationError(f"The {what} did not finish within an hour.")
+                progress.advance(0)
+                time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            with contextlib.suppress(HindsightError):
+                client._request(
+                    "cancelOperation",
+                    "DELETE",
+                    f"{client._bank(bank)}/operations/{operation}",
+                    timeout_s=5,
+                    need_json=False,
+                )
+            progress.close(f"{what.capitalize()} cancelled.")
+            raise CurationError(
+                f"The {what} was cancelled (the server's operation too); nothing was kept."
+            ) from None

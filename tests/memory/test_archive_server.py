@@ -1,0 +1,258 @@
+"""Snapshot, restore and clone against the real server: what comes back is what went out, a copy
+stays a copy, and every damaged or refused input is one line with nothing imported.
+
+With the mock LLM the server stores some prompt noise as facts too, so assertions are on the
+planted facts ("contains"); each test uses banks of its own and removes them.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Notebook
+from helpers import RunningServer, wait_for
+from journalkit import small_disk
+
+import hindsight_magic as hm
+from hindsight_magic._api import transfers
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def banks(hindsight_server: RunningServer) -> Iterator[list[str]]:
+    """Banks a test makes; deleted afterwards."""
+    made: list[str] = []
+    yield made
+    with httpx.Client(base_url=hindsight_server.url, timeout=30) as http:
+        for bank in made:
+            http.delete(f"/v1/default/banks/{bank}")
+
+
+@pytest.fixture
+def book(
+    notebook: Notebook, hindsight_server: RunningServer, bank_id: str, banks: list[str]
+) -> Notebook:
+    banks.append(bank_id)
+    notebook.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        auto_retain="false",
+        scoping="global",
+    )
+    return notebook
+
+
+def shown(book: Notebook, source: str) -> str:
+    """What a cell shows: its value's text form, or its one error line."""
+    cell = book.run(source)
+    return repr(cell.result) if cell.error is None else f"Error: {cell.error}"
+
+
+def recalled(query: str) -> dict[str, Any]:
+    """text → memory of a recall in the current bank."""
+    return {m.text: m for m in hm.recall(query)}
+
+
+def planted(book: Notebook, count: int = 3) -> list[str]:
+    mark = uuid.uuid4().hex[:8]
+    facts = [f"Survey {mark} plot {n} holds {n + 3} nests." for n in range(count)]
+    for fact in facts:
+        assert book.run(f"%retain {fact}").error is None
+    return facts
+
+
+def holding(facts: list[str]) -> dict[str, Any] | None:
+    """The recalled memories when every one of ``facts`` is among them, else None."""
+    found = recalled("Survey plot nests")
+    return found if all(fact in found for fact in facts) else None
+
+
+def models(server: RunningServer, bank: str) -> set[str]:
+    reply = httpx.get(f"{server.url}/v1/default/banks/{bank}/mental-models", timeout=30)
+    return {m["id"] for m in reply.json().get("items", [])} if reply.status_code == 200 else set()
+
+
+def test_a_snapshot_restores_the_memories_their_provenance_and_the_models(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str, tmp_path: Path
+) -> None:
+    facts = planted(book)
+    before = wait_for(lambda: holding(facts), 60, "the facts")
+    wait_for(lambda: models(hindsight_server, bank_id) or None, 30, "the seeded mental models")
+    seeded = models(hindsight_server, bank_id)
+    archive = tmp_path / "course.zip"
+
+    line = shown(book, f"%hindsight snapshot {archive}")
+    assert line.startswith(f"Snapshot of bank '{bank_id}':"), line
+    manifest = json.loads((tmp_path / "course.manifest.json").read_text())
+    assert manifest["bank"] == bank_id
+    assert manifest["memories"] >= 3
+    assert manifest["mental_models"] == len(seeded)
+    assert len(manifest["sha256"]) == 64
+    assert manifest["bytes"] == archive.stat().st_size
+
+    httpx.delete(f"{hindsight_server.url}/v1/default/banks/{bank_id}", timeout=30)
+    assert hm.recall("Survey plot nests").texts == []  # gone
+    line = shown(book, f"%hindsight restore {archive}")
+    assert "the counts match the manifest" in line, line
+    after = recalled("Survey plot nests")
+    for fact in facts:
+        assert fact in after
+        assert after[fact].provenance == before[fact].provenance  # notebook, cell, source …
+        assert after[fact].provenance.source == "%retain"
+    assert models(hindsight_server, bank_id) == seeded
+
+
+def test_a_clone_and_its_source_keep_apart(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str, banks: list[str]
+) -> None:
+    facts = planted(book, 1)
+    wait_for(lambda: holding(facts), 60, "the fact")
+    copy = f"{bank_id}-copy"
+    banks.append(copy)
+    line = shown(book, f"%hindsight clone --to {copy} --switch")
+    assert line.startswith(f"Cloned bank '{bank_id}' into '{copy}'"), line
+    assert line.endswith(f"This session now uses '{copy}'.")
+    assert facts[0] in recalled("Survey plot nests")  # the copy holds what the source held
+    hm.retain("Only the clone knows the east plot flooded.")
+    assert "Only the clone knows the east plot flooded." in recalled("east plot flooded")
+    book.run(f"%hindsight bank {bank_id}")
+    assert "Only the clone knows the east plot flooded." not in recalled("east plot flooded")
+    hm.retain("Only the source knows the west plot dried out.")
+    assert "Only the source knows the west plot dried out." in recalled("west plot dried")
+    book.run(f"%hindsight bank {copy}")
+    assert "Only the source knows the west plot dried out." not in recalled("west plot dried")
+
+
+@pytest.fixture
+def snapshot(book: Notebook, tmp_path: Path) -> Path:
+    planted(book, 2)
+    archive = tmp_path / "kept.zip"
+    assert "Snapshot of bank" in shown(book, f"%hindsight snapshot {archive}")
+    return archive
+
+
+def bank_exists(server: RunningServer, bank: str) -> bool:
+    return httpx.get(f"{server.url}/v1/default/banks/{bank}/stats", timeout=30).status_code == 200
+
+
+def twin(archive: Path, data: bytes, name: str) -> Path:
+    """An archive called ``name`` holding ``data``, with ``archive``'s manifest beside it."""
+    other = archive.with_name(name)
+    other.write_bytes(data)
+    manifest = json.loads(archive.with_name(f"{archive.stem}.manifest.json").read_text())
+    other.with_name(f"{other.stem}.manifest.json").write_text(json.dumps(manifest))
+    return other
+
+
+def test_damaged_or_refused_archives_are_one_line_and_import_nothing(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str, snapshot: Path
+) -> None:
+    data = snapshot.read_bytes()
+    altered = bytearray(data)
+    altered[len(altered) // 2] ^= 0x01
+    stray = snapshot.with_name("stray.zip")
+    stray.write_bytes(data)
+    notes = snapshot.with_name("notes.zip")
+    notes.write_text("not a zip at all")
+    manifest = json.loads(snapshot.with_name("kept.manifest.json").read_text())
+    digest = hashlib.sha256(notes.read_bytes()).hexdigest()
+    manifest.update(bytes=notes.stat().st_size, sha256=digest)
+    snapshot.with_name("notes.manifest.json").write_text(json.dumps(manifest))
+    cases = {
+        twin(snapshot, data[: len(data) // 2], "cut.zip"): "does not match its manifest",
+        twin(snapshot, bytes(altered), "altered.zip"): "does not match its manifest",
+        stray: "No manifest beside the archive",
+        notes: "is not a Hindsight archive",
+        snapshot: f"Bank '{bank_id}' already holds memories",  # no --replace
+        snapshot.with_name("missing.zip"): "No archive at",
+    }
+    for archive, expected in cases.items():
+        target = f"{bank_id}-{archive.stem}"
+        into = "" if archive == snapshot else f" --into {target}"
+        cell = book.run(f"%hindsight restore {archive}{into}")
+        assert cell.error is not None, archive
+        assert expected in str(cell.error), (archive, str(cell.error))
+        assert "\n" not in str(cell.error)
+        if into:
+            assert not bank_exists(hindsight_server, target), target  # nothing imported
+
+
+def test_a_server_without_transfers_is_told_in_one_line(
+    book: Notebook, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    planted(book, 1)
+    session = book.magics.session
+    real = session.client._request
+
+    def old_server(operation: str, method: str, path: str, **kw: Any) -> Any:
+        if path.endswith("/transfer/export"):
+            raise hm.HindsightError(operation, f"{operation} failed: Not Found", 404, "Not Found")
+        return real(operation, method, path, **kw)
+
+    monkeypatch.setattr(session.client, "_request", old_server)
+    cell = book.run(f"%hindsight snapshot {tmp_path / 'x.zip'}")
+    assert "does not offer bank transfers" in str(cell.error)
+    assert not list(tmp_path.glob("*.zip"))
+
+
+@pytest.mark.parametrize("kind", ["tmpfs", "injected"])
+def test_a_full_disk_while_downloading_leaves_no_partial_file(
+    book: Notebook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    planted(book, 2)
+    with small_disk(tmp_path / "disk", kind, monkeypatch) as disk:
+        if disk.mounted:
+            disk.fill()
+        else:  # where nothing can be mounted, the write fails as a full disk's does
+
+            def full(fd: int) -> None:
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            monkeypatch.setattr(transfers.os, "fsync", full)
+        cell = book.run(f"%hindsight snapshot {disk.root / 'full.zip'}")
+        assert "Could not write the snapshot" in str(cell.error), cell.text
+        assert "No space left on device" in str(cell.error)
+        left = [p.name for p in disk.root.iterdir() if p.name != "filler"]
+        assert left == [], left
+
+
+def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
+    book: Notebook,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+) -> None:
+    planted(book, 1)
+    session = book.magics.session
+    asked: list[str] = []
+    export, follow = transfers.BankTransfers.export, session.client.operation
+
+    def exported(self: transfers.BankTransfers, bank: str) -> str:
+        asked.append(export(self, bank))
+        return asked[-1]
+
+    def interrupted(bank: str, operation: str) -> Any:
+        if operation in asked:  # the user pressed Interrupt while the server exported
+            raise KeyboardInterrupt
+        return follow(bank, operation)
+
+    monkeypatch.setattr(transfers.BankTransfers, "export", exported)
+    monkeypatch.setattr(session.client, "operation", interrupted)
+    folder = tmp_path / "snapshots"
+    cell = book.run(f"%hindsight snapshot {folder / 'x.zip'}")
+    assert "The snapshot was cancelled (the server's operation too)" in str(cell.error)
+    assert not folder.exists() or list(folder.iterdir()) == []
+    state = httpx.get(
+        f"{hindsight_server.url}/v1/default/banks/{bank_id}/operations/{asked[0]}", timeout=30
+    ).json()["status"]
+    assert state in ("cancelled", "completed", "not_found"), state  # it may have finished first

@@ -1,0 +1,123 @@
+"""Headless runs remember where they came from: a notebook run by papermill or nbclient writes its
+name and a run id into every memory's provenance, and recall shows them.
+
+Real papermill runs (its command line, and ``pm.execute_notebook`` with ``HINDSIGHT_NOTEBOOK``)
+against the real server; what is checked is what the server stored and what recall shows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+import pytest
+from helpers import RunningServer, wait_for
+
+pytestmark = pytest.mark.integration
+
+RUN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def report(folder: Path, fact: str) -> Path:
+    """``report.ipynb``: loads the extension, retains ``fact`` in its third cell, flushes."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext hindsight_magic"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell(f"%retain {fact}"),
+        nbformat.v4.new_code_cell("%hindsight flush --timeout 30"),
+    ]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    path = folder / "report.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def stored(server: RunningServer, bank: str, fact: str) -> dict[str, Any] | None:
+    reply = httpx.get(
+        f"{server.url}/v1/default/banks/{bank}/memories/list", params={"q": fact}, timeout=30
+    )
+    items = reply.json().get("items", []) if reply.status_code == 200 else []
+    return next((m for m in items if m["text"] == fact), None)
+
+
+def environment(server: RunningServer, bank: str, folder: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HINDSIGHT_", "JPY_"))}
+    env.update(
+        HINDSIGHT_API_URL=server.url,
+        HINDSIGHT_BANK_ID=bank,
+        HINDSIGHT_JOURNAL_PATH=str(folder / "journal.sqlite3"),
+        HINDSIGHT_AUTO_RETAIN="false",
+        HINDSIGHT_MENTAL_MODELS="false",
+        **extra,
+    )
+    return env
+
+
+def test_a_papermill_run_names_its_notebook_and_run(
+    tmp_path: Path, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    fact = f"The weekly report {uuid.uuid4().hex[:8]} counted 41 new sign-ups."
+    notebook = report(tmp_path, fact)
+    papermill = Path(sys.executable).with_name("papermill")
+    done = subprocess.run(
+        [str(papermill), notebook.name, "out.ipynb", "--cwd", str(tmp_path)],
+        cwd=tmp_path,
+        env=environment(hindsight_server, bank_id, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    memory = wait_for(lambda: stored(hindsight_server, bank_id, fact), 60, "the memory")
+    meta = memory["metadata"]
+    assert meta["notebook"] == "report.ipynb"
+    assert RUN.fullmatch(meta["run"]), meta
+    assert meta["retain_cell"] == "3"
+
+    import hindsight_magic as hm
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    settings = HindsightSettings(api_url=hindsight_server.url, bank_id=bank_id, scoping="global")
+    session = HindsightSession(settings, start_worker=False)
+    try:
+        line = next(
+            line for line in repr(hm.recall(fact, session=session)).splitlines() if fact in line
+        )
+    finally:
+        session.close()
+    assert f"report.ipynb · run {meta['run'][:16]} · cell 3" in line, line
+
+
+def test_a_run_from_python_is_named_by_the_notebook_setting(
+    tmp_path: Path, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    fact = f"The nightly job {uuid.uuid4().hex[:8]} found no late invoices."
+    report(tmp_path, fact)
+    script = (
+        "import papermill as pm\n"
+        "pm.execute_notebook('report.ipynb', 'out.ipynb', progress_bar=False)\n"
+    )
+    env = environment(hindsight_server, bank_id, tmp_path, HINDSIGHT_NOTEBOOK="nightly.ipynb")
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    memory = wait_for(lambda: stored(hindsight_server, bank_id, fact), 60, "the memory")
+    assert memory["metadata"]["notebook"] == "nightly.ipynb"
+    assert RUN.fullmatch(memory["metadata"]["run"])
