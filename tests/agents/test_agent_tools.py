@@ -91,6 +91,8 @@ def call(memory: ProjectMemory) -> Any:
         ("retain", {"text": "   "}, "Nothing to retain"),
         ("reflect", {"question": ""}, "Nothing to reflect on"),
         ("forget", {"id": " "}, "Name the memory"),
+        ("restore", {"id": "/tmp/course.zip"}, "Name the memory"),
+        ("restore", {"id": "course.zip"}, "Name the memory"),
         ("retain", {"text": "x", "tags": ["a\tb"]}, "Invalid tag"),
     ],
 )
