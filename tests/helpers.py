@@ -15,6 +15,8 @@ import json
 import os
 import re
 import socket
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -403,3 +405,21 @@ def closing_all(make: Callable[..., C]) -> Iterator[Callable[..., C]]:
     finally:
         for thing in made:
             thing.close()
+
+
+def run_command(
+    command: list[str], env: dict[str, str], cwd: Path, timeout_s: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run in ``cwd`` with ``env``; it must succeed (the failure shows its stderr)."""
+    done = subprocess.run(
+        command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def run_script(
+    script: str, env: dict[str, str], cwd: Path, timeout_s: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a plain Python process (no IPython); it must succeed."""
+    return run_command([sys.executable, "-c", script], env, cwd, timeout_s)

@@ -7,8 +7,6 @@ Without a server: bad input is one clear ``ValueError`` line and nothing is queu
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -16,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import RunningServer
+from helpers import RunningServer, run_script
 from kernels import Kernel
 
 import hindsight_magic as hm
@@ -62,20 +60,6 @@ def test_the_api_retains_and_recalls_in_a_real_kernel(kernel: Kernel) -> None:
     status = kernel.run("print(hm.status(check_server=False))")
     assert "accepted" in status
     assert "api-" in status  # the bank this kernel's session uses
-
-
-def run_script(script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``script`` run by a plain Python process (no IPython) with only ``env``; it must pass."""
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    return done
 
 
 @pytest.mark.integration
