@@ -30,12 +30,15 @@ from typing import TYPE_CHECKING, Any
 from ._functions import (
     InputError,
     clone,
+    context,
     correct,
     delete,
     flush,
     forget,
     forgotten,
     history,
+    latest,
+    project_session,
     purge_matching,
     recall,
     reflect,
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
     from ._memory.parsed_replies import RecalledMemory, Sources
     from ._memory.provenance import Provenance
     from ._memory.results import RecallResult, ReflectResult
+    from ._session import HindsightSession as Session
     from ._ui.display import Report, RetainResult
 
 __all__ = [
@@ -66,16 +70,20 @@ __all__ = [
     "ReflectResult",
     "Report",
     "RetainResult",
+    "Session",
     "Sources",
     "__version__",
     "clone",
+    "context",
     "correct",
     "delete",
     "flush",
     "forget",
     "forgotten",
     "history",
+    "latest",
     "load_ipython_extension",
+    "project_session",
     "purge_matching",
     "recall",
     "reflect",
@@ -98,6 +106,7 @@ _LAZY = {
     "ReflectResult": "._memory.results",
     "Report": "._ui.display",
     "RetainResult": "._ui.display",
+    "Session": "._session",
     "Sources": "._memory.parsed_replies",
 }
 

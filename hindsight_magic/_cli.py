@@ -110,6 +110,53 @@ def _add_doctor(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.set_defaults(handler=_doctor)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """``hindsight-magic mcp``: serve the project's memory to AI agents, or print a client's
+    snippet for it."""
+    from ._agents import wiring
+
+    project = os.path.abspath(args.project or os.getcwd())
+    if not os.path.isdir(project):
+        print(f"hindsight-magic: error: no such project folder: {project}", file=sys.stderr)
+        return 1
+    if args.print_config:
+        print(wiring.config_text(args.print_config, project))
+        print(f"(put it in {wiring.WHERE[args.print_config]})", file=sys.stderr)
+        return 0
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        print(
+            "hindsight-magic: error: the MCP SDK is not installed: "
+            "pip install 'hindsight-magic[mcp]'",
+            file=sys.stderr,
+        )
+        return 1
+    from ._agents.server import serve
+
+    serve(project, args.transport, args.host, args.port)
+    return 0
+
+
+def _add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``hindsight-magic mcp``: the MCP server of a project's memory, for AI agents."""
+    from ._agents.wiring import CLIENTS
+
+    parser = subparsers.add_parser(
+        "mcp", help="serve the project's memory to AI agents (MCP); --print-config for a client"
+    )
+    parser.add_argument(
+        "--project", default=None, help="the project folder (default: the working folder)"
+    )
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
+    parser.add_argument("--port", type=int, default=8765, help="http: the port (default 8765)")
+    parser.add_argument(
+        "--print-config", choices=CLIENTS, default=None, help="print the client's snippet"
+    )
+    parser.set_defaults(handler=_mcp)
+
+
 def _transfer(args: argparse.Namespace) -> int:
     """``hindsight-magic snapshot|restore|clone``: the same as ``%hindsight …``, for the bank a
     kernel started in this folder would use (its settings from the environment)."""
@@ -162,6 +209,7 @@ SUBCOMMANDS: dict[str, Registrar] = {
     "demo": demo.add_parser,
     "doctor": _add_doctor,
     "transfers": _add_transfers,
+    "mcp": _add_mcp,
 }
 
 

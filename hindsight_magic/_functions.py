@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ._ui.display import Report, RetainResult
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
+MAX_LATEST = 100  # the newest memories one ``latest`` lists
 
 
 class InputError(ValueError):
@@ -132,6 +133,9 @@ def retain(
     tags: str | Sequence[str] | None = None,
     context: str | None = None,
     split: bool = False,
+    agent: str | None = None,
+    agent_version: str | None = None,
+    wait: bool = False,
     session: HindsightSession | None = None,
 ) -> RetainResult:
     """Queue ``text`` as one durable memory and return at once (no network on this thread).
@@ -142,10 +146,50 @@ def retain(
     at most 1,000,000 characters. A background worker sends the queue in batches (16 memories
     or 5 s), and before any recall or reflect. Each memory records where it came from (the
     notebook and cell, when known: ``.provenance`` of a recalled memory).
-    """
-    from ._memory.provenance import PYTHON_API
 
-    return queue_text(text, tags, context, split, session, PYTHON_API)
+    ``agent`` (and ``agent_version``) name the AI agent writing it: the memory is then
+    ``source: agent`` with that name, version and the project, and recall shows
+    ``agent (NAME)``. ``wait=True`` sends it now and returns once the server can find it (at
+    most 15 s; if the server cannot be reached it stays queued and ``HindsightError`` says
+    why).
+    """
+    from ._memory.provenance import AGENT, PYTHON_API
+
+    writer = None
+    if agent is not None or agent_version is not None:
+        name = one_line(agent or "", 100)
+        if not name:
+            raise InputError("Invalid agent: give the agent's name (say, claude-code).")
+        writer = (name, one_line(agent_version or "", 50))
+    source = PYTHON_API if writer is None else AGENT
+    result = queue_text(text, tags, context, split, session, source, writer)
+    if wait:
+        (session or current_session()).deliver(result.ids)
+    return result
+
+
+def project_session(project: str | os.PathLike[str] | None = None) -> HindsightSession:
+    """A memory session for the project at folder ``project`` (default: the working folder),
+    with the bank, tags and settings a kernel started there would use: the ``HINDSIGHT_*``
+    environment and ``c.HindsightMagics.*`` in the IPython profile's config files.
+
+    Give it to any function as ``session=``; ``close()`` it when done (it flushes its queue,
+    bounded). Its recall and reflect first send what this machine's kernels queued for the
+    bank and have not delivered yet, under each memory's own id, so an agent finds what a
+    notebook retained a second ago (the MCP server, ``hindsight-magic mcp``, runs on one).
+    Bad settings raise ``InputError``; a folder that does not exist too.
+    """
+    from ._session import HindsightSession
+    from ._settings import SettingsError, settings_like_a_kernel
+
+    folder = os.path.abspath(os.fspath(project if project is not None else os.getcwd()))
+    if not os.path.isdir(folder):
+        raise InputError(f"No such project folder {one_line(folder, 200)!r}: give a folder.")
+    try:
+        settings = settings_like_a_kernel(warn=lambda line: print(line, file=sys.stderr))
+    except SettingsError as error:
+        raise InputError(str(error)) from None
+    return HindsightSession(settings, cwd=folder, reads_others=True)
 
 
 def queue_text(
@@ -155,8 +199,10 @@ def queue_text(
     split: bool,
     session: HindsightSession | None,
     source: str,
+    agent: tuple[str, str] | None = None,
 ) -> RetainResult:
-    """``retain`` for a given ``source`` (``%retain`` or the Python API)."""
+    """``retain`` for a given ``source`` (``%retain``, the Python API, an agent: its name and
+    version)."""
     pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
     pieces = [piece for piece in pieces if piece]
     if not pieces:
@@ -169,9 +215,16 @@ def queue_text(
         )
     tag_list = _names(tags)
     session = session or current_session()
+    origin = None
+    if agent is not None:
+        from ._memory.provenance import AgentOrigin
+
+        origin = AgentOrigin(agent[0], agent[1], session.label)
     cells = _running_cell()
     ids = [
-        session.retain(piece, context=context, tags=tag_list, source=source, cells=cells)
+        session.retain(
+            piece, context=context, tags=tag_list, source=source, cells=cells, agent=origin
+        )
         for piece in pieces
     ]
     from ._ui.display import RetainResult
@@ -230,6 +283,28 @@ def reflect(
     session = session or current_session()
     reader = session.reader
     return reader.reflect(question.strip(), context=context, budget=budget, sources=sources)
+
+
+def latest(limit: int = 20, *, session: HindsightSession | None = None) -> RecallResult:
+    """The newest ``limit`` memories of the current scope, newest first (forgotten ones left
+    out), as a ``RecallResult``: what happened lately, without a query. What you queued is sent
+    first, as for ``recall``; ``#N`` then names the Nth of them."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LATEST:
+        raise InputError(f"Invalid limit {limit!r}: use a whole number from 1 to {MAX_LATEST}.")
+    return (session or current_session()).reader.latest(limit)
+
+
+def context(*, session: HindsightSession | None = None) -> str:
+    """The ``<mental_models>`` block and the last ``<memories>`` block as one string, for an
+    LLM prompt (``%hindsight context``); '' when there is neither. Waits at most 1.5 s for the
+    first load of the mental models."""
+    session = session or current_session()
+    session.mental_models.wait_first_load()
+    parts = [session.mental_models.block()]
+    last_recall = session.reader.last_recall
+    if last_recall is not None:
+        parts.append(last_recall.as_context())
+    return "\n\n".join(part for part in parts if part)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ The parts, and who gets what:
   background jobs (``submit``);
 - ``autoretain`` (capture): cells → transcripts, queued through ``retain``;
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
-- ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue.
+- ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue
+  (and, in a session that ``reads_others``, what other kernels queued for the bank: an agent's
+  read-after-write across processes).
 
 The UI (status, panel) gets none of these: it gets the session's ``SessionView`` (``view()``).
 
@@ -34,10 +36,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ._api.client import Connection, Timeouts
+from ._api.errors import HindsightError
 from ._capture.autoretain import AutoRetainer
 from ._capture.redact import SecretValues
 from ._delivery.items import Batch, FlushOutcome, Route, new_item
 from ._delivery.journal import open_journal
+from ._delivery.journal_file import JournalError
 from ._delivery.queue import RetainQueue, SentOperation
 from ._delivery.sender import (
     BatchSender,
@@ -46,6 +50,7 @@ from ._delivery.sender import (
     operation_state,
     own_document_id,
     prepare_read,
+    send_queued_elsewhere,
 )
 from ._delivery.worker import Worker
 from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
@@ -53,7 +58,7 @@ from ._machine import resolve_api_url
 from ._memory.archive import Archiver
 from ._memory.curation import Curator
 from ._memory.mental_models import MentalModelCache
-from ._memory.provenance import PYTHON_API, provenance_metadata
+from ._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
 from ._memory.reading import Reader
 from ._memory.scope import BankScope, compute_scope, project_label
 from ._settings import SettingsError, bank_id_problem, tag_problem
@@ -63,9 +68,9 @@ if TYPE_CHECKING:
     import httpx
 
     from ._api.client import HindsightClient
-    from ._api.errors import HindsightError
     from ._capture.autoretain import AutoRetainStatus
     from ._delivery.items import QueueStats
+    from ._delivery.journal_file import JournalFile
     from ._delivery.recent import RecentItem
     from ._memory.curation import Outcome
     from ._memory.mental_models import MentalModel
@@ -128,8 +133,10 @@ class HindsightSession:
         transport: httpx.BaseTransport | None = None,
         start_worker: bool = True,
         queue_options: dict[str, Any] | None = None,
+        reads_others: bool = False,
     ) -> None:
         self.settings = settings
+        self.reads_others = reads_others
         configure_logging(settings.debug)
         self.session_id = session_id or kernel_id() or str(uuid.uuid4())
         self.started_at = datetime.now(timezone.utc)
@@ -143,6 +150,7 @@ class HindsightSession:
         self.notices = Notices()
         self.secrets = SecretValues(settings.key)
         journal, problem = open_journal(settings.journal_path)
+        self._journal_file: JournalFile | None = journal
         if problem:
             self.notices.add(problem)
         self.sender = BatchSender(self.connection, settings, self.secrets)
@@ -311,22 +319,25 @@ class HindsightSession:
         timestamp: str | None = None,
         source: str = PYTHON_API,
         cells: Sequence[int] = (),
+        agent: AgentOrigin | None = None,
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
         I/O.
 
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
-        its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``).
+        its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``,
+        the ``agent`` that wrote it).
         """
         scope = self.scope
+        meta = provenance_metadata(
+            source, self.session_id, self.notebook, cells, self.run_id, agent
+        )
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),
             context=context or self.settings.retain_context,
-            metadata=provenance_metadata(
-                source, self.session_id, self.notebook, cells, self.run_id
-            ),
+            metadata=meta,
             tags=tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))),
             secrets=self.secrets(),
             document_id=document_id or own_document_id(update_mode),  # re-sends replace it
@@ -363,7 +374,41 @@ class HindsightSession:
         """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
         queued, and say how many auto-retained cells it cannot find yet (not waited for)."""
         self.autoretain.process()  # the cells not yet in a transcript go out with the rest
+        if self.reads_others:
+            self._send_queued_elsewhere(bank_id)
         return prepare_read(bank_id, self.sender, self.queue, lambda: self.worker.running)
+
+    def _send_queued_elsewhere(self, bank_id: str) -> None:
+        """What other kernels on this machine queued for ``bank_id`` and have not delivered,
+        sent now under its own ids (``send_queued_elsewhere``). A journal that cannot be read
+        or a memory the server refuses leaves the read to answer with what it has: the kernel
+        that queued them still delivers them."""
+        file = self._journal_file
+        if file is None or not file.available:
+            return
+        try:
+            send_queued_elsewhere(bank_id, self.sender, file.queued_elsewhere(bank_id))
+        except JournalError as error:
+            log.info("Hindsight: other kernels' queue not readable: %s", error)
+        except HindsightError as error:
+            if not error.refuses_items:
+                raise
+            log.info("Hindsight: another kernel's memory was refused: %s", error)
+
+    def deliver(self, document_ids: Sequence[str]) -> None:
+        """Send what this session queued for its bank now and wait (at most 15 s) until the
+        server can find it, as a read does first (``retain(wait=True)``). ``HindsightError``
+        when a memory of ``document_ids`` is still held: the server's own error when it cannot
+        be reached or refuses the key, else the queue's last error; the memory stays queued."""
+        self._before_read(self.scope.bank_id)
+        wanted = set(document_ids)
+        if not any(item.document_id in wanted for _, item in self.queue.held()):
+            return
+        client = self.client
+        client.identity()  # raises what is wrong with the server, in its own words
+        client.list_banks()  # (open where /version is: is the key accepted?)
+        reason = self.queue.stats().last_error or "not sent yet"
+        raise HindsightError("retain", f"retain failed: {reason}")
 
     # -- status and lifecycle ---------------------------------------------------------------
 
@@ -718,3 +763,6 @@ class Notices:
         while self._notices:
             taken.append(self._notices.popleft())
         return taken
+
+
+Session = HindsightSession  # its public name: what ``project_session`` returns

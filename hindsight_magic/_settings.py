@@ -573,3 +573,50 @@ def unknown_setting_message(name: str) -> str:
     """The message for a setting name that does not exist, with the valid names."""
     names = ", ".join(("api_key", *HindsightSettings.setting_names()))
     return f"Unknown setting {name!r}. Settings: {names}."
+
+
+KERNEL_CONFIG_FILES = ("ipython_config.py", "ipython_kernel_config.py")  # what a kernel reads
+
+
+def profile_config_dir() -> str:
+    """The default IPython profile's folder, where a kernel reads its config files
+    (``$IPYTHONDIR/profile_default``, ``~/.ipython/profile_default`` when unset)."""
+    base = os.environ.get("IPYTHONDIR") or os.path.join(os.path.expanduser("~"), ".ipython")
+    return os.path.join(base, "profile_default")
+
+
+def settings_like_a_kernel(
+    folder: str | None = None, warn: Callable[[str], None] | None = None
+) -> HindsightSettings:
+    """Settings as a kernel started on this machine would have them, outside IPython: the
+    environment, then ``c.HindsightMagics.*`` from the profile's ``ipython_config.py`` and
+    ``ipython_kernel_config.py`` (read with traitlets alone, no IPython). An invalid value is
+    left out with one line to ``warn``, as a kernel does; an invalid ``HINDSIGHT_*`` variable
+    is a ``SettingsError``."""
+    from traitlets.config import Config
+    from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
+
+    folder = folder or profile_config_dir()
+    section: dict[str, Any] = {}
+    for name in KERNEL_CONFIG_FILES:
+        try:
+            loaded = PyFileConfigLoader(name, path=folder).load_config()
+        except ConfigFileNotFound:
+            continue
+        if "HindsightMagics" in loaded:
+            section.update(loaded["HindsightMagics"])
+    for name, value in list(section.items()):
+        try:
+            if value is None:
+                raise SettingsError(f"{name} is None")
+            HindsightSettings.parse(name, value)
+        except SettingsError as error:
+            if warn is not None and value is not None:
+                warn(f"HindsightMagics config: {error} Ignored.")
+            del section[name]
+    config = Config()
+    config.HindsightSettings = Config(section)
+    try:
+        return HindsightSettings(config=config)
+    except TraitError as error:
+        raise SettingsError(str(error)) from None

@@ -17,6 +17,9 @@ the form it is shown in, by one function per form, used by every caller:
 - ``prompt_text``: text placed inside the ``<memories>``/``<mental_models>`` blocks given to an
   LLM: the blocks' tags are neutralised (``&lt;/memories&gt;``), so the text cannot close the
   block it sits in or open another.
+  MCP results (``_agents``) are read by an agent's LLM, so their memory text goes through it
+  too, one line per memory inside a ``<memories>`` block; their structured data through
+  ``plain_text``.
 
 Two clocks appear to the user: the *server's* times (ISO 8601 text, shown in UTC to the minute,
 because memories and mental models are shared across machines and time zones) and the

@@ -22,7 +22,7 @@ import pytest
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import PLANTED_KEY, RunningServer, free_port, one_line
+from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, one_line
 
 __all__ = ["PLANTED_KEY", "Cell", "Notebook", "RunningServer", "free_port", "one_line"]
 
@@ -199,3 +199,33 @@ def notebook(
 def dead_url() -> str:
     """A URL where nothing answers."""
     return f"http://127.0.0.1:{free_port()}"
+
+
+@pytest.fixture
+def mcp_env(tmp_path: Path) -> dict[str, str]:
+    """What an MCP server process gets: this session's data dir and a journal of its own (shared
+    with the test's kernels), no auto-retain (quieter)."""
+    return {
+        "HINDSIGHT_MAGIC_DATA_DIR": os.environ["HINDSIGHT_MAGIC_DATA_DIR"],
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.sqlite3"),
+        "HINDSIGHT_AUTO_RETAIN": "false",
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+    }
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A project folder with a name no other test uses (its label tags the memories)."""
+    folder = tmp_path / f"proj{uuid.uuid4().hex[:8]}"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def mcp_client() -> Iterator[Any]:
+    """``mcp_client(project, env)``: ``hindsight-magic mcp`` for ``project`` with the SDK's
+    client talking to it over stdio (``mcpkit.McpClient``); each is closed at the end."""
+    from mcpkit import McpClient
+
+    with closing_all(McpClient) as start:
+        yield start

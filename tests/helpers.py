@@ -15,13 +15,16 @@ import json
 import os
 import re
 import socket
+import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import pytest
@@ -377,3 +380,46 @@ def delivery(
     sending through ``send``, wired as the session wires them; the thread is not started."""
     queue = RetainQueue(journal, **options)
     return queue, Worker(queue, send)
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
+
+
+@contextmanager
+def closing_all(make: Callable[..., C]) -> Iterator[Callable[..., C]]:
+    """A factory fixture's body: ``start(...)`` makes one with ``make``; every one made is closed
+    when the block ends (kernels, MCP servers)."""
+    made: list[C] = []
+
+    def start(*args: Any, **kwargs: Any) -> C:
+        thing = make(*args, **kwargs)
+        made.append(thing)
+        return thing
+
+    try:
+        yield start
+    finally:
+        for thing in made:
+            thing.close()
+
+
+def run_command(
+    command: list[str], env: dict[str, str], cwd: Path, timeout_s: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run in ``cwd`` with ``env``; it must succeed (the failure shows its stderr)."""
+    done = subprocess.run(
+        command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def run_script(
+    script: str, env: dict[str, str], cwd: Path, timeout_s: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a plain Python process (no IPython); it must succeed."""
+    return run_command([sys.executable, "-c", script], env, cwd, timeout_s)

@@ -7,8 +7,6 @@ Without a server: bad input is one clear ``ValueError`` line and nothing is queu
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -16,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import RunningServer
+from helpers import RunningServer, run_script
 from kernels import Kernel
 
 import hindsight_magic as hm
@@ -89,19 +87,51 @@ def test_the_api_works_in_a_plain_python_process(
         "PATH": "/usr/bin:/bin",
         "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path / "data"),
     }
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_script(script, env, tmp_path)
     assert "1 memory queued." in done.stdout
     assert "accepted by the server" in done.stdout
     assert "FOUND" in done.stdout, done.stdout
     assert "IPython imported: False" in done.stdout  # no kernel, no IPython needed
+
+
+@pytest.mark.integration
+def test_a_project_session_works_like_a_kernel_started_in_that_folder(
+    tmp_path: Path, hindsight_server: RunningServer
+) -> None:
+    project = tmp_path / f"survey{uuid.uuid4().hex[:6]}"
+    project.mkdir()
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    bank = f"cfg-{uuid.uuid4().hex[:10]}"
+    (profile / "ipython_kernel_config.py").write_text(f"c.HindsightMagics.bank_id = {bank!r}\n")
+    fact = f"Agent fact {uuid.uuid4().hex[:8]}: the survey table is weekly."
+    script = textwrap.dedent(
+        f"""
+        import hindsight_magic as hm
+
+        session = hm.project_session({str(project)!r})
+        print("SCOPE", session.scope.bank_id, session.scope.retain_tags)
+        print(hm.retain({fact!r}, agent="claude-code", agent_version="2.0", wait=True,
+                        session=session))
+        newest = hm.latest(5, session=session)
+        print("NEWEST" if any({fact!r} == m.text for m in newest) else newest.texts)
+        print("LINE", [m.provenance_line() for m in newest if m.text == {fact!r}])
+        print("CONTEXT", "<memories>" in hm.context(session=session))
+        session.close()
+        """
+    )
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.db"),
+        "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path / "data"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "PATH": "/usr/bin:/bin",
+    }
+    done = run_script(script, env, tmp_path)
+    assert f"SCOPE {bank} ('project:{project.name}',)" in done.stdout
+    assert "NEWEST" in done.stdout, done.stdout
+    assert "agent (claude-code)" in done.stdout
+    assert "CONTEXT True" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -119,6 +149,10 @@ def test_the_api_works_in_a_plain_python_process(
         (lambda: hm.retain("x", tags=["t" * 257]), "at most 256 characters"),
         (lambda: hm.retain("x", tags=[3]), "Invalid tag 3: a tag is text"),  # type: ignore[list-item]
         (lambda: hm.recall("x", types=["world\x00"]), "Invalid type"),
+        (lambda: hm.retain("x", agent=" "), "Invalid agent"),
+        (lambda: hm.latest(0), "Invalid limit 0"),
+        (lambda: hm.latest(101), "Invalid limit 101"),
+        (lambda: hm.project_session("/no/such/folder"), "No such project folder"),
     ],
 )
 def test_bad_input_is_one_value_error_line_before_any_session(call: Any, message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -439,3 +440,26 @@ def test_bank_ids_the_server_takes_are_accepted(build: Any, good: str) -> None:
 def test_a_bad_bank_id_in_the_environment_is_refused_at_load(build: Any) -> None:
     with pytest.raises(SettingsError, match="Invalid HINDSIGHT_BANK_PREFIX='a/b'"):
         build({"HINDSIGHT_BANK_PREFIX": "a/b"})
+
+
+def test_settings_like_a_kernel_read_the_profiles_config_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight_magic._settings import settings_like_a_kernel
+
+    monkeypatch.delenv("HINDSIGHT_BANK_ID", raising=False)
+    (tmp_path / "ipython_config.py").write_text(
+        "c.HindsightMagics.bank_id = 'from-config'\nc.HindsightMagics.recall_budget = 'high'\n"
+    )
+    (tmp_path / "ipython_kernel_config.py").write_text(
+        "c.HindsightMagics.bank_id = 'from-kernel-config'\nc.HindsightMagics.scoping = 'sideways'\n"
+    )
+    lines: list[str] = []
+    settings = settings_like_a_kernel(str(tmp_path), warn=lines.append)
+    assert settings.bank_id == "from-kernel-config"  # the kernel's file comes last, as in a kernel
+    assert settings.recall_budget == "high"
+    assert settings.scoping == "per-project-tagged"  # the invalid value is left out ...
+    assert len(lines) == 1  # ... with one line saying so
+    assert "scoping" in lines[0]
+    assert "Ignored." in lines[0]
+    assert settings_like_a_kernel(str(tmp_path / "none")).bank_id == "jupyter"

@@ -303,6 +303,9 @@ def by_ids(db: sqlite3.Connection, statement: str, ids: Iterable[int], *first: A
         db.execute(f"{statement} ({', '.join('?' * len(chunk))})", (*first, *chunk))
 
 
+Spooled = tuple[str, "tuple[str, ...] | None", MemoryItem]  # (bank, tags, item), as ``decode``
+
+
 @dataclass
 class JournalRow:
     """One stored memory."""
@@ -720,6 +723,30 @@ class JournalFile:
             (self.owner, *args, limit),
         ).fetchall()
         return [row_from(row) for row in found]
+
+    def queued_elsewhere(self, bank_id: str) -> list[Spooled]:
+        """What other owners (kernels on this machine) hold for ``bank_id`` and have not sent:
+        their ``pending`` and ``spilled`` rows, then the lines of their spools not taken in yet
+        (a ``%retain`` of a second ago is only there), as (bank, tags, item).
+
+        Read only: the owners keep their rows and send them as before. A reader that sends
+        these first (an agent's recall) uses each memory's own document id, so the server keeps
+        one copy whoever sends it, and when.
+        """
+        with self._transaction() as db:  # one snapshot: an ingest moves lines into rows
+            rows = db.execute(
+                "select id, bank, tags, body, state, operation_id, error from items "
+                "where owner != ? and bank = ? and state in ('pending', 'spilled') order by id",
+                (self.owner, bank_id),
+            ).fetchall()
+            spools = db.execute(
+                "select name, offset from spools where owner != ?", (self.owner,)
+            ).fetchall()
+        found = [(row.bank_id, row.tags, row.item) for row in map(row_from, rows)]
+        for name, offset in spools:
+            lines, _ = read_from(self.path.with_name(name), offset)
+            found += [e for e in map(decode, lines) if e is not None and e[0] == bank_id]
+        return found
 
     def count(self, state: str) -> int:
         """How many of this owner's rows are in ``state``."""

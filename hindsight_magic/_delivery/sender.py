@@ -52,11 +52,13 @@ from .._api.client import ensure_bank
 from .._api.errors import HindsightError
 from .._capture.redact import redact
 from .._diagnosis import explain
+from .items import Route, form_batches
 
 if TYPE_CHECKING:
     from .._api.client import Connection, HindsightClient
     from .._settings import HindsightSettings
-    from .items import Batch, Route
+    from .items import Batch
+    from .journal_file import Spooled
     from .queue import RetainQueue
 
 SYNC_MAX_ITEMS = 16  # a bigger batch goes async: a synchronous retain waits for extraction
@@ -203,6 +205,40 @@ def prepare_read(
     if wait_until_indexed(sender.client, operations, left):
         queue.indexed(operation_id for _, operation_id in operations)
     return queue.transcript_cells(bank_id)
+
+
+def send_queued_elsewhere(
+    bank_id: str,
+    sender: BatchSender,
+    queued: Iterable[Spooled],
+    wait_s: float = READ_WAIT_S,
+) -> int:
+    """Send, before a read, the memories of ``bank_id`` that other processes queued and have not
+    delivered (``JournalFile.queued_elsewhere``), synchronously, so the read finds them; returns
+    how many were sent.
+
+    Only memories with their own document id go (never a transcript's append, which would be
+    appended twice): re-sending a document id replaces that document, so when their kernel
+    sends them too, under the same ids, the server still keeps each memory once. Their journal
+    rows are not touched: the kernel that queued a memory stays the one that delivers it.
+    """
+    seen: set[str] = set()
+    entries = []
+    for bank, tags, item in queued:
+        own = bank == bank_id and item.document_id and item.update_mode != "append"
+        if own and item.document_id not in seen:
+            seen.add(str(item.document_id))
+            entries.append((Route(bank, tags), item))
+    if not entries:
+        return 0
+    deadline = time.monotonic() + wait_s
+    went_async = []
+    with sender.reading(bank_id):
+        for batch in form_batches(entries, SYNC_MAX_ITEMS):
+            if not sender(batch):
+                went_async.append((batch.route, batch.operation_id))
+    wait_until_indexed(sender.client, went_async, max(0.0, deadline - time.monotonic()))
+    return len(entries)
 
 
 class TranscriptWatch:

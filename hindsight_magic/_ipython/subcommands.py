@@ -289,13 +289,7 @@ def _history(models: MentalModelCache, model_id: str) -> ModelHistory | Message:
 
 def cmd_context(ctx: HandlerContext, args: argparse.Namespace) -> PromptContext:
     """The ``<mental_models>`` block and the last ``<memories>`` block, for an LLM prompt."""
-    session = ctx.session
-    session.mental_models.wait_first_load()
-    parts = [session.mental_models.block()]
-    last_recall = session.reader.last_recall
-    if last_recall is not None:
-        parts.append(last_recall.as_context())
-    return PromptContext("\n\n".join(part for part in parts if part))
+    return PromptContext(_functions.context(session=ctx.session))
 
 
 COMMAND = "%hindsight server"

@@ -392,11 +392,7 @@ class Curator:
         """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
         scope = self._scope()
         reply = self._connection.client.list_memories(
-            scope.bank_id,
-            state="invalidated",
-            tags=scope.recall_tags,
-            tags_match=scope.tags_match,
-            limit=PAGE,
+            scope.bank_id, **scope.listing("invalidated", PAGE)
         )
         found = sorted(
             _items(reply), key=lambda m: str(m.get("invalidated_at") or ""), reverse=True

@@ -9,12 +9,15 @@ kernel session and how it was written::
     cells           12-14         (auto-retain: the cells of the transcript, first-last)
     kernel_session  9f0c…
     run             2026-12-02T06:00:12Z  (a headless run — papermill, nbclient: when it began)
-    source          %retain | autoretain | python api
+    source          %retain | autoretain | python api | agent
+    agent           claude-code   (an AI agent's memory: its MCP client's name …)
+    agent_version   2.0.14        (… and version)
+    project         churn         (… and the project it worked in)
 
 ``provenance_of`` reads that back from a recalled memory (memories written by others show what
 they have: their time and document id), and ``provenance_line`` makes the compact line shown
-next to tags and score: ``fieldwork.ipynb · cell 14 · 3 days ago``. Stdlib only: cheap to
-import.
+next to tags and score: ``fieldwork.ipynb · cell 14 · 3 days ago``, or for an agent's memory
+``agent (claude-code) · 2 minutes ago``. Stdlib only: cheap to import.
 """
 
 from __future__ import annotations
@@ -36,12 +39,16 @@ CELLS = "cells"
 RETAIN_CELL = "retain_cell"
 KERNEL_SESSION = "kernel_session"
 SOURCE = "source"
+AGENT_NAME = "agent"
+AGENT_VERSION = "agent_version"
+PROJECT = "project"
 RUN = "run"
 LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
 
 RETAIN_MAGIC = "%retain"
 PYTHON_API = "python api"
-SOURCES = (RETAIN_MAGIC, AUTORETAIN, PYTHON_API)  # the values of ``source``
+AGENT = "agent"  # an AI agent wrote it (through the MCP server, or ``retain(agent=…)``)
+SOURCES = (RETAIN_MAGIC, AUTORETAIN, PYTHON_API, AGENT)  # the values of ``source``
 
 SEPARATOR = " · "
 MAX_CELLS = 10_000  # a wider range (in someone else's metadata) is not taken for cells
@@ -58,6 +65,9 @@ class Provenance:
     retain_cell: int | None = None
     document_id: str | None = None
     source: str | None = None
+    agent: str | None = None
+    agent_version: str | None = None
+    project: str | None = None
     run: str | None = None  # when the headless run (papermill, nbclient) that wrote it began
 
     @property
@@ -94,20 +104,43 @@ def parse_cells(text: str | None) -> tuple[int, ...]:
     return tuple(sorted(numbers))
 
 
+@dataclass(frozen=True)
+class AgentOrigin:
+    """The AI agent that wrote a memory: its name and version (an MCP client's ``clientInfo``)
+    and the project it worked in, so a notebook's recall can say which agent it was."""
+
+    name: str
+    version: str = ""
+    project: str = ""
+
+    def metadata(self) -> dict[str, str]:
+        """The metadata keys this origin adds (only those that are known)."""
+        meta = {SOURCE: AGENT, AGENT_NAME: self.name}
+        if self.version:
+            meta[AGENT_VERSION] = self.version
+        if self.project:
+            meta[PROJECT] = self.project
+        return meta
+
+
 def provenance_metadata(
     source: str,
     kernel_session: str,
     notebook: str | None,
     cells: Iterable[int] = (),
     run: str | None = None,
+    agent: AgentOrigin | None = None,
 ) -> dict[str, str]:
     """The ``metadata`` of a memory the extension writes (only the parts that are known).
 
     ``cells`` are a transcript's for auto-retain (``cells``: first-last), else the cell that
     ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``); ``run`` is set in headless
-    runs, where many runs of one notebook must be told apart.
+    runs, where many runs of one notebook must be told apart. An ``agent``'s memory is
+    ``source: agent`` with the agent's name, version and project.
     """
     meta = {SOURCE: source, KERNEL_SESSION: kernel_session}
+    if agent is not None:
+        meta.update(agent.metadata())
     if notebook:
         meta[NOTEBOOK] = notebook
     if run:
@@ -136,6 +169,9 @@ def provenance_of(memory: Memory) -> Provenance:
         retain_cell=retain_cell[0] if len(retain_cell) == 1 else None,
         document_id=memory.document_id or None,
         source=_text(meta, SOURCE),
+        agent=_text(meta, AGENT_NAME),
+        agent_version=_text(meta, AGENT_VERSION),
+        project=_text(meta, PROJECT),
         run=_text(meta, RUN),
     )
 
@@ -162,6 +198,14 @@ def cells_text(provenance: Provenance) -> str:
     )
 
 
+def agent_text(provenance: Provenance) -> str:
+    """``agent (claude-code)`` for an agent's memory (``agent`` when it gave no name); ``""``
+    for any other."""
+    if provenance.source != AGENT:
+        return ""
+    return f"agent ({provenance.agent})" if provenance.agent else "agent"
+
+
 def age(stamp: str | None, now: datetime | None = None) -> str:
     """``just now``, ``5 minutes ago``, ``3 days ago`` … up to a month, then the UTC date
     (a time that is not ISO 8601 is shown as it is)."""
@@ -185,11 +229,12 @@ def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     """``fieldwork.ipynb · cell 14 · 3 days ago`` (``report.ipynb · run 2026-12-02T06:00 · cell
     4 · …`` from a headless run): what is known of where and when, or ``""``.
 
-    A memory with neither notebook nor cell (written by something else) shows its document id.
+    An agent's memory shows ``agent (claude-code)``; a memory with neither notebook nor cell
+    nor agent (written by something else) shows its document id.
     """
     provenance = provenance_of(memory)
     run = f"run {provenance.run[:16]}" if provenance.run else ""
-    parts = [provenance.notebook_name or "", run, cells_text(provenance)]
+    parts = [agent_text(provenance), provenance.notebook_name or "", run, cells_text(provenance)]
     if not any(parts) and provenance.document_id:
         parts.append(f"document {provenance.document_id}")
     parts.append(age(memory.mentioned_at, now))

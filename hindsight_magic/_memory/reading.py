@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from .scope import BankScope
 
 
+LATEST_QUERY = "(the newest memories)"
+
+
 class Reader:
     """Turns a query into the server's ranked memories, or a question into its answer."""
 
@@ -72,6 +75,28 @@ class Reader:
             memories = [memory.tended_by(self.curator) for memory in memories]
         result = RecallResult(query, memories, scope.bank_id, still_indexing=still_indexing)
         self.last_recall = result
+        return result
+
+    def latest(self, limit: int) -> RecallResult:
+        """The scope's newest memories (``GET …/memories/list``), newest first, forgotten ones
+        left out, after ``before_read`` sent what was queued: what an agent reads to catch up."""
+        scope = self._scope()
+        still_indexing = self._before_read(scope.bank_id)
+        reply = self._connection.client.list_memories(
+            scope.bank_id, **scope.listing("valid", limit)
+        )
+        from .parsed_replies import parse_recall
+
+        items = [
+            {**item, "type": item.get("type") or item.get("fact_type")}
+            for item in reply.get("items") or ()
+            if isinstance(item, dict)
+        ]
+        memories = parse_recall({"results": items})
+        if self.curator is not None:
+            memories = [memory.tended_by(self.curator) for memory in memories]
+        result = RecallResult(LATEST_QUERY, memories, scope.bank_id, still_indexing=still_indexing)
+        self.last_recall = result  # ``#3`` names the third of them
         return result
 
     def reflect(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from .._settings import bank_id_part
 from .._text import encodable
@@ -45,6 +46,15 @@ def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
     return encodable(root.name.strip().lower()) or "unknown"  # a name that is not UTF-8 too
 
 
+class Listing(TypedDict):
+    """The scope's part of a ``list_memories`` call."""
+
+    state: str
+    tags: tuple[str, ...] | None
+    tags_match: str | None
+    limit: int
+
+
 @dataclass(frozen=True)
 class BankScope:
     """Where memories go and which tags filter recall, for one scoping mode."""
@@ -55,6 +65,16 @@ class BankScope:
     retain_tags: tuple[str, ...] | None = None
     recall_tags: tuple[str, ...] | None = None
     tags_match: str | None = None
+
+    def listing(self, state: str, limit: int) -> Listing:
+        """The ``list_memories`` arguments for this scope's memories in ``state``, at most
+        ``limit`` (the recall tags: untagged memories show as in recall)."""
+        return {
+            "state": state,
+            "tags": self.recall_tags,
+            "tags_match": self.tags_match,
+            "limit": limit,
+        }
 
     def describe(self) -> str:
         """One line for status output."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-from helpers import RunningServer, wait_for
+from helpers import RunningServer, run_command, run_script, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -67,16 +66,8 @@ def test_a_papermill_run_names_its_notebook_and_run(
     fact = f"The weekly report {uuid.uuid4().hex[:8]} counted 41 new sign-ups."
     notebook = report(tmp_path, fact)
     papermill = Path(sys.executable).with_name("papermill")
-    done = subprocess.run(
-        [str(papermill), notebook.name, "out.ipynb", "--cwd", str(tmp_path)],
-        cwd=tmp_path,
-        env=environment(hindsight_server, bank_id, tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    command = [str(papermill), notebook.name, "out.ipynb", "--cwd", str(tmp_path)]
+    run_command(command, environment(hindsight_server, bank_id, tmp_path), tmp_path, 300)
     memory = wait_for(lambda: stored(hindsight_server, bank_id, fact), 60, "the memory")
     meta = memory["metadata"]
     assert meta["notebook"] == "report.ipynb"
@@ -108,16 +99,7 @@ def test_a_run_from_python_is_named_by_the_notebook_setting(
         "pm.execute_notebook('report.ipynb', 'out.ipynb', progress_bar=False)\n"
     )
     env = environment(hindsight_server, bank_id, tmp_path, HINDSIGHT_NOTEBOOK="nightly.ipynb")
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_script(script, env, tmp_path, 300)
     memory = wait_for(lambda: stored(hindsight_server, bank_id, fact), 60, "the memory")
     assert memory["metadata"]["notebook"] == "nightly.ipynb"
     assert RUN.fullmatch(memory["metadata"]["run"])

@@ -279,3 +279,31 @@ def test_many_sources_are_counted_and_kept() -> None:
     assert "fact 9" in repr(answer)
     assert "fact 10" not in repr(answer)
     assert len(answer.based_on or ()) == 13
+
+
+def test_an_agents_memory_says_which_agent_wrote_it() -> None:
+    from hindsight_magic._memory.provenance import AgentOrigin
+
+    meta = provenance_metadata(
+        "agent", "k1", None, agent=AgentOrigin("claude-code", "2.0.14", "churn")
+    )
+    assert meta == {
+        "source": "agent",
+        "kernel_session": "k1",
+        "agent": "claude-code",
+        "agent_version": "2.0.14",
+        "project": "churn",
+    }
+    memory = Memory(id="m", text="t", metadata=meta, mentioned_at=ago(minutes=2))
+    assert provenance_line(memory, NOW) == "agent (claude-code) · 2 minutes ago"
+    found = provenance_of(memory)
+    assert (found.source, found.agent, found.agent_version, found.project) == (
+        "agent",
+        "claude-code",
+        "2.0.14",
+        "churn",
+    )
+    unnamed = Memory(id="m", text="t", metadata={"source": "agent"}, mentioned_at=ago(hours=1))
+    assert provenance_line(unnamed, NOW) == "agent · 1 hour ago"
+    posing = Memory(id="m", text="t", metadata={"agent": "x"}, document_id="d")  # no source
+    assert not provenance_line(posing, NOW).startswith("agent")

@@ -1,0 +1,71 @@
+"""``jupyter-server-mcp`` discovers the memory tools through its entry point group and serves
+them with the same descriptions and one-line errors (its own server, in memory)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+pytest.importorskip("jupyter_server_mcp")
+
+from jupyter_server_mcp.extension import MCPExtensionApp
+from jupyter_server_mcp.mcp_server import MCPServer
+
+from hindsight_magic._agents.jupyter import TOOLS
+
+
+def registered() -> Any:
+    """A jupyter-server-mcp server with every tool its entry points name, as it starts."""
+    specs = MCPExtensionApp()._discover_entrypoint_tools()
+    server = MCPServer(name="test", port=0)
+    for spec in specs:
+        module, name = spec.rsplit(":", 1)
+        server.register_tool(getattr(importlib.import_module(module), name))
+    return specs, server
+
+
+def test_the_entry_point_names_every_tool() -> None:
+    specs, server = registered()
+    assert set(TOOLS) <= set(specs)
+    names = {tool["name"] for tool in server.list_tools()}
+    assert {"recall", "retain", "reflect", "forget", "restore", "status"} <= names
+
+
+def test_a_tool_called_there_answers_bad_input_with_one_line() -> None:
+    import anyio
+    from fastmcp import Client
+
+    _, server = registered()
+
+    async def call() -> Any:
+        async with Client(server.mcp) as client:
+            tools = {tool.name: tool for tool in await client.list_tools()}
+            result = await client.call_tool("recall", {"query": " "}, raise_on_error=False)
+            return tools, result
+
+    tools, result = anyio.run(call)
+    assert "since" in tools["recall"].input_schema["properties"]
+    assert "Search this project's long-term memory" in (tools["recall"].description or "")
+    assert result.is_error
+    text = result.content[0].text
+    assert "Nothing to search for" in text
+    assert "\n" not in text
+
+
+def test_an_agents_memory_there_is_named_after_its_mcp_client() -> None:
+    import anyio
+    from fastmcp import Client, FastMCP
+
+    from hindsight_magic._agents.jupyter import DEFAULT_CLIENT, caller
+
+    server = FastMCP("test")
+    server.tool(lambda: caller().name, name="who")
+
+    async def call() -> str:
+        async with Client(server) as client:
+            return str((await client.call_tool("who", {})).content[0].text)
+
+    assert anyio.run(call) == "fastmcp"  # the in-memory client's own name
+    assert caller().name == DEFAULT_CLIENT  # outside a request

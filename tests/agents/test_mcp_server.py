@@ -1,0 +1,255 @@
+"""``hindsight-magic mcp`` against the real server, driven by the official SDK's client over
+stdio, beside real kernels: the notebook and its agents share one memory."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, wait_for
+from kernels import Kernel
+from mcpkit import AGENT, error_line
+
+pytestmark = pytest.mark.integration
+
+TOOLS = {"recall", "retain", "reflect", "forget", "restore", "status"}
+
+
+def token() -> str:
+    return f"tok{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def env(mcp_env: dict[str, str], hindsight_server: RunningServer) -> dict[str, str]:
+    return {**mcp_env, "HINDSIGHT_API_URL": hindsight_server.url}
+
+
+@pytest.fixture
+def kernel_in(env: dict[str, str]) -> Iterator[Any]:
+    """``kernel_in(folder)``: a real kernel started there, on the same server and journal."""
+
+    def start(folder: Path) -> Kernel:
+        kernel = Kernel(env, folder)
+        kernel.run("%load_ext hindsight_magic")
+        return kernel
+
+    with closing_all(start) as started:
+        yield started
+
+
+def test_the_sdk_client_lists_retains_recalls_reflects_and_forgets(
+    mcp_client: Any, project_dir: Path, env: dict[str, str]
+) -> None:
+    agent = mcp_client(project_dir, env)
+    tools = {tool.name: tool for tool in agent.tools()}
+    assert set(tools) == TOOLS
+    assert all(tool.description for tool in tools.values())
+    assert {"query", "since", "until", "tags", "max_results"} <= set(
+        tools["recall"].input_schema["properties"]
+    )
+    word = token()
+    retained = agent.text("retain", text=f"The {word} table double-counts Q3 refunds.")
+    assert project_dir.name.lower() in retained
+
+    found = agent.call("recall", query=f"{word} refunds")
+    text = found.content[0].text
+    assert f"The {word} table double-counts Q3 refunds." in text
+    assert f"agent ({AGENT})" in text
+    assert "<memories>" in text
+    memory = next(m for m in found.structured_content["memories"] if word in m["text"])
+    assert memory["handle"].startswith("#")
+    assert memory["id"]
+
+    answer = agent.call("reflect", question=f"What do we know about the {word} table?")
+    assert not answer.is_error
+    assert answer.structured_content["answer"]
+
+    assert not agent.call("forget", id=memory["id"], reason="stale").is_error
+    again = agent.call("recall", query=f"{word} refunds")
+    assert memory["id"] not in {m["id"] for m in again.structured_content["memories"]}
+    assert not agent.call("restore", id=memory["id"]).is_error
+    assert "ok (Hindsight" in agent.text("status")
+    assert word in agent.resource("hindsight://latest")
+
+
+def test_a_kernel_retain_not_yet_sent_is_found_by_the_agent_at_once(
+    mcp_client: Any, kernel_in: Any, project_dir: Path, env: dict[str, str]
+) -> None:
+    kernel = kernel_in(project_dir)
+    agent = mcp_client(project_dir, env)
+    agent.tools()
+    word = token()
+    assert "queued" in kernel.run(f"%retain The {word} column is in cents, not dollars.")
+    text = agent.text("recall", query=f"{word} column cents")  # one call, no waiting
+    assert f"The {word} column is in cents, not dollars." in text
+    kernel.run("%hindsight flush")  # the kernel still delivers it: one document, same id
+    recalled = kernel.run(
+        f"r = %recall {word} column cents\nprint(len([m for m in r if '{word}' in m.text]))"
+    )
+    assert recalled.strip().splitlines()[-1] == "1"
+
+
+def test_the_agent_retain_is_found_by_a_kernel_with_agent_provenance(
+    mcp_client: Any, kernel_in: Any, project_dir: Path, env: dict[str, str]
+) -> None:
+    agent = mcp_client(project_dir, env)
+    kernel = kernel_in(project_dir)
+    word = token()
+    agent.text("retain", text=f"Dedupe the {word} table on order_id before joins.")
+    shown = kernel.run(f"%recall {word} dedupe order_id")
+    assert f"Dedupe the {word} table on order_id before joins." in shown
+    assert f"agent ({AGENT})" in shown
+    fields = kernel.run(
+        f"r = %recall {word} dedupe\nm = next(m for m in r if '{word}' in m.text)\n"
+        "print(m.provenance.source, m.provenance.agent, m.provenance.agent_version, "
+        "m.provenance.project)"
+    )
+    assert fields.strip().splitlines()[-1] == f"agent {AGENT} 1.2.3 {project_dir.name.lower()}"
+
+
+def test_an_agent_in_project_b_does_not_see_project_a(
+    mcp_client: Any, tmp_path: Path, env: dict[str, str]
+) -> None:
+    folder_a, folder_b = tmp_path / f"a{token()}", tmp_path / f"b{token()}"
+    folder_a.mkdir(), folder_b.mkdir()
+    word = token()
+    mcp_client(folder_a, env).text("retain", text=f"The {word} survey ran in May.")
+    agent_b = mcp_client(folder_b, env)
+    found = agent_b.call("recall", query=f"{word} survey May")
+    assert word not in found.content[0].text
+    assert found.structured_content["tags"] == [f"project:{folder_b.name.lower()}"]
+
+
+def test_a_planted_key_never_reaches_the_server_or_the_output(
+    mcp_client: Any, project_dir: Path, env: dict[str, str], hindsight_server: RunningServer
+) -> None:
+    agent = mcp_client(project_dir, env)
+    word = token()
+    said = agent.text("retain", text=f"The {word} export uses the key {PLANTED_KEY} for S3.")
+    assert PLANTED_KEY not in said
+    found = agent.text("recall", query=f"{word} export key")
+    assert word in found
+    assert PLANTED_KEY not in found
+    assert "[REDACTED]" in found
+    listed = httpx.get(
+        f"{hindsight_server.url}/v1/default/banks/jupyter/memories/list",
+        params={"q": word, "limit": 50},
+    ).json()
+    assert listed["items"]
+    assert PLANTED_KEY not in str(listed)
+
+
+class Forwarder:
+    """A TCP port that forwards to the real server once opened: a dead server, then a fixed one."""
+
+    def __init__(self, target: str) -> None:
+        self.port = free_port()
+        host, port = target.removeprefix("http://").split(":")
+        self._target = (host, int(port.rstrip("/")))
+        self._listener: socket.socket | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def open(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._target)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+
+
+def test_a_dead_server_and_bad_input_are_error_results_and_the_next_call_works(
+    mcp_client: Any, project_dir: Path, env: dict[str, str], hindsight_server: RunningServer
+) -> None:
+    forwarder = Forwarder(hindsight_server.url)
+    agent = mcp_client(project_dir, {**env, "HINDSIGHT_API_URL": forwarder.url})
+    try:
+        queued = error_line(agent.call("retain", text="Retained while the server is down."))
+        assert forwarder.url in queued
+        assert "The memory is queued" in queued
+        dead = error_line(agent.call("recall", query="anything"))
+        assert forwarder.url in dead
+        assert "HINDSIGHT_API_URL" in dead
+        assert "Nothing to search for" in error_line(agent.call("recall", query="  "))
+        assert "max_results" in error_line(agent.call("recall", query="x", max_results="many"))
+        assert "since" in error_line(agent.call("recall", query="x", since="the other day"))
+        forwarder.open()  # the server is back
+        word = token()
+        wait_for(lambda: not agent.call("status").is_error, 30, "the server reachable again")
+        agent.text("retain", text=f"The {word} job runs nightly.")
+        assert f"The {word} job runs nightly." in agent.text("recall", query=f"{word} nightly")
+    finally:
+        forwarder.close()
+
+
+def test_the_http_transport_serves_the_same_tools(project_dir: Path, env: dict[str, str]) -> None:
+    import os
+    import subprocess
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcpkit import COMMAND
+
+    port = free_port()
+    server = subprocess.Popen(
+        [COMMAND, "mcp", "--transport", "http", "--port", str(port), "--project", str(project_dir)],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def listening() -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    async def use() -> tuple[set[str], Any]:
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            return tools, await session.call_tool("recall", {"query": "anything at all"})
+
+    try:
+        wait_for(listening, 30, "the MCP server listening")
+        tools, found = anyio.run(use)
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert tools == TOOLS
+    assert not found.is_error
