@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .._text import plural
+from .._text import one_line, plural
 from .items import Batch, MemoryItem, Route, form_batches
 from .journal_file import (
     HeldRow,
@@ -522,8 +522,9 @@ class Journal:
 
 def moved_aside_line(file: JournalFile) -> str:
     """The line saying a damaged journal was replaced (``file.moved_to`` is set)."""
+    # SQLite's message may quote the damaged schema, line breaks and all: one line, bounded
     return (
-        f"The journal {file.path} was damaged ({file.damage}): moved aside to "
+        f"The journal {file.path} was damaged ({one_line(file.damage, 200)}): moved aside to "
         f"{file.moved_to}; a fresh journal is in use."
     )
 

@@ -200,6 +200,7 @@ def sqlite_sees_damage(scratch: Path, data: bytes) -> bool:
 @given(texts=TEXTS, changes=DAMAGE)
 @example(texts=[""], changes=[("flip", 4096, b"\0")])  # damage found after opening: retried
 @example(texts=[""], changes=[("zero", 103, b"\0\0")])  # once read as an empty journal
+@example(texts=[""], changes=[("insert", 3949, b"'")])  # once a line quoting the schema's lines
 def test_any_damage_to_a_journal_file(
     tmp_path_factory: pytest.TempPathFactory, texts: list[str], changes: list[Damage]
 ) -> None:
