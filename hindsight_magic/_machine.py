@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -22,7 +23,7 @@ import shlex
 import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ._settings import FALLBACK_API_URL
@@ -238,21 +239,44 @@ def api_process(port: int | None = None, home: Path | None = None) -> tuple[int,
     Also finds a server whose ``state.json`` is gone (``server stop`` cannot, today)."""
     import psutil
 
+    known = _API_PIDS.get(port) if port is not None else None
+    if known is not None:  # the one found last time: looking at it spares a scan of them all
+        with contextlib.suppress(psutil.Error):
+            found = _launched_api(psutil.Process(known), known_cmd=None, port=port, home=home)
+            if found is not None:
+                return found
     for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info["cmdline"] or []
+        found = _launched_api(proc, proc.info["cmdline"] or [], port, home)
+        if found is not None:
+            _API_PIDS[found[1]] = found[0]
+            return found
+    return None
+
+
+_API_PIDS: dict[int, int] = {}  # port → pid of the launcher's server found there last
+
+
+def _launched_api(
+    proc: Any, known_cmd: list[str] | None, port: int | None, home: Path | None
+) -> tuple[int, int, Path] | None:
+    """(pid, port, working dir) when ``proc`` is a ``hindsight-api`` the launcher started,
+    serving ``port`` (if given) from ``home`` (if given); else None."""
+    import psutil
+
+    try:
+        cmd = known_cmd if known_cmd is not None else proc.cmdline()
         served = _option(cmd, "--port")
         if served is None or not any("hindsight" in part for part in cmd):
-            continue
+            return None
         if port is not None and served != str(port):
-            continue
-        try:
-            if proc.environ().get("HINDSIGHT_API_WORKER_ID") != f"hindsight-magic-{served}":
-                continue  # a Hindsight server the launcher did not start
-            cwd = Path(proc.cwd())
-        except psutil.Error:
-            continue
-        if home is None or _same(cwd, home):
-            return proc.pid, int(served), cwd
+            return None
+        if proc.environ().get("HINDSIGHT_API_WORKER_ID") != f"hindsight-magic-{served}":
+            return None  # a Hindsight server the launcher did not start
+        cwd = Path(proc.cwd())
+    except psutil.Error:
+        return None
+    if home is None or _same(cwd, home):
+        return proc.pid, int(served), cwd
     return None
 
 
