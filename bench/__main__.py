@@ -26,6 +26,7 @@ from . import (
     first_recall,
     latency,
     load_cost,
+    mcp,
     read_after_write,
     retain_cost,
     retain_tail,
@@ -33,7 +34,13 @@ from . import (
 )
 from .common import bench_server, delete_bank, load_average, machine_line, raw_client
 from .report import Row, Section, document, num
-from .sections import curation_rows, read_after_write_rows, retain_rows, transfer_rows
+from .sections import (
+    curation_rows,
+    mcp_rows,
+    read_after_write_rows,
+    retain_rows,
+    transfer_rows,
+)
 from .sections_session import autoretain_rows, latency_rows, load_rows
 from .sections_volume import delivery_rows, tail_rows
 
@@ -68,34 +75,17 @@ class Sizes:
     curation_runs: int
     transfer_runs: int
     transfer_documents: int
+    mcp_runs: int
+    mcp_starts: int
 
 
 FULL = Sizes(
-    15,
-    5,
-    6,
-    10,
-    300,
-    30,
-    150,
-    24,
-    40,
-    20,
-    30,
-    60.0,
-    1000,
-    20,
-    200,
-    2000,
-    8,
-    300.0,
-    10_000,
-    3,
-    30,
-    3,
-    870,
+    15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 300.0, 10_000, 3,
+    30, 3, 870, 30, 10,
+)  # fmt: skip
+QUICK = Sizes(
+    3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40, 3, 2
 )
-QUICK = Sizes(3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40)
 
 
 def _clean_env() -> None:
@@ -158,6 +148,9 @@ def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
             transfers.measure(url, sizes.transfer_runs, sizes.transfer_documents)
         )
 
+        progress("the MCP server: start-up and its own time per tool call …")
+        sections["10"] = mcp_rows(mcp.measure(url, sizes.mcp_runs, sizes.mcp_starts))
+
         progress("auto-retain: cost per cell, transcript work …")
         os.environ["HINDSIGHT_JOURNAL_PATH"] = os.path.join(tmp, "autoretain.sqlite3")
         cost = autoretain.measure_cost(url, sizes.blocks, sizes.cells_per_block)
@@ -191,8 +184,8 @@ def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
         sections["4"] = delivery_rows(
             delivery.measure(url, sizes.delivery_count, sizes.delivery_runs)
         )
-    rows = [row for key in sorted(sections) for row in sections[key][0]]
-    notes = [note for key in sorted(sections) for note in sections[key][1]]
+    rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
+    notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"
 
 

@@ -117,6 +117,7 @@ def loaded(shell: Any, url: str, bank_id: str, **extra: str) -> Iterator[Any]:
     folder); yields its session, and unloads it (the folder goes) when the block ends."""
     from hindsight_magic import load_ipython_extension, unload_ipython_extension
 
+    saved = dict(os.environ)  # a section's settings must not leak into the next section's
     with tempfile.TemporaryDirectory(prefix="bench-journal-") as tmp:
         os.environ.update(kernel_env(url, bank_id, os.path.join(tmp, "journal.sqlite3"), **extra))
         load_ipython_extension(shell)
@@ -126,6 +127,8 @@ def loaded(shell: Any, url: str, bank_id: str, **extra: str) -> Iterator[Any]:
             yield session
         finally:
             unload_ipython_extension(shell)
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 @dataclass(frozen=True)

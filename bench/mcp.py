@@ -141,7 +141,13 @@ def measure(url: str, runs: int, starts: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         project = os.path.join(tmp, "project")
         os.mkdir(project)
-        env = kernel_env(url, bank, os.path.join(tmp, "journal.sqlite3"), AUTO_RETAIN="false")
+        env = kernel_env(  # no mental models: their background loads would overlap the calls
+            url,
+            bank,
+            os.path.join(tmp, "journal.sqlite3"),
+            AUTO_RETAIN="false",
+            MENTAL_MODELS="false",
+        )
         saved = dict(os.environ)
         os.environ.update(env)
         try:

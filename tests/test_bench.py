@@ -204,6 +204,15 @@ def check_figures(out: str) -> None:
     assert table.median("restore ratio") == pytest.approx(restore / imported, rel=0.02)
     assert 0 <= table.median("RSS growth while `hm.snapshot` downloads") < 200e6
 
+    # 10: the MCP server starts in about a second and spends milliseconds of its own per call
+    start, *_ = table.stats("`hindsight-magic mcp` spawned")
+    assert 0.05 < start < 30, start
+    for tool in ("`recall` call", "`retain` call", "`reflect` call", "`status` call"):
+        own, _, _, calls = table.stats(f"MCP server's own time per {tool}")
+        assert 0 < own < 1, (tool, own)
+        assert calls >= 1
+    assert table.row("tool calls whose error flag was not")[2] == "0"
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
