@@ -49,6 +49,7 @@ BAR = 1.10  # issue 23: snapshot and restore each within 1.1× of doing it by ha
 DOCUMENTS = 870  # with the mock LLM each document makes about six memories: ~5 000 in all
 SMALL_DOCUMENTS = 20
 POLL_S = 0.2
+CONSOLIDATION_WAIT_S = 300.0
 
 
 def build(http: Any, bank: str, documents: int, timeout_s: float = 1800.0) -> dict[str, Any]:
@@ -67,12 +68,15 @@ def build(http: Any, bank: str, documents: int, timeout_s: float = 1800.0) -> di
         )
         reply.raise_for_status()
     deadline = time.monotonic() + timeout_s
-    while True:  # indexed, and consolidated: background work would slow the first transfers
-        stats = http.get(f"/v1/default/banks/{bank}/stats").json()
-        busy = stats["pending_operations"] or stats.get("pending_consolidation")
-        if not busy or time.monotonic() > deadline:
-            return dict(stats)
+    stats = http.get(f"/v1/default/banks/{bank}/stats").json()
+    while stats["pending_operations"] and time.monotonic() < deadline:  # indexed …
         time.sleep(1)
+        stats = http.get(f"/v1/default/banks/{bank}/stats").json()
+    deadline = time.monotonic() + CONSOLIDATION_WAIT_S
+    while stats.get("pending_consolidation") and time.monotonic() < deadline:  # … consolidated:
+        time.sleep(1)  # background work would slow the first transfers
+        stats = http.get(f"/v1/default/banks/{bank}/stats").json()
+    return dict(stats)
 
 
 def _follow(http: Any, bank: str, operation: str) -> dict[str, Any]:
