@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 FORMAT = "hindsight-magic snapshot 1"
 TRANSFER_BANK = "hindsight-magic-transfers"  # imports are recorded here (the target is new)
 POLL_S = 0.2
+RESTORE_ATTEMPTS = 3
 HELD = ("total_nodes", "total_documents")  # a bank with either holds memories
 OPERATION_TIMEOUT_S = 3600.0
 HASH_CHUNK = 1 << 20
@@ -296,19 +297,31 @@ class Archiver:
         client, transfers = self._connection.client, self._transfers()
         # what this session queued for the bank counts as held (and would land in it)
         stats = self._settled(target, progress) if target == current else client.bank_stats(target)
-        if stats is not None:
-            held = sum(int(stats.get(key) or 0) for key in HELD)
-            if held and not replace:
-                raise CurationError(
-                    f"Bank {target!r} already holds memories: restore into a new bank with "
-                    "--into NAME, or add --replace to delete them first; nothing was imported."
-                )
-            transfers.delete_bank(target)
         client.create_bank(TRANSFER_BANK)
-        progress.stage(f"uploading {archive.name}", manifest.bytes)
-        operation = self._submit(
-            lambda: transfers.import_archive(TRANSFER_BANK, target, archive, progress.advance)
-        )
+        for attempt in range(RESTORE_ATTEMPTS):
+            if stats is not None:
+                held = sum(int(stats.get(key) or 0) for key in HELD)
+                if held and not replace:
+                    raise CurationError(
+                        f"Bank {target!r} already holds memories: restore into a new bank with "
+                        "--into NAME, or add --replace to delete them first; nothing was "
+                        "imported."
+                    )
+                transfers.delete_bank(target)
+            progress.stage(f"uploading {archive.name}", manifest.bytes)
+            try:
+                operation = self._submit(
+                    lambda: transfers.import_archive(
+                        TRANSFER_BANK, target, archive, progress.advance
+                    )
+                )
+                break
+            except HindsightError as error:
+                # the session's own background work (mental models, a panel) may create the
+                # bank again between the delete and the import: look again, delete again
+                if attempt + 1 == RESTORE_ATTEMPTS or "already exists" not in str(error):
+                    raise
+                stats = client.bank_stats(target)
         progress.stage(f"restoring bank {target} on the server")
         result = self._follow(TRANSFER_BANK, operation, progress, "restore")
         if target == current:
