@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[server,demo,test,bench,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[server,demo,test,bench,mcp,pictures]'
 	touch $(STAMP)
 
 install: $(STAMP)

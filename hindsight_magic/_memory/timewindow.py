@@ -1,0 +1,186 @@
+"""WHEN, as ``--since``/``--until`` and ``since=``/``until=`` take it, and the window it makes.
+
+A WHEN is an ISO date or date-time (``2026-11-03``, ``2026-11-03 14:30``), a written date
+python-dateutil reads (``3 Nov``, ``November 3 2026``), a relative span back from now (``90m``,
+``12h``, ``3d``, ``2w``), a word (``now``, ``today``, ``yesterday``), or a ``datetime``/``date``.
+A WHEN without a time zone is the user's local time: "since yesterday" means the user's
+yesterday, not UTC's. A day as ``--until`` includes that whole day (``--until 2026-11-03``
+keeps what was recorded on 3 November); every other bound is exact.
+
+The axis is each memory's ``mentioned_at``: when it was recorded, which is when it was
+retained unless the retain item carried its own ``timestamp`` (a restored snapshot keeps the
+original dates, where the server's ``created_at`` would be the day of the import).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import TypeAlias
+
+from .._text import one_line
+
+When: TypeAlias = "str | datetime | date"
+
+TIME_FIELD = "mentioned_at"  # the server's name for the axis above
+
+_SPAN = re.compile(r"^\s*(\d{1,6})\s*(m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.I)
+_UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_WORDS = ("now", "today", "yesterday")
+EXAMPLES = "an ISO date like 2026-11-03, '3 Nov', 3d, 2w, 12h, today or yesterday"
+
+
+class WhenError(ValueError):
+    """A WHEN that cannot be read, or bounds the wrong way round; the message is one line."""
+
+
+def local_zone() -> tzinfo:
+    """The user's time zone now (the kernel's ``TZ`` or the system's)."""
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None  # astimezone() always sets one
+    return zone
+
+
+def _aware(now: datetime | None) -> datetime:
+    """``now`` (default: this instant) with a zone: the user's when it has none."""
+    if now is None:
+        return datetime.now(local_zone())
+    return now if now.tzinfo else now.astimezone()
+
+
+def _day_start(day: date, zone: tzinfo) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=zone)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of a window: the instant, and whether the user named a whole day."""
+
+    at: datetime  # aware
+    whole_day: bool = False
+
+
+def parse_when(value: When, *, now: datetime | None = None) -> Bound:
+    """``value`` as a bound; ``WhenError`` with what to write instead when it is not a WHEN."""
+    now = _aware(now)
+    zone = now.tzinfo
+    assert zone is not None
+    if isinstance(value, datetime):
+        return Bound(value if value.tzinfo else value.replace(tzinfo=zone))
+    if isinstance(value, date):
+        return Bound(_day_start(value, zone), whole_day=True)
+    if not isinstance(value, str):
+        raise WhenError(f"A WHEN is text or a datetime, not {type(value).__name__}: {EXAMPLES}.")
+    text = value.strip()
+    word = text.lower()
+    if word == "now":
+        return Bound(now)
+    if word in ("today", "yesterday"):
+        day = now.date() - timedelta(days=1 if word == "yesterday" else 0)
+        return Bound(_day_start(day, zone), whole_day=True)
+    span = _SPAN.match(text)
+    if span:
+        unit = _UNIT[span.group(2)[0].lower()]
+        try:
+            return Bound(now - timedelta(**{unit: int(span.group(1))}))
+        except OverflowError:
+            raise WhenError(f"{text!r} reaches back before the year 1: use a shorter span.") from (
+                None
+            )
+    return _written(text, now)
+
+
+def _written(text: str, now: datetime) -> Bound:
+    """A written date or date-time, through python-dateutil (ISO forms and ``3 Nov 2026``)."""
+    from dateutil import parser
+
+    if not text or not any(ch.isdigit() for ch in text):
+        # dateutil reads "Nov" alone as this month's today: a WHEN names a day or a span
+        raise WhenError(f"Cannot read {one_line(text, 40)!r} as a time: use {EXAMPLES}.")
+    midnight = datetime.combine(now.date(), time(0))
+    try:
+        parsed = parser.parse(text, default=midnight)
+    except (ValueError, OverflowError):
+        raise WhenError(f"Cannot read {one_line(text, 40)!r} as a time: use {EXAMPLES}.") from None
+    timed = parsed.time() != time(0) or any(sep in text for sep in (":", "T"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=now.tzinfo)
+    return Bound(parsed, whole_day=not timed)
+
+
+def _shown(at: datetime, now: datetime) -> str:
+    """``at`` as the headline says it: ``today``, ``3 Nov``, ``3 Nov 2025``, ``3 Nov 14:30``."""
+    local = at.astimezone(now.tzinfo)
+    day = local.date()
+    if day == now.date():
+        name = "today"
+    elif day == now.date() - timedelta(days=1):
+        name = "yesterday"
+    else:
+        name = f"{day.day} {day:%b}" + (f" {day.year}" if day.year != now.year else "")
+    if local.time().replace(second=0, microsecond=0) != time(0):
+        name += f" {local:%H:%M}"
+    return name
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """``[start, end)`` on the ``mentioned_at`` axis; either end may be open."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    label: str = ""  # "since 3 Nov", "between 3 Nov and today", "before 1 Dec"
+
+    @classmethod
+    def parse(
+        cls, since: When | None = None, until: When | None = None, *, now: datetime | None = None
+    ) -> TimeWindow | None:
+        """The window ``since``…``until`` names, or ``None`` when neither is given."""
+        if since is None and until is None:
+            return None
+        now = _aware(now)
+        start = parse_when(since, now=now) if since is not None else None
+        end = parse_when(until, now=now) if until is not None else None
+        end_at = end.at + timedelta(days=1) if end and end.whole_day else (end.at if end else None)
+        if start and end and end_at is not None and start.at >= end_at:
+            raise WhenError(
+                f"--since ({_shown(start.at, now)}) is not before --until ({_shown(end.at, now)}):"
+                " swap them, or widen the window."
+            )
+        if start and end:
+            label = f"between {_shown(start.at, now)} and {_shown(end.at, now)}"
+        elif start:
+            label = f"since {_shown(start.at, now)}"
+        else:
+            assert end is not None
+            label = f"until {_shown(end.at, now)}"
+        return cls(start.at if start else None, end_at, label)
+
+    def contains(self, moment: datetime | None) -> bool:
+        """Whether ``moment`` (aware) lies in the window; an undated memory lies in none."""
+        if moment is None:
+            return False
+        return (self.start is None or moment >= self.start) and (
+            self.end is None or moment < self.end
+        )
+
+    def server_range(self) -> dict[str, str]:
+        """``start_date``/``end_date`` for ``GET …/memories/list`` (UTC ISO, end exclusive)."""
+        out = {}
+        if self.start is not None:
+            out["start_date"] = self.start.isoformat()
+        if self.end is not None:
+            out["end_date"] = self.end.isoformat()
+        return out
+
+
+def server_time(value: object) -> datetime | None:
+    """A timestamp from the server (ISO text) as an aware datetime, or ``None``."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=local_zone())

@@ -1,0 +1,86 @@
+"""WHEN as ``--since``/``--until`` read it, and the headline the window gives back."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from hindsight_magic._memory.timewindow import TimeWindow, WhenError, parse_when, server_time
+
+ZONE = timezone(timedelta(hours=-5))  # a user five hours behind UTC
+NOW = datetime(2026, 12, 2, 15, 40, tzinfo=ZONE)
+
+
+def window(since: object = None, until: object = None) -> TimeWindow:
+    made = TimeWindow.parse(since, until, now=NOW)  # type: ignore[arg-type]
+    assert made is not None
+    return made
+
+
+def test_spans_reach_back_from_now() -> None:
+    assert parse_when("3d", now=NOW).at == NOW - timedelta(days=3)
+    assert parse_when("2w", now=NOW).at == NOW - timedelta(weeks=2)
+    assert parse_when("12h", now=NOW).at == NOW - timedelta(hours=12)
+    assert parse_when("90m", now=NOW).at == NOW - timedelta(minutes=90)
+
+
+def test_days_are_the_users_local_days() -> None:
+    assert parse_when("yesterday", now=NOW).at == datetime(2026, 12, 1, tzinfo=ZONE)
+    assert parse_when("2026-11-03", now=NOW).at == datetime(2026, 11, 3, tzinfo=ZONE)
+    assert parse_when("3 Nov", now=NOW).at == datetime(2026, 11, 3, tzinfo=ZONE)
+    assert parse_when(date(2026, 11, 3), now=NOW).whole_day
+
+
+def test_an_explicit_zone_is_kept() -> None:
+    assert parse_when("2026-11-03T10:00Z", now=NOW).at == datetime(
+        2026, 11, 3, 10, tzinfo=timezone.utc
+    )
+
+
+def test_a_day_as_until_includes_the_whole_day() -> None:
+    w = window("2026-11-03", "2026-11-05")
+    assert w.start == datetime(2026, 11, 3, tzinfo=ZONE)
+    assert w.end == datetime(2026, 11, 6, tzinfo=ZONE)
+    assert w.contains(datetime(2026, 11, 5, 23, 59, tzinfo=ZONE))
+    assert not w.contains(datetime(2026, 11, 6, 0, 0, tzinfo=ZONE))
+    assert not w.contains(datetime(2026, 11, 2, 23, 59, tzinfo=ZONE))
+    assert not w.contains(None)
+
+
+def test_the_headline_says_the_window_back() -> None:
+    assert window("2026-11-03", "today").label == "between 3 Nov and today"
+    assert window("yesterday").label == "since yesterday"
+    assert window(until="2025-06-01").label == "until 1 Jun 2025"
+    assert window("3d").label == "since 29 Nov 15:40"
+
+
+def test_server_range_is_what_the_list_endpoint_takes() -> None:
+    w = window("2026-11-03", "2026-11-03")
+    assert w.server_range() == {
+        "start_date": "2026-11-03T00:00:00-05:00",
+        "end_date": "2026-11-04T00:00:00-05:00",
+    }
+    assert TimeWindow.parse(None, None) is None
+
+
+@pytest.mark.parametrize("text", ["garbage", "Nov", "", "3 fortnights", "999999w", "2026-13-45"])
+def test_an_unreadable_when_is_one_line(text: str) -> None:
+    with pytest.raises(WhenError) as caught:
+        parse_when(text, now=NOW)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "3d" in message or "shorter span" in message
+
+
+def test_since_after_until_is_one_line() -> None:
+    with pytest.raises(WhenError, match=r"--since \(today\) is not before --until \(1 Nov\)"):
+        window("today", "2026-11-01")
+
+
+def test_server_times_read_back() -> None:
+    assert server_time("2026-12-02T15:36:58.989759+00:00") == datetime(
+        2026, 12, 2, 15, 36, 58, 989759, tzinfo=timezone.utc
+    )
+    assert server_time(None) is None
+    assert server_time("soon") is None
