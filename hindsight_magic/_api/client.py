@@ -375,11 +375,24 @@ class HindsightClient:
         tags_match: str | None = None,
         limit: int = 100,
         offset: int = 0,
+        entity_id: str | None = None,
+        time_field: str | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
     ) -> dict[str, Any]:
-        """``GET …/memories/list``: ``{items, total}``, newest first; a bank that does not
+        """``GET …/memories/list``: ``{items, total}``, newest first (on ``time_field`` when
+        given, inside ``start_date``…``end_date``, ISO, end exclusive); a bank that does not
         exist yet has none."""
         params: dict[str, Any] = {"limit": limit, "offset": offset}
-        for name, value in (("q", q), ("state", state), ("document_id", document_id)):
+        for name, value in (
+            ("q", q),
+            ("state", state),
+            ("document_id", document_id),
+            ("entity_id", entity_id),
+            ("time_field", time_field),
+            ("start_date", start_date),
+            ("end_date", end_date),
+        ):
             if value is not None:
                 params[name] = encodable(value)
         if tags:
@@ -397,6 +410,57 @@ class HindsightClient:
         except HindsightError as error:
             if bank_missing(error):
                 return {"items": [], "total": 0}
+            raise
+        return reply
+
+    def entities(
+        self,
+        bank_id: str,
+        *,
+        limit: int = 100,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any]:
+        """``GET …/entities``: ``{items, total}``, the most mentioned first."""
+        return self._listing(
+            "listEntities", f"{self._bank(bank_id)}/entities", limit, tags, tags_match
+        )
+
+    def entity_graph(
+        self,
+        bank_id: str,
+        *,
+        limit: int = 1000,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+    ) -> dict[str, Any]:
+        """``GET …/entities/graph``: ``{nodes, edges}`` in Cytoscape envelopes, at most
+        ``limit`` co-occurrence edges, the strongest first."""
+        path = f"{self._bank(bank_id)}/entities/graph"
+        return self._listing("entityGraph", path, limit, tags, tags_match)
+
+    def _listing(
+        self,
+        operation: str,
+        path: str,
+        limit: int,
+        tags: Sequence[str] | None,
+        tags_match: str | None,
+    ) -> dict[str, Any]:
+        """A GET with ``limit`` and the scope's tags; a bank that does not exist yet has an
+        empty reply."""
+        params: dict[str, Any] = {"limit": limit}
+        if tags:
+            params["tags"] = list(tags)
+            if tags_match:
+                params["tags_match"] = tags_match
+        try:
+            reply: dict[str, Any] = self._request(
+                operation, "GET", path, timeout_s=self.timeouts.request, params=params
+            )
+        except HindsightError as error:
+            if bank_missing(error):
+                return {}
             raise
         return reply
 
