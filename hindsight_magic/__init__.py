@@ -11,6 +11,8 @@ In a notebook: ``%load_ext hindsight_magic``, then ``%retain``, ``%recall``, ``%
     hm.flush(timeout=10)                              # send what is queued now
     print(hm.status())
     hm.forget(memories[0], reason="wrong")             # or "#1"; hm.restore brings it back
+    hm.timeline(by="week", since="30d")               # memories per week, as a figure
+    hm.memory_map("Alice")                            # an entity, its neighbours, its memories
 
 Inside IPython these use the kernel's session (loading the extension if needed); elsewhere one
 session per process, without the cell hook. Bad input raises ``InputError`` (a ``ValueError``)
@@ -38,6 +40,7 @@ from ._functions import (
     forgotten,
     history,
     latest,
+    memory_map,
     project_session,
     purge_matching,
     recall,
@@ -46,6 +49,7 @@ from ._functions import (
     retain,
     snapshot,
     status,
+    timeline,
 )
 from ._version import __version__
 
@@ -58,11 +62,13 @@ if TYPE_CHECKING:
     from ._memory.results import RecallResult, ReflectResult
     from ._session import HindsightSession as Session
     from ._ui.display import Report, RetainResult
+    from ._ui.pictures import MemoryMap, Timeline
 
 __all__ = [
     "FlushResult",
     "HindsightError",
     "InputError",
+    "MemoryMap",
     "Outcome",
     "Provenance",
     "RecallResult",
@@ -72,6 +78,7 @@ __all__ = [
     "RetainResult",
     "Session",
     "Sources",
+    "Timeline",
     "__version__",
     "clone",
     "context",
@@ -83,6 +90,7 @@ __all__ = [
     "history",
     "latest",
     "load_ipython_extension",
+    "memory_map",
     "project_session",
     "purge_matching",
     "recall",
@@ -91,6 +99,7 @@ __all__ = [
     "retain",
     "snapshot",
     "status",
+    "timeline",
     "unload_ipython_extension",
 ]
 
@@ -99,6 +108,7 @@ __all__ = [
 _LAZY = {
     "FlushResult": "._functions",
     "HindsightError": "._api.errors",
+    "MemoryMap": "._ui.pictures",
     "Outcome": "._memory.curation",
     "Provenance": "._memory.provenance",
     "RecallResult": "._memory.results",
@@ -108,6 +118,7 @@ _LAZY = {
     "RetainResult": "._ui.display",
     "Session": "._session",
     "Sources": "._memory.parsed_replies",
+    "Timeline": "._ui.pictures",
 }
 
 

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
     from ._memory.archive import Archiver, Progress
     from ._memory.curation import Curator, Outcome
     from ._memory.results import RecallResult, ReflectResult
+    from ._memory.timewindow import When
     from ._session import HindsightSession
     from ._ui.display import Report, RetainResult
+    from ._ui.pictures import MemoryMap, Timeline
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
 MAX_LATEST = 100  # the newest memories one ``latest`` lists
@@ -292,6 +294,60 @@ def latest(limit: int = 20, *, session: HindsightSession | None = None) -> Recal
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LATEST:
         raise InputError(f"Invalid limit {limit!r}: use a whole number from 1 to {MAX_LATEST}.")
     return (session or current_session()).reader.latest(limit)
+
+
+def timeline(
+    by: str | None = None,
+    *,
+    since: When | None = None,
+    until: When | None = None,
+    session: HindsightSession | None = None,
+) -> Timeline:
+    """How many memories the current scope gained per ``by`` period (``day``, ``week``,
+    ``month``; default: chosen from the span), by fact type and by the notebook they came from.
+
+    ``since``/``until`` bound it as for ``recall`` (``"3d"``, ``"2026-11-03"``, ``"yesterday"``
+    — local time). In a notebook it shows as a figure; in a terminal as a table. ``.rows`` are
+    the numbers, ``.dataframe()`` the same in pandas. Counted from the server's list of
+    memories on their ``mentioned_at`` date, so other notebooks and agents show up too. What
+    you queued is sent first, as for ``recall``.
+    """
+    from ._memory.overview import OverviewError, check_period
+    from ._memory.timewindow import TimeWindow, WhenError
+    from ._ui.pictures import Timeline
+
+    try:
+        check_period(by)
+        window = TimeWindow.parse(since, until)
+    except (OverviewError, WhenError) as error:
+        raise InputError(str(error)) from None
+    counts = (session or current_session()).overview.timeline(by, window)
+    return Timeline(counts)
+
+
+def memory_map(
+    entity: str | None = None, *, top: int = 20, session: HindsightSession | None = None
+) -> MemoryMap:
+    """The entities the server found in the current scope's memories (people, places, tools,
+    dates) and how often they occur together: a graph of the ``top`` most mentioned, a node's
+    size its mentions. With ``entity`` (a name, any case): that entity, the ``top`` entities it
+    occurs with most, and the memories that mention it (``.memories``, with provenance).
+    Needs the ``pictures`` extra to draw; the text list shows without it.
+    """
+    from ._memory.overview import OverviewError, check_top
+
+    if entity is not None and not entity.strip():
+        raise InputError("Give an entity's name, or none for the whole map.")
+    try:
+        check_top(top)
+        found = (session or current_session()).overview.entity_map(
+            entity.strip() if entity else None, top
+        )
+    except OverviewError as error:
+        raise InputError(str(error)) from None
+    from ._ui.pictures import MemoryMap
+
+    return MemoryMap(found)
 
 
 def context(*, session: HindsightSession | None = None) -> str:

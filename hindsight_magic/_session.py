@@ -12,7 +12,8 @@ The parts, and who gets what:
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
 - ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue
   (and, in a session that ``reads_others``, what other kernels queued for the bank: an agent's
-  read-after-write across processes).
+  read-after-write across processes);
+- ``overview`` (memory): the bank seen whole, the timeline and the entity map.
 
 The UI (status, panel) gets none of these: it gets the session's ``SessionView`` (``view()``).
 
@@ -58,6 +59,7 @@ from ._machine import resolve_api_url
 from ._memory.archive import Archiver
 from ._memory.curation import Curator
 from ._memory.mental_models import MentalModelCache
+from ._memory.overview import BankOverview
 from ._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
 from ._memory.reading import Reader
 from ._memory.scope import BankScope, compute_scope, project_label
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from ._delivery.recent import RecentItem
     from ._memory.curation import Outcome
     from ._memory.mental_models import MentalModel
+    from ._memory.overview import EntityMap, TimelineCounts
     from ._memory.results import RecallResult
     from ._settings import HindsightSettings
 
@@ -189,6 +192,8 @@ class HindsightSession:
             self.secrets,
         )
         self.reader.curator = self.curator
+        self.overview = BankOverview(self.connection, lambda: self.scope, self._before_read)
+        self.overview.curator = self.curator
         self.archiver = Archiver(
             self.connection,
             lambda: self.scope,
@@ -639,6 +644,15 @@ class SessionView:
         """Ask the server to refresh a mental model; its operation id ("" if none), or None
         when there is no such model."""
         return self._live().mental_models.refresh(model_id)
+
+    def timeline(self, by: str | None = None) -> TimelineCounts:
+        """The whole bank's memories per period, read now without waiting for the queue:
+        what the panel's Timeline tab draws (on the worker)."""
+        return self._live().overview.timeline(by, settle=False)
+
+    def entity_map(self, top: int = 20) -> EntityMap:
+        """The bank's ``top`` entities and their co-occurrences (the panel's Map tab)."""
+        return self._live().overview.entity_map(top=top)
 
     def forget(self, memory: str, reason: str = "") -> Outcome:
         """Forget a memory (an id or a retain id), as ``%hindsight forget`` does; asks the

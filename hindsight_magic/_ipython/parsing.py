@@ -90,7 +90,10 @@ def choice(*allowed: str) -> Converter:
 
 def positive_int(value: str) -> int:
     """An integer ≥ 1."""
-    number = int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError("use a whole number of at least 1") from None
     if number < 1:
         raise ValueError("must be at least 1")
     return number

@@ -41,7 +41,9 @@ from .parsing import (
     Verbs,
     Words,
     arg,
+    choice,
     positive_float,
+    positive_int,
     setting_assignment,
 )
 
@@ -421,6 +423,19 @@ def cmd_purge_matching(ctx: HandlerContext, args: argparse.Namespace) -> Outcome
     return _functions.purge_matching(" ".join(args.text), yes=args.yes, session=ctx.session)
 
 
+def cmd_timeline(ctx: HandlerContext, args: argparse.Namespace) -> Any:
+    """Memories per day, week or month, by fact type and notebook: a figure (a table in a
+    terminal)."""
+    return _functions.timeline(args.by, since=args.since, until=args.until, session=ctx.session)
+
+
+def cmd_map(ctx: HandlerContext, args: argparse.Namespace) -> Any:
+    """The entities and how often they occur together; with ENTITY, its neighbourhood and the
+    memories that mention it."""
+    entity = " ".join(args.entity) or None  # ``map Berkeley Lab``: no quotes needed
+    return _functions.memory_map(entity, top=args.top, session=ctx.session)
+
+
 MEMORY_REF = arg("memory", metavar="#N|ID")
 YES = arg("--yes", action="store_true")
 
@@ -566,6 +581,26 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "delete every memory containing TEXT (a leaked key): purge-matching TEXT [--yes]",
         cmd_purge_matching,
         Words(arg("text", nargs="+"), YES, usage="%hindsight purge-matching TEXT [--yes]"),
+    ),
+    "timeline": Subcommand(
+        "memories per day/week/month, by type and notebook, as a figure: "
+        "timeline [--by day|week|month] [--since WHEN] [--until WHEN]",
+        cmd_timeline,
+        Words(
+            arg("--by", type=choice("day", "week", "month")),
+            arg("--since", metavar="WHEN"),
+            arg("--until", metavar="WHEN"),
+            usage="%hindsight timeline [--by day|week|month] [--since WHEN] [--until WHEN]",
+        ),
+    ),
+    "map": Subcommand(
+        "the entities and how often they occur together, as a graph: map [ENTITY] [--top N]",
+        cmd_map,
+        Words(
+            arg("entity", nargs="*", metavar="ENTITY"),
+            arg("--top", type=positive_int, default=20, metavar="N"),
+            usage="%hindsight map [ENTITY] [--top N]",
+        ),
     ),
     "context": Subcommand(
         "the <mental_models> + last <memories> block for a prompt: prompt = %hindsight context",

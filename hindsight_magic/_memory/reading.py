@@ -9,7 +9,7 @@ retained can be found; it returns how many auto-retained cells the server cannot
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._api.client import ensure_bank
 from .._text import encodable
@@ -19,10 +19,29 @@ if TYPE_CHECKING:
     from .._api.client import Connection
     from .._settings import HindsightSettings
     from .curation import Curator
+    from .parsed_replies import RecalledMemory
     from .scope import BankScope
 
 
 LATEST_QUERY = "(the newest memories)"
+
+
+def listed_memories(
+    reply: Mapping[str, Any] | None, curator: Curator | None
+) -> list[RecalledMemory]:
+    """The memories of a ``GET …/memories/list`` reply as recall gives them (provenance and
+    curation methods), so a listing reads like a recall."""
+    from .parsed_replies import parse_recall
+
+    items = [
+        {**item, "type": item.get("type") or item.get("fact_type")}
+        for item in (reply or {}).get("items") or ()
+        if isinstance(item, dict)
+    ]
+    memories = parse_recall({"results": items})
+    if curator is not None:
+        memories = [memory.tended_by(curator) for memory in memories]
+    return memories
 
 
 class Reader:
@@ -85,16 +104,7 @@ class Reader:
         reply = self._connection.client.list_memories(
             scope.bank_id, **scope.listing("valid", limit)
         )
-        from .parsed_replies import parse_recall
-
-        items = [
-            {**item, "type": item.get("type") or item.get("fact_type")}
-            for item in reply.get("items") or ()
-            if isinstance(item, dict)
-        ]
-        memories = parse_recall({"results": items})
-        if self.curator is not None:
-            memories = [memory.tended_by(self.curator) for memory in memories]
+        memories = listed_memories(reply, self.curator)
         result = RecallResult(LATEST_QUERY, memories, scope.bank_id, still_indexing=still_indexing)
         self.last_recall = result  # ``#3`` names the third of them
         return result

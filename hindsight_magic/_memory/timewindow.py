@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TypeAlias
 
-from .._text import one_line
+from .._text import one_line, parse_iso
 
 When: TypeAlias = "str | datetime | date"
 
@@ -176,11 +176,5 @@ class TimeWindow:
 
 
 def server_time(value: object) -> datetime | None:
-    """A timestamp from the server (ISO text) as an aware datetime, or ``None``."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=local_zone())
+    """A timestamp from the server (ISO text, UTC when it has no offset), or ``None``."""
+    return parse_iso(value) if isinstance(value, str) else None

@@ -1,0 +1,339 @@
+"""``hm.timeline()`` and ``hm.memory_map()``: the numbers as pictures in a notebook, as tables
+in a terminal.
+
+A notebook gets ``image/png`` and ``image/svg+xml`` (the front end shows the one it prefers)
+and ``text/plain``; a terminal gets the table. The figures are drawn on a bare
+``matplotlib.figure.Figure``, never through ``pyplot``: the user's backend, current figure
+and ``rcParams`` stay exactly as they were (the user's style still colours them). networkx
+lays out the entity graph (``spring_layout``: a well-kept, pure-Python force layout; drawing
+is done here so networkx's own drawing, which imports ``pyplot``, is never called).
+
+matplotlib and networkx come with the ``pictures`` extra. Without them the text still
+answers, with one line saying how to get the picture. Nothing here is imported by
+``%load_ext``.
+
+Entity names, notebook names and bank ids come from the server: untrusted text. In the
+figures they are drawn with mathtext off (a ``$`` stays a dollar sign, never a formula) and
+cut to one short line; in text they go through ``plain_text``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from .._capture.transcript import own_text
+from .._memory.overview import CONSOLIDATED, FACT_TYPES, EntityMap, TimelineCounts, TimelineRow
+from .._memory.provenance import memory_line
+from .._text import one_line, plain_text
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .._memory.parsed_replies import RecalledMemory
+
+HINT = "pip install 'hindsight-magic[pictures]' to see this drawn"
+TYPE_COLOURS = {"world": "#4e79a7", "experience": "#f28e2b", "observation": "#76b7b2"}
+NOTEBOOK_COLOURS = ("#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#e15759", "#bab0ac")
+OTHERS = "other notebooks"
+MAX_NOTEBOOKS = len(NOTEBOOK_COLOURS) - 1  # the rest are drawn as OTHERS
+LABEL_CHARS = 28
+DPI = 96
+
+
+def missing(*modules: str) -> str | None:
+    """The first of ``modules`` that cannot be imported, or None."""
+    import importlib.util
+
+    for name in modules:
+        if importlib.util.find_spec(name) is None:
+            return name
+    return None
+
+
+def _untrusted(text: str, limit: int = LABEL_CHARS) -> str:
+    return plain_text(one_line(text, limit))
+
+
+class Picture:
+    """A figure drawn on first display and kept: ``png()``, ``svg()``, ``text()``."""
+
+    _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
+    _needs: tuple[str, ...] = ("matplotlib",)
+
+    def __init__(self) -> None:
+        self._figure: Figure | None = None
+        self._rendered: dict[str, bytes] = {}
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def _draw(self, figure: Figure) -> None:
+        raise NotImplementedError
+
+    def drawable(self) -> bool:
+        """Whether the libraries to draw are installed."""
+        return missing(*self._needs) is None
+
+    def figure(self) -> Figure:
+        """The matplotlib ``Figure`` (not registered with ``pyplot``)."""
+        if self._figure is None:
+            from matplotlib.figure import Figure
+
+            figure = Figure(figsize=(8.0, 4.6), dpi=DPI, layout="constrained")
+            self._draw(figure)
+            self._figure = figure
+        return self._figure
+
+    def _render(self, fmt: str) -> bytes:
+        if fmt not in self._rendered:
+            buffer = io.BytesIO()
+            self.figure().savefig(buffer, format=fmt, dpi=DPI, metadata=_METADATA[fmt])
+            self._rendered[fmt] = buffer.getvalue()
+        return self._rendered[fmt]
+
+    def png(self) -> bytes:
+        """The picture as PNG bytes."""
+        return self._render("png")
+
+    def svg(self) -> str:
+        """The picture as SVG text (text drawn as paths: nothing in it is markup from the
+        server)."""
+        return self._render("svg").decode("utf-8")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        text = own_text(self.text())
+        if not self.drawable():
+            return {"text/plain": f"{text}\n({HINT}.)"}
+        return {"image/png": self.png(), "image/svg+xml": self.svg(), "text/plain": text}
+
+    def __repr__(self) -> str:
+        hint = "" if self.drawable() else f"\n({HINT}.)"
+        return own_text(self.text()) + hint
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None}}
+
+
+def _plain_texts(figure: Figure) -> None:
+    """Mathtext off for every text in ``figure`` (legends, titles, labels): server text with a
+    ``$`` must show as written, and a malformed formula must not fail the drawing."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+
+
+def _empty(figure: Figure, sentence: str) -> None:
+    axes = figure.add_subplot()
+    axes.set_axis_off()
+    axes.text(0.5, 0.5, sentence, ha="center", va="center", wrap=True, fontsize=12)
+
+
+class Timeline(Picture):
+    """Memories per day, week or month, by fact type and by the notebook they came from.
+
+    In a notebook: a figure. ``.rows`` are the numbers (period, fact type, notebook, count),
+    ``.dataframe()`` the same as a pandas DataFrame, ``.counts`` everything read.
+    """
+
+    def __init__(self, counts: TimelineCounts) -> None:
+        super().__init__()
+        self.counts = counts
+
+    @property
+    def rows(self) -> list[TimelineRow]:
+        """One row per (period, fact type, notebook) with memories."""
+        return list(self.counts.rows)
+
+    def dataframe(self) -> Any:
+        """``rows`` as a pandas DataFrame (columns period, fact_type, notebook, count)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "pandas is not installed: pip install pandas (the numbers are in .rows)."
+            ) from None
+        frame = pd.DataFrame(self.rows, columns=list(TimelineRow._fields))
+        frame["period"] = pd.to_datetime(frame["period"])
+        return frame
+
+    def _period_name(self, period: date) -> str:
+        if self.counts.by == "month":
+            return f"{period:%b %Y}"
+        return f"{period.day} {period:%b}" + (
+            f" {period.year}" if period.year != date.today().year else ""
+        )
+
+    def text(self) -> str:
+        counts = self.counts
+        lines = [counts.describe() + ("" if not counts.truncated else " (the first 200 000)")]
+        if not counts.total:
+            lines.append(self._nothing())
+            return "\n".join(lines)
+        width = max(len(self._period_name(p)) for p in counts.periods)
+        header = f"{'period':<{width}}  " + "  ".join(f"{t:>11}" for t in FACT_TYPES)
+        lines += ["", header + "  " + f"{'total':>6}"]
+        for period, by_type in counts.per_type().items():
+            if not by_type:
+                continue
+            cells = "  ".join(f"{by_type[t]:>11}" for t in FACT_TYPES)
+            total = sum(by_type.values())
+            lines.append(f"{self._period_name(period):<{width}}  {cells}  {total:>6}")
+        names = [(plain_text(one_line(n, 40)), c) for n, c in counts.notebooks()]
+        width = max(len("from"), *(len(n) for n, _ in names))
+        lines += ["", f"{'from':<{width}}  {'memories':>8}"]
+        lines += [f"{name:<{width}}  {count:>8}" for name, count in names]
+        return "\n".join(lines)
+
+    def _nothing(self) -> str:
+        window = f" {self.counts.window.label}" if self.counts.window else ""
+        return (
+            f"No memories{window} in bank {self.counts.bank_id}: %retain a fact, then look again."
+        )
+
+    def _draw(self, figure: Figure) -> None:
+        counts = self.counts
+        if not counts.total:
+            _empty(figure, plain_text(self._nothing()))
+            return
+        by_type, by_notebook = figure.subplots(2, 1, sharex=True)
+        positions = list(range(len(counts.periods)))
+        per_type = counts.per_type()
+        self._stack(by_type, positions, [(t, TYPE_COLOURS[t]) for t in FACT_TYPES], per_type)
+        by_type.set_title(plain_text(counts.describe()), loc="left", fontsize=11)
+        by_type.set_ylabel("by type")
+        notebooks = [name for name, _ in counts.notebooks()]
+        shown = notebooks[:MAX_NOTEBOOKS]
+        per_notebook = counts.per_notebook()
+        if len(notebooks) > MAX_NOTEBOOKS:
+            for table in per_notebook.values():
+                rest = sum(c for n, c in table.items() if n not in shown)
+                table[OTHERS] = rest
+            shown.append(OTHERS)
+        series = [
+            (name, "#c7c7c7" if name == CONSOLIDATED else NOTEBOOK_COLOURS[i])
+            for i, name in enumerate(shown)
+        ]
+        self._stack(by_notebook, positions, series, per_notebook)
+        by_notebook.set_ylabel("by notebook")
+        step = max(1, math.ceil(len(positions) / 12))
+        by_notebook.set_xticks(positions[::step])
+        by_notebook.set_xticklabels([self._period_name(p) for p in counts.periods[::step]])
+        by_notebook.tick_params(axis="x", labelrotation=30)
+        _plain_texts(figure)
+
+    @staticmethod
+    def _stack(
+        axes: Axes,
+        positions: Sequence[int],
+        series: Sequence[tuple[str, str]],
+        table: dict[date, Any],
+    ) -> None:
+        bottoms = [0] * len(positions)
+        periods = list(table)
+        for name, colour in series:
+            heights = [table[p][name] for p in periods]
+            if not any(heights):
+                continue
+            axes.bar(positions, heights, bottom=bottoms, color=colour, label=_untrusted(name))
+            bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+        axes.spines[["top", "right"]].set_visible(False)
+        from matplotlib.ticker import MaxNLocator
+
+        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+class MemoryMap(Picture):
+    """The bank's most mentioned entities and how often they occur together (a node's size is
+    its mentions, a line's width how many memories mention both); for one entity, its
+    neighbourhood and the memories that mention it (``.memories``, with provenance)."""
+
+    _needs = ("matplotlib", "networkx")
+
+    def __init__(self, entity_map: EntityMap) -> None:
+        super().__init__()
+        self.map = entity_map
+
+    @property
+    def memories(self) -> list[RecalledMemory]:
+        """The memories that mention the entity asked for (none for the whole map)."""
+        return list(self.map.memories)
+
+    def text(self) -> str:
+        m = self.map
+        lines = [plain_text(m.describe())]
+        if not m.nodes:
+            lines.append(self._nothing())
+            return "\n".join(lines)
+        if m.focus is not None:
+            alongside = ", ".join(
+                f"{_untrusted(node.name, 40)} ({weight})"
+                for node, weight in m.neighbours(m.focus.entity_id)
+            )
+            lines += ["", f"occurs with: {alongside or 'no other entity'}"]
+            if m.memories:
+                lines += ["", "memories that mention it:"]
+                lines += [f"  {plain_text(one_line(memory_line(x), 200))}" for x in m.memories]
+            return "\n".join(lines)
+        width = max(len(_untrusted(node.name, 40)) for node in m.nodes)
+        lines += ["", f"{'entity':<{width}}  {'mentions':>8}  occurs most with"]
+        for node in m.nodes:
+            near = ", ".join(
+                f"{_untrusted(other.name, 30)} ({weight})"
+                for other, weight in m.neighbours(node.entity_id)[:3]
+            )
+            lines.append(f"{_untrusted(node.name, 40):<{width}}  {node.mentions:>8}  {near}")
+        return "\n".join(lines)
+
+    def _nothing(self) -> str:
+        return (
+            f"No entities yet in bank {self.map.bank_id}: the server finds them in retained "
+            "facts (names, places, dates)."
+        )
+
+    def _draw(self, figure: Figure) -> None:
+        m = self.map
+        if not m.nodes:
+            _empty(figure, plain_text(self._nothing()))
+            return
+        import networkx as nx
+        from matplotlib.collections import LineCollection
+
+        graph = nx.Graph()
+        graph.add_nodes_from(node.entity_id for node in m.nodes)
+        for edge in m.edges:
+            if graph.has_node(edge.source) and graph.has_node(edge.target):
+                graph.add_edge(edge.source, edge.target, weight=edge.weight)
+        # topology only (weights would pull a clique of always-together entities into one
+        # blot) and a wide spacing, so labels of neighbours stay apart
+        spacing = 3.0 / math.sqrt(max(graph.number_of_nodes(), 1))
+        fixed = {m.focus.entity_id: (0.0, 0.0)} if m.focus is not None else None
+        layout = nx.spring_layout(
+            graph, k=spacing, weight=None, seed=7, pos=fixed, fixed=list(fixed or ()) or None
+        )
+        axes = figure.add_subplot()
+        axes.set_axis_off()
+        heaviest = max((e.weight for e in m.edges), default=1) or 1
+        segments = [(layout[s], layout[t]) for s, t in graph.edges()]
+        widths = [0.5 + 4.0 * graph.edges[s, t]["weight"] / heaviest for s, t in graph.edges()]
+        axes.add_collection(LineCollection(segments, linewidths=widths, colors="#9aa5b1"))
+        most = max(node.mentions for node in m.nodes) or 1
+        for node in m.nodes:
+            x, y = layout[node.entity_id]
+            size = 60 + 840 * math.sqrt(node.mentions / most)
+            focused = m.focus is not None and node.entity_id == m.focus.entity_id
+            colour = "#e15759" if focused else "#4e79a7"
+            axes.scatter([x], [y], s=size, color=colour, alpha=0.85, zorder=2)
+            axes.text(x, y, _untrusted(node.name), ha="center", va="center", fontsize=8, zorder=3)
+        axes.set_title(plain_text(m.describe()), loc="left", fontsize=11)
+        axes.margins(0.12)
+        _plain_texts(figure)
