@@ -270,6 +270,33 @@ CASES = [
         ("the reply was not Hindsight JSON",),
         reply=replying(200, '{"id": "9b72'),
     ),
+    # -- timeline and map ---------------------------------------------------------------------
+    Case(
+        "timeline-unreadable-when",
+        "%hindsight timeline --since soon",
+        ("Cannot read 'soon' as a time", "3d, 2w"),
+    ),
+    Case(
+        "timeline-since-after-until",
+        "%hindsight timeline --since today --until 2026-11-01",
+        ("--since (today) is not before --until (1 Nov)", "swap them"),
+    ),
+    Case("timeline-unknown-period", "%hindsight timeline --by year", ("Invalid --by 'year'",)),
+    Case("map-top-zero", "%hindsight map --top 0", ("Invalid --top '0'", "at least 1")),
+    Case(
+        "map-unknown-entity",
+        "%hindsight map Berkly",
+        ("No entity named 'Berkly'", "did you mean Berkeley?"),
+        reply=replying(
+            200, '{"items": [{"id": "e1", "canonical_name": "Berkeley", "mention_count": 3}]}'
+        ),
+    ),
+    Case(
+        "timeline-garbage-reply",
+        "%hindsight timeline",
+        ("listMemories", "the reply was not Hindsight JSON"),
+        reply=replying(200, '{"items": [{"id": '),
+    ),
     # -- server replies -----------------------------------------------------------------------
     Case(
         "html-error-page",

@@ -64,7 +64,8 @@ def test_load_ext_imports_none_of_the_optional_or_heavy_packages(tmp_path: Path)
         "import sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'hindsight_magic')\n"
         "assert 'hindsight_magic._ipython.magics' in sys.modules, 'not loaded'\n"
-        "heavy = ('hindsight_magic._localserver', 'ipywidgets', 'pydantic', 'markdown_it')\n"
+        "heavy = ('hindsight_magic._localserver', 'ipywidgets', 'pydantic', 'markdown_it',\n"
+        "         'matplotlib', 'networkx', 'pandas', 'dateutil', 'hindsight_magic._ui.pictures')\n"
         "print([m for m in heavy if m in sys.modules])"
     )
     env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}

@@ -1,0 +1,216 @@
+"""The timeline and the entity map against the real server, through the magics a user types.
+
+Memories are planted with explicit timestamps (the retain item's ``timestamp``) on several
+days and with notebook provenance, straight through the REST API, as a teammate's kernel would
+have sent them. The timeline's numbers are checked against the server's own per-day counts
+(``GET …/stats/memories-timeseries``); the pictures are checked to be real PNG and SVG, drawn
+without touching the user's matplotlib state. With the mock LLM the server extracts the
+capitalised words of a fact as entities ("Hubble", "Berkeley"), which is what the map test
+relies on.
+"""
+
+from __future__ import annotations
+
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Notebook
+from helpers import RunningServer, wait_for
+
+pytestmark = pytest.mark.integration
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+DAYS_BACK = (1, 4, 9)  # the planted memories' days: three different UTC days
+FACT = "Priya Raman calibrated the Hubble photometer at Berkeley Lab on day {day}."
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local time = UTC for the test, so local days are the server's (UTC) day buckets."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def book(notebook: Notebook, hindsight_server: RunningServer, bank_id: str, utc: None) -> Notebook:
+    notebook.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        auto_retain="false",
+        mental_models="false",
+        scoping="global",
+    )
+    return notebook
+
+
+def rest(server: RunningServer, bank: str) -> httpx.Client:
+    return httpx.Client(base_url=f"{server.url}/v1/default/banks/{bank}/", timeout=60)
+
+
+def plant(server: RunningServer, bank: str) -> dict[str, int]:
+    """Facts on three days from two notebooks; the number of items per notebook."""
+    now = datetime.now(timezone.utc).replace(hour=12, minute=0, second=0, microsecond=0)
+    items, per_notebook = [], Counter[str]()
+    for day in DAYS_BACK:
+        for notebook in ("field/survey.ipynb", "lab/calibration.ipynb"):
+            items.append(
+                {
+                    "content": FACT.format(day=day),
+                    "timestamp": (now - timedelta(days=day)).isoformat(),
+                    "document_id": f"{notebook}-{day}",
+                    "metadata": {"notebook": notebook, "source": "%retain"},
+                }
+            )
+            per_notebook[notebook.rsplit("/", 1)[-1]] += 1
+    with rest(server, bank) as http:
+        http.put(f"{server.url}/v1/default/banks/{bank}", json={}).raise_for_status()
+        http.post("memories", json={"items": items, "async": False}).raise_for_status()
+    return dict(per_notebook)
+
+
+def server_counts(server: RunningServer, bank: str) -> dict[str, Counter[str]]:
+    """The server's own count of memories per UTC day and fact type (non-zero ones)."""
+    with rest(server, bank) as http:
+        reply = http.get(
+            "stats/memories-timeseries", params={"period": "30d", "time_field": "mentioned_at"}
+        )
+    reply.raise_for_status()
+    counts: dict[str, Counter[str]] = {}
+    for bucket in reply.json()["buckets"]:
+        found = Counter({t: bucket.get(t, 0) for t in ("world", "experience", "observation")})
+        if sum(found.values()):
+            counts[bucket["time"][:10]] = +found
+    return counts
+
+
+def timeline_counts(book: Notebook, line: str = "--by day --since 20d") -> Any:
+    cell = book.run(f"_t = %hindsight timeline {line}")
+    assert cell.error is None, cell.text
+    return book.ip.user_ns["_t"]
+
+
+def per_day(timeline: Any) -> dict[str, Counter[str]]:
+    table = timeline.counts.per_type()
+    return {f"{day:%Y-%m-%d}": +counts for day, counts in table.items() if sum(counts.values())}
+
+
+def test_the_timeline_counts_what_the_server_counts(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    per_notebook = plant(hindsight_server, bank_id)
+
+    def settled() -> tuple[dict[str, Counter[str]], dict[str, Counter[str]]] | None:
+        ours, theirs = per_day(timeline_counts(book)), server_counts(hindsight_server, bank_id)
+        observed = sum(c["observation"] for c in theirs.values())
+        return (ours, theirs) if ours == theirs and observed else None
+
+    ours, theirs = wait_for(settled, 120, "the timeline to match the server's counts")
+    planted_days = {f"{datetime.now(timezone.utc) - timedelta(days=d):%Y-%m-%d}" for d in DAYS_BACK}
+    assert set(ours) == planted_days, ours
+
+    timeline = timeline_counts(book)
+    by_notebook = dict(timeline.counts.notebooks())
+    facts = sum(c["world"] + c["experience"] for c in theirs.values())
+    assert by_notebook.pop("(consolidated)") == sum(c["observation"] for c in theirs.values())
+    assert set(by_notebook) == set(per_notebook), by_notebook
+    assert sum(by_notebook.values()) == facts
+    assert timeline.counts.total == sum(sum(c.values()) for c in theirs.values())
+    rows = timeline.rows
+    assert sum(row.memories for row in rows) == timeline.counts.total
+    frame = timeline.dataframe()
+    assert list(frame.columns) == ["period", "fact_type", "notebook", "memories"]
+    assert int(frame["memories"].sum()) == timeline.counts.total
+
+    text = repr(timeline)
+    assert text.startswith(f"{timeline.counts.total} memories in bank {bank_id}, per day")
+    assert "survey.ipynb" in text
+    assert "calibration.ipynb" in text
+
+    # a window leaves the older days out, and says so
+    recent = timeline_counts(book, "--by day --since 6d")
+    assert set(per_day(recent)) == planted_days - {
+        f"{datetime.now(timezone.utc) - timedelta(days=9):%Y-%m-%d}"
+    }
+    assert ", since " in repr(recent).splitlines()[0]
+
+
+def test_pictures_are_real_and_leave_the_users_matplotlib_alone(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    plant(hindsight_server, bank_id)
+    wait_for(lambda: timeline_counts(book).counts.total, 60, "memories to be listed")
+    mine = plt.figure(num=4321)
+    backend, figures = matplotlib.get_backend(), plt.get_fignums()
+    try:
+        for line in ("timeline --by week", "map", "map hubble"):
+            cell = book.run(f"_p = %hindsight {line}")
+            assert cell.error is None, cell.text
+            bundle, _ = book.ip.display_formatter.format(book.ip.user_ns["_p"])
+            assert bundle["image/png"].startswith(PNG_MAGIC), line
+            root = ET.fromstring(bundle["image/svg+xml"])
+            assert root.tag.endswith("svg"), line
+            assert bundle["text/plain"], line
+        assert matplotlib.get_backend() == backend
+        assert plt.get_fignums() == figures
+        assert plt.gcf() is mine
+    finally:
+        plt.close(mine)
+
+
+def test_the_map_shows_the_entities_the_server_extracted(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    plant(hindsight_server, bank_id)
+
+    def mapped() -> str:
+        cell = book.run("%hindsight map --top 30")
+        return repr(cell.result) if cell.error is None else str(cell.error)
+
+    text = wait_for(mapped, 60, "entities", until=lambda t: "Hubble" in t and "Berkeley" in t)
+    hubble = next(line for line in text.splitlines() if line.startswith("Hubble"))
+    assert "Berkeley" in hubble  # the entities it occurs with most
+
+    cell = book.run("_m = %hindsight map hubble --top 5")
+    assert cell.error is None, cell.text
+    focus = book.ip.user_ns["_m"]
+    text = repr(focus)
+    assert text.startswith("Hubble: "), text
+    assert "occurs with: " in text
+    assert "Berkeley" in text.split("occurs with: ")[1].splitlines()[0]
+    memories = focus.memories
+    assert memories, text
+    assert all("Hubble" in m.text for m in memories if m.type == "world" and "Priya" in m.text)
+    assert {m.provenance.notebook_name for m in memories if "Priya" in m.text} == {
+        "survey.ipynb",
+        "calibration.ipynb",
+    }
+    assert "survey.ipynb · " in text  # each memory with where it came from
+
+
+def test_an_empty_bank_is_a_sentence_and_unknown_entities_are_one_line(book: Notebook) -> None:
+    cell = book.run("_t = %hindsight timeline")
+    assert cell.error is None, cell.text
+    empty = book.ip.user_ns["_t"]
+    assert "No memories in bank" in repr(empty)
+    bundle, _ = book.ip.display_formatter.format(empty)
+    assert bundle["image/png"].startswith(PNG_MAGIC)
+
+    cell = book.run("_m = %hindsight map")
+    assert cell.error is None, cell.text
+    assert "No entities yet" in repr(book.ip.user_ns["_m"])
+
+    cell = book.run("%hindsight map Atlantis")
+    assert cell.error is not None
+    assert str(cell.error).count("\n") == 0
+    assert "no entities yet" in str(cell.error).lower() or "No entity named" in str(cell.error)

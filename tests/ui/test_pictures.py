@@ -1,0 +1,95 @@
+"""The timeline and map pictures and tables, from counts made here (the server tests are in
+tests/memory/test_overview_server.py): periods, hostile names, and life without matplotlib."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from datetime import date
+
+import pytest
+
+from hindsight_magic._memory.overview import (
+    BankOverview,
+    EntityMap,
+    MapEdge,
+    MapNode,
+    TimelineCounts,
+    choose_period,
+    next_period,
+    period_start,
+)
+from hindsight_magic._ui import pictures
+from hindsight_magic._ui.pictures import HINT, MemoryMap, Timeline
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+HOSTILE = "$\\frac{1}{$ <script>alert(1)</script>\x1b[31m"
+
+
+def counts(per_day: dict[tuple[date, str, str], int], by: str | None = None) -> TimelineCounts:
+    return BankOverview._counted("bank-x", Counter(per_day), by, None, False)
+
+
+def test_periods_start_on_mondays_and_firsts() -> None:
+    wednesday = date(2026, 11, 4)
+    assert period_start(wednesday, "week") == date(2026, 11, 2)
+    assert period_start(wednesday, "month") == date(2026, 11, 1)
+    assert next_period(date(2026, 12, 1), "month") == date(2027, 1, 1)
+    assert next_period(date(2026, 1, 31), "day") == date(2026, 2, 1)
+    assert choose_period(date(2026, 1, 1), date(2026, 2, 15)) == "day"
+    assert choose_period(date(2026, 1, 1), date(2026, 9, 1)) == "week"
+    assert choose_period(date(2024, 1, 1), date(2026, 9, 1)) == "month"
+
+
+def test_counts_roll_up_into_weeks_with_every_week_present() -> None:
+    made = counts(
+        {
+            (date(2026, 11, 2), "world", "a.ipynb"): 2,
+            (date(2026, 11, 4), "world", "a.ipynb"): 3,
+            (date(2026, 11, 20), "observation", "(consolidated)"): 1,
+        },
+        by="week",
+    )
+    assert made.periods[:3] == (date(2026, 11, 2), date(2026, 11, 9), date(2026, 11, 16))
+    table = made.per_type()
+    assert table[date(2026, 11, 2)]["world"] == 5
+    assert not table[date(2026, 11, 9)]
+    assert made.total == 6
+    assert made.notebooks() == [("a.ipynb", 5), ("(consolidated)", 1)]
+
+
+def test_hostile_names_are_drawn_as_written_and_stay_text() -> None:
+    timeline = Timeline(counts({(date(2026, 11, 2), "world", HOSTILE): 4}))
+    bundle = timeline._repr_mimebundle_()
+    assert bundle["image/png"].startswith(PNG_MAGIC)
+    svg = bundle["image/svg+xml"]
+    assert ET.fromstring(svg).tag.endswith("svg")
+    assert "<script" not in svg
+    assert "\x1b" not in bundle["text/plain"]
+    assert "<script>alert(1)</script>" in bundle["text/plain"]  # plain text shows it as written
+
+    nodes = (MapNode("e1", HOSTILE, 5), MapNode("e2", "Berkeley", 3))
+    memory_map = MemoryMap(EntityMap("bank-x", nodes, (MapEdge("e1", "e2", 2),), 2))
+    bundle = memory_map._repr_mimebundle_()
+    assert bundle["image/png"].startswith(PNG_MAGIC)
+    assert "<script" not in bundle["image/svg+xml"]
+    assert "Berkeley (2)" in bundle["text/plain"]
+
+
+def test_without_matplotlib_the_table_shows_with_one_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pictures, "missing", lambda *modules: modules[-1])
+    timeline = Timeline(counts({(date(2026, 11, 2), "world", "a.ipynb"): 4}))
+    bundle = timeline._repr_mimebundle_()
+    assert list(bundle) == ["text/plain"]
+    assert bundle["text/plain"].endswith(f"({HINT}.)")
+    assert bundle["text/plain"].count(HINT) == 1
+    assert "a.ipynb" in repr(timeline)
+
+
+def test_an_empty_timeline_is_a_sentence_in_a_figure() -> None:
+    empty = Timeline(counts({}))
+    assert "No memories in bank bank-x" in empty.text()
+    assert empty.png().startswith(PNG_MAGIC)
+    assert empty.rows == []
