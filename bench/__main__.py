@@ -27,16 +27,18 @@ from . import (
     latency,
     load_cost,
     mcp,
+    pictures,
     read_after_write,
     retain_cost,
     retain_tail,
     transfers,
 )
 from .common import bench_server, delete_bank, load_average, machine_line, raw_client
-from .report import Row, Section, document, num
+from .report import Row, Section, document, merged, num
 from .sections import (
     curation_rows,
     mcp_rows,
+    picture_rows,
     read_after_write_rows,
     retain_rows,
     transfer_rows,
@@ -77,15 +79,18 @@ class Sizes:
     transfer_documents: int
     mcp_runs: int
     mcp_starts: int
+    picture_runs: int
+    picture_memories: int
 
 
 FULL = Sizes(
     15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 300.0, 10_000, 3,
-    30, 3, 870, 30, 10,
+    30, 3, 870, 30, 10, 10, 10_000,
 )  # fmt: skip
 QUICK = Sizes(
-    3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40, 3, 2
-)
+    3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40, 3, 2, 2,
+    300,
+)  # fmt: skip
 
 
 def _clean_env() -> None:
@@ -124,69 +129,101 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-def run(sizes: Sizes, url: str) -> tuple[list[Row], list[str], str]:
-    """Every section; rows in table order, notes, and how long it took.
+SECTIONS = tuple(str(n) for n in range(1, 12))
+
+
+def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
+    """Every section (or those in ``only``); rows in table order, notes, and how long it took.
 
     The read-after-write runs early, while the server has no backlog; the sections that queue
     thousands of memories run last.
     """
     started = time.monotonic()
     sections: dict[str, Section] = {}
+
+    def wanted(*keys: str) -> bool:
+        return only is None or any(key in only for key in keys)
+
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        progress("load cost and the first recall: fresh processes …")
-        lc = load_cost.measure(url, sizes.load_runs, sizes.cold_load_runs)
-        sections["5"] = load_rows(lc, first_recall.measure(url, sizes.first_recall_runs))
+        if wanted("5"):
+            progress("load cost and the first recall: fresh processes …")
+            lc = load_cost.measure(url, sizes.load_runs, sizes.cold_load_runs)
+            sections["5"] = load_rows(lc, first_recall.measure(url, sizes.first_recall_runs))
 
-        progress("read-after-write vs. by hand …")
-        sections["2"] = read_after_write_rows(read_after_write.measure(url, sizes.raw_runs))
+        if wanted("2"):
+            progress("read-after-write vs. by hand …")
+            sections["2"] = read_after_write_rows(read_after_write.measure(url, sizes.raw_runs))
 
-        progress("forget-then-recall vs. by hand …")
-        sections["8"] = curation_rows(curation.measure(url, sizes.curation_runs))
+        if wanted("8"):
+            progress("forget-then-recall vs. by hand …")
+            sections["8"] = curation_rows(curation.measure(url, sizes.curation_runs))
 
-        progress(f"snapshot and restore of {sizes.transfer_documents} documents vs. by hand …")
-        sections["9"] = transfer_rows(
-            transfers.measure(url, sizes.transfer_runs, sizes.transfer_documents)
-        )
+        if wanted("9"):
+            progress(f"snapshot and restore of {sizes.transfer_documents} documents vs. by hand …")
+            sections["9"] = transfer_rows(
+                transfers.measure(url, sizes.transfer_runs, sizes.transfer_documents)
+            )
 
-        progress("the MCP server: start-up and its own time per tool call …")
-        sections["10"] = mcp_rows(mcp.measure(url, sizes.mcp_runs, sizes.mcp_starts))
+        if wanted("10"):
+            progress("the MCP server: start-up and its own time per tool call …")
+            sections["10"] = mcp_rows(mcp.measure(url, sizes.mcp_runs, sizes.mcp_starts))
 
-        progress("auto-retain: cost per cell, transcript work …")
-        os.environ["HINDSIGHT_JOURNAL_PATH"] = os.path.join(tmp, "autoretain.sqlite3")
-        cost = autoretain.measure_cost(url, sizes.blocks, sizes.cells_per_block)
-        banks = [os.environ["HINDSIGHT_BANK_ID"]]
-        work = autoretain.measure_transcripts(url, sizes.transcript_rounds)
-        banks.append(os.environ["HINDSIGHT_BANK_ID"])
-        session_sizes = autoretain.measure_bytes(url, sizes.session_cells)
-        banks.append(os.environ["HINDSIGHT_BANK_ID"])
-        for bank_id in banks:
-            delete_bank(url, bank_id)
-        sections["6"] = autoretain_rows(cost, work, session_sizes, sizes.session_cells)
+        if wanted("11"):
+            progress(f"timeline and map of {num(sizes.picture_memories)} memories …")
+            sections["11"] = picture_rows(
+                pictures.measure(url, sizes.picture_runs, sizes.picture_memories)
+            )
 
-        progress("recall and reflect latency …")
-        lat = latency.measure(
-            url, sizes.recall_rounds, sizes.reflect_rounds, sizes.facts, sizes.settle_s
-        )
-        sections["7"] = latency_rows(lat)
+        if wanted("6"):
+            progress("auto-retain: cost per cell, transcript work …")
+            os.environ["HINDSIGHT_JOURNAL_PATH"] = os.path.join(tmp, "autoretain.sqlite3")
+            cost = autoretain.measure_cost(url, sizes.blocks, sizes.cells_per_block)
+            banks = [os.environ["HINDSIGHT_BANK_ID"]]
+            work = autoretain.measure_transcripts(url, sizes.transcript_rounds)
+            banks.append(os.environ["HINDSIGHT_BANK_ID"])
+            session_sizes = autoretain.measure_bytes(url, sizes.session_cells)
+            banks.append(os.environ["HINDSIGHT_BANK_ID"])
+            for bank_id in banks:
+                delete_bank(url, bank_id)
+            sections["6"] = autoretain_rows(cost, work, session_sizes, sizes.session_cells)
 
-        progress("retain call cost, alternating with the client …")
-        sections["1"] = retain_rows(
-            retain_cost.measure(url, sizes.magic_runs, sizes.client_runs, sizes.http_runs)
-        )
+        if wanted("7"):
+            progress("recall and reflect latency …")
+            lat = latency.measure(
+                url, sizes.recall_rounds, sizes.reflect_rounds, sizes.facts, sizes.settle_s
+            )
+            sections["7"] = latency_rows(lat)
 
-        progress("the %retain tail, 1 and several kernels …")
-        tail = retain_tail.measure(
-            url, sizes.tail_calls, sizes.tail_kernels, quiet_timeout_s=sizes.tail_quiet_s
-        )
-        sections["3"] = tail_rows(tail)
+        if wanted("1"):
+            progress("retain call cost, alternating with the client …")
+            sections["1"] = retain_rows(
+                retain_cost.measure(url, sizes.magic_runs, sizes.client_runs, sizes.http_runs)
+            )
 
-        progress(f"delivery of {num(sizes.delivery_count)} memories …")
-        sections["4"] = delivery_rows(
-            delivery.measure(url, sizes.delivery_count, sizes.delivery_runs)
-        )
+        if wanted("3"):
+            progress("the %retain tail, 1 and several kernels …")
+            tail = retain_tail.measure(
+                url, sizes.tail_calls, sizes.tail_kernels, quiet_timeout_s=sizes.tail_quiet_s
+            )
+            sections["3"] = tail_rows(tail)
+
+        if wanted("4"):
+            progress(f"delivery of {num(sizes.delivery_count)} memories …")
+            sections["4"] = delivery_rows(
+                delivery.measure(url, sizes.delivery_count, sizes.delivery_runs)
+            )
     rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
     notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"
+
+
+def section_list(text: str) -> set[str]:
+    """``--sections 5,11``: section numbers, each one the table has."""
+    chosen = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = chosen - set(SECTIONS)
+    if not chosen or unknown:
+        raise argparse.ArgumentTypeError(f"use section numbers from 1 to {len(SECTIONS)}")
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,6 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="where to write the Markdown (default: BENCHMARKS.md; --quick writes nothing)",
     )
+    parser.add_argument(
+        "--sections",
+        type=section_list,
+        default=None,
+        help="run only these sections (e.g. 5,11) and merge them into the existing file",
+    )
     args = parser.parse_args(argv)
     output = args.output or (None if args.quick else ROOT / "BENCHMARKS.md")
     sizes = QUICK if args.quick else FULL
@@ -207,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     with bench_server() as server:
         progress(f"server: {server.url}")
         versions = _versions(server.url)
-        rows, notes, took = run(sizes, server.url)
+        rows, notes, took = run(sizes, server.url, args.sections)
         load_after = load_average()
     command = "python -m bench" + (" " + shlex.join(argv if argv is not None else sys.argv[1:]))
     header = [
@@ -220,6 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     ]
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = document(rows, notes, command=command.strip(), when=when, header=header)
+    if args.sections and output is not None and output.exists():
+        ran = ", ".join(sorted(args.sections, key=int))
+        line = (
+            f"sections {ran} re-run by `{command.strip()}` on {when}, their rows and notes "
+            f"replaced: {header[0]}; run time {took}"
+        )
+        text = merged(output.read_text(), rows, notes, args.sections, line)
     print(text)
     if output is not None:
         output.write_text(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,11 +146,48 @@ def document(
         "project's launcher in a temporary data dir and stops and deletes it at the end; "
         "`HINDSIGHT_BENCH_URL=http://host:port` measures against a server you name instead. "
         "`--quick` is a small smoke run that "
-        "writes nothing. Each section also runs alone (the same server rule): "
+        "writes nothing. `--sections 5,11` re-runs those sections and replaces their rows and "
+        "notes in BENCHMARKS.md, keeping the others (the header says which ran when). Each "
+        "section also runs alone (the same server rule): "
         "`python -m bench.retain_cost`, `bench.read_after_write`, `bench.retain_tail`, "
         "`bench.delivery`, `bench.load_cost`, `bench.first_recall`, `bench.autoretain`, "
-        "`bench.latency`. The benchmark asserts nothing; the bars are issue 7's and issue 13's "
-        "(and the auto-retain issue's, for the per-cell ratios).",
+        "`bench.latency`, `bench.curation`, `bench.transfers`, `bench.mcp`, `bench.pictures`. "
+        "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
+        "and the auto-retain issue's per-cell ratios).",
         "",
     ]
     return "\n".join(lines)
+
+
+def _cells(line: str) -> list[str]:
+    """A table line's cells (no cell holds a bare ``|``: Markdown escapes it as ``\\|``)."""
+    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+    return [cell.strip() for cell in cells]
+
+
+def merged(previous: str, rows: list[Row], notes: list[str], sections: set[str], line: str) -> str:
+    """``previous`` (a BENCHMARKS.md) with the rows and notes of ``sections`` replaced by
+    ``rows`` and ``notes``, and ``line`` added to its header (what was re-run, when, where)."""
+    made = re.search(r"^Made by `(.+?)` on (.+?)\.$", previous, re.M)
+    if made is None:
+        raise ValueError("not a BENCHMARKS.md written by python -m bench")
+    body = previous[made.end() :]
+    header = [h[2:] for h in body.split("\n\n", 2)[1].splitlines() if h.startswith("- ")]
+    kept: list[Row] = []
+    verdicts = {"pass": True, "**FAIL**": False, "": None}
+    for text in previous.splitlines():
+        if not text.startswith("| ") or text.startswith("| # |"):
+            continue
+        cells = _cells(text)
+        if cells[0] not in sections:
+            section, what, median, low, high, n, bar, verdict = cells
+            kept.append(Row(section, what, median, low, high, n, bar, verdicts[verdict]))
+    notes_part = previous.split("## Notes", 1)[1].split("## ", 1)[0]
+    old_notes = [n[2:] for n in notes_part.strip().splitlines() if n.startswith("- ")]
+    kept_notes = [n for n in old_notes if n.split(":", 1)[0] not in sections]
+    order = lambda key: int(key.section) if isinstance(key, Row) else int(key.split(":")[0])  # noqa: E731
+    all_rows = sorted([*kept, *rows], key=order)  # stable: a section's rows keep their order
+    all_notes = sorted([*kept_notes, *notes], key=order)
+    return document(
+        all_rows, all_notes, command=made.group(1), when=made.group(2), header=[*header, line]
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import curation, mcp, transfers
+from . import curation, mcp, pictures, transfers
 from .common import Stat
 from .report import Row, Section, num, stat, stat_row, unit
 
@@ -371,5 +371,44 @@ def mcp_rows(r: dict[str, Any]) -> Section:
         "each tool, taking turns, through the SDK's in-memory client on the server object "
         "`hindsight-magic mcp` runs. The server's time is taken by an outermost middleware "
         "around each `tools/call`, minus every HTTP request its session made meanwhile."
+    ]
+    return rows, notes
+
+
+def picture_rows(r: dict[str, Any]) -> Section:
+    rows = []
+    sizes = {
+        "timeline": f"{num(r['counted'])} memories per {r['by']}, {r['periods']} periods",
+        "map": f"the top {r['nodes']} of {num(r['entities'])} entities, {r['edges']} links",
+    }
+    for name, call in (("timeline", "hm.timeline()"), ("map", "hm.memory_map()")):
+        own = stat(r, f"{name} own")
+        rows += [
+            stat_row(
+                "11",
+                f"own time per `{call}` shown in a notebook (PNG + SVG + table) of a bank of "
+                f"{num(r['memories'])} memories: {sizes[name]} (the call − its HTTP requests)",
+                own,
+                "ms",
+                bar=f"≤ {pictures.BAR_MS:.0f} ms",
+                passed=own.median <= pictures.BAR_MS,
+            ),
+            stat_row("11", "… its HTTP requests, for scale", stat(r, f"{name} http"), "ms"),
+            stat_row(
+                "11",
+                "… the first call in the process (importing matplotlib"
+                + (" and networkx)" if name == "map" else ")"),
+                stat(r, f"{name} first"),
+                "ms",
+            ),
+        ]
+    notes = [
+        f"11: a bank of {num(r['memories'])} memories built first from {num(r['documents'])} "
+        "documents dated over 90 days (untimed, indexed and consolidated), then "
+        f"{r['runs']} turns of each call in one process with the extension loaded; each turn "
+        "is the call plus its display (`_repr_mimebundle_`: the PNG "
+        f"({num(r['png_bytes'] / 1000)} kB for the timeline), the SVG and the text table), "
+        "minus the time spent in the client's HTTP requests (sending, waiting, reading and "
+        "decoding the replies)."
     ]
     return rows, notes

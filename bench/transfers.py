@@ -52,17 +52,27 @@ POLL_S = 0.2
 CONSOLIDATION_WAIT_S = 300.0
 
 
-def build(http: Any, bank: str, documents: int, timeout_s: float = 1800.0) -> dict[str, Any]:
-    """A bank of ``documents`` documents, retained asynchronously and waited for; its stats."""
+def survey_plot(i: int) -> dict[str, Any]:
+    """The ``i``th document of the default bench bank."""
+    return {
+        "content": f"Plot {i} of the ridge survey held {i % 37} nests in week {i % 12}.",
+        "document_id": f"plot-{i}",
+    }
+
+
+def build(
+    http: Any,
+    bank: str,
+    documents: int,
+    timeout_s: float = 1800.0,
+    item: Callable[[int], dict[str, Any]] = survey_plot,
+    first: int = 0,
+) -> dict[str, Any]:
+    """A bank with documents ``item(first)`` … ``item(first + documents - 1)`` added,
+    retained asynchronously and waited for (indexed, then consolidated); its stats."""
     http.put(f"/v1/default/banks/{bank}", json={}).raise_for_status()
-    for start in range(0, documents, 100):
-        items = [
-            {
-                "content": f"Plot {i} of the ridge survey held {i % 37} nests in week {i % 12}.",
-                "document_id": f"plot-{i}",
-            }
-            for i in range(start, min(documents, start + 100))
-        ]
+    for start in range(first, first + documents, 100):
+        items = [item(i) for i in range(start, min(first + documents, start + 100))]
         reply = http.post(
             f"/v1/default/banks/{bank}/memories", json={"items": items, "async": True}
         )

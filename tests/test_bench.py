@@ -213,6 +213,18 @@ def check_figures(out: str) -> None:
         assert calls >= 1
     assert table.row("tool calls whose error flag was not")[2] == "0"
 
+    # 11: the timeline and the map of a big bank: milliseconds of our own, seconds of HTTP
+    for call in ("`hm.timeline()`", "`hm.memory_map()`"):
+        row = table.row(f"own time per {call} shown in a notebook")
+        memories = re.search(r"a bank of ([\d ]+) memories", row[1])
+        assert memories, row
+        assert int(memories.group(1).replace(" ", "")) >= 100, row
+        own, *_ = table.stats(f"own time per {call}")
+        assert 0 < own < 10, (call, own)
+    counted = re.search(r"([\d ]+) memories per (day|week|month)", table.row("`hm.timeline()`")[1])
+    assert counted, table.row("`hm.timeline()`")
+    assert int(counted.group(1).replace(" ", "")) >= 100
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
