@@ -240,6 +240,8 @@ def recall(
     budget: str | None = None,
     max_tokens: int | None = None,
     types: str | Sequence[str] | None = None,
+    since: When | None = None,
+    until: When | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
@@ -250,6 +252,18 @@ def recall(
     auto-retain's transcripts are not waited for (``.still_indexing`` says how many cells).
     The result is a sequence of memories with ``.texts`` and ``.as_context()`` (a ``<memories>``
     block for an LLM prompt).
+
+    ``since``/``until`` keep only memories recorded in that window (``%recall --since WHEN
+    --until WHEN``): a WHEN is an ISO date or time, a written date (``3 Nov``), a span back
+    from now (``3d``, ``2w``, ``12h``), ``today``/``yesterday``, or a ``datetime``/``date``;
+    without a time zone it is your local time, and a day as ``until`` includes that whole day.
+    "Recorded" is each memory's ``mentioned_at``: the retain item's ``timestamp``, else when
+    it was retained; a memory without one is outside every window. The server's own
+    ``temporal_window`` only ranks memories in the window higher — the others still come back
+    — so it is sent as a hint (with the window's end as ``query_timestamp``), a larger result
+    (four times ``max_tokens``) is asked for, and the memories outside the window are left
+    out here before the best ``max_tokens`` of the rest are kept. The headline says the window
+    back (``… between 3 Nov and today``); ``.window`` keeps it.
     """
     if not query.strip():
         raise InputError("Nothing to search for: give a query.")
@@ -258,9 +272,17 @@ def recall(
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
     types = _names(types, "type") if types is not None else None
+    from ._memory.timewindow import TimeWindow, WhenError
+
+    try:
+        window = TimeWindow.parse(since, until)
+    except WhenError as error:
+        raise InputError(str(error)) from None
     session = session or current_session()
     reader = session.reader
-    return reader.recall(query.strip(), budget=budget, max_tokens=max_tokens, types=types)
+    return reader.recall(
+        query.strip(), budget=budget, max_tokens=max_tokens, types=types, window=window
+    )
 
 
 def reflect(

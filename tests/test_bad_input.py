@@ -84,6 +84,16 @@ CASES = [
         "%recall --budget extreme churn",
         ("Invalid --budget 'extreme': use one of low, mid, high",),
     ),
+    Case(
+        "recall-unreadable-when",
+        "%recall --since the-other-day churn",
+        ("Cannot read 'the-other-day' as a time for --since", "3d", "Usage: %recall"),
+    ),
+    Case(
+        "recall-since-after-until",
+        "%recall --since today --until 2020-01-01 churn",
+        ("--since (today) is not before --until (1 Jan 2020)", "swap them", "Usage: %recall"),
+    ),
     Case("reflect-bad-var", "%%reflect --var 2x\nwhy?", ("Invalid --var '2x'", "variable name")),
     Case("flush-bad-timeout", "%hindsight flush --timeout soon", ("Invalid --timeout 'soon'",)),
     Case("flush-zero-timeout", "%hindsight flush --timeout 0", ("must be greater than 0",)),

@@ -149,6 +149,9 @@ def test_a_project_session_works_like_a_kernel_started_in_that_folder(
         (lambda: hm.retain("x", tags=["t" * 257]), "at most 256 characters"),
         (lambda: hm.retain("x", tags=[3]), "Invalid tag 3: a tag is text"),  # type: ignore[list-item]
         (lambda: hm.recall("x", types=["world\x00"]), "Invalid type"),
+        (lambda: hm.recall("flux", since="soonish"), "Cannot read 'soonish' as a time for --since"),
+        (lambda: hm.recall("flux", since="today", until="2020-01-01"), "is not before --until"),
+        (lambda: hm.recall("flux", until=3), "--until is text or a datetime, not int"),  # type: ignore[arg-type]
         (lambda: hm.retain("x", agent=" "), "Invalid agent"),
         (lambda: hm.latest(0), "Invalid limit 0"),
         (lambda: hm.latest(101), "Invalid limit 101"),

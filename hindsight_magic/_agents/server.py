@@ -115,9 +115,13 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
     def recall(
         query: Annotated[str, Field(description="What to look for, in words.")],
         since: Annotated[
-            str | None, Field(description="Only memories from then on: 2026-11-03, 3d, 12h, 2w.")
+            str | None,
+            Field(description="Only memories from then on: 2026-11-03, 3d, 12h, 2w, yesterday."),
         ] = None,
-        until: Annotated[str | None, Field(description="Only memories until then.")] = None,
+        until: Annotated[
+            str | None,
+            Field(description="Only memories until then (a date includes that whole day)."),
+        ] = None,
         tags: Annotated[
             list[str] | None, Field(description="Only memories carrying every one of these tags.")
         ] = None,

@@ -283,8 +283,14 @@ class HindsightClient:
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,
+        temporal_window: tuple[str, str] | None = None,
+        query_timestamp: str | None = None,
     ) -> dict[str, Any] | None:
-        """``POST …/memories/recall``; None when the bank does not exist yet."""
+        """``POST …/memories/recall``; None when the bank does not exist yet.
+
+        ``temporal_window`` (start, end; ISO) ranks memories dated inside it higher — the
+        server does not filter on it; ``query_timestamp`` is the "now" recency is measured
+        from."""
         body: dict[str, Any] = {"query": query, "budget": budget}
         if max_tokens:
             body["max_tokens"] = max_tokens
@@ -294,6 +300,10 @@ class HindsightClient:
             body["tags"] = list(tags)
             if tags_match:
                 body["tags_match"] = tags_match
+        if temporal_window is not None:
+            body["temporal_window"] = {"start": temporal_window[0], "end": temporal_window[1]}
+        if query_timestamp:
+            body["query_timestamp"] = query_timestamp
         try:
             reply: dict[str, Any] | None = self._request(
                 "recall",

@@ -35,7 +35,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 RETAIN_USAGE = "%retain [--context TEXT] [--tags a,b] TEXT  |  %%retain [--split] … + cell"
-RECALL_USAGE = "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--var NAME] QUERY"
+RECALL_USAGE = (
+    "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--since WHEN] [--until WHEN]"
+    " [--var NAME] QUERY"
+)
 REFLECT_USAGE = (
     "%%reflect [--context TEXT] [--budget low|mid|high] [--no-sources] [--var NAME] + question"
 )
@@ -171,25 +174,33 @@ class HindsightMagics(Magics, HindsightSettings):
 
             %recall churn data quality
             memories = %recall --budget high what did we decide about outliers?
+            %recall --since 2026-11-03 --until today flux calibration
+            %recall --until "3 Nov" what did we believe before the re-run?
 
             %%recall --max-tokens 2048
             What do we know about the refunds table?
 
         Options: ``--budget low|mid|high`` (search effort; default ``recall_budget``),
         ``--max-tokens N`` (size of the results), ``--types world,experience``,
-        ``--var NAME`` (also store the result in NAME).
+        ``--since WHEN`` / ``--until WHEN`` (only memories recorded in that window: an ISO
+        date or time, a written date in quotes like ``"3 Nov"``, a span back from now like
+        ``3d``, ``2w``, ``12h``, or ``today``/``yesterday``; your local time; a day as
+        ``--until`` includes the whole day), ``--var NAME`` (also store the result in NAME).
 
         Each memory is shown with where it came from (notebook · cell · how long ago), its
         tags and score. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
         ``.scores``, ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()``
         gives a ``<memories>`` block to paste into an LLM prompt. Queued
         memories are sent first, so what you just retained can be found (about a second later).
-        From Python: ``hindsight_magic.recall(query, budget=…)``.
+        From Python: ``hindsight_magic.recall(query, budget=…, since=…, until=…)``, whose
+        docstring says how a window is applied (a filter, not only the server's ranking hint).
         """
         spec: dict[str, Converter] = {
             "budget": choice(*BUDGETS),
             "max_tokens": positive_int,
             "types": tag_list,
+            "since": str,
+            "until": str,
             "var": identifier,
         }
         options, query = parse_options(line, spec, RECALL_USAGE)
@@ -200,6 +211,8 @@ class HindsightMagics(Magics, HindsightSettings):
             budget=options.get("budget"),
             max_tokens=options.get("max_tokens"),
             types=options.get("types"),
+            since=options.get("since"),
+            until=options.get("until"),
             session=self.session,
         )
         return self._store_var(options, result)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import ensure_bank
 from .._text import encodable
 from .results import RecallResult, ReflectResult
+from .timewindow import server_time
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -21,9 +22,35 @@ if TYPE_CHECKING:
     from .curation import Curator
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
+    from .timewindow import TimeWindow
 
 
 LATEST_QUERY = "(the newest memories)"
+WINDOW_WIDENING = 4  # a window asks the server for this many times the tokens, then filters
+WINDOW_MAX_TOKENS = 16384  # … but never more than this (unless the user asked for more)
+CHARS_PER_TOKEN = 4  # the server counts tokens exactly; the filter's cut needs only an estimate
+
+
+def widened(max_tokens: int) -> int:
+    """The ``max_tokens`` a windowed recall asks for, so that the filter leaves enough."""
+    return max(max_tokens, min(max_tokens * WINDOW_WIDENING, WINDOW_MAX_TOKENS))
+
+
+def within(
+    memories: Sequence[RecalledMemory], window: TimeWindow, max_tokens: int
+) -> list[RecalledMemory]:
+    """The ``memories`` recorded inside ``window`` (on ``mentioned_at``; an undated one is
+    outside every window), best first, as many as ``max_tokens`` holds — the server's own rule
+    for its results, with tokens estimated: a memory that does not fit is skipped, and the
+    best one is kept even when it alone is too long."""
+    inside = [m for m in memories if window.contains(server_time(m.mentioned_at))]
+    kept, spent = [], 0
+    for memory in inside:
+        cost = -(-len(memory.text) // CHARS_PER_TOKEN)
+        if spent + cost <= max_tokens:
+            kept.append(memory)
+            spent += cost
+    return kept or inside[:1]
 
 
 def listed_memories(
@@ -74,25 +101,37 @@ class Reader:
         budget: str | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
+        window: TimeWindow | None = None,
     ) -> RecallResult:
-        """Ranked memories for ``query`` (a bank that does not exist yet has none)."""
+        """Ranked memories for ``query`` (a bank that does not exist yet has none).
+
+        With a ``window``, only memories recorded inside it: the server's ``temporal_window``
+        ranks them higher but returns the others too, so the reply (asked ``widened`` tokens
+        of it) is filtered here and cut back to ``max_tokens``."""
         s, scope = self._settings, self._scope()
         still_indexing = self._before_read(scope.bank_id)
+        max_tokens = max_tokens or s.recall_max_tokens
         reply = self._connection.client.recall(
             scope.bank_id,
             encodable(query),
             budget=budget or s.recall_budget,
-            max_tokens=max_tokens or s.recall_max_tokens,
+            max_tokens=widened(max_tokens) if window is not None else max_tokens,
             types=[encodable(t) for t in (types if types is not None else s.recall_types)],
             tags=scope.recall_tags,
             tags_match=scope.tags_match,
+            temporal_window=window.temporal_window() if window is not None else None,
+            query_timestamp=window.query_timestamp() if window is not None else None,
         )
         from .parsed_replies import parse_recall
 
         memories = parse_recall(reply)
+        if window is not None:
+            memories = within(memories, window, max_tokens)
         if self.curator is not None:
             memories = [memory.tended_by(self.curator) for memory in memories]
-        result = RecallResult(query, memories, scope.bank_id, still_indexing=still_indexing)
+        result = RecallResult(
+            query, memories, scope.bank_id, still_indexing=still_indexing, window=window
+        )
         self.last_recall = result
         return result
 

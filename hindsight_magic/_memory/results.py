@@ -30,6 +30,7 @@ from .provenance import SEPARATOR, memory_details, memory_line, provenance_line,
 if TYPE_CHECKING:
     from .._api.replies import Memory
     from .parsed_replies import RecalledMemory, Sources
+    from .timewindow import TimeWindow
 
 
 RECALL_PREAMBLE = (
@@ -79,6 +80,8 @@ class RecallResult(Sequence["RecalledMemory"]):
     handle, ``#1`` for ``r[0]``: ``%hindsight forget #1`` (and ``restore``, ``correct``,
     ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
     many auto-retained cells the server could not search yet (the headline says so).
+    ``.window`` is the time window the memories were recalled from (``--since``/``--until``),
+    or None; the headline says it back ("… since yesterday").
     """
 
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
@@ -91,12 +94,14 @@ class RecallResult(Sequence["RecalledMemory"]):
         as_of: datetime | None = None,
         *,
         still_indexing: int = 0,
+        window: TimeWindow | None = None,
     ) -> None:
         self.query = query
         self.memories = _recalled(memories) if memories else []
         self.bank_id = bank_id
         self.as_of = as_of or datetime.now(timezone.utc)
         self.still_indexing = still_indexing
+        self.window = window
 
     @overload
     def __getitem__(self, index: int) -> RecalledMemory: ...
@@ -117,14 +122,19 @@ class RecallResult(Sequence["RecalledMemory"]):
         return [m.text for m in self.memories]
 
     def headline(self) -> str:
-        """``Found N relevant memories (as of …):`` or the empty message, saying how many
-        auto-retained cells the server could not search yet."""
+        """``Found N relevant memories (as of …):`` or the empty message, saying the time
+        window (``… between 3 Nov and today``) and how many auto-retained cells the server
+        could not search yet."""
         indexing = indexing_note(self.still_indexing)
+        # the window's label is the extension's own words (dates it wrote), never the user's
+        window = f" {self.window.label}" if self.window is not None else ""
         if not self.memories:
-            return f"{NO_MEMORIES[:-1]} ({indexing})." if indexing else NO_MEMORIES
+            if not indexing and not window:
+                return NO_MEMORIES
+            return f"{NO_MEMORIES[:-1]}{window}" + (f" ({indexing})." if indexing else ".")
         count = plural(len(self.memories), "relevant memory", "relevant memories")
         when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
-        return f"Found {count} ({when}):"
+        return f"Found {count}{window} ({when}):"
 
     def __repr__(self) -> str:
         if not self.memories:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import TypeAlias
 
 from .._text import one_line, parse_iso
@@ -28,6 +28,8 @@ TIME_FIELD = "mentioned_at"  # the server's name for the axis above
 _SPAN = re.compile(r"^\s*(\d{1,6})\s*(m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.I)
 _UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _WORDS = ("now", "today", "yesterday")
+_ISO_T = re.compile(r"\dT\d", re.I)  # 2026-11-03T00 names a time; "Tue 3 Nov" a whole day
+EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)  # an open start, where one is needed
 EXAMPLES = "an ISO date like 2026-11-03, '3 Nov', 3d, 2w, 12h, today or yesterday"
 
 
@@ -61,8 +63,9 @@ class Bound:
     whole_day: bool = False
 
 
-def parse_when(value: When, *, now: datetime | None = None) -> Bound:
-    """``value`` as a bound; ``WhenError`` with what to write instead when it is not a WHEN."""
+def parse_when(value: When, *, now: datetime | None = None, name: str = "") -> Bound:
+    """``value`` as a bound; ``WhenError`` with what to write instead when it is not a WHEN
+    (``name``, ``--since`` say, tells the user which of two WHENs it was)."""
     now = _aware(now)
     zone = now.tzinfo
     assert zone is not None
@@ -71,7 +74,8 @@ def parse_when(value: When, *, now: datetime | None = None) -> Bound:
     if isinstance(value, date):
         return Bound(_day_start(value, zone), whole_day=True)
     if not isinstance(value, str):
-        raise WhenError(f"A WHEN is text or a datetime, not {type(value).__name__}: {EXAMPLES}.")
+        what = name or "A WHEN"
+        raise WhenError(f"{what} is text or a datetime, not {type(value).__name__}: {EXAMPLES}.")
     text = value.strip()
     word = text.lower()
     if word == "now":
@@ -79,6 +83,12 @@ def parse_when(value: When, *, now: datetime | None = None) -> Bound:
     if word in ("today", "yesterday"):
         day = now.date() - timedelta(days=1 if word == "yesterday" else 0)
         return Bound(_day_start(day, zone), whole_day=True)
+    if text.isdigit() and len(text) <= 4:
+        # "--since 3 Nov" unquoted leaves "3", which dateutil reads as this month's 3rd
+        raise WhenError(
+            f"{name or 'A WHEN'} {text!r} is a number, not a time: write a span (3d) or a date"
+            " (2026-11-03, or '3 Nov' in quotes)."
+        )
     span = _SPAN.match(text)
     if span:
         unit = _UNIT[span.group(2)[0].lower()]
@@ -88,22 +98,26 @@ def parse_when(value: When, *, now: datetime | None = None) -> Bound:
             raise WhenError(f"{text!r} reaches back before the year 1: use a shorter span.") from (
                 None
             )
-    return _written(text, now)
+    return _written(text, now, name)
 
 
-def _written(text: str, now: datetime) -> Bound:
+def _written(text: str, now: datetime, name: str = "") -> Bound:
     """A written date or date-time, through python-dateutil (ISO forms and ``3 Nov 2026``)."""
     from dateutil import parser
 
+    unreadable = WhenError(
+        f"Cannot read {one_line(text, 40)!r} as a time{' for ' + name if name else ''}:"
+        f" use {EXAMPLES}."
+    )
     if not text or not any(ch.isdigit() for ch in text):
         # dateutil reads "Nov" alone as this month's today: a WHEN names a day or a span
-        raise WhenError(f"Cannot read {one_line(text, 40)!r} as a time: use {EXAMPLES}.")
+        raise unreadable
     midnight = datetime.combine(now.date(), time(0))
     try:
         parsed = parser.parse(text, default=midnight)
     except (ValueError, OverflowError):
-        raise WhenError(f"Cannot read {one_line(text, 40)!r} as a time: use {EXAMPLES}.") from None
-    timed = parsed.time() != time(0) or any(sep in text for sep in (":", "T"))
+        raise unreadable from None
+    timed = parsed.time() != time(0) or ":" in text or _ISO_T.search(text) is not None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=now.tzinfo)
     return Bound(parsed, whole_day=not timed)
@@ -140,8 +154,8 @@ class TimeWindow:
         if since is None and until is None:
             return None
         now = _aware(now)
-        start = parse_when(since, now=now) if since is not None else None
-        end = parse_when(until, now=now) if until is not None else None
+        start = parse_when(since, now=now, name="--since") if since is not None else None
+        end = parse_when(until, now=now, name="--until") if until is not None else None
         end_at = end.at + timedelta(days=1) if end and end.whole_day else (end.at if end else None)
         if start and end and end_at is not None and start.at >= end_at:
             raise WhenError(
@@ -173,6 +187,26 @@ class TimeWindow:
         if self.end is not None:
             out["end_date"] = self.end.isoformat()
         return out
+
+    def temporal_window(self, now: datetime | None = None) -> tuple[str, str]:
+        """Recall's ``temporal_window`` (start, end; UTC ISO) for this window.
+
+        The server's temporal arm ranks memories dated in it higher but does not leave the
+        others out, so ``Reader.recall`` also filters with ``contains``. The server wants both
+        ends: an open start is 1900, an open end is now (or the start, when that is later).
+        """
+        start = self.start or EARLIEST
+        end = self.end or max(_aware(now), start)
+        return _utc(start), _utc(end)
+
+    def query_timestamp(self) -> str | None:
+        """Recall's ``query_timestamp``: the end, when there is one, so that recency is
+        measured from it ("what did we believe until 3 Nov" favours late October)."""
+        return _utc(self.end) if self.end is not None else None
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat()
 
 
 def server_time(value: object) -> datetime | None:

@@ -5,7 +5,6 @@ server is the real SDK's, reached in memory by the SDK's own client."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,12 @@ import pytest
 from mcpkit import error_line
 
 from hindsight_magic import RecalledMemory
-from hindsight_magic._agents.memory import ProjectMemory, ToolFailure, memory_line, when
+from hindsight_magic._agents.memory import ProjectMemory, memory_line
 from hindsight_magic._agents.server import build_server, folded
 from hindsight_magic._agents.wiring import CLIENTS, snippet
 from hindsight_magic._cli import main
 from hindsight_magic._session import HindsightSession
 from hindsight_magic._settings import HindsightSettings
-
-NOW = datetime(2026, 11, 5, 12, 0, tzinfo=timezone.utc)
 
 
 class Server:
@@ -29,6 +26,8 @@ class Server:
 
     def __init__(self) -> None:
         self.refusing = True
+        self.results: list[dict[str, Any]] = []  # what a recall answers
+        self.recalls: list[dict[str, Any]] = []  # the recall bodies asked
 
     def fix(self) -> None:
         self.refusing = False
@@ -37,7 +36,8 @@ class Server:
         if self.refusing:
             return httpx.Response(401, json={"detail": "Invalid API key"})
         if request.url.path.endswith("/memories/recall"):
-            return httpx.Response(200, json={"results": []})
+            self.recalls.append(json.loads(request.content))
+            return httpx.Response(200, json={"results": self.results})
         return httpx.Response(200, json={})
 
 
@@ -85,7 +85,11 @@ def call(memory: ProjectMemory) -> Any:
         ("recall", {"query": ""}, "Nothing to search for"),
         ("recall", {"query": "x", "max_results": 0}, "max_results"),
         ("recall", {"query": "x", "max_results": "many"}, "max_results"),
-        ("recall", {"query": "x", "since": "the other day"}, "Invalid since"),
+        (
+            "recall",
+            {"query": "x", "since": "the other day"},
+            "'the other day' as a time for --since",
+        ),
         ("recall", {"query": "x", "since": "2026-11-05", "until": "2026-11-01"}, "swap them"),
         ("recall", {}, "query"),
         ("retain", {"text": "   "}, "Nothing to retain"),
@@ -147,13 +151,26 @@ def test_hostile_memory_text_stays_data_in_one_line() -> None:
     assert not any(ch in line for ch in "\x1b\x07\u202e")
 
 
-def test_since_and_until_take_iso_times_and_spans() -> None:
-    assert when("2026-11-03", "since") == datetime(2026, 11, 3, tzinfo=timezone.utc)
-    assert when("3d", "since", NOW) == datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
-    assert when("12h", "since", NOW) == datetime(2026, 11, 5, 0, 0, tzinfo=timezone.utc)
-    assert when(None, "since") is None
-    with pytest.raises(ToolFailure, match="Invalid until"):
-        when("soon", "until")
+def test_since_and_until_filter_as_recall_does_and_are_said_back(call: Any, fake: Server) -> None:
+    fake.fix()
+    fake.results = [
+        {
+            "id": "out",
+            "text": "Flux was 3.1 before the re-run",
+            "mentioned_at": "2026-10-01T09:00Z",
+        },
+        {"id": "in", "text": "Flux is 2.4 after the re-run", "mentioned_at": "2026-11-04T09:00Z"},
+        {"id": "undated", "text": "Flux is measured in janskys"},
+    ]
+    text = call("recall", query="flux", since="2026-11-03", until="2026-11-05").content[0].text
+    assert "Flux is 2.4 after the re-run" in text
+    assert "3.1" not in text
+    assert "janskys" not in text
+    assert "between 3 Nov" in text
+    assert "and 5 Nov" in text
+    window = fake.recalls[-1]["temporal_window"]
+    assert window["start"][:10] in ("2026-11-02", "2026-11-03")  # local midnight, in UTC
+    assert fake.recalls[-1]["query_timestamp"][:10] in ("2026-11-05", "2026-11-06")
 
 
 def test_the_sdks_argument_report_is_folded_into_one_line() -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from typing import Any
 
 import httpx
 import pytest
-from helpers import held, one_line
+from helpers import held, one_line, render_markdown, visible_text
 from IPython.core.error import UsageError
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
@@ -95,6 +96,11 @@ def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
         ("%recall", "Nothing to search for"),
         ("%recall --budget huge churn", "Invalid --budget 'huge'"),
         ("%recall --max-tokens 0 churn", "Invalid --max-tokens '0'"),
+        ("%recall --since soonish churn", "Cannot read 'soonish' as a time for --since"),
+        ("%recall --until 2026-13-45 churn", "Cannot read '2026-13-45' as a time for --until"),
+        ("%recall --since today --until 2020-01-01 churn", "is not before --until (1 Jan 2020)"),
+        ("%recall --since 3 Nov churn", "--since '3' is a number, not a time"),
+        ("%recall --since", "--since needs a value"),
         ("%%reflect\n", "cell body is empty"),
         ("%%reflect\n  \n", "Nothing to reflect on"),
         ("%reflect --var 1x why", "Invalid --var '1x'"),
@@ -234,6 +240,47 @@ def test_server_replies_become_one_line(loaded: Any, status: int, body: str, exp
     _swap_client(loaded, lambda request: httpx.Response(status, text=body))
     cell = loaded.run("%recall churn")
     assert expected in one_line(cell.text)
+
+
+def test_recall_since_until_keeps_only_the_window_and_says_it(loaded: Any) -> None:
+    asked: list[dict[str, Any]] = []
+    results = [
+        {"id": "a", "text": "Flux is 3.1 (before the re-run)", "mentioned_at": "2026-10-30T10:00Z"},
+        {"id": "b", "text": "Flux is 2.4 (after the re-run)", "mentioned_at": "2026-11-04T10:00Z"},
+        {"id": "c", "text": "Flux has no date", "mentioned_at": None},
+    ]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/memories/recall"):
+            asked.append(json.loads(request.content))
+            return httpx.Response(200, json={"results": results})
+        return httpx.Response(200, json={})
+
+    _swap_client(loaded, handler)
+    cell = loaded.run('%recall --since "3 Nov 2026" --until 2026-11-05 --max-tokens 500 flux')
+    assert cell.error is None, cell.text
+    shown = repr(cell.result)
+    assert "Found 1 relevant memory between 3 Nov" in shown
+    assert "Flux is 2.4 (after the re-run)" in shown
+    assert "3.1" not in shown
+    assert "no date" not in shown
+    for page in (render_markdown(cell.result._repr_markdown_()), cell.result._repr_html_()):
+        seen = visible_text(page)
+        assert "between 3 Nov" in seen
+        assert "2.4" in seen
+        assert "3.1" not in seen
+    body = asked[-1]
+    assert body["query"] == "flux"
+    assert body["max_tokens"] == 2000  # asked for more, then filtered
+    assert set(body["temporal_window"]) == {"start", "end"}
+    assert body["query_timestamp"] == body["temporal_window"]["end"]
+
+    cell = loaded.run("%recall --until 2026-11-01 flux")
+    assert "Flux is 3.1 (before the re-run)" in repr(cell.result)
+    assert "2.4" not in repr(cell.result)
+    cell = loaded.run("%recall --since 2099-01-01 flux")
+    assert repr(cell.result).startswith("No relevant memories found since 1 Jan 2099")
+    assert "query_timestamp" not in asked[-1]  # an open end: recency from now
 
 
 def test_timeout_becomes_one_line(loaded: Any) -> None:

@@ -84,3 +84,33 @@ def test_server_times_read_back() -> None:
     )
     assert server_time(None) is None
     assert server_time("soon") is None
+
+
+def test_a_message_names_the_bound_that_could_not_be_read() -> None:
+    with pytest.raises(WhenError, match=r"Cannot read 'soonish' as a time for --until"):
+        TimeWindow.parse("3d", "soonish", now=NOW)
+
+
+@pytest.mark.parametrize("text", ["3", "12", "2026"])
+def test_a_bare_number_is_not_read_as_a_day_of_this_month(text: str) -> None:
+    # "%recall --since 3 Nov flux" unquoted leaves "3": dateutil would read this month's 3rd
+    with pytest.raises(WhenError, match="is a number, not a time"):
+        parse_when(text, now=NOW, name="--since")
+
+
+def test_a_weekday_name_does_not_make_a_day_a_moment() -> None:
+    assert parse_when("Tue 3 Nov 2026", now=NOW).whole_day
+    assert not parse_when("2026-11-03T00:00", now=NOW).whole_day
+
+
+def test_the_recall_hint_is_utc_with_both_ends() -> None:
+    both = window("2026-11-03", "2026-11-05")
+    assert both.temporal_window() == ("2026-11-03T05:00:00+00:00", "2026-11-06T05:00:00+00:00")
+    assert both.query_timestamp() == "2026-11-06T05:00:00+00:00"
+    since = window("2026-11-03")
+    assert since.temporal_window(NOW) == ("2026-11-03T05:00:00+00:00", "2026-12-02T20:40:00+00:00")
+    assert since.query_timestamp() is None  # recency from now
+    until = window(until="2026-11-05")
+    assert until.temporal_window()[0].startswith("1900-01-01")
+    future = window("2030-01-01")  # a start after now: the end is never before it
+    assert future.temporal_window(NOW)[1] == future.temporal_window(NOW)[0]
