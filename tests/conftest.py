@@ -159,6 +159,12 @@ class Notebook:
         assert cell.error is None, cell.text
         return self.magics
 
+    def connect(self, url: str, bank: str, **env: str) -> Any:
+        """Load against ``bank`` at ``url`` in the global scope, with auto-retain and mental
+        models off (what a server test of one feature wants); ``env`` adds or overrides."""
+        settings = {"auto_retain": "false", "mental_models": "false", "scoping": "global"}
+        return self.load(api_url=url, bank_id=bank, **{**settings, **env})
+
     def run(self, source: str) -> Cell:
         """Run ``source`` as a cell with history (as a user's cell would)."""
         self.capsys.readouterr()

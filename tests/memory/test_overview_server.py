@@ -41,13 +41,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def book(notebook: Notebook, hindsight_server: RunningServer, bank_id: str, utc: None) -> Notebook:
-    notebook.load(
-        api_url=hindsight_server.url,
-        bank_id=bank_id,
-        auto_retain="false",
-        mental_models="false",
-        scoping="global",
-    )
+    notebook.connect(hindsight_server.url, bank_id)
     return notebook
 
 

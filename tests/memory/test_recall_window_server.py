@@ -69,14 +69,7 @@ def bank(hindsight_server: RunningServer) -> Iterator[str]:
 
 @pytest.fixture
 def shell(notebook: Any, hindsight_server: RunningServer, bank: str) -> Any:
-    notebook.load(
-        api_url=hindsight_server.url,
-        bank_id=bank,
-        scoping="global",
-        auto_retain="false",
-        mental_models="false",
-        journal_path="off",
-    )
+    notebook.connect(hindsight_server.url, bank, journal_path="off")
     return notebook
 
 
