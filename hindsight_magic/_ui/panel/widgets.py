@@ -77,38 +77,46 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 TABS = ("Memory", "Timeline", "Map", "Models", "Status")  # the Memory tab opens first
-TAB_HEIGHT = "480px"  # each tab's content scrolls inside this: the panel stays about 600 px
+TAB_HEIGHT = "450px"  # each tab's content scrolls inside this: the panel stays about 600 px
+PICTURE_HEIGHT = "400px"  # a picture and its caption fit a tab without scrolling
 PANEL_LAYOUT = {"border": "1px solid #ccc", "padding": "6px 10px", "max_width": "980px"}
 
 
 def tab_box(children: Sequence[widgets.Widget], name: str) -> widgets.VBox:
-    """A tab's content: scrolls inside ``TAB_HEIGHT``, class ``hm-tab-<name>``."""
+    """A tab's content: scrolls inside ``TAB_HEIGHT``, class ``hm-tab-<name>``.
+
+    The children sit in an inner box that never shrinks: in a flex column of bounded height
+    the browser would otherwise squeeze them (lists cut short, a button row gone) rather
+    than scroll."""
+    inner = widgets.VBox(list(children), layout=widgets.Layout(flex="0 0 auto"))
     box = widgets.VBox(
-        list(children),
-        layout=widgets.Layout(max_height=TAB_HEIGHT, overflow="auto", padding="4px 2px"),
+        [inner],
+        layout=widgets.Layout(max_height=TAB_HEIGHT, overflow="auto", padding="0px 2px"),
     )
     box.add_class(f"hm-tab-{name.lower()}")
     return box
 
 
 class FigureWidgets:
-    """A picture tab's widgets: its caption, the PNG (an ``Image``), and the text table shown
-    instead where matplotlib is missing."""
+    """A picture tab's widgets: its caption (beside its buttons), the PNG (an ``Image``), and
+    the text table shown instead where matplotlib is missing."""
 
     def __init__(self, name: str, buttons: Sequence[widgets.Widget] = ()) -> None:
         self.w_caption = widgets.HTML()
         self.w_image = widgets.Image(
-            format="png", layout=widgets.Layout(max_width="100%", height="auto")
+            format="png",
+            layout=widgets.Layout(
+                max_width="100%", max_height=PICTURE_HEIGHT, width="auto", height="auto"
+            ),
         )
         self.w_text = widgets.HTML()
         self.w_caption.add_class(f"hm-{name}-caption")
         self.w_image.add_class(f"hm-{name}-image")
         self.w_text.add_class(f"hm-{name}-text")
-        self._buttons = widgets.HBox(list(buttons))
-        self.box = tab_box(
-            [*([self._buttons] if buttons else []), self.w_caption, self.w_image, self.w_text],
-            name,
+        self._top = widgets.HBox(
+            [*buttons, self.w_caption], layout=widgets.Layout(align_items="center")
         )
+        self.box = tab_box([self._top, self.w_image, self.w_text], name)
         self._shown: FigureView | None = None
 
     def leaves(self) -> Iterator[widgets.Widget]:
@@ -117,7 +125,7 @@ class FigureWidgets:
 
     def containers(self) -> Iterator[widgets.Widget]:
         """The rest, for ``close``."""
-        yield from (self._buttons, self.box)
+        yield from (self._top, *self.box.children, self.box)
 
     def show(self, view: FigureView) -> None:
         """Display ``view`` (the caller holds the sync of ``leaves``); the PNG is sent only
@@ -198,7 +206,8 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         super().__init__(
             [self.w_health, self.w_notice, self.w_tabs], layout=widgets.Layout(**PANEL_LAYOUT)
         )
-        self._boxes = [buttons, counters, models_buttons, *contents]
+        inner = [box.children[0] for box in contents[:1] + contents[3:]]
+        self._boxes = [buttons, counters, models_buttons, *contents, *inner]
         self.add_class("hm-panel")
         self.snapshot = snapshot
         self.show(snapshot)
@@ -587,7 +596,7 @@ class BrowserWidgets:
             "hm-result-rows",
             (("hm-result-forget", FORGET_W), ("hm-result-delete", DELETE_W)),
             act,
-            260,
+            210,
         )
         self._spacers = [  # the header's columns line up with the rows' (same buttons, unseen)
             widgets.Button(disabled=True, layout=widgets.Layout(width=w, visibility="hidden"))
@@ -597,7 +606,7 @@ class BrowserWidgets:
         self._results_head = widgets.HBox([self.w_results_head, *self._spacers])
         self.w_results = widgets.VBox([self._results_head, self.result_rows.box])
         self.w_recent_title = widgets.HTML()
-        self.recent_rows = RowList("hm-recent-rows", (("hm-recent-forget", RECENT_W),), act, 220)
+        self.recent_rows = RowList("hm-recent-rows", (("hm-recent-forget", RECENT_W),), act, 200)
         self.w_recent = widgets.VBox([self.w_recent_title, self.recent_rows.box])
         self.w_document = widgets.HTML()
         self.w_doc_toggle = button(
