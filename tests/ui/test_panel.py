@@ -632,9 +632,9 @@ def test_timeline_tab_redraws_when_memories_arrive_at_most_every_few_seconds(
         until=lambda text: "13 memories in bank panel" in text,
     )
     readings = [t for t in fake.list_times if t >= burst]
-    assert 2 <= len(readings) <= 5, readings  # it followed, but not once per memory
+    assert 2 <= len(readings) < 12, readings  # it followed, but not once per memory
     gaps = [b - a for a, b in itertools.pairwise(fake.list_times)]
-    assert min(gaps) >= 1.0 - 0.05, gaps
+    assert min(gaps) >= 1.0 - 0.2, gaps  # unthrottled, they would be a push (0.25 s) apart
     panel.close()
     closed_at = len(fake.list_times)
     session.retain("after the panel closed")
