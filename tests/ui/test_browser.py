@@ -1,13 +1,18 @@
 """The live panel in a real browser: JupyterLab + Debian's headless Chromium + Playwright.
 
 JupyterLab runs on 127.0.0.1 with a token and a temporary root holding a generated notebook; its
-kernels talk to the real Hindsight server of the ``hindsight_server`` fixture. The test runs the
-notebook (load the extension, show the panel, retain memories), clicks the panel's "Flush now"
-and waits until the panel shows pending 0 and the memories accepted, then types a query in the
-panel's search box, clicks Search and waits for the memory in the results table, with the
-notebook as its provenance, and for the Recent list to show it indexed. Screenshots go to
-``artifacts/`` (gitignored); ``UPDATE_DOCS_SCREENSHOT=1`` also refreshes ``docs/panel.png``
-(the README's picture; opt-in, so a test run leaves the work tree clean).
+kernels talk to the real Hindsight server of the ``hindsight_server`` fixture, in a bank that
+already holds memories from other notebooks over the past days (so the Timeline has a history).
+The test runs the notebook (load the extension, show the panel, retain memories) and checks the
+panel's tabs (Memory open first, the health line over them, the panel at most ~650 px tall);
+on the Status tab it clicks "Flush now" and waits until the panel shows pending 0 and the
+memories accepted; on the Memory tab it types a query in the search box, clicks Search and
+waits for the memory in the results table, with the notebook as its provenance, and for the
+Recent list to show it indexed; on the Models tab it refreshes a model; on the Timeline tab it
+waits for the picture (an ``<img>``) counting the new memories. Screenshots go to
+``artifacts/`` (gitignored); ``UPDATE_DOCS_SCREENSHOT=1`` also refreshes the README's pictures
+``docs/panel-memory.png`` and ``docs/panel-timeline.png`` (opt-in, so a test run leaves the
+work tree clean).
 
 Needs ``chromium`` on PATH (``apt-get install chromium``; ``.ci/run`` installs it) and the Python
 ``playwright`` and ``jupyterlab`` packages (the ``test`` extra). Browser downloads
@@ -27,6 +32,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -49,6 +55,20 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 RETAINED = 5
+PANEL_MAX_PX = 650  # "at most about 600 px tall", with room for the browser's rounding
+TABS = ["Memory", "Timeline", "Map", "Models", "Status"]
+HISTORY = [  # (days ago, notebook, memory): what other notebooks left in the bank before
+    (9, "cleaning.ipynb", "Raw churn export has 14 columns; customer_id is a string."),
+    (9, "cleaning.ipynb", "Null signup dates come from the 2019 CRM migration."),
+    (8, "cleaning.ipynb", "Refunds are recorded twice in Q3: once as orders, once as refunds."),
+    (6, "features.ipynb", "Tenure in months predicts churn better than tenure in days."),
+    (6, "features.ipynb", "Support tickets per month is skewed; use log1p."),
+    (5, "features.ipynb", "The promo flag leaks the label; drop it before training."),
+    (5, "features.ipynb", "Region is missing for 3% of customers; impute as 'unknown'."),
+    (3, "report.ipynb", "Monthly churn is 4.1% after removing the duplicated refunds."),
+    (2, "report.ipynb", "The board wants churn by plan and region, not by country."),
+    (1, "cleaning.ipynb", "order_id is unique once test accounts are removed."),
+]
 SEARCH_DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
 QUIET_LAB = {  # no news or update toasts over the panel
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
@@ -100,10 +120,32 @@ def _notebook(path: Path) -> None:
     nbformat.write(book, str(path))
 
 
+def _history(url: str, bank_id: str) -> None:
+    """The bank's past: memories other notebooks retained over the last days (with their
+    timestamps and provenance), so the Timeline tab has bars per day and per notebook."""
+    from hindsight_magic._api.client import HindsightClient, Timeouts
+
+    client = HindsightClient(url, None, Timeouts(30, 300, 30, 120))
+    client.create_bank(bank_id)
+    now = datetime.now().astimezone()
+    items = [
+        {
+            "content": text,
+            "timestamp": (now - timedelta(days=days)).isoformat(),
+            "metadata": {"notebook": f"churn-analysis/{notebook}"},
+            "tags": ["project:churn-analysis"],
+            "document_id": f"history-{index}",
+        }
+        for index, (days, notebook, text) in enumerate(HISTORY)
+    ]
+    client.retain_batch(bank_id, items, async_=False)
+
+
 @pytest.fixture
 def lab(hindsight_server: Any, bank_id: str, tmp_path: Path) -> Iterator[Lab]:
-    """JupyterLab on 127.0.0.1 whose kernels use the test server and a fresh bank."""
+    """JupyterLab on 127.0.0.1 whose kernels use the test server and a bank with a history."""
     _require("jupyterlab (pip install jupyterlab)", find_spec("jupyterlab") is not None)
+    _history(hindsight_server.url, bank_id)
     root, home = tmp_path / "churn-analysis", tmp_path / "home"  # the project label
     root.mkdir()
     _notebook(root / "panel.ipynb")
@@ -168,6 +210,37 @@ def _number(text: str) -> int:
     return int(text.strip()) if text.strip().isdigit() else -1
 
 
+def _counted(caption: str) -> int:
+    """How many memories the Timeline's caption counts (-1 before it is drawn)."""
+    found = re.match(r"(\d+) memor(?:y|ies) in bank", caption.strip())
+    return int(found.group(1)) if found else -1
+
+
+def _open(panel: Any, title: str) -> None:
+    """Click the tab ``title`` and wait until it is the one shown."""
+    tab = panel.locator(".hm-tabs").get_by_role("tab", name=title, exact=True)
+    tab.click()
+    from playwright.sync_api import expect
+
+    expect(tab).to_have_attribute("aria-selected", "true")
+
+
+def _fits(panel: Any) -> None:
+    """The panel is at most about 600 px tall, whatever its tab shows."""
+    box = panel.bounding_box()
+    assert box is not None
+    assert box["height"] <= PANEL_MAX_PX, box
+
+
+def _shoot(panel: Any, name: str, docs: bool = True) -> None:
+    """A screenshot of the panel into ``artifacts/`` (and ``docs/`` when asked)."""
+    _fits(panel)
+    panel.screenshot(path=str(ARTIFACTS / f"browser-{name}"))
+    if docs and os.environ.get("UPDATE_DOCS_SCREENSHOT"):  # (HINDSIGHT_* is wiped by conftest)
+        (ROOT / "docs").mkdir(exist_ok=True)
+        panel.screenshot(path=str(ROOT / "docs" / name))
+
+
 def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
     chromium = shutil.which("chromium")
     _require("Debian's chromium (apt-get install chromium)", chromium is not None)
@@ -195,9 +268,17 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
 
             panel = page.locator(".hm-panel")
             expect(panel).to_be_visible(timeout=120_000)
+            tabs = panel.locator(".hm-tabs").get_by_role("tab")
+            expect(tabs).to_have_text(TABS)
+            expect(tabs.first).to_have_attribute("aria-selected", "true")  # opens on Memory
+            expect(panel.locator(".hm-tab-memory .hm-search-box input")).to_be_visible()
+            expect(panel.locator(".hm-health")).to_contain_text("ok", timeout=90_000)
+            expect(panel.locator(".hm-health-auto")).to_have_text("auto-retain on")
+            _fits(panel)
+
+            _open(panel, "Status")
             pending = panel.locator(".hm-queue-pending")
             accepted = panel.locator(".hm-queue-accepted")
-            expect(panel.locator(".hm-health")).to_contain_text("ok", timeout=90_000)
             # the retains reached the panel (still pending, or already sent by the 5 s window)
             deadline, seen = time.monotonic() + 60, []
             while time.monotonic() < deadline:
@@ -211,12 +292,15 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
             panel.locator("button.hm-flush").click()
             expect(panel.locator(".hm-notice")).to_contain_text("Flush requested.")
             expect(pending).to_have_text("0", timeout=60_000)
+            expect(panel.locator(".hm-health-pending")).to_have_text("0 pending")
             deadline = time.monotonic() + 60
             while _number(accepted.inner_text()) < RETAINED and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert _number(accepted.inner_text()) >= RETAINED, accepted.inner_text()
             assert panel.locator(".hm-queue-last-flush").inner_text() != "never"
+            _fits(panel)
 
+            _open(panel, "Memory")
             done = panel.locator(".hm-search-message:not(.hm-search-busy)")
             deadline = time.monotonic() + 150
             for attempt in itertools.count():  # a loaded server can index for longer than a
@@ -228,17 +312,23 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
                 if "still being indexed" not in done.inner_text():
                     break
                 assert time.monotonic() < deadline, done.inner_text()
-            result = panel.locator(".hm-results .hm-result").first
-            expect(result.locator(".hm-result-text")).to_contain_text("order_id", timeout=90_000)
-            expect(result.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
+            result = panel.locator(".hm-results .hm-result").filter(has_text="Browser test fact")
+            expect(result.first.locator(".hm-result-text")).to_contain_text(
+                "order_id", timeout=90_000
+            )
+            expect(result.first.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
             expect(panel.locator(".hm-search-message")).to_contain_text("Found")
             recent = panel.locator(".hm-recent .hm-recent-item")
             expect(recent.first.locator(".hm-recent-state")).to_have_text("indexed")
             expect(recent.filter(has_text="Browser test fact 5")).to_have_count(1)
+            _fits(panel)
+
+            _open(panel, "Status")
             document = panel.locator(".hm-document-text")
             expect(document).to_contain_text("churn_rows = 1200", timeout=60_000)
 
             # the seeds have content once the memories are consolidated: re-list, open one
+            _open(panel, "Models")
             models = panel.locator(".hm-models .hm-model")
             deadline = time.monotonic() + 90
             while models.count() == 0 and time.monotonic() < deadline:
@@ -249,11 +339,33 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
             expect(model.locator(".hm-model-content")).to_be_visible()
             model.locator("button.hm-model-refresh").click()
             expect(panel.locator(".hm-notice")).to_contain_text("refreshed.", timeout=60_000)
-            page.set_viewport_size({"width": 1280, "height": 2400})  # the whole panel
-            panel.screenshot(path=str(ARTIFACTS / "browser-panel.png"))
-            if os.environ.get("UPDATE_DOCS_SCREENSHOT"):  # (HINDSIGHT_* is wiped by conftest)
-                (ROOT / "docs").mkdir(exist_ok=True)
-                panel.screenshot(path=str(ROOT / "docs" / "panel.png"))
+            _fits(panel)
+
+            _open(panel, "Memory")
+            panel.locator(".hm-tab-memory").evaluate("box => { box.scrollTop = 0; }")
+            _shoot(panel, "panel-memory.png")
+
+            _open(panel, "Timeline")  # drawn on the worker; redrawn as the memories arrived
+            picture = panel.locator(".hm-tab-timeline img")
+            expect(picture).to_be_visible(timeout=60_000)
+            expected = len(HISTORY) + RETAINED
+            caption = panel.locator(".hm-timeline-caption")
+            deadline = time.monotonic() + 90
+            while _counted(caption.inner_text()) < expected and time.monotonic() < deadline:
+                time.sleep(0.5)  # accepted, then indexed: the tab follows (throttled)
+            assert _counted(caption.inner_text()) >= expected, caption.inner_text()
+            box = picture.bounding_box()
+            assert box is not None
+            assert box["width"] > 300, box
+            assert box["height"] > 150, box
+            _shoot(panel, "panel-timeline.png")
+
+            _open(panel, "Map")
+            expect(panel.locator(".hm-map-caption")).to_contain_text(
+                re.compile(r"drawn at|No entities|Could not"), timeout=60_000
+            )
+            expect(panel.locator(".hm-tab-map img")).to_be_visible()
+            _shoot(panel, "panel-map.png", docs=False)
         finally:
             page.screenshot(path=str(ARTIFACTS / "browser-page.png"), full_page=True)
             browser.close()

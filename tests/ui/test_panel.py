@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gc
 import html
+import io
 import itertools
+import json
 import os
 import re
 import socket
@@ -25,15 +27,17 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import FakeHindsight, wait_for
+from helpers import FakeHindsight, now_iso, wait_for
 from IPython.display import display
 from IPython.utils.capture import capture_output
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._text import parse_iso
+from hindsight_magic._ui import pictures
 from hindsight_magic._ui.display import Report
+from hindsight_magic._ui.panel import figures
 from hindsight_magic._ui.panel.browser import STILL_INDEXING
-from hindsight_magic._ui.panel.html import markdown_to_html
+from hindsight_magic._ui.panel.html import health_html, markdown_to_html
 from hindsight_magic._ui.panel.hub import PUSH_INTERVAL_S, panel_hub
 from hindsight_magic._ui.panel.state import NO_FRONTEND
 
@@ -106,9 +110,64 @@ def record_comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
     return made
 
 
+class PicturedHindsight(FakeHindsight):
+    """``FakeHindsight`` whose retains become memories it lists (``memories/list``, each
+    mentioned now, from the notebook its metadata names) and a fixed entity graph (two
+    entities mentioned together), so the panel's Timeline and Map have something to draw.
+    ``list_times`` are the monotonic times of each timeline reading (its first page: a listing
+    by time, not the Forgotten section's)."""
+
+    ENTITIES = (("e1", "order_id", 4), ("e2", "churn table", 3))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed: list[dict[str, Any]] = []
+        self.list_times: list[float] = []
+
+    def _forced(self, request: httpx.Request) -> bool:
+        return any(
+            request.method == key.partition(" ")[0]
+            and re.search(key.partition(" ")[2], request.url.path)
+            for key in self.fail
+        )
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        path, method = request.url.path, request.method
+        forced = self._forced(request)
+        if path.endswith("/memories/list") and not forced:
+            self.requests.append((method, path, dict(request.url.params), None))
+            params = request.url.params
+            if "time_field" in params and params.get("offset") in (None, "0"):
+                self.list_times.append(time.monotonic())
+            return httpx.Response(200, json={"items": self.listed, "total": len(self.listed)})
+        if path.endswith("/entities") and not forced:
+            self.requests.append((method, path, dict(request.url.params), None))
+            items = [
+                {"id": i, "canonical_name": n, "mention_count": c} for i, n, c in self.ENTITIES
+            ]
+            return httpx.Response(200, json={"items": items, "total": len(items)})
+        if path.endswith("/entities/graph") and not forced:
+            self.requests.append((method, path, dict(request.url.params), None))
+            edge = {"data": {"source": "e1", "target": "e2", "weight": 2}}
+            return httpx.Response(200, json={"nodes": [], "edges": [edge]})
+        reply = super().handle(request)
+        if path.endswith("/memories") and method == "POST" and reply.status_code == 200:
+            for item in json.loads(request.content)["items"]:
+                self.listed.append(
+                    {
+                        "id": uuid.uuid4().hex,
+                        "text": item["content"],
+                        "fact_type": "world",
+                        "mentioned_at": item.get("timestamp") or now_iso(),
+                        "metadata": item.get("metadata") or {},
+                    }
+                )
+        return reply
+
+
 @pytest.fixture
 def fake() -> FakeHindsight:
-    return FakeHindsight()
+    return PicturedHindsight()
 
 
 @pytest.fixture
@@ -445,6 +504,238 @@ def test_model_markdown_renders_without_html_links_or_images() -> None:
     assert "<blockquote>\n<p>quoted</p>\n</blockquote>" in out
 
 
+# -- tabs, the health line, the pictures --------------------------------------------------------
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def tab(panel: Any, title: str) -> Any:
+    """Show the tab ``title``, as a click on it in the front end does."""
+    panel.w_tabs.selected_index = panel.tab_titles.index(title)
+    return panel.w_tabs.children[panel.w_tabs.selected_index]
+
+
+def seen(widget: Any) -> str:
+    """An HTML widget's text as a reader sees it."""
+    return html.unescape(re.sub(r"<[^>]*>", "", widget.value))
+
+
+def health(panel: Any) -> str:
+    """The health line as a reader sees it."""
+    return seen(panel.w_health)
+
+
+def test_the_panel_is_tabs_that_open_on_the_search_box(
+    kernel_nb: Any, fake: PicturedHindsight, dead_url: str
+) -> None:
+    load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    assert panel.tab_titles == ("Memory", "Timeline", "Map", "Models", "Status")
+    assert panel.w_tabs.selected_index == 0
+    memory = panel.w_tabs.children[0]
+    assert "hm-tab-memory" in memory._dom_classes
+    first_input = next(w for w in walk(memory) if type(w).__name__ == "Text")
+    assert first_input is panel.browser.w_search_box
+    assert "hm-tabs" in panel.w_tabs._dom_classes
+    for content in panel.w_tabs.children:  # each tab scrolls inside the panel's height
+        assert content.layout.max_height == figures_tab_height()
+        assert content.layout.overflow == "auto"
+    status = panel.w_tabs.children[panel.tab_titles.index("Status")]
+    assert {panel.w_flush, panel.w_retry, panel.w_pause, panel.browser.w_document} <= set(
+        walk(status)
+    )
+    models = panel.w_tabs.children[panel.tab_titles.index("Models")]
+    assert {panel.w_refresh, panel.w_models} <= set(walk(models))
+    assert panel.children[0] is panel.w_health  # the health line over the tabs
+    time.sleep(4 * PUSH_INTERVAL_S)
+    assert fake.list_times == []  # no tab with a picture shown: no reading of the bank
+    assert not fake.calls("GET", "/entities")
+
+
+def walk(widget: Any) -> Iterator[Any]:
+    """``widget`` and every widget inside it."""
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from walk(child)
+
+
+def figures_tab_height() -> str:
+    from hindsight_magic._ui.panel.widgets import TAB_HEIGHT
+
+    assert int(TAB_HEIGHT.removesuffix("px")) <= 520  # the panel stays about 600 px tall
+    return TAB_HEIGHT
+
+
+def test_the_health_line_says_server_queue_and_auto_retain(
+    kernel_nb: Any, fake: PicturedHindsight, dead_url: str
+) -> None:
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    line = wait_for(lambda: health(panel), what="health ok", until=lambda t: "ok (Hind" in t)
+    assert line.startswith("Hindsight memory ● ok (Hindsight 1.1.0) · bank panel")
+    assert "0 pending · 0 failed · auto-retain on" in line
+    fake.refuse = True
+    kernel_nb.run("%retain one\n%retain two")
+    wait_for(lambda: health(panel), what="2 pending", until=lambda t: "2 pending" in t)
+    session.flush(5)
+    wait_for(lambda: health(panel), what="2 failed", until=lambda t: "0 pending · 2 failed" in t)
+    kernel_nb.run("%hindsight autoretain off")
+    wait_for(lambda: health(panel), what="auto off", until=lambda t: "auto-retain off" in t)
+
+
+def test_the_health_line_escapes_and_stays_one_line() -> None:
+    sections = {
+        "Server": [("state", "unreachable: <b>no</b> server\nat 'x' — start one")],
+        "Scope": [("bank", "<script>alert(1)</script>")],
+        "Queue": [("pending", "3")],
+    }
+    line = health_html(sections, "paused", 1)
+    assert "<script>" not in line
+    assert "<b>" not in line
+    assert "&lt;script&gt;" in line
+    assert "\n" not in line
+    assert "white-space:nowrap" in line  # a long reason is cut, never wraps the tabs down
+    text = html.unescape(re.sub(r"<[^>]*>", "", line))
+    assert "bank <script>alert(1)</script> · 3 pending · 1 failed · auto-retain paused" in text
+
+
+def test_timeline_tab_redraws_when_memories_arrive_at_most_every_few_seconds(
+    kernel_nb: Any, fake: PicturedHindsight, dead_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(figures, "TIMELINE_EVERY_S", 1.0)  # the test's few seconds
+    session = load_fake(kernel_nb, fake, dead_url)
+    kernel_nb.run("%retain The churn table is deduplicated on order_id.")
+    session.flush(5)
+    panel = show(kernel_nb)
+    time.sleep(4 * PUSH_INTERVAL_S)
+    assert fake.list_times == []  # not before its tab is shown
+    started = time.perf_counter()
+    tab(panel, "Timeline")
+    assert time.perf_counter() - started < 0.2  # drawn on the worker
+    image = panel.timeline.w_image
+    wait_for(lambda: bytes(image.value).startswith(PNG), 30, "the first drawing")
+    assert image.layout.display == ""
+    assert "1 memory in bank panel" in seen(panel.timeline.w_caption)
+    assert len(fake.list_times) == 1
+    time.sleep(1.5)  # nothing arrived: no new reading
+    assert len(fake.list_times) == 1
+    burst = time.monotonic()
+    for index in range(12):  # memories arrive for 3 s
+        session.retain(f"Fact {index} of the burst.")
+        session.queue.request_flush()
+        time.sleep(0.25)
+    wait_for(
+        lambda: seen(panel.timeline.w_caption),
+        15,
+        "all 13 counted",
+        until=lambda text: "13 memories in bank panel" in text,
+    )
+    readings = [t for t in fake.list_times if t >= burst]
+    assert 2 <= len(readings) < 12, readings  # it followed, but not once per memory
+    gaps = [b - a for a, b in itertools.pairwise(fake.list_times)]
+    assert min(gaps) >= 1.0 - 0.2, gaps  # unthrottled, they would be a push (0.25 s) apart
+    panel.close()
+    closed_at = len(fake.list_times)
+    session.retain("after the panel closed")
+    session.flush(5)
+    time.sleep(1.5)
+    assert len(fake.list_times) == closed_at  # no panel open: no reading
+
+
+def test_map_tab_draws_when_first_shown_and_on_refresh(
+    kernel_nb: Any, fake: PicturedHindsight, dead_url: str
+) -> None:
+    load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    tab(panel, "Map")
+    image = panel.memory_map.w_image
+    wait_for(lambda: bytes(image.value).startswith(PNG), 30, "the map")
+    assert "2 entities" in seen(panel.memory_map.w_caption)
+    assert len(fake.calls("GET", "/entities$")) == 1
+    tab(panel, "Memory")
+    tab(panel, "Map")  # shown again: the picture stays, no new reading
+    time.sleep(4 * PUSH_INTERVAL_S)
+    assert len(fake.calls("GET", "/entities$")) == 1
+    started = time.perf_counter()
+    panel.w_map_refresh.click()
+    assert time.perf_counter() - started < 0.2
+    wait_for(lambda: len(fake.calls("GET", "/entities$")) == 2, what="read again")
+    fake.fail["GET /entities"] = (500, {"detail": "boom"})
+    panel.w_map_refresh.click()
+    caption = wait_for(
+        lambda: seen(panel.memory_map.w_caption),
+        what="one line",
+        until=lambda text: text.startswith("Could not draw the map"),
+    )
+    assert "\n" not in caption
+    assert bytes(image.value).startswith(PNG)  # the last picture stays
+
+
+def test_figure_tabs_show_the_table_where_matplotlib_is_missing(
+    kernel_nb: Any, fake: PicturedHindsight, dead_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pictures, "missing", lambda *modules: modules[0])
+    session = load_fake(kernel_nb, fake, dead_url)
+    kernel_nb.run("%retain A fact for the table.")
+    session.flush(5)
+    panel = show(kernel_nb)
+    tab(panel, "Timeline")
+    text = wait_for(
+        lambda: seen(panel.timeline.w_text),
+        what="the table",
+        until=lambda text: "1 memory in bank panel" in text,
+    )
+    assert "<pre class='hm-figure-text'" in panel.timeline.w_text.value
+    assert pictures.HINT in text
+    assert panel.timeline.w_image.layout.display == "none"
+    assert bytes(panel.timeline.w_image.value) == b""
+
+
+def test_text_snapshot_has_timeline_and_map_tables(
+    notebook: Any, fake: PicturedHindsight, dead_url: str
+) -> None:
+    session = load_fake(notebook, fake, dead_url)
+    notebook.run("%retain The churn table is deduplicated on order_id.")
+    session.flush(5)
+    text = repr(notebook.run("%hindsight panel").result)
+    timeline = text.split("\nTimeline:\n", 1)[1]
+    assert re.match(r"    1 memory in bank panel, per day", timeline), timeline
+    assert re.search(r"    period .* total", timeline)
+    mapped = text.split("\nMap (top 10):\n", 1)[1]
+    assert re.match(r"    2 entities", mapped), mapped
+    assert re.search(r"    order_id\s+4\s+churn table \(2\)", mapped)
+    fake.fail["GET /memories/list"] = (500, {"detail": "list broke"})
+    text = repr(notebook.run("%hindsight panel").result)
+    (line,) = re.findall(r"Timeline:\n(.*)\n(?=Map)", text)
+    assert line.startswith("    not available: "), line
+    assert "Traceback" not in text
+
+
+@pytest.mark.integration
+def test_timeline_tab_draws_a_png_after_a_retain_on_the_real_server(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id, mental_model_auto_seed="false")
+    panel = show(kernel_nb)
+    tab(panel, "Timeline")
+    wait_for(lambda: bytes(panel.timeline.w_image.value).startswith(PNG), 60, "the first drawing")
+    kernel_nb.run("%retain The heron census counted 41 nests on the east bank.")
+    panel.w_flush.click()
+    caption = wait_for(  # redrawn when the memory is accepted, then indexed
+        lambda: seen(panel.timeline.w_caption),
+        180,
+        "the memory counted",
+        until=lambda text: re.search(rf"[1-9]\d* memor(y|ies) in bank {bank_id}", text),
+    )
+    png = bytes(panel.timeline.w_image.value)
+    assert png.startswith(PNG), caption
+    image = pytest.importorskip("PIL.Image")  # Pillow comes with matplotlib
+    with image.open(io.BytesIO(png)) as picture:
+        picture.verify()  # a whole, valid PNG
+        assert picture.size[0] > 300
+
+
 # -- against the real server -------------------------------------------------------------------
 
 
@@ -681,6 +972,9 @@ def test_text_snapshot_has_the_browser_sections(
     document = text.split("Session document:\n", 1)[1]
     assert re.search(r"state\s+\d+ characters", document), document
     assert f"transect_{token} = 'north'" in document
+    timeline = text.split("\nTimeline:\n", 1)[1]  # the Timeline tab, as a table
+    assert re.match(rf"    [1-9]\d* memor(y|ies) in bank {bank_id}, per ", timeline), timeline
+    assert "\nMap (top 10):\n    " in text
 
 
 @pytest.mark.integration

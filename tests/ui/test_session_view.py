@@ -167,3 +167,18 @@ def test_the_ui_knows_only_the_view_and_the_session_no_ui() -> None:
         assert "HindsightSession" not in path.read_text(encoding="utf-8"), path
     session_imports = imported_names(PACKAGE / "_session.py")
     assert not [m for m, _ in session_imports if m.lstrip(".").startswith("_ui")]
+
+
+def test_the_panels_bank_reads_do_not_send_the_queue_first(make_session: Any) -> None:
+    from test_panel import PicturedHindsight
+
+    fake = PicturedHindsight()
+    session = make_session(fake.handle)
+    session.retain("still queued")
+    view = session.view()
+    counts = view.timeline()  # the Timeline tab's reading, on the worker: no flush, no wait
+    assert counts.total == 0
+    assert not fake.calls("POST", r"/memories$")  # `%hindsight timeline` would have sent it
+    assert view.queue_stats().pending == 1
+    mapped = view.entity_map(top=1)
+    assert [node.name for node in mapped.nodes] == ["order_id"]

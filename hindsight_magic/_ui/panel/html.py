@@ -32,7 +32,14 @@ from ..._delivery.recent import (
     RecentItem,
 )
 from ..._memory.mental_models import MentalModel
-from ..._text import html_text, local_clock, markdown_answer, plain_text, utc_minute_text
+from ..._text import (
+    html_text,
+    local_clock,
+    markdown_answer,
+    one_line,
+    plain_text,
+    utc_minute_text,
+)
 from .browser import (
     DELETING,
     FORGETTING,
@@ -45,6 +52,7 @@ from .browser import (
     ResultRow,
     SearchView,
 )
+from .figures import FigureView
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -109,21 +117,77 @@ def section_html(heading: str, section: str, rows: Rows) -> str:
     )
 
 
+def _health_color(health: str) -> str:
+    return _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
+
+
 def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
-    """Title with a health badge, then the Server and Scope rows side by side."""
+    """The Status tab's title, then the Server and Scope rows side by side."""
     server = sections.get("Server", [])
-    health = dict(server).get("state", "unknown")
-    color = _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
-    badge = (
-        f"<span class='hm-health' style='color:{color};font-weight:600'>● "
-        f"{html_text(health)}</span>"
-    )
     blocks = section_html("Server", "server", server) + section_html(
         "Scope", "scope", sections.get("Scope", [])
     )
     return (
-        f"<div style='font-size:14px;font-weight:700'>{html_text(heading)} {badge}</div>"
+        f"<div style='font-size:14px;font-weight:700'>{html_text(heading)}</div>"
         f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
+    )
+
+
+AUTO_WORDS = {"on": "auto-retain on", "paused": "auto-retain paused", "off": "auto-retain off"}
+
+
+def health_html(sections: dict[str, list[tuple[str, str]]], auto: str, failed: int) -> str:
+    """The one line over the tabs: the server's health, the bank, the queue's pending and
+    failed memories, auto-retain. One line whatever the health says (a long "unreachable …"
+    is cut with an ellipsis; hovering shows it all), so the tabs never move down."""
+    health = one_line(dict(sections.get("Server", [])).get("state", "unknown"), 400)
+    bank = one_line(dict(sections.get("Scope", [])).get("bank", ""), 120)
+    pending = one_line(dict(sections.get("Queue", [])).get("pending", "0"), 20)
+    failed_color = "#c62828" if failed else "#555"
+    parts = [
+        f"<span class='hm-health' style='color:{_health_color(health)};font-weight:600'>"
+        f"● {html_text(health)}</span>",
+        f"bank <span class='hm-health-bank'>{html_text(bank)}</span>",
+        f"<span class='hm-health-pending'>{html_text(pending)} pending</span>",
+        f"<span class='hm-health-failed' style='color:{failed_color}'>{failed} failed</span>",
+        f"<span class='hm-health-auto'>{html_text(AUTO_WORDS.get(auto, auto))}</span>",
+    ]
+    whole = f"{health} · bank {bank} · {pending} pending · {failed} failed · " + AUTO_WORDS.get(
+        auto, auto
+    )
+    return (
+        f"<div class='hm-health-summary' title='{html_text(whole)}' style='font-size:12px;"
+        "white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:#555'>"
+        "<span style='font-weight:700;font-size:13px;color:#222'>Hindsight memory</span> "
+        + " · ".join(parts)
+        + "</div>"
+    )
+
+
+def figure_caption_html(view: FigureView) -> str:
+    """The line over a picture: what it counts and when it was drawn, or why it is not."""
+    color = "#c62828" if view.caption.startswith("Could not") else "#555"
+    busy = " hm-figure-busy" if view.busy else ""
+    return (
+        f"<div class='hm-figure-caption{busy}' style='font-size:12px;color:{color}'>"
+        f"{html_text(view.caption)}</div>"
+    )
+
+
+def figure_text_html(view: FigureView) -> str:
+    """A picture's text table where it cannot be drawn, and how to get it drawn ('' when
+    the picture is there)."""
+    if view.png or not view.text:
+        return ""
+    hint = (
+        f"<div class='hm-figure-hint' style='font-size:12px;color:#555'>{html_text(view.hint)}"
+        "</div>"
+        if view.hint
+        else ""
+    )
+    return (
+        f"<pre class='hm-figure-text' style='font-size:11px;margin:2px 0;background:#f7f7f7;"
+        f"padding:4px'>{html_text(view.text)}</pre>{hint}"
     )
 
 

@@ -8,7 +8,8 @@
   (one message per changed widget) and all panels of a notebook show the same snapshot.
 - Clicks run on the kernel thread and never touch the network: they ask the worker to act
   (the view's ``request_flush``, ``retry_failed``, ``reload_models``, the memory browser's
-  search, document fetch, model refresh and curation — ``browser.py``) or flip a flag.
+  search, document fetch, model refresh and curation — ``browser.py``; the Timeline and Map
+  tabs' pictures — ``figures.py``) or flip a flag.
 - Closing every panel (``widget.close()``) or unloading the extension stops the job: it re-submits
   itself only while a panel is open and the session is alive.
 """
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..._text import local_clock, plural
 from .browser import MemoryBrowser
+from .figures import PanelFigures
 from .state import Snapshot, llm_mode, take_snapshot
 
 if TYPE_CHECKING:
@@ -61,12 +63,15 @@ class PanelHub:
         self.pushes = 0
         self.push_times: deque[float] = deque(maxlen=1000)  # monotonic times, for tests
         self.browser = MemoryBrowser(session, self.note)
+        self.figures = PanelFigures(session)
 
     # -- kernel thread ----------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
         """The current snapshot (cheap; no network)."""
-        return take_snapshot(self._session, self.health, self.llm, self._notice, self.browser)
+        return take_snapshot(
+            self._session, self.health, self.llm, self._notice, self.browser, self.figures
+        )
 
     def attach(self, view: PanelView) -> None:
         """Keep ``view`` current from now on (starts the worker job if needed)."""
@@ -80,6 +85,9 @@ class PanelHub:
         """Stop updating ``view`` (waits for a push in progress, never for the network)."""
         with self._lock:
             self._sessions = [v for v in self._sessions if v is not view]
+            last = not any(v.is_open for v in self._sessions)
+        if last:
+            self.figures.closed()  # no timeline readings while no panel is open
 
     @property
     def views(self) -> list[PanelView]:
@@ -176,6 +184,17 @@ class PanelHub:
         """The Forgotten section was opened: list the forgotten memories again (on the worker)."""
         self.browser.load_forgotten()
 
+    def tab_opened(self, tab: str) -> None:
+        """A panel's tab was shown: the Timeline and Map tabs draw their picture the first
+        time (on the worker); the Timeline then follows the memories that arrive."""
+        self.figures.opened(tab)
+        self._schedule(0.0)
+
+    def refresh_map(self) -> None:
+        """The Map tab's Refresh button: read the entity graph and draw it again (worker)."""
+        self.figures.refresh_map()
+        self._schedule(0.0)
+
     # -- worker thread ----------------------------------------------------------------------
 
     @property
@@ -200,6 +219,7 @@ class PanelHub:
                 self.health = self._session.server_state()
                 self.llm = llm_mode(self._session)
             self.browser.poll()
+            self.figures.poll()
             self.push()
         except Exception:  # never let one bad snapshot stop the updates
             log.debug("Hindsight: panel update failed", exc_info=True)

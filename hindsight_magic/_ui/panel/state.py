@@ -4,15 +4,19 @@ A snapshot is cheap (no network: it reuses ``status_report`` without its server 
 the health and LLM mode the hub last probed, the memory browser's views and the Recent feed), so
 the hub can take one every push interval and compare it with what each panel shows. Where no
 widget can show, ``text_snapshot`` is the same report as text, with a live server check, the
-Recent list, the session document, the forgotten memories and the models' previews (no search
-box: ``%recall``; no buttons: ``%hindsight forget`` and the others).
+Recent list, the session document, the forgotten memories, the models' previews, and the
+timeline and the map as tables, each read once (no search box: ``%recall``; no buttons:
+``%hindsight forget`` and the others). The panel's tabs are a way to look at these sections,
+not a different content: a terminal user loses the pictures, never a section.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..._api.errors import HindsightError
 from ..._delivery.recent import RecentItem
 from ..._machine import running_server
 from ..._memory.mental_models import MentalModel
@@ -21,6 +25,7 @@ from ..._version import __version__
 from ..display import Report
 from ..status import status_report
 from .browser import CurationView, DocumentView, ForgottenView, MemoryBrowser, SearchView
+from .figures import FigureView, PanelFigures
 
 if TYPE_CHECKING:
     from ..._session import SessionView
@@ -37,6 +42,8 @@ SEARCH_HINT = "%recall QUERY (the live panel has a search box)"
 NOTHING_RECENT = "(nothing queued in this kernel yet)"
 TEXT_DOC_LINES = 20
 PREVIEW_CHARS = 100
+TEXT_MAP_TOP = 10  # entities in the text snapshot's Map section
+NOT_REACHABLE = "server not reachable"
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,8 @@ class Snapshot:
     document: DocumentView = field(default_factory=DocumentView)
     recent: tuple[RecentItem, ...] = ()
     curation: CurationView = field(default_factory=CurationView)
+    timeline: FigureView = field(default_factory=FigureView)
+    memory_map: FigureView = field(default_factory=FigureView)
 
 
 def llm_mode(view: SessionView) -> str:
@@ -82,6 +91,7 @@ def take_snapshot(
     llm: str,
     notice: str = "",
     browser: MemoryBrowser | None = None,
+    figures: PanelFigures | None = None,
 ) -> Snapshot:
     """A snapshot of the session (no network: reuses ``status_report`` without its check)."""
     report = _with_server_rows(status_report(view, check_server=False), health, llm)
@@ -98,6 +108,8 @@ def take_snapshot(
         document=browser.document_view if browser else DocumentView(),
         recent=view.recent(),
         curation=browser.curation_view if browser else CurationView(),
+        timeline=figures.timeline_view if figures else FigureView(),
+        memory_map=figures.map_view if figures else FigureView(),
     )
 
 
@@ -124,6 +136,27 @@ def forgotten_rows(view: ForgottenView) -> list[tuple[str, str]]:
     return [("", view.message), *(("", line) for _, line in view.rows)]
 
 
+def picture_rows(view: SessionView, read: Callable[[SessionView], str]) -> list[tuple[str, str]]:
+    """A picture's text table as report rows (read once); a server error is one line."""
+    try:
+        text = read(view)
+    except HindsightError as error:
+        return [("", f"not available: {view.explain(error)}")]
+    return [("", line) for line in text.splitlines()]
+
+
+def _timeline_text(view: SessionView) -> str:
+    from ..pictures import Timeline
+
+    return Timeline(view.timeline()).text()
+
+
+def _map_text(view: SessionView) -> str:
+    from ..pictures import MemoryMap
+
+    return MemoryMap(view.entity_map(top=TEXT_MAP_TOP)).text()
+
+
 def text_snapshot(view: SessionView) -> Report:
     """``%hindsight panel`` where widgets cannot show: the status report plus the LLM mode."""
     report = _with_server_rows(status_report(view, check_server=True), None, llm_mode(view))
@@ -142,9 +175,11 @@ def text_snapshot(view: SessionView) -> Report:
     if server_ok:
         browser.fetch_document()
     else:
-        browser.document_view = DocumentView(browser.document_id(), message="server not reachable")
+        browser.document_view = DocumentView(browser.document_id(), message=NOT_REACHABLE)
     report.add("Session document", document_rows(browser.document_view))
     if server_ok:
         browser.fetch_forgotten()
         report.add("Forgotten", forgotten_rows(browser.curation_view.forgotten))
+    for heading, read in (("Timeline", _timeline_text), (f"Map (top {TEXT_MAP_TOP})", _map_text)):
+        report.add(heading, picture_rows(view, read) if server_ok else [("", NOT_REACHABLE)])
     return report

@@ -1,10 +1,11 @@
 """The panel's widgets (core ipywidgets only); imported when ``%hindsight panel`` shows one.
 
-``HindsightPanel`` holds the header, queue, auto-retain, buttons and mental models (a preview and
-a Refresh button each); ``BrowserWidgets`` its memory browser (search box and results, Recent,
-the session document, the Forgotten list, the delete confirmation). This module holds only
-widgets: their HTML values come from ``html.py``, which escapes every string from the session
-or the server.
+``HindsightPanel`` is a one-line health summary and a notice over five tabs: Memory (its
+``BrowserWidgets``: search box and results, Recent, the Forgotten list, the delete
+confirmation), Timeline and Map (``FigureWidgets``: a picture drawn on the worker), Models (a
+preview and a Refresh button each) and Status (header, queue, auto-retain, their buttons, the
+session document). This module holds only widgets: their HTML values come from ``html.py``,
+which escapes every string from the session or the server.
 
 The results, Recent and Forgotten lists are ``RowList``s: a row per memory (its HTML and its
 curation buttons), kept per memory and reused, so a list that changes sends only what changed,
@@ -14,7 +15,8 @@ and a list is looked at only when what it shows (the immutable views) changed.
 was built, and the session's worker thread is the only caller (through ``PanelHub.push``): each
 call sets every changed value inside ``hold_sync`` of each widget, so one update message per
 changed widget reaches the front end. Elements carry stable ``hm-*`` classes (``hm-panel``,
-``hm-flush``, ``hm-queue-pending`` …) for styling and browser tests."""
+``hm-flush``, ``hm-queue-pending``, ``hm-tabs``, ``hm-tab-timeline`` …) for styling and browser
+tests."""
 
 from __future__ import annotations
 
@@ -47,23 +49,26 @@ from .browser import (
 from .html import (
     delete_preview_html,
     document_html,
+    figure_caption_html,
+    figure_text_html,
     forgotten_message_html,
     forgotten_row_html,
     forgotten_title,
     header_html,
+    health_html,
     model_html,
     model_title,
     recent_row_html,
     recent_title_html,
     result_row_html,
     results_head_html,
-    rows_table,
     search_state_html,
     section_html,
     title,
 )
 
 if TYPE_CHECKING:
+    from .figures import FigureView
     from .hub import PanelHub
     from .state import Snapshot
 
@@ -71,8 +76,79 @@ _WIDGETS_7 = widgets.__version__.startswith("7.")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+TABS = ("Memory", "Timeline", "Map", "Models", "Status")  # the Memory tab opens first
+TAB_HEIGHT = "450px"  # each tab's content scrolls inside this: the panel stays about 600 px
+PICTURE_HEIGHT = "400px"  # a picture and its caption fit a tab without scrolling
+PANEL_LAYOUT = {"border": "1px solid #ccc", "padding": "6px 10px", "max_width": "980px"}
+
+
+def tab_box(children: Sequence[widgets.Widget], name: str) -> widgets.VBox:
+    """A tab's content: scrolls inside ``TAB_HEIGHT``, class ``hm-tab-<name>``.
+
+    The children sit in an inner box that never shrinks: in a flex column of bounded height
+    the browser would otherwise squeeze them (lists cut short, a button row gone) rather
+    than scroll."""
+    inner = widgets.VBox(list(children), layout=widgets.Layout(flex="0 0 auto"))
+    box = widgets.VBox(
+        [inner],
+        layout=widgets.Layout(max_height=TAB_HEIGHT, overflow="auto", padding="0px 2px"),
+    )
+    box.add_class(f"hm-tab-{name.lower()}")
+    return box
+
+
+class FigureWidgets:
+    """A picture tab's widgets: its caption (beside its buttons), the PNG (an ``Image``), and
+    the text table shown instead where matplotlib is missing."""
+
+    def __init__(self, name: str, buttons: Sequence[widgets.Widget] = ()) -> None:
+        self.w_caption = widgets.HTML()
+        self.w_image = widgets.Image(
+            format="png",
+            layout=widgets.Layout(
+                max_width="100%", max_height=PICTURE_HEIGHT, width="auto", height="auto"
+            ),
+        )
+        self.w_text = widgets.HTML()
+        self.w_caption.add_class(f"hm-{name}-caption")
+        self.w_image.add_class(f"hm-{name}-image")
+        self.w_text.add_class(f"hm-{name}-text")
+        self._top = widgets.HBox(
+            [*buttons, self.w_caption], layout=widgets.Layout(align_items="center")
+        )
+        self.box = tab_box([self._top, self.w_image, self.w_text], name)
+        self._shown: FigureView | None = None
+
+    def leaves(self) -> Iterator[widgets.Widget]:
+        """The widgets ``show`` writes."""
+        yield from (self.w_caption, self.w_image, self.w_text)
+
+    def containers(self) -> Iterator[widgets.Widget]:
+        """The rest, for ``close``."""
+        yield from (self._top, *self.box.children, self.box)
+
+    def show(self, view: FigureView) -> None:
+        """Display ``view`` (the caller holds the sync of ``leaves``); the PNG is sent only
+        when it changed (a picture is tens of kilobytes)."""
+        if view == self._shown:
+            return
+        self.w_caption.value = figure_caption_html(view)
+        if self.w_image.value != view.png:
+            self.w_image.value = view.png
+        self.w_image.layout.display = "" if view.png else "none"
+        self.w_text.value = figure_text_html(view)
+        self.w_text.layout.display = "" if self.w_text.value else "none"
+        self._shown = view
+
+
 class HindsightPanel(widgets.VBox):  # type: ignore[misc]
-    """The live panel: header, queue, auto-retain, buttons, memory browser, mental models."""
+    """The live panel: a one-line health summary and the notice over five tabs — Memory
+    (search, Recent, Forgotten), Timeline, Map, Models and Status (the queue, auto-retain,
+    their buttons and the session document).
+
+    Tabs, because stacked the sections made a column 1 500 px tall that pushed the notebook's
+    own cells off the screen; the one line over them keeps what must never be out of sight
+    (is the server there, is anything failing) visible whichever tab is open."""
 
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
 
@@ -80,6 +156,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         self._hub = hub
         self._closed = False
         self._model_ids: tuple[str, ...] = ()
+        self.w_health = widgets.HTML()
         self.w_header = widgets.HTML()
         self.w_queue = widgets.HTML(layout=widgets.Layout(flex="0 1 auto", max_width="60%"))
         self.w_auto = widgets.HTML(layout=widgets.Layout(flex="0 1 auto"))
@@ -94,7 +171,11 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             "Refresh mental models", "hm-refresh", "refresh", "refresh_models"
         )
         self.w_pause = self._button("Pause auto-retain", "hm-pause", "pause", "toggle_autoretain")
+        self.w_map_refresh = self._button("Refresh", "hm-map-refresh", "refresh", "refresh_map")
+        self.timeline = FigureWidgets("timeline")
+        self.memory_map = FigureWidgets("map", [self.w_map_refresh])
         for widget, name in [
+            (self.w_health, "hm-health-line"),
             (self.w_header, "hm-header"),
             (self.w_queue, "hm-queue"),
             (self.w_auto, "hm-autoretain"),
@@ -104,21 +185,29 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             (self.w_details, "hm-details"),
         ]:
             widget.add_class(name)
-        buttons = widgets.HBox([self.w_flush, self.w_retry, self.w_refresh, self.w_pause])
+        buttons = widgets.HBox([self.w_flush, self.w_retry, self.w_pause])
+        counters = widgets.HBox([self.w_queue, self.w_auto])
+        models_buttons = widgets.HBox([self.w_refresh])
+        contents = [
+            tab_box([self.browser.box], "memory"),
+            self.timeline.box,
+            self.memory_map.box,
+            tab_box([self.w_models_state, models_buttons, self.w_models], "models"),
+            tab_box(
+                [self.w_header, counters, buttons, self.browser.document_box, self.w_details],
+                "status",
+            ),
+        ]
+        self.w_tabs = widgets.Tab(contents)
+        self.w_tabs.add_class("hm-tabs")
+        set_titles(self.w_tabs, TABS)
+        self.w_tabs.selected_index = 0
+        self.w_tabs.observe(self._tab_selected, names="selected_index")
         super().__init__(
-            [
-                self.w_header,
-                widgets.HBox([self.w_queue, self.w_auto]),
-                buttons,
-                self.w_notice,
-                self.browser.box,
-                self.w_models_state,
-                self.w_models,
-                self.w_details,
-            ],
-            layout=widgets.Layout(border="1px solid #ccc", padding="6px 10px", max_width="980px"),
+            [self.w_health, self.w_notice, self.w_tabs], layout=widgets.Layout(**PANEL_LAYOUT)
         )
-        self._boxes = [buttons, self.children[1]]
+        inner = [box.children[0] for box in contents[:1] + contents[3:]]
+        self._boxes = [buttons, counters, models_buttons, *contents, *inner]
         self.add_class("hm-panel")
         self.snapshot = snapshot
         self.show(snapshot)
@@ -127,10 +216,26 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         """A button whose click runs ``PanelHub.<action>`` (quick: it never waits on I/O)."""
         return button(label, css, icon, lambda: self._hub.act(action))
 
+    def _tab_selected(self, change: dict[str, Any]) -> None:
+        """A tab was shown (kernel thread): the hub draws its picture the first time."""
+        index = change["new"]
+        if isinstance(index, int) and 0 <= index < len(TABS):
+            self._hub.act("tab_opened", TABS[index])
+
+    @property
+    def tab_titles(self) -> tuple[str, ...]:
+        """The tabs' titles as the front end shows them, in order."""
+        tabs = self.w_tabs
+        if hasattr(tabs, "titles"):  # ipywidgets 8
+            return tuple(tabs.titles)
+        return tuple(tabs.get_title(i) for i in range(len(tabs.children)))  # pragma: no cover
+
     def _leaves(self) -> Iterator[widgets.Widget]:
-        yield from (self.w_header, self.w_queue, self.w_auto, self.w_models_state)
-        yield from (self.w_models, self.w_notice, self.w_details)
-        yield from (self.w_flush, self.w_retry, self.w_refresh, self.w_pause)
+        yield from (self.w_health, self.w_header, self.w_queue, self.w_auto)
+        yield from (self.w_models_state, self.w_models, self.w_notice, self.w_details)
+        yield from (self.w_flush, self.w_retry, self.w_refresh, self.w_pause, self.w_map_refresh)
+        yield from self.timeline.leaves()
+        yield from self.memory_map.leaves()
         yield from self.browser.leaves()
 
     @property
@@ -145,6 +250,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         with ExitStack() as stack:
             for widget in self._leaves():
                 stack.enter_context(widget.hold_sync())
+            self.w_health.value = health_html(sections, snapshot.auto, snapshot.failed)
             self.w_header.value = header_html(snapshot.report.title, sections)
             self.w_queue.value = section_html("Queue", "queue", sections.get("Queue", []))
             self.w_auto.value = section_html(
@@ -153,7 +259,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             self.w_models_state.value = section_html(
                 "Mental models", "models", sections.get("Mental models", [])
             )
-            self.w_details.value = rows_table("session", sections.get("Session", []))
+            self.w_details.value = section_html("Session", "session", sections.get("Session", []))
             self.w_notice.value = snapshot.notice
             self.w_notice.layout.display = "" if snapshot.notice else "none"
             self.w_retry.disabled = snapshot.closed or not snapshot.failed
@@ -163,6 +269,9 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             )
             self.w_pause.disabled = snapshot.closed or snapshot.auto == "off"
             self.w_flush.disabled = self.w_refresh.disabled = snapshot.closed
+            self.w_map_refresh.disabled = snapshot.closed or snapshot.memory_map.busy
+            self.timeline.show(snapshot.timeline)
+            self.memory_map.show(snapshot.memory_map)
             self.browser.show(snapshot)
             self._show_models(snapshot.models, snapshot.closed)
         self.snapshot = snapshot
@@ -204,7 +313,15 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         self._closed = True
         self._hub.detach(self)  # waits for a push in progress
         models = [part for box in self.w_models.children for part in (*box.children, box)]
-        for widget in (*self._leaves(), *models, *self.browser.containers(), *self._boxes):
+        for widget in (
+            *self._leaves(),
+            *models,
+            *self.browser.containers(),
+            *self.timeline.containers(),
+            *self.memory_map.containers(),
+            *self._boxes,
+            self.w_tabs,
+        ):
             widget.close()
         super().close()
 
@@ -240,9 +357,9 @@ def button(label: str, css: str, icon: str, on_click: Callable[[], None]) -> wid
     return made
 
 
-def set_titles(accordion: widgets.Accordion, titles: Sequence[str]) -> None:
-    """An accordion's titles, on ipywidgets 8 (``titles``) and 7 (``set_title``); only changed
-    ones are sent."""
+def set_titles(accordion: widgets.Accordion | widgets.Tab, titles: Sequence[str]) -> None:
+    """An accordion's or a tab's titles, on ipywidgets 8 (``titles``) and 7 (``set_title``);
+    only changed ones are sent."""
     if hasattr(accordion, "titles"):  # ipywidgets 8
         if tuple(accordion.titles) != tuple(titles):
             accordion.titles = tuple(titles)
@@ -448,7 +565,9 @@ def forgotten_spec(memory_id: str, line: str, curation: CurationView) -> RowSpec
 
 class BrowserWidgets:
     """Search row, delete confirmation, results, Recent list, session document and Forgotten
-    list of one panel."""
+    list of one panel: ``box`` is the Memory tab's content, ``document_box`` (the session
+    document, which is about this session rather than a way to find memories) goes in the
+    Status tab."""
 
     def __init__(self, act: Act) -> None:
         self.w_search_box = widgets.Text(
@@ -477,7 +596,7 @@ class BrowserWidgets:
             "hm-result-rows",
             (("hm-result-forget", FORGET_W), ("hm-result-delete", DELETE_W)),
             act,
-            320,
+            210,
         )
         self._spacers = [  # the header's columns line up with the rows' (same buttons, unseen)
             widgets.Button(disabled=True, layout=widgets.Layout(width=w, visibility="hidden"))
@@ -487,11 +606,8 @@ class BrowserWidgets:
         self._results_head = widgets.HBox([self.w_results_head, *self._spacers])
         self.w_results = widgets.VBox([self._results_head, self.result_rows.box])
         self.w_recent_title = widgets.HTML()
-        self.recent_rows = RowList("hm-recent-rows", (("hm-recent-forget", RECENT_W),), act, 260)
-        self.w_recent = widgets.VBox(
-            [self.w_recent_title, self.recent_rows.box],
-            layout=widgets.Layout(flex="1 1 50%", min_width="300px"),
-        )
+        self.recent_rows = RowList("hm-recent-rows", (("hm-recent-forget", RECENT_W),), act, 200)
+        self.w_recent = widgets.VBox([self.w_recent_title, self.recent_rows.box])
         self.w_document = widgets.HTML()
         self.w_doc_toggle = button(
             "Show all", "hm-document-toggle", "expand", lambda: act("toggle_document")
@@ -521,22 +637,16 @@ class BrowserWidgets:
             widget.add_class(name)
         self._search_row = widgets.HBox([self.w_search_box, self.w_search])
         self._doc_buttons = widgets.HBox([self.w_doc_toggle, self.w_doc_reload])
-        self._doc_box = widgets.VBox(
-            [self.w_document, self._doc_buttons],
-            layout=widgets.Layout(flex="1 1 50%", min_width="300px"),
-        )
-        self._columns = widgets.HBox(
-            [self.w_recent, self._doc_box], layout=widgets.Layout(flex_flow="row wrap")
-        )
+        self.document_box = widgets.VBox([self.w_document, self._doc_buttons])  # Status tab
         self.w_search_title = widgets.HTML(value=title("Search memory"))
-        self.box = widgets.VBox(
+        self.box = widgets.VBox(  # the Memory tab: the search box first
             [
                 self.w_search_title,
                 self._search_row,
                 self.w_search_state,
                 self._delete_box,
                 self.w_results,
-                self._columns,
+                self.w_recent,
                 self.w_forgotten,
             ]
         )
@@ -553,7 +663,7 @@ class BrowserWidgets:
     def containers(self) -> Iterator[widgets.Widget]:
         """The rest, for ``close``."""
         yield from (self.w_search_box, self.w_search_title, self._search_row)
-        yield from (self._doc_buttons, self._doc_box, self._columns, self.box)
+        yield from (self._doc_buttons, self.document_box, self.box)
         yield from (self._delete_buttons, self._delete_box, self.w_results, self.w_recent)
         yield from (self.w_results_head, *self._spacers, self._results_head, self._forgotten_box)
         for rows in (self.result_rows, self.recent_rows, self.forgotten_rows):
