@@ -256,18 +256,34 @@ class Timeline(Picture):
         series: Sequence[tuple[str, str]],
         table: dict[date, Any],
     ) -> None:
+        """Stacked bars, one ``PolyCollection`` per series holding only its non-empty bars:
+        ``axes.bar`` makes an artist per bar, zero-height ones too, and 90 days of seven
+        series cost more than everything else in the picture."""
+        from matplotlib.collections import PolyCollection
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+
         bottoms = [0] * len(positions)
         periods = list(table)
+        handles = []
         for name, colour in series:
             heights = [table[p][name] for p in periods]
             if not any(heights):
                 continue
-            axes.bar(positions, heights, bottom=bottoms, color=colour, label=_untrusted(name))
+            boxes = [
+                [(x - 0.4, b), (x - 0.4, b + h), (x + 0.4, b + h), (x + 0.4, b)]
+                for x, b, h in zip(positions, bottoms, heights, strict=True)
+                if h
+            ]
+            axes.add_collection(PolyCollection(boxes, facecolors=colour, edgecolors="none"))
+            handles.append(Patch(facecolor=colour, label=_untrusted(name)))
             bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
-        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+        axes.set_xlim(-0.6, len(positions) - 0.4)
+        axes.set_ylim(0, max(bottoms, default=1) * 1.05 or 1)
+        axes.legend(
+            handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False
+        )
         axes.spines[["top", "right"]].set_visible(False)
-        from matplotlib.ticker import MaxNLocator
-
         axes.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
 
 
