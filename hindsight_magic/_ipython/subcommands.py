@@ -397,10 +397,10 @@ def cmd_clone(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
 
 def cmd_correct(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """``correct #3 NEW TEXT``: the text after the memory, kept as typed (not shell-split)."""
-    memory, _, text = (args.words or "").strip().partition(" ")
-    if not memory:
+    words = (args.words or "").split(maxsplit=1)  # any white space ends the memory's name
+    if not words:
         raise _functions.InputError("Name the memory to correct, then the new text.")
-    return _functions.correct(memory, text, session=ctx.session)
+    return _functions.correct(words[0], words[1] if len(words) > 1 else "", session=ctx.session)
 
 
 def cmd_history(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
