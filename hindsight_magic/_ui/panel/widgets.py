@@ -156,14 +156,19 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         self._hub = hub
         self._closed = False
         self._model_ids: tuple[str, ...] = ()
-        self.w_health = widgets.HTML()
-        self.w_header = widgets.HTML()
-        self.w_queue = widgets.HTML(layout=widgets.Layout(flex="0 1 auto", max_width="60%"))
-        self.w_auto = widgets.HTML(layout=widgets.Layout(flex="0 1 auto"))
-        self.w_models_state = widgets.HTML()
-        self.w_models = widgets.Accordion()
-        self.w_notice = widgets.Label()
-        self.w_details = widgets.HTML()
+        # classes given at construction: an ``add_class`` afterwards is one more message each
+        self.w_health = widgets.HTML(_dom_classes=("hm-health-line",))
+        self.w_header = widgets.HTML(_dom_classes=("hm-header",))
+        self.w_queue = widgets.HTML(
+            layout=widgets.Layout(flex="0 1 auto", max_width="60%"), _dom_classes=("hm-queue",)
+        )
+        self.w_auto = widgets.HTML(
+            layout=widgets.Layout(flex="0 1 auto"), _dom_classes=("hm-autoretain",)
+        )
+        self.w_models_state = widgets.HTML(_dom_classes=("hm-models-state",))
+        self.w_models = widgets.Accordion(_dom_classes=("hm-models",))
+        self.w_notice = widgets.Label(_dom_classes=("hm-notice",))
+        self.w_details = widgets.HTML(_dom_classes=("hm-details",))
         self.browser = BrowserWidgets(hub.act)
         self.w_flush = self._button("Flush now", "hm-flush", "upload", "flush_now")
         self.w_retry = self._button("Retry failed", "hm-retry", "redo", "retry_failed")
@@ -174,17 +179,6 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         self.w_map_refresh = self._button("Refresh", "hm-map-refresh", "refresh", "refresh_map")
         self.timeline = FigureWidgets("timeline")
         self.memory_map = FigureWidgets("map", [self.w_map_refresh])
-        for widget, name in [
-            (self.w_health, "hm-health-line"),
-            (self.w_header, "hm-header"),
-            (self.w_queue, "hm-queue"),
-            (self.w_auto, "hm-autoretain"),
-            (self.w_models_state, "hm-models-state"),
-            (self.w_models, "hm-models"),
-            (self.w_notice, "hm-notice"),
-            (self.w_details, "hm-details"),
-        ]:
-            widget.add_class(name)
         buttons = widgets.HBox([self.w_flush, self.w_retry, self.w_pause])
         counters = widgets.HBox([self.w_queue, self.w_auto])
         models_buttons = widgets.HBox([self.w_refresh])
