@@ -405,23 +405,9 @@ class HindsightClient:
         ):
             if value is not None:
                 params[name] = encodable(value)
-        if tags:
-            params["tags"] = list(tags)
-            if tags_match:
-                params["tags_match"] = tags_match
-        try:
-            reply: dict[str, Any] = self._request(
-                "listMemories",
-                "GET",
-                f"{self._bank(bank_id)}/memories/list",
-                timeout_s=self.timeouts.request,
-                params=params,
-            )
-        except HindsightError as error:
-            if bank_missing(error):
-                return {"items": [], "total": 0}
-            raise
-        return reply
+        path = f"{self._bank(bank_id)}/memories/list"
+        empty = {"items": [], "total": 0}
+        return self._listing("listMemories", path, params, tags, tags_match, missing=empty)
 
     def entities(
         self,
@@ -432,9 +418,8 @@ class HindsightClient:
         tags_match: str | None = None,
     ) -> dict[str, Any]:
         """``GET …/entities``: ``{items, total}``, the most mentioned first."""
-        return self._listing(
-            "listEntities", f"{self._bank(bank_id)}/entities", limit, tags, tags_match
-        )
+        path = f"{self._bank(bank_id)}/entities"
+        return self._listing("listEntities", path, {"limit": limit}, tags, tags_match)
 
     def entity_graph(
         self,
@@ -447,19 +432,19 @@ class HindsightClient:
         """``GET …/entities/graph``: ``{nodes, edges}`` in Cytoscape envelopes, at most
         ``limit`` co-occurrence edges, the strongest first."""
         path = f"{self._bank(bank_id)}/entities/graph"
-        return self._listing("entityGraph", path, limit, tags, tags_match)
+        return self._listing("entityGraph", path, {"limit": limit}, tags, tags_match)
 
     def _listing(
         self,
         operation: str,
         path: str,
-        limit: int,
+        params: dict[str, Any],
         tags: Sequence[str] | None,
         tags_match: str | None,
+        missing: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A GET with ``limit`` and the scope's tags; a bank that does not exist yet has an
-        empty reply."""
-        params: dict[str, Any] = {"limit": limit}
+        """A listing GET with ``params`` and the scope's tags; ``missing`` (default ``{}``)
+        for a bank that does not exist yet: it lists nothing."""
         if tags:
             params["tags"] = list(tags)
             if tags_match:
@@ -470,7 +455,7 @@ class HindsightClient:
             )
         except HindsightError as error:
             if bank_missing(error):
-                return {}
+                return dict(missing or {})
             raise
         return reply
 
