@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._memory.archive import Archiver, Progress
     from ._memory.curation import Curator, Outcome
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import When
+    from ._memory.timewindow import TimeWindow, When
     from ._session import HindsightSession
     from ._ui.display import Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
@@ -272,12 +272,7 @@ def recall(
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
     types = _names(types, "type") if types is not None else None
-    from ._memory.timewindow import TimeWindow, WhenError
-
-    try:
-        window = TimeWindow.parse(since, until)
-    except WhenError as error:
-        raise InputError(str(error)) from None
+    window = _window(since, until)
     session = session or current_session()
     reader = session.reader
     return reader.recall(
@@ -335,14 +330,13 @@ def timeline(
     you queued is sent first, as for ``recall``.
     """
     from ._memory.overview import OverviewError, check_period
-    from ._memory.timewindow import TimeWindow, WhenError
     from ._ui.pictures import Timeline
 
     try:
         check_period(by)
-        window = TimeWindow.parse(since, until)
-    except (OverviewError, WhenError) as error:
+    except OverviewError as error:
         raise InputError(str(error)) from None
+    window = _window(since, until)
     counts = (session or current_session()).overview.timeline(by, window)
     return Timeline(counts)
 
@@ -617,6 +611,17 @@ def purge_matching(
     """Every memory whose text contains ``text`` (say, a leaked key), forgotten ones too, and
     the documents they came from: listed, and deleted for good with ``yes=True``."""
     return _curate(session, lambda c: c.purge_matching(text, yes))
+
+
+def _window(since: When | None, until: When | None) -> TimeWindow | None:
+    """The window ``since``…``until`` name (None when neither is given); a bad WHEN is an
+    ``InputError`` saying what to write."""
+    from ._memory.timewindow import TimeWindow, WhenError
+
+    try:
+        return TimeWindow.parse(since, until)
+    except WhenError as error:
+        raise InputError(str(error)) from None
 
 
 def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._text import encodable, one_line
+from .._text import encodable, one_line, plural
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
 from .timewindow import TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
 
@@ -98,32 +98,30 @@ class TimelineCounts:
     def total(self) -> int:
         return sum(row.memories for row in self.rows)
 
-    def per_type(self) -> dict[date, Counter[str]]:
-        """period → fact type → count (every period present)."""
+    def _per_period(self, column: str) -> dict[date, Counter[str]]:
         table: dict[date, Counter[str]] = {p: Counter() for p in self.periods}
         for row in self.rows:
-            table[row.period][row.fact_type] += row.memories
+            table[row.period][getattr(row, column)] += row.memories
         return table
+
+    def per_type(self) -> dict[date, Counter[str]]:
+        """period → fact type → count (every period present)."""
+        return self._per_period("fact_type")
 
     def per_notebook(self) -> dict[date, Counter[str]]:
         """period → notebook → count (every period present)."""
-        table: dict[date, Counter[str]] = {p: Counter() for p in self.periods}
-        for row in self.rows:
-            table[row.period][row.notebook] += row.memories
-        return table
+        return self._per_period("notebook")
 
     def notebooks(self) -> list[tuple[str, int]]:
         """Each notebook with its memories, most first."""
-        totals: Counter[str] = Counter()
-        for row in self.rows:
-            totals[row.notebook] += row.memories
+        totals = sum(self.per_notebook().values(), Counter[str]())
         return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
 
     def describe(self) -> str:
         """``412 memories in bank b, per week, since 3 Nov``."""
-        noun = "memory" if self.total == 1 else "memories"
         when = f", {self.window.label}" if self.window else ""
-        return f"{self.total} {noun} in bank {self.bank_id}, per {self.by}{when}"
+        counted = plural(self.total, "memory", "memories")
+        return f"{counted} in bank {self.bank_id}, per {self.by}{when}"
 
 
 @dataclass(frozen=True)
@@ -176,13 +174,11 @@ class EntityMap:
 
     def describe(self) -> str:
         if self.focus is not None:
-            return (
-                f"{self.focus.name}: {self.focus.mentions} mentions, "
-                f"{len(self.nodes) - 1} entities alongside, in bank {self.bank_id}"
-            )
+            mentions = plural(self.focus.mentions, "mention", "mentions")
+            alongside = plural(len(self.nodes) - 1, "entity", "entities")
+            return f"{self.focus.name}: {mentions}, {alongside} alongside, in bank {self.bank_id}"
         shown = f"the top {len(self.nodes)} of " if len(self.nodes) < self.total_entities else ""
-        noun = "entity" if self.total_entities == 1 else "entities"
-        return f"{shown}{self.total_entities} {noun} in bank {self.bank_id}"
+        return f"{shown}{plural(self.total_entities, 'entity', 'entities')} in bank {self.bank_id}"
 
 
 def _items(reply: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -268,17 +264,16 @@ class BankOverview:
         window: TimeWindow | None,
         truncated: bool,
     ) -> TimelineCounts:
-        today = datetime.now(local_zone()).date()
+        # the periods run from the window's start (else the first memory) to today, or to
+        # the window's end when that is earlier; every counted day lies inside them
+        zone = local_zone()
         days = [day for day, _, _ in per_day]
-        first = window.start.astimezone(local_zone()).date() if window and window.start else None
-        last = (
-            (window.end - timedelta(microseconds=1)).astimezone(local_zone()).date()
-            if window and window.end
-            else None
-        )
-        first = first or (min(days) if days else today)
-        last = min(last or today, max([today, *days]))
-        last = max(last, max(days, default=first))
+        latest = max([datetime.now(zone).date(), *days])
+        first = window.start.astimezone(zone).date() if window and window.start else None
+        first = first or min(days, default=latest)
+        last = latest
+        if window and window.end:
+            last = min(latest, (window.end - timedelta(microseconds=1)).astimezone(zone).date())
         by = by or choose_period(first, last)
         rows: Counter[tuple[date, str, str]] = Counter()
         for (day, fact_type, notebook), count in per_day.items():

@@ -27,7 +27,6 @@ TIME_FIELD = "mentioned_at"  # the server's name for the axis above
 
 _SPAN = re.compile(r"^\s*(\d{1,6})\s*(m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.I)
 _UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_WORDS = ("now", "today", "yesterday")
 _ISO_T = re.compile(r"\dT\d", re.I)  # 2026-11-03T00 names a time; "Tue 3 Nov" a whole day
 EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)  # an open start, where one is needed
 EXAMPLES = "an ISO date like 2026-11-03, '3 Nov', 3d, 2w, 12h, today or yesterday"
@@ -183,9 +182,9 @@ class TimeWindow:
         """``start_date``/``end_date`` for ``GET …/memories/list`` (UTC ISO, end exclusive)."""
         out = {}
         if self.start is not None:
-            out["start_date"] = self.start.isoformat()
+            out["start_date"] = _utc(self.start)
         if self.end is not None:
-            out["end_date"] = self.end.isoformat()
+            out["end_date"] = _utc(self.end)
         return out
 
     def temporal_window(self, now: datetime | None = None) -> tuple[str, str]:

@@ -116,12 +116,12 @@ class Picture:
         return self._render("svg").decode("utf-8")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        text = own_text(self.text())
         if not self.drawable():
-            return {"text/plain": f"{text}\n({HINT}.)"}
-        return {"image/png": self.png(), "image/svg+xml": self.svg(), "text/plain": text}
+            return {"text/plain": repr(self)}
+        return {"image/png": self.png(), "image/svg+xml": self.svg(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
+        """The table; where the picture cannot be drawn, with one line saying how to get it."""
         hint = "" if self.drawable() else f"\n({HINT}.)"
         return own_text(self.text()) + hint
 

@@ -58,8 +58,8 @@ def test_the_headline_says_the_window_back() -> None:
 def test_server_range_is_what_the_list_endpoint_takes() -> None:
     w = window("2026-11-03", "2026-11-03")
     assert w.server_range() == {
-        "start_date": "2026-11-03T00:00:00-05:00",
-        "end_date": "2026-11-04T00:00:00-05:00",
+        "start_date": "2026-11-03T05:00:00+00:00",  # the user's midnight, in UTC
+        "end_date": "2026-11-04T05:00:00+00:00",
     }
     assert TimeWindow.parse(None, None) is None
 
