@@ -489,20 +489,30 @@ class Curator:
         )
 
     def purge_matching(self, text: str, yes: bool = False) -> Outcome:
-        """Every memory whose text contains ``text`` (a leaked key), and the documents they
-        came from: listed, and deleted with ``yes``. Observations are followed to the facts
-        (and so documents) they were made from."""
+        """Every memory whose text contains ``text`` exactly (a leaked key; case counts), and
+        the documents they came from: listed, and deleted with ``yes``. Observations are
+        followed to the facts (and so documents) they were made from that hold the text too.
+
+        The server's text search is SQL ``ILIKE`` over a memory's text *and its context*, with
+        ``%`` and ``_`` as wildcards: it only narrows the search here. Its wildcards are
+        escaped, and every memory it returns is checked again, so that a document is deleted
+        only when one of its memories really says ``text`` (``upyt`` must not match the
+        ``jupyter`` context of every memory the extension writes)."""
         needle = encodable(text.strip())
         if not needle:
             raise CurationError("Nothing to match: give the text to purge (a leaked key …).")
         client, bank = self._connection.client, self._bank()
+        pattern = like_literal(needle)
         found: list[dict[str, Any]] = []
         for state in (None, "invalidated"):
-            offset = 0
-            while len(found) < PURGE_CAP:
-                reply = client.list_memories(bank, q=needle, state=state, limit=PAGE, offset=offset)
+            offset, read = 0, 0
+            while read < PURGE_CAP:
+                reply = client.list_memories(
+                    bank, q=pattern, state=state, limit=PAGE, offset=offset
+                )
                 page = _items(reply)
-                found += page
+                read += len(page)
+                found += [memory for memory in page if needle in str(memory.get("text") or "")]
                 offset += len(page)
                 if len(page) < PAGE or offset >= int(reply.get("total") or 0):
                     break
@@ -512,7 +522,7 @@ class Curator:
                 documents[str(memory["document_id"])] = None
             for source in memory.get("source_memory_ids") or []:
                 origin = client.get_memory(bank, str(source))
-                if origin and origin.get("document_id"):
+                if origin and origin.get("document_id") and needle in str(origin.get("text")):
                     documents[str(origin["document_id"])] = None
         if not found:
             return Outcome(f"No memory in bank {bank!r} contains {_quoted(needle, 40)}.")
@@ -523,6 +533,12 @@ class Curator:
             headline = f"{count} {shown}, from {docs}:"
             return _preview(headline, found, list(documents), "delete those documents")
         return self._delete_documents(list(documents), shown, yes=True)
+
+
+def like_literal(text: str) -> str:
+    """``text`` for a SQL ``LIKE`` pattern that matches it literally: its ``\\``, ``%`` and
+    ``_`` escaped with the default escape character, the backslash."""
+    return re.sub(r"([\\%_])", r"\\\1", text)
 
 
 def _preview(

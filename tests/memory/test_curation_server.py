@@ -155,6 +155,41 @@ def test_purge_matching_removes_every_memory_holding_the_string_and_nothing_else
     assert listed(keep) >= 1  # nothing else went
 
 
+def test_purge_matching_deletes_only_documents_whose_memories_say_the_text(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """The server matches ``q`` with ILIKE over text and context, ``%``/``_`` as wildcards:
+    ``%`` would match every memory, ``upyt`` the ``jupyter`` context of each."""
+    mark = token()
+    client = rest(hindsight_server, bank_id)
+    client.patch("/config", json={"updates": {"retain_extraction_mode": "chunks"}})
+    texts_by_document = {
+        f"doc-plain-{mark}": f"The churn table double-counts refunds {mark}",
+        f"doc-cents-{mark}": f"Revenue figures are in cents {mark}",
+        f"doc-percent-{mark}": f"A 50% discount ran in March {mark}",
+        f"doc-underscore-{mark}": f"Dedupe on order_id before joins {mark}",
+    }
+    items = [
+        {"content": text, "context": "jupyter", "document_id": document}
+        for document, text in texts_by_document.items()
+    ]
+    client.post("/memories", json={"items": items, "async": False}).raise_for_status()
+
+    def documents() -> set[str]:
+        listed = client.get("/documents", params={"limit": 100}).json()["items"]
+        return {d["id"] for d in listed}
+
+    assert documents() == set(texts_by_document)
+    assert line(book, "%hindsight purge-matching upyt --yes").startswith("No memory")
+    preview = line(book, "%hindsight purge-matching %")
+    assert "1 memory matching “%”, from 1 document" in preview, preview
+    assert "50% discount" in preview
+    assert line(book, "%hindsight purge-matching % --yes").startswith("Deleted 1 document")
+    assert line(book, "%hindsight purge-matching _ --yes").startswith("Deleted 1 document")
+    assert line(book, "%hindsight purge-matching \\ --yes").startswith("No memory")
+    assert documents() == {f"doc-plain-{mark}", f"doc-cents-{mark}"}
+
+
 def state_of(client: httpx.Client) -> list[tuple[str, str, str]]:
     """(id, state, text) of every memory of a bank, forgotten ones too."""
     found = []
