@@ -29,6 +29,7 @@ from . import (
     mcp,
     pictures,
     read_after_write,
+    recall_quality,
     retain_cost,
     retain_tail,
     transfers,
@@ -81,15 +82,17 @@ class Sizes:
     mcp_starts: int
     picture_runs: int
     picture_memories: int
+    distractors: int
+    distractor_cells: int
 
 
 FULL = Sizes(
     15, 5, 6, 10, 300, 30, 150, 24, 40, 20, 30, 60.0, 1000, 20, 200, 2000, 8, 300.0, 10_000, 3,
-    30, 3, 870, 30, 10, 10, 10_000,
+    30, 3, 870, 30, 10, 10, 10_000, 7, 140,
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    300,
+    300, 1, 20,
 )  # fmt: skip
 
 
@@ -129,7 +132,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 12))
+SECTIONS = tuple(str(n) for n in range(1, 13))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -172,6 +175,12 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
             progress(f"timeline and map of {num(sizes.picture_memories)} memories …")
             sections["11"] = picture_rows(
                 pictures.measure(url, sizes.picture_runs, sizes.picture_memories)
+            )
+
+        if wanted("12"):
+            progress("recall quality: notebook sessions in kernels, questions three ways …")
+            sections["12"] = recall_quality.rows(
+                recall_quality.measure(url, sizes.distractors, sizes.distractor_cells)
             )
 
         if wanted("6"):

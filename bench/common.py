@@ -193,6 +193,24 @@ def new_bank(kind: str) -> str:
     return f"bench-{kind}-{uuid.uuid4().hex[:8]}"
 
 
+def settle_bank(http: Any, bank_id: str, wait_s: float, consolidation: bool = True) -> float | None:
+    """Wait (≤ ``wait_s``) until the server has no pending work for the bank (retains and, with
+    ``consolidation``, consolidation: a server without observations leaves every memory
+    "pending consolidation" for ever); the seconds waited, or None when it was still busy."""
+    started = time.monotonic()
+    while True:
+        stats = http.get(f"/v1/default/banks/{bank_id}/stats").json()
+        busy = stats.get("pending_operations", 0)
+        if consolidation:
+            busy += stats.get("pending_consolidation", 0)
+        by_status = stats.get("operations_by_status") or {}
+        if not busy and not by_status.get("processing"):
+            return time.monotonic() - started
+        if time.monotonic() - started > wait_s:
+            return None
+        time.sleep(0.5)
+
+
 def api_headers() -> dict[str, str]:
     """Headers a hand-written call would send (the key from the environment, if any)."""
     key = os.environ.get("HINDSIGHT_API_KEY") or os.environ.get("HINDSIGHT_API_TOKEN")

@@ -41,6 +41,7 @@ from .common import (
     new_bank,
     quiet_shell,
     raw_client,
+    settle_bank,
 )
 
 FACTS = [
@@ -54,20 +55,6 @@ FACTS = [
 QUERY = "What do we know about refunds and data quality in the churn table?"
 QUESTION = "What have we learned about data quality in this project?"
 SETTLE_S = 60.0
-
-
-def _settle(http: Any, bank_id: str, wait_s: float) -> float | None:
-    """Wait (≤ ``wait_s``) until the server has no pending work for the bank; seconds waited."""
-    started = time.monotonic()
-    while True:
-        stats = http.get(f"/v1/default/banks/{bank_id}/stats").json()
-        busy = stats.get("pending_operations", 0) + stats.get("pending_consolidation", 0)
-        by_status = stats.get("operations_by_status") or {}
-        if not busy and not by_status.get("processing"):
-            return time.monotonic() - started
-        if time.monotonic() - started > wait_s:
-            return None
-        time.sleep(0.5)
 
 
 class HttpTimer:
@@ -170,7 +157,7 @@ def measure(
             for i in range(facts):
                 shell.run_line_magic("retain", f"{FACTS[i % len(FACTS)]} (note {i})")
             shell.run_line_magic("recall", QUERY)  # sends them, waits for indexing
-            settled_s = _settle(http, session.scope.bank_id, settle_s)
+            settled_s = settle_bank(http, session.scope.bank_id, settle_s)
             scope, s = session.scope, session.settings
             base = f"/v1/default/banks/{scope.bank_id}"
             recall_body: dict[str, Any] = {

@@ -225,6 +225,23 @@ def check_figures(out: str) -> None:
     assert counted, table.row("`hm.timeline()`")
     assert int(counted.group(1).replace(" ", "")) >= 100
 
+    # 12: recall quality: real fractions of the questions, three ways, nothing scaffolding
+    three_ways = ("hit@5 of the extension", "hit@5 by hand (", "hit@5 of BM25")
+    found = [
+        number(row[2]) for row in table.rows if row[1].partition(": ")[2].startswith(three_ways)
+    ]
+    assert len(found) == 6, found  # three ways, two sizes
+    assert all(0 <= value <= 1 for value in found), found
+    ours = [row for row in table.rows if "hit@5 of the extension" in row[1]]
+    assert len(ours) == 2, ours
+    assert all(int(row[5]) >= 60 for row in ours), ours  # the planted facts, each asked
+    shown = [row[2] for row in table.rows if "top-5 results that are scaffolding" in row[1]]
+    assert len(shown) == 2, shown
+    assert all(text.startswith("0 of ") for text in shown), shown
+    for row in table.rows:
+        if "recall latency ratio on the same bank" in row[1]:
+            assert 0.2 < number(row[2]) < 5, row
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred

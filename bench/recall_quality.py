@@ -1,0 +1,554 @@
+"""Is the memory found? Plain questions about what notebooks decided, answered from memory.
+
+Run: ``python -m bench.recall_quality`` (``HINDSIGHT_BENCH_URL``, or a server started for the
+run by the project's launcher, with its default settings, and deleted afterwards). Prints a
+table and JSON; asserts nothing.
+
+The sessions of ``recall_sessions`` (a data analysis, a lab log, a teaching session, each with
+facts planted the ways people leave them) run cell by cell in real IPython kernels with the
+extension loaded and its defaults (auto-retain on, every 3 cells), as a user's notebooks would;
+each kernel then exits politely. Their executed notebooks are written to disk as ``.ipynb``.
+Then every question is asked three ways, in the same run against the same server:
+
+- **the extension**: ``hm.recall(question)`` from a new session in the same project (next
+  week's kernel), with the extension's defaults;
+- **by hand**: the official ``hindsight-client``, each executed cell (source and outputs)
+  retained as its own document in a bank of its own, then ``arecall(bank, question)`` with the
+  client's defaults;
+- **BM25 over the notebooks**: what a user without a memory server has: the executed ``.ipynb``
+  files, each cell (source and outputs) a document, ranked by ``rank_bm25.BM25Okapi``.
+
+A question is *found at k* when one of the first k results contains one of its fact's answer
+strings. Figures: hit@1, hit@5, MRR (over the first 10), the share of top-5 results that are
+scaffolding (an extraction prompt's or a metadata line, not the user's work), and recall
+latency. Then the bank grows: distractor sessions of unrelated work run the same way (and are
+retained by hand and added to the BM25 corpus) until there are at least 10 sessions and 1 000
+memories, and the questions are asked again. The extension's recall is also timed against a
+raw ``hindsight-client`` recall of the same bank, alternating, for the latency bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .common import Stat, bench_server, delete_bank, new_bank, raw_client, settle_bank
+from .recall_sessions import Fact, Session, distractor_sessions, facts, planted_sessions
+from .report import Row, Section, markdown_table, num, stat_row
+
+TOP = 5
+MRR_DEPTH = 10
+PROJECT = "recallbench"  # the project folder every session runs in (one scope, one bank)
+SCAFFOLDING = re.compile(
+    r"Extract facts from the following|^\s*(?:Event Date|Context|kernel_session|session_id|"
+    r"source|cells|retain_cell|notebook|run|document_id)\s*:|^\s*\[cell \d+(?:-\d+)?\]\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+SYSTEMS = ("extension", "by hand", "BM25")
+WORD = re.compile(r"\w+")
+
+
+def is_scaffolding(text: str) -> bool:
+    """Whether a recalled text is an extraction prompt's or a metadata line, not the user's
+    work: every line of it is one (``Context: jupyter``, ``cells: 2-40``, ``[cell 4]``)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(SCAFFOLDING.search(line) for line in lines)
+
+
+# -- running the sessions -----------------------------------------------------------------
+
+
+@dataclass
+class ExecutedCell:
+    """One cell as it ran: its source and what it showed (text)."""
+
+    source: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # nbformat outputs
+
+    @property
+    def text(self) -> str:
+        """Source and shown outputs, as a person reading the notebook sees them."""
+        parts = [self.source]
+        for output in self.outputs:
+            if output["output_type"] == "stream":
+                parts.append(output["text"])
+            elif output["output_type"] in ("execute_result", "display_data"):
+                parts.append(output["data"].get("text/plain", ""))
+            elif output["output_type"] == "error":
+                parts.append(f"{output['ename']}: {output['evalue']}")
+        return "\n".join(part.rstrip("\n") for part in parts if part)
+
+
+def run_session(session: Session, project: Path, env: dict[str, str]) -> list[ExecutedCell]:
+    """Run ``session`` in a new kernel with the extension loaded (its first cell), as a user
+    would; the kernel exits politely afterwards (auto-retain's last cells go then)."""
+    from jupyter_client.manager import start_new_kernel
+
+    notebook = project / session.notebook
+    manager, client = start_new_kernel(
+        kernel_name="python3",
+        env={**os.environ, **env, "JPY_SESSION_NAME": str(notebook)},
+        cwd=str(project),
+    )
+    executed: list[ExecutedCell] = []
+    try:
+        sources = ["%load_ext hindsight_magic", *(cell.source for cell in session.cells)]
+        for source in sources:
+            cell = ExecutedCell(source)
+
+            def keep(msg: dict[str, Any], cell: ExecutedCell = cell) -> None:
+                kind, content = msg["msg_type"], msg["content"]
+                if kind == "stream":
+                    cell.outputs.append({"output_type": "stream", **_pick(content, "name", "text")})
+                elif kind in ("execute_result", "display_data"):
+                    data = {"text/plain": content["data"].get("text/plain", "")}
+                    cell.outputs.append({"output_type": kind, "data": data, "metadata": {}})
+                    if kind == "execute_result":
+                        cell.outputs[-1]["execution_count"] = content.get("execution_count")
+                elif kind == "error":
+                    error = {**_pick(content, "ename", "evalue"), "traceback": []}
+                    cell.outputs.append({"output_type": "error", **error})
+
+            client.execute_interactive(source, timeout=120, output_hook=keep)
+            executed.append(cell)
+        # what is still queued goes now, as kernel exit would send it (bounded there)
+        client.execute_interactive(
+            "import hindsight_magic as _hm; _hm.flush(120)",
+            store_history=False,
+            timeout=180,
+            output_hook=lambda msg: None,
+        )
+    finally:
+        client.shutdown()
+        deadline = time.monotonic() + 30
+        while manager.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        client.stop_channels()
+        if manager.is_alive():
+            manager.shutdown_kernel(now=True)
+    _write_notebook(notebook, executed)
+    return executed
+
+
+def _pick(content: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {key: content.get(key, "") for key in keys}
+
+
+def _write_notebook(path: Path, cells: Sequence[ExecutedCell]) -> None:
+    import nbformat
+
+    book = nbformat.v4.new_notebook()
+    for number, cell in enumerate(cells, start=1):
+        code = nbformat.v4.new_code_cell(cell.source, execution_count=number)
+        code.outputs = [nbformat.from_dict(output) for output in cell.outputs]
+        book.cells.append(code)
+    nbformat.write(book, str(path))
+
+
+def notebook_cells(folder: Path) -> list[str]:
+    """Every code cell of every ``.ipynb`` in ``folder``: its source and outputs as text."""
+    import nbformat
+
+    found = []
+    for path in sorted(folder.glob("*.ipynb")):
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            if cell.cell_type == "code":
+                found.append(ExecutedCell(cell.source, list(cell.get("outputs", []))).text)
+    return found
+
+
+# -- the three ways of asking -------------------------------------------------------------
+
+
+class BM25Notebooks:
+    """BM25 (``rank_bm25.BM25Okapi``) over the executed notebooks' cells."""
+
+    def __init__(self, folder: Path) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self.cells = notebook_cells(folder)
+        self._index = BM25Okapi([tokens(cell) for cell in self.cells])
+
+    def search(self, question: str, k: int = MRR_DEPTH) -> list[str]:
+        """The ``k`` best cells for ``question``."""
+        scores = self._index.get_scores(tokens(question))
+        best = sorted(range(len(self.cells)), key=lambda i: -scores[i])[:k]
+        return [self.cells[i] for i in best]
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased words (a plain tokenizer, as a user's quick BM25 would use)."""
+    return WORD.findall(text.lower())
+
+
+class ByHand:
+    """The official client: one document per executed cell, recall with its defaults."""
+
+    def __init__(self, url: str, bank_id: str) -> None:
+        from hindsight_client import Hindsight
+
+        self.bank_id = bank_id
+        self._client = Hindsight(base_url=url, api_key=_key(), timeout=120.0)
+        self._loop = asyncio.new_event_loop()
+        self._documents = 0
+
+    def retain(self, cells: Iterable[ExecutedCell]) -> None:
+        """Each cell as its own document (async retains, 50 to a request)."""
+        items = [{"content": cell.text} for cell in cells if cell.text.strip()]
+        for start in range(0, len(items), 50):
+            batch = []
+            for item in items[start : start + 50]:
+                self._documents += 1
+                batch.append({**item, "document_id": f"cell-{self._documents}"})
+            self._loop.run_until_complete(
+                self._client.aretain_batch(self.bank_id, batch, retain_async=True)
+            )
+
+    def recall(self, question: str, bank_id: str | None = None) -> list[str]:
+        """What ``arecall`` returns (the client's defaults), best first."""
+        reply = self._loop.run_until_complete(
+            self._client.arecall(bank_id or self.bank_id, question)
+        )
+        return [result.text for result in reply.results]
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self._client.aclose())
+        self._loop.close()
+
+
+def _key() -> str | None:
+    return os.environ.get("HINDSIGHT_API_KEY") or os.environ.get("HINDSIGHT_API_TOKEN")
+
+
+# -- scoring ------------------------------------------------------------------------------
+
+
+@dataclass
+class Scores:
+    """One system's answers to every question at one size."""
+
+    ranks: list[int | None] = field(default_factory=list)  # 1-based rank of the first hit
+    kinds: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    top: list[list[str]] = field(default_factory=list)  # the first TOP texts of each answer
+    latency_ms: list[float] = field(default_factory=list)
+
+    def add(self, fact: Fact, results: Sequence[str], elapsed_ms: float | None = None) -> None:
+        rank = next((n for n, text in enumerate(results[:MRR_DEPTH], 1) if found(fact, text)), None)
+        self.ranks.append(rank)
+        self.kinds.append(fact.kind)
+        self.questions.append(fact.question)
+        self.top.append(list(results[:TOP]))
+        if elapsed_ms is not None:
+            self.latency_ms.append(elapsed_ms)
+
+    def summary(self) -> dict[str, Any]:
+        n = len(self.ranks)
+        shown = [text for texts in self.top for text in texts]
+        by_kind: dict[str, list[int | None]] = defaultdict(list)
+        for kind, rank in zip(self.kinds, self.ranks, strict=True):
+            by_kind[kind].append(rank)
+        return {
+            "questions": n,
+            "hit@1": _hits(self.ranks, 1) / n,
+            "hit@5": _hits(self.ranks, TOP) / n,
+            "found@5": _hits(self.ranks, TOP),
+            "mrr": sum(1 / rank for rank in self.ranks if rank) / n,
+            "shown": len(shown),
+            "scaffolding": sum(is_scaffolding(text) for text in shown),
+            "hit@5 by kind": {
+                kind: [_hits(ranks, TOP), len(ranks)] for kind, ranks in sorted(by_kind.items())
+            },
+            "latency_ms": _stat(self.latency_ms),
+            "misses": [
+                texts
+                for texts, rank in zip(self.top, self.ranks, strict=True)
+                if not rank or rank > TOP
+            ][:3],
+        }
+
+
+def found(fact: Fact, text: str) -> bool:
+    """Whether ``text`` holds one of the fact's answer strings."""
+    return any(answer in text for answer in fact.answers)
+
+
+def _hits(ranks: Iterable[int | None], k: int) -> int:
+    return sum(1 for rank in ranks if rank is not None and rank <= k)
+
+
+def _stat(values: Sequence[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return {
+        "median": statistics.median(ordered),
+        "min": ordered[0],
+        "max": ordered[-1],
+        "n": len(ordered),
+    }
+
+
+def timed(call: Callable[[str], list[str]], question: str) -> tuple[list[str], float]:
+    """What ``call(question)`` returned, and how long it took (ms)."""
+    started = time.perf_counter()
+    results = call(question)
+    return results, (time.perf_counter() - started) * 1000
+
+
+# -- the run ------------------------------------------------------------------------------
+
+
+def extension_recall(project: Path, env: dict[str, str]) -> Callable[[str], list[str]]:
+    """``hm.recall`` from a new session in the project, as next week's kernel would ask."""
+    import hindsight_magic as hm
+
+    os.environ.update(env)
+    os.chdir(project)
+
+    def recall(question: str) -> list[str]:
+        return [memory.text for memory in hm.recall(question)]
+
+    return recall
+
+
+def ask(
+    questions: Sequence[tuple[Session, int, Fact]],
+    extension: Callable[[str], list[str]],
+    by_hand: ByHand,
+    bm25: BM25Notebooks,
+    ext_bank: str,
+) -> dict[str, Any]:
+    """Every question three ways (and each strict paraphrase, reported beside); then the
+    extension and a raw recall of its bank, alternating."""
+    scores = {system: Scores() for system in SYSTEMS}
+    strict = {system: Scores() for system in SYSTEMS}
+    extension(questions[0][2].question)  # warm up (the session's first load, connections)
+    by_hand.recall(questions[0][2].question)
+    for _, _, fact in questions:
+        scores["extension"].add(fact, *timed(extension, fact.question))
+        scores["by hand"].add(fact, *timed(by_hand.recall, fact.question))
+        scores["BM25"].add(fact, *timed(bm25.search, fact.question))
+        if fact.strict:
+            strict["extension"].add(fact, extension(fact.strict))
+            strict["by hand"].add(fact, by_hand.recall(fact.strict))
+            strict["BM25"].add(fact, bm25.search(fact.strict))
+    same_bank: dict[str, list[float]] = {"extension": [], "by hand": []}
+    for round_, (_, _, fact) in enumerate(questions):
+        pair: list[tuple[str, Callable[[str], list[str]]]] = [
+            ("extension", extension),
+            ("by hand", functools.partial(by_hand.recall, bank_id=ext_bank)),
+        ]
+        for who, call in pair if round_ % 2 == 0 else reversed(pair):
+            same_bank[who].append(timed(call, fact.question)[1])
+    summary: dict[str, Any] = {system: score.summary() for system, score in scores.items()}
+    summary["strict"] = {system: score.summary() for system, score in strict.items()}
+    ext, raw = (statistics.median(same_bank[who]) for who in ("extension", "by hand"))
+    summary["same bank"] = {
+        "extension_ms": _stat(same_bank["extension"]),
+        "by_hand_ms": _stat(same_bank["by hand"]),
+        "ratio": ext / raw,
+    }
+    return summary
+
+
+def bank_memories(url: str, bank_id: str) -> int:
+    with raw_client(url) as http:
+        return int(http.get(f"/v1/default/banks/{bank_id}/stats").json().get("total_nodes", 0))
+
+
+def measure(url: str, distractors: int = 7, cells_each: int = 140) -> dict[str, Any]:
+    """Both sizes, three systems each; the figures as a JSON-able dict."""
+    ext_bank, hand_bank = new_bank("recall-ext"), new_bank("recall-hand")
+    sessions = planted_sessions()
+    questions = facts(sessions)
+    result: dict[str, Any] = {"facts": len(questions), "sizes": {}}
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    by_hand = ByHand(url, hand_bank)
+    with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
+        project = Path(tmp) / PROJECT
+        project.mkdir()
+        env = {
+            "HINDSIGHT_API_URL": url,
+            "HINDSIGHT_BANK_ID": ext_bank,
+            "HINDSIGHT_JOURNAL_PATH": str(Path(tmp) / "journal.sqlite3"),
+        }
+        try:
+            recall = extension_recall(project, env)
+            for size, batch in (
+                ("3 sessions", sessions),
+                (
+                    f"{len(sessions) + distractors} sessions",
+                    distractor_sessions(distractors, cells_each),
+                ),
+            ):
+                cells = 0
+                for session in batch:
+                    _progress(f"{size}: running {session.notebook} ({len(session.cells)} cells)")
+                    executed = run_session(session, project, env)
+                    by_hand.retain(executed)
+                    cells += len(executed)
+                _progress(f"{size}: waiting for the server to index both banks …")
+                with raw_client(url) as http:
+                    for bank in (ext_bank, hand_bank):
+                        settle_bank(http, bank, 1800, consolidation=False)
+                bm25 = BM25Notebooks(project)
+                _progress(f"{size}: asking {len(questions)} questions three ways …")
+                figures = ask(questions, recall, by_hand, bm25, ext_bank)
+                figures["memories"] = {
+                    "extension": bank_memories(url, ext_bank),
+                    "by hand": bank_memories(url, hand_bank),
+                }
+                figures["notebook cells"] = len(bm25.cells)
+                result["sizes"][size] = figures
+        finally:
+            import hindsight_magic as hm
+
+            hm.flush(5)
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            by_hand.close()
+            for bank in (ext_bank, hand_bank):
+                delete_bank(url, bank)
+    return result
+
+
+# -- the table ----------------------------------------------------------------------------
+
+SMALL_BAR, GROWN_BAR, LATENCY_BAR = 0.9, 0.8, 1.2  # issue 33
+
+
+def _row(table: list[Row], size: str, what: str, value: str, **kw: Any) -> None:
+    table.append(Row("12", f"{size}: {what}", value, **kw))
+
+
+def _three(got: dict[str, Any], key: str) -> str:
+    return " / ".join(num(got[system][key]) for system in SYSTEMS)
+
+
+def rows(figures: dict[str, Any]) -> Section:
+    """Section 12 of BENCHMARKS.md: per size, the three systems side by side, and the bars."""
+    table: list[Row] = []
+    for index, (size, got) in enumerate(figures["sizes"].items()):
+        bar = SMALL_BAR if index == 0 else GROWN_BAR
+        ext, hand, bm25 = (got[system] for system in SYSTEMS)
+        n = str(ext["questions"])
+
+        row = functools.partial(_row, table, size)
+
+        row(
+            f"hit@5 of the extension (`hm.recall`, defaults; {n} questions)",
+            num(ext["hit@5"]),
+            n=n,
+            bar=f"≥ {bar}",
+            passed=ext["hit@5"] >= bar,
+        )
+        row("hit@5 by hand (`hindsight-client`, one document per cell)", num(hand["hit@5"]), n=n)
+        row("hit@5 of BM25 over the executed notebooks' cells", num(bm25["hit@5"]), n=n)
+        best = max(hand["hit@5"], bm25["hit@5"])
+        row(
+            "extension's hit@5 ≥ each baseline's",
+            "yes" if ext["hit@5"] >= best else "no",
+            bar="yes",
+            passed=ext["hit@5"] >= best,
+        )
+        row(
+            "hit@5 of the strict paraphrases (no word shared): extension / by hand / BM25",
+            _three(got["strict"], "hit@5"),
+        )
+        row("hit@1: extension / by hand / BM25", _three(got, "hit@1"))
+        row(f"MRR (first {MRR_DEPTH}): extension / by hand / BM25", _three(got, "mrr"))
+        row(
+            "top-5 results that are scaffolding (prompt or metadata lines): extension / by "
+            "hand / BM25",
+            " / ".join(f"{got[s]['scaffolding']} of {got[s]['shown']}" for s in SYSTEMS),
+            bar="0 (extension)",
+            passed=ext["scaffolding"] == 0,
+        )
+        for system in SYSTEMS:
+            kinds = got[system]["hit@5 by kind"]
+            row(
+                f"hit@5 by kind of fact, {system}",
+                ", ".join(f"{kind} {hit}/{total}" for kind, (hit, total) in kinds.items()),
+            )
+        for system in SYSTEMS:
+            latency = got[system]["latency_ms"]
+            table.append(
+                stat_row("12", f"{size}: recall latency, {system}", Stat.from_json(latency), "ms")
+            )
+        same = got["same bank"]
+        table.append(
+            stat_row(
+                "12",
+                f"{size}: `hm.recall` of the extension's bank",
+                Stat.from_json(same["extension_ms"]),
+                "ms",
+            )
+        )
+        table.append(
+            stat_row(
+                "12",
+                f"{size}: `hindsight-client` `arecall` of the same bank, alternating",
+                Stat.from_json(same["by_hand_ms"]),
+                "ms",
+            )
+        )
+        row(
+            "recall latency ratio on the same bank: extension ÷ by hand (medians)",
+            f"{same['ratio']:.2f}",
+            bar=f"≤ {LATENCY_BAR}",
+            passed=same["ratio"] <= LATENCY_BAR,
+        )
+        memories = got["memories"]
+        row(
+            "memories in the bank: extension / by hand; notebook cells",
+            f"{num(memories['extension'])} / {num(memories['by hand'])}; "
+            f"{num(got['notebook cells'])}",
+        )
+    notes = [
+        f"12: {figures['facts']} facts planted in three sessions (a data analysis, a lab log, a "
+        "teaching session; `bench/recall_sessions.py`) the ways people leave them, each asked "
+        "about once in other words. The sessions run cell by cell in real kernels with the "
+        "extension's defaults; the same executed cells are retained by hand (one document "
+        "each) and read back from the `.ipynb` files for BM25. The second size adds "
+        "distractor sessions of unrelated work. A question is found when a result contains "
+        "its fact's answer. `python -m bench.recall_quality` runs this section alone."
+    ]
+    return table, notes
+
+
+def _progress(message: str) -> None:
+    print(f"[recall-quality] {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall_quality")
+    parser.add_argument("--distractors", type=int, default=7, help="distractor sessions")
+    parser.add_argument("--cells", type=int, default=140, help="cells per distractor session")
+    args = parser.parse_args(argv)
+    with bench_server() as server:
+        figures = measure(server.url, args.distractors, args.cells)
+    table, notes = rows(figures)
+    print(markdown_table(table))
+    for note in notes:
+        print(f"\n{note}")
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
