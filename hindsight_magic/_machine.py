@@ -168,6 +168,11 @@ def resolve_api_url(settings: _HasApiUrl) -> str:
 log = logging.getLogger("hindsight_magic")
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 LOCAL_PORT = 8899  # the local server's default port: 8888 is Jupyter Server's own
+# The longest memory the local server's embedding model reads whole: all-MiniLM-L6-v2 reads
+# 256 word pieces and ignores the rest, and code runs 2.4-3.4 characters to a word piece (prose
+# about 3.6), with the server's date and entities appended to what it embeds. Auto-retain cuts
+# cells into pieces this long; without an LLM the local server stores chunks this long.
+EMBEDDED_CHARS = 600
 PG_CONNECT_TIMEOUT_S = 0.5
 
 

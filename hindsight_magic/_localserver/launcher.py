@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .._machine import (
+    EMBEDDED_CHARS,
     LOCAL_PORT,
     ServerInfo,
     api_process,
@@ -133,7 +134,17 @@ def _child_env(
         env["HINDSIGHT_API_TENANT_API_KEY"] = api_key
     env.update(extra_env or {})
     if not any(k.startswith("HINDSIGHT_API_LLM_") for k in env):
+        # No LLM: the mock answers reflect with a placeholder, but must not extract. In the
+        # default (concise) mode it stored the lines of its own prompt as the user's facts
+        # ("Extract facts from the following chunk.", "Context: jupyter") and dropped all but
+        # the first lines of each chunk. In chunks mode each chunk is stored as it is, sized
+        # for the embedding model; entities come with each memory (the extension sends them).
+        # Consolidation is off too: the mock's "observations" were a memory's first line with
+        # its date appended ("[cell 42] (mentioned_at=2026-12-03 05:47)").
         env["HINDSIGHT_API_LLM_PROVIDER"] = "mock"
+        env.setdefault("HINDSIGHT_API_RETAIN_EXTRACTION_MODE", "chunks")
+        env.setdefault("HINDSIGHT_API_RETAIN_CHUNK_SIZE", str(EMBEDDED_CHARS))
+        env.setdefault("HINDSIGHT_API_ENABLE_OBSERVATIONS", "false")
     return env, env.get("HINDSIGHT_API_LLM_PROVIDER", "openai")  # openai: Hindsight's default
 
 

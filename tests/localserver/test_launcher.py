@@ -21,7 +21,7 @@ from hindsight_magic import _machine as discovery
 from hindsight_magic import _machine as paths
 from hindsight_magic._localserver import ServerError, postgres
 from hindsight_magic._localserver import launcher as server
-from hindsight_magic._machine import ServerInfo
+from hindsight_magic._machine import EMBEDDED_CHARS, ServerInfo
 from hindsight_magic._settings import FALLBACK_API_URL
 
 
@@ -276,6 +276,13 @@ def test_child_env_mock_llm_and_our_settings_win() -> None:
     assert env["HINDSIGHT_API_LOG_LEVEL"] == "debug"
     for gone in ("HINDSIGHT_API_TENANT_API_KEY", "HINDSIGHT_API_KEY", "PGSSLMODE"):
         assert gone not in env
+    # no LLM: what is retained is stored as written, in chunks the embedding model reads whole,
+    # and the mock makes no observations
+    assert env["HINDSIGHT_API_RETAIN_EXTRACTION_MODE"] == "chunks"
+    assert env["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == str(EMBEDDED_CHARS)
+    assert env["HINDSIGHT_API_ENABLE_OBSERVATIONS"] == "false"
+    own, _ = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_RETAIN_CHUNK_SIZE": "900"})
+    assert own["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == "900"  # the user's choice stays
 
 
 def test_child_env_passes_the_users_llm_and_auth() -> None:
@@ -287,6 +294,8 @@ def test_child_env_passes_the_users_llm_and_auth() -> None:
     assert env["HINDSIGHT_API_TENANT_EXTENSION"].endswith(":ApiKeyTenantExtension")
     _, default = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_MODEL": "x"})
     assert default == "openai"  # Hindsight's own default provider
+    for left in ("RETAIN_EXTRACTION_MODE", "RETAIN_CHUNK_SIZE", "ENABLE_OBSERVATIONS"):
+        assert f"HINDSIGHT_API_{left}" not in env  # an LLM extracts (the server's defaults)
 
 
 # --- real servers -----------------------------------------------------------------------------
