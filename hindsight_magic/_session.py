@@ -325,6 +325,7 @@ class HindsightSession:
         source: str = PYTHON_API,
         cells: Sequence[int] = (),
         agent: AgentOrigin | None = None,
+        entities: Sequence[str] = (),
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -332,7 +333,7 @@ class HindsightSession:
 
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
         its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``,
-        the ``agent`` that wrote it).
+        the ``agent`` that wrote it); ``entities``: what it names, when known (a cell's).
         """
         scope = self.scope
         meta = provenance_metadata(
@@ -347,6 +348,7 @@ class HindsightSession:
             secrets=self.secrets(),
             document_id=document_id or own_document_id(update_mode),  # re-sends replace it
             update_mode=update_mode,
+            entities=entities,
         )
         self.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id

@@ -378,7 +378,7 @@ class HindsightSettings(Configurable):
     retain_mode = Choice(
         ("full-session", "last-cells"),
         "full-session",
-        help="One appended document per session, or windows of cells.",
+        help="Each new cell once, as its own memories; or windows of the last cells.",
     ).tag(config=True)
     retain_outputs = Choice(
         ("none", "result", "all"), "result", help="Which cell outputs auto-retain keeps."

@@ -1,9 +1,19 @@
-"""Auto-retain: executed cells → a transcript memory every N counted cells.
+"""Auto-retain: executed cells → memories every N counted cells.
 
 ``post_run_cell`` runs on the kernel thread (it is the IPython hook) and does O(1) work: it
 appends the cell's ``ExecutionResult`` to a deque and, when enough cells may have accumulated,
 schedules ``process`` on the worker. Everything else — skip rules, output capture, redaction,
-transcript building — runs on the worker, once the kernel has been idle for ``IDLE_S``.
+cutting cells into pieces, finding their entities — runs on the worker, once the kernel has
+been idle for ``IDLE_S``.
+
+**What is retained is shaped to be found.** Every N cells, each new cell becomes its own
+memory (``full-session``, the default), or the window of the last N + overlap cells is packed
+into memories (``last-cells``); a cell longer than the embedding model reads whole is cut at
+line boundaries into parts (``transcript.cell_pieces``). Each memory is its own document, with
+its cell number, and the entities the cell names (``entities.py``). Measured (turn 4, issue 33):
+one growing document per kernel, which the server cut into 3 000-character chunks, let recall
+find 1 of 8 plain questions; one document per cell, 8 of 8. Each memory is sent once, so what
+one retain sends grows with the new cells only, never with the session.
 
 The auto-retainer knows nothing of IPython or of the session: it is handed the settings, a
 ``retain`` function that queues one memory, the worker to schedule its jobs on, the secrets to
@@ -20,8 +30,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .redact import redact
-from .transcript import CellText, format_cell, is_own_result, is_skipped, join_transcript
+from .entities import entities_of
+from .transcript import (
+    MIN_TRANSCRIPT_CHARS,
+    CellText,
+    cell_pieces,
+    clean_cell,
+    is_own_result,
+    is_skipped,
+    pack_pieces,
+)
 
 if TYPE_CHECKING:
     from .._settings import HindsightSettings
@@ -58,7 +76,23 @@ class Retain(Protocol):
         ran_at: float | None = ...,
         source: str = ...,
         cells: Sequence[int] = ...,
+        entities: Sequence[str] = ...,
     ) -> object: ...
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One counted cell, ready to retain: when it ran, its cleaned (redacted, capped) parts and
+    the pieces it becomes."""
+
+    ran_at: float
+    cell: CellText
+    pieces: list[str]
+
+    def entities(self, piece: str | None = None) -> tuple[str, ...]:
+        """What the cell names (or, for one ``piece`` of a cut cell, what that piece names)."""
+        outputs = (self.cell.result or "", self.cell.error or "", self.cell.stdout or "")
+        return entities_of(outputs, code=self.cell.source, within=piece)
 
 
 @dataclass(frozen=True)
@@ -70,7 +104,7 @@ class AutoRetainStatus:
     every: int
     counted: int
     until_next: int
-    retained: int
+    retained: int  # cells queued as memories (a window's cells each time in ``last-cells``)
     last_error: str | None
 
 
@@ -112,9 +146,8 @@ class AutoRetainer:
         self.outputs_of = outputs_of
         self._raw: deque[CellRun] = deque(maxlen=MAX_UNPROCESSED)
         self._lock = threading.Lock()
-        self._since_last: list[tuple[float, int, str]] = []  # (ran at, cell, entry)
-        self._recent: deque[tuple[int, str]] = deque()  # (cell, entry)
-        self._first_appended: int | None = None  # the session document's first cell
+        self._since_last: list[Entry] = []  # the counted cells not retained yet
+        self._recent: deque[Entry] = deque()  # the last N + overlap cells (``last-cells``)
         self._counted = 0
         self._retained = 0
         self._last_error: str | None = None
@@ -123,7 +156,6 @@ class AutoRetainer:
         self._enabled = settings.auto_retain
         self._scheduled = False
         self._last_cell = 0.0
-        self._last_stamp = 0
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -168,7 +200,7 @@ class AutoRetainer:
         self.process()
 
     def process(self, force: bool = False) -> bool:
-        """Turn recorded cells into entries; queue a transcript when due (or ``force``)."""
+        """Turn recorded cells into entries; queue their memories when due (or ``force``)."""
         with self._lock:
             settings = self._settings
             every = settings.retain_every_n_cells
@@ -180,12 +212,13 @@ class AutoRetainer:
                 if is_skipped(source):
                     continue
                 cell = CellText(number, source, *self.outputs_of(result))
-                entry = format_cell(cell, settings.retain_outputs, secrets)
-                if not entry:
+                cleaned = clean_cell(cell, settings.retain_outputs, secrets)
+                if cleaned is None:
                     continue
                 self._counted += 1
-                self._since_last.append((ran_at, number, entry))
-                self._recent.append((number, entry))
+                entry = Entry(ran_at, cleaned, cell_pieces(cleaned))
+                self._since_last.append(entry)
+                self._recent.append(entry)
                 while len(self._recent) > window:
                     self._recent.popleft()
                 if len(self._since_last) >= every:  # every N cells, however late we look
@@ -196,42 +229,50 @@ class AutoRetainer:
             return queued
 
     def _retain(self, mode: str) -> bool:
-        first_ran = self._since_last[0][0]
+        """Queue the memories of the cells since the last retain (``last-cells``: of the
+        window), each with its cells and entities."""
         if mode == "last-cells":
-            entries = [entry for _, entry in self._recent]
-            span = [cell for cell, _ in self._recent]
-            stamp = max(int(self._since_last[-1][0] * 1000), self._last_stamp + 1)
-            self._last_stamp = stamp  # unique even for windows closed in one millisecond
-            document_id, update_mode = f"{self._session_id}-{stamp}", None
+            entries = list(self._recent)
+            packed = pack_pieces((entry.cell.number, entry.pieces) for entry in entries)
+            by_cell = {entry.cell.number: entry for entry in entries}
+            memories = [(by_cell[cells[0]].ran_at, cells, text) for cells, text in packed]
         else:
-            entries = [entry for _, _, entry in self._since_last]
-            document_id, update_mode = self._session_id, "append"
-            if self._first_appended is None:
-                self._first_appended = self._since_last[0][1]
-            # the server re-reads the whole appended document and gives all its memories the
-            # latest metadata: so the cells are those of the whole document, first to last
-            span = [self._first_appended, self._since_last[-1][1]]
+            memories = [
+                (entry.ran_at, (entry.cell.number,), piece)
+                for entry in self._since_last
+                for piece in entry.pieces
+            ]
+            by_cell = {entry.cell.number: entry for entry in self._since_last}
         self._since_last = []
         self._needed = self._settings.retain_every_n_cells
-        transcript = join_transcript(entries)
-        if transcript is None:
+        queued, retained = 0, set[int]()
+        for ran_at, cells, text in memories:
+            if len(text.split("\n", 1)[-1].strip()) < MIN_TRANSCRIPT_CHARS:
+                continue  # ``x = 1``: nothing a question could be about
+            found = [
+                name
+                for number in cells
+                for name in by_cell[number].entities(None if len(cells) > 1 else text)
+            ]
+            try:
+                self._queue_memory(
+                    text,
+                    context=self._settings.retain_context,
+                    ran_at=ran_at,
+                    source=AUTORETAIN,
+                    cells=cells,
+                    entities=found,
+                )
+            except Exception as error:  # the queue is closed: nothing to retain into
+                self._last_error = str(error)
+                log.warning("Hindsight: auto-retain failed: %s", error)
+                return False
+            queued += 1
+            retained.update(cells)
+        if not queued:
             return False
-        try:
-            self._queue_memory(
-                redact(transcript, self._secrets()),
-                context=self._settings.retain_context,
-                document_id=document_id,
-                update_mode=update_mode,
-                ran_at=first_ran,
-                source=AUTORETAIN,
-                cells=span,
-            )
-        except Exception as error:  # the queue is closed: nothing to retain into
-            self._last_error = str(error)
-            log.warning("Hindsight: auto-retain failed: %s", error)
-            return False
-        self._retained += 1
-        log.debug("Hindsight: auto-retain queued %d cells", len(entries))
+        self._retained += len(retained)
+        log.debug("Hindsight: auto-retain queued %d memories", queued)
         return True
 
     def status(self, process: bool = True) -> AutoRetainStatus:

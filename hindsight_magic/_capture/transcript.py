@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .._machine import EMBEDDED_CHARS
 from .._text import BLOCK_NAMES
 from .redact import redact
 
@@ -44,6 +45,7 @@ RESULT_CAP = 1000
 ERROR_CAP = 500
 STREAM_CAP = 1000
 MIN_TRANSCRIPT_CHARS = 10
+PIECE_CHARS = EMBEDDED_CHARS  # what the embedding model reads whole: see ``cell_pieces``
 
 
 OWN_RESULT = "_hindsight_result_"  # a class attribute: True on every result type of ours
@@ -143,39 +145,116 @@ def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = 
     return cap(text, limit) if HAS_WORD.search(text) else ""
 
 
+def clean_cell(
+    cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()
+) -> CellText | None:
+    """The parts of ``cell`` that are retained (per ``outputs``: none|result|all), each
+    redacted (``secrets`` plus credential shapes) before it is capped; None when its source
+    has nothing worth keeping."""
+    secrets = list(secrets)
+    source = _clean(cell.source, SOURCE_CAP, secrets, output=False)
+    if not source:
+        return None
+    result = error = stdout = None
+    if outputs in ("result", "all"):
+        result = _clean(cell.result, RESULT_CAP, secrets) or None
+        error = _clean(cell.error, ERROR_CAP, secrets) or None
+    if outputs == "all":
+        stdout = _clean(cell.stdout, STREAM_CAP, secrets) or None
+    return CellText(cell.number, source, result, error, stdout)
+
+
+def _body(cell: CellText) -> str:
+    parts = [cell.source]
+    for label, text in (("result", cell.result), ("error", cell.error), ("output", cell.stdout)):
+        if text:
+            parts += [f"[{label}]", text]
+    return "\n".join(parts)
+
+
 def format_cell(cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()) -> str:
     """``[cell N]``, the source, and the outputs allowed by ``outputs`` (none|result|all).
 
     Every part is redacted (``secrets`` plus credential shapes) before it is capped.
     """
-    secrets = list(secrets)
-    source = _clean(cell.source, SOURCE_CAP, secrets, output=False)
-    if not source:
-        return ""
-    parts = [f"[cell {cell.number}]", source]
-    if outputs in ("result", "all"):
-        result = _clean(cell.result, RESULT_CAP, secrets)
-        if result:
-            parts += ["[result]", result]
-        error = _clean(cell.error, ERROR_CAP, secrets)
-        if error:
-            parts += ["[error]", error]
-    if outputs == "all":
-        stdout = _clean(cell.stdout, STREAM_CAP, secrets)
-        if stdout:
-            parts += ["[output]", stdout]
-    return "\n".join(parts)
+    cleaned = clean_cell(cell, outputs, secrets)
+    return f"[cell {cleaned.number}]\n{_body(cleaned)}" if cleaned else ""
 
 
-_CELL_HEADER = re.compile(r"^\[cell \d+\]$", re.MULTILINE)
+def cell_pieces(cell: CellText, limit: int = PIECE_CHARS) -> list[str]:
+    """A (cleaned) cell as the memories it becomes: one ``[cell N]`` piece when it fits in
+    ``limit`` characters, else ``[cell N, part K of M]`` pieces cut at line boundaries (a
+    line longer than a piece at a space).
+
+    ``limit`` is what the embedding model reads whole: the local server's all-MiniLM-L6-v2
+    reads 256 word pieces and ignores the rest, and code runs 2.4-3.4 characters to a word
+    piece; a memory longer than that would be found only by its beginning.
+    """
+    body = _body(cell)
+    header = f"[cell {cell.number}]"
+    if len(header) + 1 + len(body) <= limit:
+        return [f"{header}\n{body}"]
+    room = max(limit - len(f"[cell {cell.number}, part 999 of 999]") - 1, 40)
+    chunks = split_lines(body, room)
+    return [
+        f"[cell {cell.number}, part {n} of {len(chunks)}]\n{chunk}"
+        for n, chunk in enumerate(chunks, 1)
+    ]
 
 
-def count_cells(transcript: str) -> int:
-    """How many cells a transcript (or several appended together) holds."""
-    return len(_CELL_HEADER.findall(transcript))
+def split_lines(text: str, room: int) -> list[str]:
+    """``text`` in chunks of at most ``room`` characters, cut between lines where it can."""
+    chunks: list[str] = []
+    current = ""
+    for line in text.splitlines():
+        while len(line) > room:  # one line longer than a chunk: cut it at a space
+            cut = line.rfind(" ", room // 2, room)
+            cut = cut if cut > 0 else room
+            if current:
+                chunks.append(current)
+                current = ""
+            chunks.append(line[:cut].rstrip())
+            line = line[cut:].lstrip()
+        joined = f"{current}\n{line}" if current else line
+        if len(joined) <= room:
+            current = joined
+        else:
+            chunks.append(current)
+            current = line
+    if current.strip():
+        chunks.append(current)
+    return [chunk for chunk in chunks if chunk.strip()]
 
 
-def join_transcript(entries: Iterable[str]) -> str | None:
-    """Entries joined by blank lines; None when there is too little to be worth sending."""
-    text = "\n\n".join(entry for entry in entries if entry)
-    return text if len(text.strip()) >= MIN_TRANSCRIPT_CHARS else None
+def pack_pieces(
+    cells: Iterable[tuple[int, list[str]]], limit: int = PIECE_CHARS
+) -> list[tuple[tuple[int, ...], str]]:
+    """Consecutive cells' pieces packed into memories of at most ``limit`` characters (the
+    window of ``last-cells`` mode): whole small cells share one, a cut cell's parts stay
+    apart. Each memory with the cells it holds."""
+    packed: list[tuple[tuple[int, ...], str]] = []
+    numbers: list[int] = []
+    text = ""
+    for number, pieces in cells:
+        if len(pieces) == 1 and len(text) + 2 + len(pieces[0]) <= limit:
+            text = f"{text}\n\n{pieces[0]}" if text else pieces[0]
+            numbers.append(number)
+            continue
+        if text:
+            packed.append((tuple(numbers), text))
+        numbers, text = [], ""
+        if len(pieces) == 1:
+            numbers, text = [number], pieces[0]
+        else:
+            packed += [((number,), piece) for piece in pieces]
+    if text:
+        packed.append((tuple(numbers), text))
+    return packed
+
+
+_CELL_HEADER = re.compile(r"^\[cell (\d+)(?:, part \d+ of \d+)?\]$", re.MULTILINE)
+
+
+def count_cells(transcripts: Iterable[str]) -> int:
+    """How many cells some transcript pieces hold (a cell cut in parts counts once)."""
+    return len({number for text in transcripts for number in _CELL_HEADER.findall(text)})

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._capture.autoretain import AUTORETAIN
+from .._capture.entities import entities_of
 from .._capture.redact import redact
 from .._capture.transcript import count_cells
 from .._text import encodable
@@ -36,6 +37,7 @@ class MemoryItem:
     tags: tuple[str, ...] | None = None
     document_id: str | None = None
     update_mode: str | None = None
+    entities: tuple[str, ...] = ()  # what it is about (``_capture/entities.py``)
     parts: int = 1  # how many queued memories this item carries (appends get merged)
     journal_ids: tuple[int, ...] = ()  # its rows in the journal (a tuple: not tracked by the GC)
 
@@ -62,7 +64,26 @@ class MemoryItem:
             body["document_id"] = self.document_id
         if self.update_mode:
             body["update_mode"] = self.update_mode
+        if self.entities:  # taken literally: a variable's name is not merged into a look-alike
+            body["entities"] = [{"text": name} for name in self.entities]
+            body["resolve_entities"] = False
         return body
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **kept: Any) -> MemoryItem:
+        """The item ``to_json`` stored (``kept``: the journal's own fields, ``parts`` …)."""
+        tags = data.get("tags")
+        return cls(
+            content=data["content"],
+            timestamp=data["timestamp"],
+            context=data.get("context"),
+            metadata=dict(data.get("metadata") or {}),
+            tags=tuple(tags) if tags else None,
+            document_id=data.get("document_id"),
+            update_mode=data.get("update_mode"),
+            entities=tuple(str(e["text"]) for e in data.get("entities") or ()),
+            **kept,
+        )
 
 
 @functools.lru_cache(maxsize=256)
@@ -82,9 +103,10 @@ def new_item(
     secrets: Sequence[str],
     document_id: str | None = None,
     update_mode: str | None = None,
+    entities: Sequence[str] = (),
 ) -> MemoryItem:
-    """A memory ready to queue: secrets redacted (its metadata's too), every text safe to send
-    as UTF-8."""
+    """A memory ready to queue: secrets redacted (its metadata's and entities' too), every
+    text safe to send as UTF-8."""
     hidden = tuple(secrets)
     return MemoryItem(
         content=redact(encodable(content), hidden),
@@ -94,7 +116,22 @@ def new_item(
         tags=tuple(encodable(tag) for tag in tags) or None,
         document_id=document_id,
         update_mode=update_mode,
+        entities=tuple(_safe_value(name, hidden) for name in entities),
     )
+
+
+def request_item(item: MemoryItem, secrets: Sequence[str]) -> dict[str, Any]:
+    """``item`` as a retain request carries it: its text redacted once more (a secret set
+    after it was queued), with the entities it is about (``_capture/entities.py``): what a
+    cell names, found when it ran, or a ``%retain`` text's files and terms."""
+    body = item.to_json()
+    body["content"] = redact(body["content"], secrets)
+    texts = () if is_transcript(item) else (item.content,)
+    names = entities_of(texts, known=item.entities)
+    if names:
+        body["entities"] = [{"text": redact(name, secrets)} for name in names]
+        body["resolve_entities"] = False
+    return body
 
 
 class QueueClosedError(RuntimeError):
@@ -151,7 +188,7 @@ class Batch:
     @property
     def cells(self) -> int:
         """How many notebook cells the batch's transcripts hold."""
-        return sum(count_cells(item.content) for item in self.items if is_transcript(item))
+        return count_cells(item.content for item in self.items if is_transcript(item))
 
 
 def is_transcript(item: MemoryItem) -> bool:

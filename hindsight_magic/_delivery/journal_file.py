@@ -348,18 +348,7 @@ def body_of(item: MemoryItem) -> str:
 def item_from(body: str, row_id: int) -> MemoryItem:
     """The item a row stores."""
     data: dict[str, Any] = json.loads(body)
-    tags = data.get("tags")
-    return MemoryItem(
-        content=data["content"],
-        timestamp=data["timestamp"],
-        context=data.get("context"),
-        metadata=dict(data.get("metadata") or {}),
-        tags=tuple(tags) if tags else None,
-        document_id=data.get("document_id"),
-        update_mode=data.get("update_mode"),
-        parts=int(data.get("parts") or 1),
-        journal_ids=(row_id,),
-    )
+    return MemoryItem.from_json(data, parts=int(data.get("parts") or 1), journal_ids=(row_id,))
 
 
 def row_from(found: tuple[Any, ...]) -> JournalRow:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._text import one_line
+from .items import is_transcript
 
 if TYPE_CHECKING:
     from .items import Batch, MemoryItem
@@ -43,6 +44,7 @@ class RecentItem:
     operation_id: str = ""  # the accepted batch's operation, once sent
     document_id: str | None = None
     changed_at: float = 0.0
+    transcript: bool = False  # auto-retained (a notebook cell), not a memory the user retained
 
 
 class _Slot:
@@ -59,6 +61,7 @@ class _Slot:
         "queued_at",
         "state",
         "text",
+        "transcript",
     )
 
     def __init__(self, item: MemoryItem, now: float) -> None:
@@ -67,6 +70,7 @@ class _Slot:
         self.queued_at = self.changed_at = now
         self.state, self.error, self.bank_id, self.operation_id = QUEUED, "", "", ""
         self.head = item.content[:HEAD_CHARS]  # as queued: a later append merges into it
+        self.transcript = is_transcript(item)
         self.text: str | None = None  # made on first read, not on the kernel thread
 
     def view(self) -> RecentItem:
@@ -81,6 +85,7 @@ class _Slot:
             self.operation_id,
             self.document_id,
             self.changed_at,
+            self.transcript,
         )
 
 

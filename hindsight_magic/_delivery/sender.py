@@ -46,13 +46,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._api.client import ensure_bank
 from .._api.errors import HindsightError
-from .._capture.redact import redact
 from .._diagnosis import explain
-from .items import Route, form_batches
+from .items import Route, form_batches, request_item
 
 if TYPE_CHECKING:
     from .._api.client import Connection, HindsightClient
@@ -155,11 +154,7 @@ class BatchSender:
         ensure_bank(client, bank_id, settings.bank_mission, settings.retain_mission)
         secrets = self._secrets()
         sync = self._sync_wanted(client, batch)
-        items: list[dict[str, Any]] = []
-        for item in batch.items:
-            body = item.to_json()
-            body["content"] = redact(body["content"], secrets)
-            items.append(body)
+        items = [request_item(item, secrets) for item in batch.items]
         if sync:
             try:
                 client.retain_batch(bank_id, items, async_=False)

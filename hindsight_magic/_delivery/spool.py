@@ -50,16 +50,7 @@ def decode(line: bytes) -> tuple[str, tuple[str, ...] | None, MemoryItem] | None
     """(bank, tags, item) of a spooled line; None for a line that cannot be read."""
     try:
         record = json.loads(line)
-        data = record["item"]
-        item = MemoryItem(
-            content=data["content"],
-            timestamp=data["timestamp"],
-            context=data.get("context"),
-            metadata=dict(data.get("metadata") or {}),
-            tags=tuple(data["tags"]) if data.get("tags") else None,
-            document_id=data.get("document_id"),
-            update_mode=data.get("update_mode"),
-        )
+        item = MemoryItem.from_json(record["item"])
         return str(record["bank"]), tuple(record["tags"]) or None, item
     except (ValueError, KeyError, TypeError):
         return None

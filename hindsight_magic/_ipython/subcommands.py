@@ -215,7 +215,7 @@ def cmd_autoretain(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     return Message(
         f"Auto-retain {state}: {auto.mode}, every {auto.every} cells; "
         f"{plural(auto.counted, 'cell', 'cells')} counted, next retain in {auto.until_next}, "
-        f"{plural(auto.retained, 'transcript', 'transcripts')} queued."
+        f"{plural(auto.retained, 'cell', 'cells')} retained."
     )
 
 

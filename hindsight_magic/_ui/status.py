@@ -70,7 +70,7 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
             ("mode", f"{auto.mode}, every {auto.every} cells"),
             ("cells counted", str(auto.counted)),
             ("next retain in", f"{auto.until_next} cells"),
-            ("transcripts queued", str(auto.retained)),
+            ("cells retained", str(auto.retained)),
         ],
     )
     if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load

@@ -18,8 +18,9 @@ import pytest
 from helpers import FakeClock, delivery, held
 
 from hindsight_magic._capture import autoretain as hook
-from hindsight_magic._capture.transcript import SOURCE_CAP
+from hindsight_magic._capture.transcript import PIECE_CHARS, SOURCE_CAP
 from hindsight_magic._delivery.items import Batch, MemoryItem, Route
+from hindsight_magic._delivery.sender import OWN_ID_PREFIX
 from hindsight_magic._text import local_timestamp
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
@@ -27,6 +28,9 @@ SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
 
 # IPython records each cell's printed output from 9.1 on; before, auto-retain cannot keep it
 RECORDS_STREAMS = IPython.version_info >= (9, 1)
+
+
+OWN_ID = re.compile(re.escape(OWN_ID_PREFIX) + r"[0-9a-f]{32}-\d+")
 
 
 def session_of(notebook: Any) -> Any:
@@ -39,13 +43,9 @@ def queued(session: Any) -> list[MemoryItem]:
 
 
 def transcripts(session: Any) -> list[MemoryItem]:
-    """The auto-retain items (document ids start with the session id), after processing."""
+    """The auto-retain items (``source: autoretain``), oldest first, after processing."""
     session.autoretain.process()
-    return [
-        item
-        for item in queued(session)
-        if item.document_id and item.document_id.startswith(session.session_id)
-    ]
+    return [item for item in queued(session) if item.metadata.get("source") == "autoretain"]
 
 
 def run(notebook: Any, source: str) -> int:
@@ -61,7 +61,16 @@ def run_all(notebook: Any, sources: list[str]) -> list[int]:
 
 
 def headers(item: MemoryItem) -> list[int]:
-    return [int(n) for n in re.findall(r"^\[cell (\d+)\]$", item.content, re.MULTILINE)]
+    return [int(n) for n in re.findall(r"^\[cell (\d+)[],]", item.content, re.MULTILINE)]
+
+
+def cells_of(items: list[MemoryItem]) -> list[int]:
+    """The cells the items hold, in order (a cell cut in parts once)."""
+    return list(dict.fromkeys(n for item in items for n in headers(item)))
+
+
+def text_of(items: list[MemoryItem]) -> str:
+    return "\n\n".join(item.content for item in items)
 
 
 def our_callbacks(ip: Any) -> list[Any]:
@@ -112,44 +121,39 @@ def test_skipped_cells_do_not_count(loaded: Any) -> None:
     assert session.autoretain.status().counted == 0
     assert transcripts(session) == []
     numbers = run_all(loaded, SOURCES[:3])
-    [item] = transcripts(session)
-    assert headers(item) == numbers
-    assert "hidden_value" not in item.content
-    assert "%hindsight" not in item.content
+    items = transcripts(session)
+    assert cells_of(items) == numbers
+    assert "hidden_value" not in text_of(items)
+    assert "%hindsight" not in text_of(items)
 
 
 # -- full-session mode -----------------------------------------------------------------------
 
 
-def test_full_session_appends_only_the_new_cells_every_three(loaded: Any) -> None:
+def test_full_session_retains_each_new_cell_once_as_its_own_memory(loaded: Any) -> None:
     session = session_of(loaded)
     assert session.settings.retain_mode == "full-session"
     first = run_all(loaded, SOURCES[:2])
     assert transcripts(session) == []  # two cells: not yet
     first += [run(loaded, SOURCES[2])]
-    [item] = transcripts(session)
-    assert item.document_id == session.session_id
-    assert item.update_mode == "append"
-    assert item.content == "\n\n".join(
+    items = transcripts(session)
+    assert [item.content for item in items] == [
         f"[cell {n}]\n{source}" for n, source in zip(first, SOURCES[:3], strict=True)
-    )
-    assert item.context == "jupyter"
+    ]
+    assert [item.metadata["cells"] for item in items] == [str(n) for n in first]
+    assert all(OWN_ID.fullmatch(item.document_id or "") for item in items)  # a document each
+    assert len({item.document_id for item in items}) == 3
+    assert all(item.update_mode is None for item in items)
+    assert all(item.context == "jupyter" for item in items)
 
     second = run_all(loaded, SOURCES[3:5])
-    assert len(transcripts(session)) == 1
+    assert len(transcripts(session)) == 3
     second += [run(loaded, SOURCES[5])]
-    items = transcripts(session)
-    assert len(items) == 2
-    assert items[0] is item
-    new = items[1]
-    assert (new.document_id, new.update_mode) == (session.session_id, "append")
-    assert headers(new) == second
-    for source in SOURCES[:3]:
-        assert source not in new.content
-    positions = [new.content.index(source) for source in SOURCES[3:6]]
-    assert positions == sorted(positions)
+    later = transcripts(session)
+    assert later[:3] == items  # nothing re-sent: what one retain sends never grows
+    assert cells_of(later[3:]) == second
     status = session.autoretain.status()
-    assert (status.counted, status.retained, status.until_next) == (6, 2, 3)
+    assert (status.counted, status.retained, status.until_next) == (6, 6, 3)
 
 
 def test_config_changes_the_cadence(loaded: Any) -> None:
@@ -159,9 +163,9 @@ def test_config_changes_the_cadence(loaded: Any) -> None:
     first = [run(loaded, SOURCES[0])]
     assert transcripts(session) == []
     first.append(run(loaded, SOURCES[1]))
-    assert [headers(item) for item in transcripts(session)] == [first]
+    assert cells_of(transcripts(session)) == first
     second = run_all(loaded, SOURCES[2:4])
-    assert [headers(item) for item in transcripts(session)] == [first, second]
+    assert cells_of(transcripts(session)) == first + second
 
 
 def test_hook_processes_in_the_background(loaded: Any) -> None:
@@ -170,18 +174,17 @@ def test_hook_processes_in_the_background(loaded: Any) -> None:
     numbers = run_all(loaded, SOURCES[:3])
     deadline = time.monotonic() + 3.0
     found: list[MemoryItem] = []
-    while time.monotonic() < deadline and not found:
-        found = [i for i in queued(session) if i.document_id == session.session_id]
+    while time.monotonic() < deadline and len(found) < 3:
+        found = [i for i in queued(session) if i.metadata.get("source") == "autoretain"]
         time.sleep(0.05)
-    assert len(found) == 1
-    assert headers(found[0]) == numbers
+    assert cells_of(found) == numbers
 
 
 # -- last-cells mode -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("how", ["env", "config"])
-def test_last_cells_windows_overlap(notebook: Any, dead_url: str, clock: FakeClock, how: str):
+def test_last_cells_windows_overlap(notebook: Any, dead_url: str, how: str) -> None:
     if how == "env":
         notebook.load(api_url=dead_url, retain_mode="last-cells")
     else:
@@ -190,34 +193,17 @@ def test_last_cells_windows_overlap(notebook: Any, dead_url: str, clock: FakeClo
     session = session_of(notebook)
     assert session.settings.retain_mode == "last-cells"
     numbers: list[int] = []
-    expected_ids = []
     for start in (0, 3, 6):
-        clock.now += 10.0
         numbers += run_all(notebook, SOURCES[start : start + 3])
-        assert len(transcripts(session)) == start // 3 + 1
-        expected_ids.append(f"{session.session_id}-{int(clock.now * 1000)}")
+        assert len(transcripts(session)) == start // 3 + 1  # small cells share one memory
     items = transcripts(session)
     assert [headers(item) for item in items] == [numbers[0:3], numbers[1:6], numbers[4:9]]
-    assert [item.document_id for item in items] == expected_ids
-    assert len(set(expected_ids)) == 3
+    assert len({item.document_id for item in items}) == 3  # a new document each time
+    assert all(OWN_ID.fullmatch(item.document_id or "") for item in items)
     assert all(item.update_mode is None for item in items)
     assert SOURCES[0] not in items[1].content
     assert SOURCES[4] in items[2].content
     assert SOURCES[3] not in items[2].content
-
-
-def test_last_cells_document_ids_differ_with_the_real_clock(notebook: Any, dead_url: str):
-    notebook.load(api_url=dead_url, retain_mode="last-cells", retain_every_n_cells="1")
-    session = session_of(notebook)
-    for source in SOURCES[:3]:
-        run(notebook, source)
-        transcripts(session)
-        time.sleep(0.005)
-    ids = [item.document_id for item in transcripts(session)]
-    assert len(ids) == 3
-    assert len(set(ids)) == 3
-    for document_id in ids:
-        assert re.fullmatch(re.escape(session.session_id) + r"-\d{13}", document_id)
 
 
 # -- batching of appends ---------------------------------------------------------------------
@@ -239,41 +225,33 @@ def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
     assert batch.count == 2
 
 
-def test_session_appends_queued_before_a_flush_are_sent_as_one_item(loaded: Any) -> None:
+def test_cells_queued_before_a_flush_go_in_one_request(loaded: Any) -> None:
     session = session_of(loaded)
     sent: list[Batch] = []
     loaded.monkeypatch.setattr(session.worker, "send", sent.append)
-    first = run_all(loaded, SOURCES[:3])
-    assert len(transcripts(session)) == 1
-    second = run_all(loaded, SOURCES[3:6])
-    assert len(transcripts(session)) == 2
+    numbers = run_all(loaded, SOURCES[:6])
+    assert len(transcripts(session)) == 6
     outcome = session.worker.flush(2.0)
     assert outcome.settled
     [batch] = sent
-    [item] = batch.items
-    assert batch.count == 2
-    assert item.document_id == session.session_id
-    assert headers(item) == first + second
+    assert cells_of(batch.items) == numbers
+    assert batch.count == 6
 
 
 # -- what an item carries --------------------------------------------------------------------
 
 
-def test_timestamp_is_when_the_first_cell_ran(loaded: Any, clock: FakeClock) -> None:
+def test_timestamp_is_when_the_cell_ran(loaded: Any, clock: FakeClock) -> None:
     session = session_of(loaded)
     started = clock.now
     run(loaded, SOURCES[0])
     clock.now += 60
     run_all(loaded, SOURCES[1:3])
     clock.now += 3600  # processed (and later flushed) much later
-    [item] = transcripts(session)
-    assert item.timestamp == local_timestamp(datetime.fromtimestamp(started, timezone.utc))
-    clock.now += 100
-    run(loaded, SOURCES[3])
-    clock.now += 100
-    run_all(loaded, SOURCES[4:6])
-    later = transcripts(session)[1]
-    assert later.timestamp == local_timestamp(datetime.fromtimestamp(started + 3760, timezone.utc))
+    first, second, third = transcripts(session)
+    assert first.timestamp == local_timestamp(datetime.fromtimestamp(started, timezone.utc))
+    later = local_timestamp(datetime.fromtimestamp(started + 60, timezone.utc))
+    assert second.timestamp == third.timestamp == later
 
 
 def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
@@ -281,12 +259,12 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
     notebook.load(api_url=dead_url)
     session = session_of(notebook)
     cells = run_all(notebook, SOURCES[:3])
-    [item] = transcripts(session)
+    item = transcripts(session)[2]
     assert item.metadata == {
         "source": "autoretain",
         "kernel_session": session.session_id,
         "notebook": "analysis/churn.ipynb",
-        "cells": f"{cells[0]}-{cells[2]}",
+        "cells": str(cells[2]),
     }
     assert session.scope.mode == "per-project-tagged"
     assert item.tags == (f"project:{session.label}",)
@@ -298,26 +276,34 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
 def test_metadata_without_a_notebook_name(loaded: Any) -> None:
     session = session_of(loaded)
     cells = run_all(loaded, SOURCES[:3])
-    [item] = transcripts(session)
+    item = transcripts(session)[0]
     assert item.metadata == {
         "source": "autoretain",
         "kernel_session": session.session_id,
-        "cells": f"{cells[0]}-{cells[2]}",
+        "cells": str(cells[0]),
     }
 
 
-def test_the_session_document_s_cells_run_from_its_first_cell(loaded: Any) -> None:
-    # The server re-reads an appended document whole and gives every memory in it the latest
-    # metadata, so each append names the cells of the whole document, first to last.
+def test_a_long_cell_is_cut_into_parts_that_each_name_the_cell(loaded: Any) -> None:
     session = session_of(loaded)
-    cells = run_all(loaded, SOURCES[:6])
-    first, second = transcripts(session)
-    assert (first.metadata["cells"], second.metadata["cells"]) == (
-        f"{cells[0]}-{cells[2]}",
-        f"{cells[0]}-{cells[5]}",
-    )
-    first.merge_append(second)  # two appends sent in one batch keep the later, wider range
-    assert first.metadata["cells"] == f"{cells[0]}-{cells[5]}"
+    lines = [
+        f"reading_{n} = round({n} * 0.5 + 1.25, 2)  # Lab B bench {n}, recalibrated"
+        for n in range(40)
+    ]
+    long = run(loaded, "\n".join(lines))
+    run_all(loaded, SOURCES[:2])
+    parts = [item for item in transcripts(session) if headers(item) == [long]]
+    assert len(parts) > 1
+    for n, part in enumerate(parts, 1):
+        assert part.content.startswith(f"[cell {long}, part {n} of {len(parts)}]\n")
+        assert len(part.content) <= PIECE_CHARS
+        assert part.metadata["cells"] == str(long)
+        assert part.document_id != parts[0].document_id or n == 1
+    assert [line for p in parts for line in p.content.splitlines()[1:]] == lines
+    # the names each part defines are its entities
+    assert "reading_0" in parts[0].entities
+    assert "reading_39" in parts[-1].entities
+    assert "reading_39" not in parts[0].entities
 
 
 def test_a_last_cells_window_names_its_own_cells(notebook: Any, dead_url: str) -> None:
@@ -339,12 +325,14 @@ def test_secrets_are_redacted_before_queueing(notebook: Any, dead_url: str) -> N
     run(notebook, f"client_key = {openai!r}")
     run(notebook, f"token = {env_secret!r}\ntoken")  # the result repeats the secret
     run(notebook, f"print({api_key!r}[:4])\nkey = {api_key!r}")
-    [item] = transcripts(session)
-    assert item.content.count("[REDACTED]") >= 4
+    items = transcripts(session)
+    content = text_of(items)
+    assert content.count("[REDACTED]") >= 4
     for secret in (env_secret, api_key, openai, openai[8:20], env_secret[:12]):
-        assert secret not in item.content
-    assert "client_key = '[REDACTED]'" in item.content
-    assert "[result]\n'[REDACTED]'" in item.content
+        assert secret not in content
+        assert not any(secret in name for item in items for name in item.entities)
+    assert "client_key = '[REDACTED]'" in content
+    assert "[result]\n'[REDACTED]'" in content
 
 
 def test_a_secret_at_the_length_cap_is_not_leaked(notebook: Any, dead_url: str) -> None:
@@ -355,9 +343,9 @@ def test_a_secret_at_the_length_cap_is_not_leaked(notebook: Any, dead_url: str) 
     # the cap falls inside the secret, and still does after the secret is redacted
     run(notebook, f"pad = '{'x' * (SOURCE_CAP - 20)} {secret} {'y' * 40}'")
     run_all(notebook, SOURCES[:2])
-    [item] = transcripts(session)
-    assert "more characters]" in item.content
-    assert secret[:6] not in item.content
+    content = text_of(transcripts(session))
+    assert re.search(r"…\[\d+ more", content)  # the cap marker (a long line is cut at spaces)
+    assert secret[:6] not in content
 
 
 @pytest.mark.parametrize("outputs", ["none", "result", "all"])
@@ -368,8 +356,7 @@ def test_retain_outputs(notebook: Any, dead_url: str, outputs: str) -> None:
     run(notebook, "6 * 7")
     cell = notebook.run("1/0")
     assert isinstance(cell.error, ZeroDivisionError)
-    [item] = transcripts(session)
-    content = item.content
+    content = text_of(transcripts(session))
     assert "Traceback" not in content
     assert ("[result]\n42" in content) == (outputs != "none")
     assert ("[error]\nZeroDivisionError: division by zero" in content) == (outputs != "none")
@@ -387,10 +374,10 @@ def test_memory_blocks_in_outputs_never_feed_back(notebook: Any, dead_url: str) 
     run(notebook, "recalled = ''.join(['<memo', 'ries>', 'churn', ' is 5%', '</memo', 'ries>'])")
     run(notebook, "recalled + ' and more'")
     run(notebook, "print(recalled)\nprint('visible')")
-    [item] = transcripts(session)
-    assert "churn is 5%" not in item.content
-    assert "[result]\n' and more'" in item.content
-    assert ("[output]\nvisible" in item.content) == RECORDS_STREAMS
+    content = text_of(transcripts(session))
+    assert "churn is 5%" not in content
+    assert "[result]\n' and more'" in content
+    assert ("[output]\nvisible" in content) == RECORDS_STREAMS
 
 
 # -- the hook is silent and robust -----------------------------------------------------------
@@ -402,14 +389,13 @@ def test_hook_never_prints(notebook: Any, dead_url: str) -> None:
     numbers = [notebook.ip.execution_count]
     assert notebook.run("print('only this')").text == "only this\n"
     numbers.append(notebook.ip.execution_count)
-    assert notebook.run("quiet = 1").text == ""
+    assert notebook.run("quiet_one = 1").text == ""
     assert notebook.run("# hindsight: skip\nquiet2 = 2").text == ""
     time.sleep(0.4)  # let the worker build a transcript in the background
     numbers.append(notebook.ip.execution_count)
     assert notebook.run("quiet3 = 3").text == ""
     assert notebook.run("quiet3").text.strip() == f"Out[{numbers[-1] + 1}]: 3"
-    items = transcripts(session)
-    assert [n for item in items for n in headers(item)] == [*numbers, numbers[-1] + 1]
+    assert cells_of(transcripts(session)) == [*numbers, numbers[-1] + 1]
 
 
 def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: str) -> None:
@@ -459,9 +445,9 @@ def test_autoretain_off_stops_counting_and_on_resumes(loaded: Any) -> None:
     on = loaded.run("%hindsight autoretain on")
     assert str(on.result).startswith("Auto-retain on")
     numbers = run_all(loaded, SOURCES[4:7])
-    [item] = transcripts(session)
-    assert headers(item) == numbers
-    assert SOURCES[0] not in item.content
+    items = transcripts(session)
+    assert cells_of(items) == numbers
+    assert SOURCES[0] not in text_of(items)
 
 
 def test_autoretain_every_sets_the_interval(loaded: Any) -> None:
@@ -472,8 +458,7 @@ def test_autoretain_every_sets_the_interval(loaded: Any) -> None:
     numbers = run_all(loaded, SOURCES[:4])
     assert transcripts(session) == []
     numbers.append(run(loaded, SOURCES[4]))
-    [item] = transcripts(session)
-    assert headers(item) == numbers
+    assert cells_of(transcripts(session)) == numbers
 
 
 def test_autoretain_now_retains_below_the_threshold(loaded: Any) -> None:
@@ -481,10 +466,8 @@ def test_autoretain_now_retains_below_the_threshold(loaded: Any) -> None:
     numbers = run_all(loaded, SOURCES[:2])
     cell = loaded.run("%hindsight autoretain now")
     assert cell.error is None, cell.text
-    assert re.search(r"\b1 transcripts? queued", str(cell.result))
-    [item] = transcripts(session)
-    assert headers(item) == numbers
-    assert item.document_id == session.session_id
+    assert "2 cells retained" in str(cell.result)
+    assert cells_of(transcripts(session)) == numbers
 
 
 def test_autoretain_now_with_nothing_new_queues_nothing(loaded: Any) -> None:
@@ -500,12 +483,12 @@ def test_autoretain_status_shows_the_counts(loaded: Any) -> None:
         assert text.startswith("Auto-retain on: full-session, every 3 cells;")
         assert "2 cells counted" in text
         assert "next retain in 1" in text
-        assert "0 transcripts queued" in text
+        assert "0 cells retained" in text
     run(loaded, SOURCES[2])
     text = str(loaded.run("%hindsight autoretain status").result)
     assert "3 cells counted" in text
     assert "next retain in 3" in text
-    assert re.search(r"\b1 transcripts? queued", text)
+    assert "3 cells retained" in text
 
 
 @pytest.mark.parametrize(
@@ -569,9 +552,7 @@ def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
     assert transcripts(session) == []
     loaded.run("%unload_ext hindsight_magic")
     [items] = snapshots
-    [item] = [i for i in items if i.document_id == session.session_id]
-    assert headers(item) == numbers
-    assert item.update_mode == "append"
+    assert cells_of([i for i in items if i.metadata.get("source") == "autoretain"]) == numbers
     assert our_callbacks(loaded.ip) == []
 
 
@@ -586,13 +567,13 @@ def test_cells_are_retained_under_the_scope_they_ran_in(
     run_all(notebook, ["vocab_size = 32000", "merges = 48000"])  # 2 of 3: no retain yet
     monkeypatch.chdir(tmp_path / "optimizer")
     notebook.run("%hindsight scope per-project-tagged")  # re-reads the project: optimizer
-    run_all(notebook, ["lr = 3e-4"])
+    run_all(notebook, ["learning_rate = 3e-4"])
     session.autoretain.process(force=True)
     routes = {item.content: route.tags for route, item in held(session.queue)}
     tokenizer_cells = [c for c in routes if "vocab_size" in c]
-    optimizer_cells = [c for c in routes if "lr = 3e-4" in c]
+    optimizer_cells = [c for c in routes if "learning_rate = 3e-4" in c]
     assert tokenizer_cells
     assert optimizer_cells
     assert all(routes[c] == ("project:tokenizer",) for c in tokenizer_cells)
     assert all(routes[c] == ("project:optimizer",) for c in optimizer_cells)
-    assert not any("lr = 3e-4" in c for c in tokenizer_cells)
+    assert not any("learning_rate = 3e-4" in c for c in tokenizer_cells)

@@ -10,16 +10,19 @@ from hindsight_magic._capture.autoretain import plain_outputs
 from hindsight_magic._capture.redact import CREDENTIAL_SHAPES, REDACTED, redact, secret_values
 from hindsight_magic._capture.transcript import (
     ERROR_CAP,
+    PIECE_CHARS,
     RESULT_CAP,
     SOURCE_CAP,
     STREAM_CAP,
     CellText,
     ShownTexts,
     cap,
+    cell_pieces,
+    count_cells,
     format_cell,
     is_own_result,
     is_skipped,
-    join_transcript,
+    pack_pieces,
     strip_memory_tags,
 )
 
@@ -363,23 +366,50 @@ def test_format_cell_source_that_becomes_empty_gives_nothing(source: str) -> Non
     assert format_cell(CellText(8, source, result="42", stdout="out"), "all") == ""
 
 
-# -- join_transcript -------------------------------------------------------------------------
+# -- cell_pieces, pack_pieces, count_cells -------------------------------------------------
 
 
-def test_join_transcript_blank_line_join_and_empty_entries_skipped() -> None:
-    assert join_transcript(["[cell 1]\na = 1", "", "[cell 2]\nb = 2"]) == (
-        "[cell 1]\na = 1\n\n[cell 2]\nb = 2"
-    )
+def test_a_cell_that_fits_is_one_piece_with_its_number() -> None:
+    cell = CellText(7, "threshold = 3.5  # sigma, agreed with the lab", result="3.5")
+    assert cell_pieces(cell) == [
+        "[cell 7]\nthreshold = 3.5  # sigma, agreed with the lab\n[result]\n3.5"
+    ]
 
 
-def test_join_transcript_too_short_is_none() -> None:
-    assert join_transcript([]) is None
-    assert join_transcript(["", ""]) is None
-    assert join_transcript(["short"]) is None
-    assert join_transcript(["123456789"]) is None  # 9 characters
-    assert join_transcript(["   12345678   "]) is None  # whitespace does not count
-    assert join_transcript(["1234567890"]) == "1234567890"  # 10 characters
-    assert join_transcript(["12345", "678"]) == "12345\n\n678"
+def test_a_long_cell_is_cut_at_lines_and_every_part_keeps_its_cell_number() -> None:
+    lines = [
+        f"step_{n} = compute_the_monthly_summary(table_{n}, window={n})  # step {n}"
+        for n in range(40)
+    ]
+    cell = CellText(12, "\n".join(lines), error="ValueError: the dates in visits.csv are day-first")
+    pieces = cell_pieces(cell, limit=PIECE_CHARS)
+    assert len(pieces) > 3
+    for n, piece in enumerate(pieces, 1):
+        assert piece.startswith(f"[cell 12, part {n} of {len(pieces)}]\n")
+        assert len(piece) <= PIECE_CHARS
+    bodies = [piece.split("\n", 1)[1] for piece in pieces]
+    assert "\n".join(bodies).splitlines() == [*lines, "[error]", cell.error]  # no line lost or cut
+    assert count_cells(pieces) == 1
+
+
+def test_a_line_longer_than_a_piece_is_cut_at_spaces_and_nothing_is_lost() -> None:
+    words = [f"word{n}" for n in range(400)]
+    pieces = cell_pieces(CellText(3, " ".join(words)), limit=200)
+    assert all(len(piece) <= 200 for piece in pieces)
+    assert " ".join(piece.split("\n", 1)[1] for piece in pieces).split() == words
+
+
+def test_pack_pieces_keeps_small_cells_together_and_cut_cells_apart() -> None:
+    small = [(n, [f"[cell {n}]\nx_{n} = {n}"]) for n in (1, 2)]
+    cut = (3, ["[cell 3, part 1 of 2]\n" + "a" * 50, "[cell 3, part 2 of 2]\n" + "b" * 50])
+    packed = pack_pieces([*small, cut, (4, ["[cell 4]\ny = 4"])], limit=120)
+    assert packed == [
+        ((1, 2), "[cell 1]\nx_1 = 1\n\n[cell 2]\nx_2 = 2"),
+        ((3,), cut[1][0]),
+        ((3,), cut[1][1]),
+        ((4,), "[cell 4]\ny = 4"),
+    ]
+    assert count_cells(text for _, text in packed) == 4
 
 
 # -- redaction inside format_cell ----------------------------------------------------------

@@ -425,7 +425,7 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
     assert "unreachable" in text
     assert re.search(r"llm\s+unknown\b", text)  # no local server recorded for this URL
     assert re.search(r"Recent:\n  \d\d:\d\d:\d\d queued\s+a fact for the snapshot\n", text)
-    assert re.search(r"Session document:\n  id\s+\S+\n  state\s+server not reachable", text)
+    assert re.search(r"Last retained cells:\n  id\s+\S*\n  state\s+server not reachable", text)
     assert "%recall QUERY" in text
     assert "Traceback" not in result.text
 
@@ -922,7 +922,7 @@ def test_document_section_says_when_nothing_was_auto_retained(
     load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
     wait_for(lambda: "Nothing auto-retained" in panel.browser.w_document.value, what="no doc")
-    assert fake.calls("GET", "/documents/")
+    assert not fake.calls("GET", "/documents/")  # no cell retained: nothing to ask about
 
 
 def test_each_model_has_a_preview_and_its_own_refresh(
@@ -969,8 +969,8 @@ def test_text_snapshot_has_the_browser_sections(
         every_s=1.0,
         until=lambda text: re.search(r"Recent:\n  \d\d:\d\d:\d\d indexed\s+\S", text),
     )
-    document = text.split("Session document:\n", 1)[1]
-    assert re.search(r"state\s+\d+ characters", document), document
+    document = text.split("Last retained cells:\n", 1)[1]
+    assert re.search(r"state\s+\d+ characters in 2 documents", document), document
     assert f"transect_{token} = 'north'" in document
     timeline = text.split("\nTimeline:\n", 1)[1]  # the Timeline tab, as a table
     assert re.match(rf"    [1-9]\d* memor(y|ies) in bank {bank_id}, per ", timeline), timeline

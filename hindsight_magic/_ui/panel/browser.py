@@ -1,4 +1,5 @@
-"""The panel's memory browser: search, the Recent list's indexing, the session document, refreshes,
+"""The panel's memory browser: search, the Recent list's indexing, the last retained cells,
+refreshes,
 and the curation buttons (forget, restore, delete with a confirmation, the Forgotten list).
 
 Kernel-thread entry points (``search``, ``refresh_model``, ``toggle_document``,
@@ -14,8 +15,8 @@ lock.
   kernel's sent memories for the bank are indexed or ``SEARCH_WAIT_S`` passed, then recalls.
 - **Recent**: ``poll`` asks the server, at most every ``POLL_EVERY_S``, about operations the
   feed saw accepted, and marks them indexed or failed.
-- **Session document**: what auto-retain sent, as the server stores it, fetched when a panel
-  opens and again once a newer part of it is indexed.
+- **Last retained cells**: what auto-retain sent last (each cell is a document of its own), as
+  the server stores it, fetched when a panel opens and again once newer cells are indexed.
 - **Model refresh**: the server's refresh endpoint; the cache reloads when its operation ends.
 - **Curation**: a click marks its row at once (``forgetting…``), the worker asks the server
   (``SessionView.forget``/``restore``/``delete``/``forgotten``, the same curation as the
@@ -96,7 +97,7 @@ class SearchView:
 
 @dataclass(frozen=True)
 class DocumentView:
-    """This kernel's session document as the server stored it."""
+    """The cells auto-retain sent last, as the server stored them."""
 
     document_id: str = ""
     text: str = ""
@@ -178,10 +179,9 @@ class CurationView:
 
 
 def recent_curable(item: RecentItem) -> bool:
-    """Whether a Recent row gets a Forget button: a memory the user retained, under a retain id
-    of its own (``hm-…``), which the curation can cancel while queued. An auto-retain part
-    belongs to the session's document with every other cell, so one row's Forget would take
-    them all (``%hindsight forget`` can, named on purpose)."""
+    """Whether a Recent row gets a Forget button: a memory under a retain id of its own
+    (``hm-…``: one the user retained, or one auto-retained cell), which the curation can
+    cancel while queued."""
     return bool(item.document_id and OWN_ID.fullmatch(item.document_id))
 
 
@@ -392,45 +392,55 @@ class MemoryBrowser:
         if self._document_marker() != self._doc_marker:
             self.fetch_document()
 
-    def document_id(self) -> str:
-        """The id auto-retain sends this session's transcripts under (the latest one sent)."""
-        session_id = self._session.session_id
+    def document_ids(self) -> list[str]:
+        """The documents auto-retain sent last (the cells of its newest request, oldest
+        first): each cell is a document of its own."""
         sent = [
-            item.document_id
-            for item in self._session.recent()
-            if item.document_id
-            and item.document_id.startswith(session_id)
-            and item.state in (SENT, INDEXED)
+            item
+            for item in self._session.recent()  # newest first
+            if item.transcript and item.document_id and item.state in (SENT, INDEXED)
         ]
-        return sent[0] if sent else session_id
+        if not sent:
+            return []
+        newest = sent[0].operation_id
+        return [str(item.document_id) for item in reversed(sent) if item.operation_id == newest]
+
+    def document_id(self) -> str:
+        """What the session document view names: the last cells' documents (or none yet)."""
+        ids = self.document_ids()
+        return ids[0] if len(ids) == 1 else (f"{ids[0]} … ({len(ids)} documents)" if ids else "")
 
     def _document_marker(self) -> tuple[str, int, float]:
-        document_id = self.document_id()
+        ids = self.document_ids()
         parts = [
             item.changed_at
             for item in self._session.recent()
-            if item.document_id == document_id and item.state == INDEXED
+            if item.document_id in ids and item.state == INDEXED
         ]
-        return document_id, len(parts), max(parts, default=0.0)
+        return ",".join(ids), len(parts), max(parts, default=0.0)
 
     def fetch_document(self) -> None:
-        """Fetch the session document now (the worker, or a terminal's text snapshot)."""
+        """Fetch the last retained cells now (the worker, or a terminal's text snapshot)."""
         session = self._session
         marker = self._document_marker()
         self._doc_marker = marker  # after a failure too: the next try is on news or Reload
-        document_id, text = marker[0], ""
+        ids, texts, updated = self.document_ids(), [], ""
         try:
-            reply = session.document(document_id)
+            replies = [session.document(document_id) for document_id in ids]
         except Exception as error:
-            message = f"Could not load the document: {self._failure(error)}"
+            message = f"Could not load the last cells: {self._failure(error)}"
         else:
-            text = str((reply or {}).get("original_text") or "")[:DOC_MAX_CHARS]
-            updated = str((reply or {}).get("updated_at") or "")[:16].replace("T", " ")
+            texts = [str((r or {}).get("original_text") or "") for r in replies if r]
+            stamps = [str((r or {}).get("updated_at") or "") for r in replies if r]
+            updated = max(stamps, default="")[:16].replace("T", " ")
             when = f", updated {updated} UTC" if updated else ""
-            message = f"{len(text):,} characters{when}" if text else NO_DOCUMENT
+            text = "\n\n".join(t for t in texts if t)[:DOC_MAX_CHARS]
+            count = plural(len([t for t in texts if t]), "document", "documents")
+            message = f"{len(text):,} characters in {count}{when}" if text else NO_DOCUMENT
+        text = "\n\n".join(t for t in texts if t)[:DOC_MAX_CHARS]
         with self._lock:  # keeps a "show all" clicked meanwhile
             full = self.document_view.full
-            self.document_view = DocumentView(document_id, text, message, full)
+            self.document_view = DocumentView(self.document_id(), text, message, full)
 
     def _start_refresh(self, model_id: str) -> None:
         session = self._session

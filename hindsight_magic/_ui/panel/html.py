@@ -339,7 +339,7 @@ def delete_preview_html(view: DeleteView) -> str:
 
 
 def document_html(view: DocumentView) -> str:
-    """The session document: its id and state, then its text (the beginning, or all)."""
+    """The last retained cells: their ids and state, then their text (the beginning, or all)."""
     meta = " · ".join(part for part in (view.document_id, view.message) if part)
     body = (
         f"<pre class='hm-document-text' style='{_SCROLL.format(260)};white-space:pre-wrap;"
@@ -349,7 +349,7 @@ def document_html(view: DocumentView) -> str:
         else ""
     )
     return (
-        f"{title('Session document (as the server stored it)')}"
+        f"{title('Last retained cells (as the server stored them)')}"
         f"<div class='hm-document-meta' style='font-size:11px;color:#666'>{html_text(meta)}</div>"
         f"{body}"
     )

@@ -123,7 +123,7 @@ def recent_rows(items: tuple[RecentItem, ...]) -> list[tuple[str, str]]:
 
 
 def document_rows(view: DocumentView) -> list[tuple[str, str]]:
-    """The session document as report rows: its id, state, then its first lines."""
+    """The last retained cells as report rows: their ids, state, then the first lines."""
     lines = view.shown.splitlines()
     more = len(lines) > TEXT_DOC_LINES or view.truncated
     rows = [("id", view.document_id), ("state", view.message)]
@@ -176,7 +176,7 @@ def text_snapshot(view: SessionView) -> Report:
         browser.fetch_document()
     else:
         browser.document_view = DocumentView(browser.document_id(), message=NOT_REACHABLE)
-    report.add("Session document", document_rows(browser.document_view))
+    report.add("Last retained cells", document_rows(browser.document_view))
     if server_ok:
         browser.fetch_forgotten()
         report.add("Forgotten", forgotten_rows(browser.curation_view.forgotten))

@@ -1,0 +1,73 @@
+"""The entities a memory is about: what a cell names, what a text capitalises; as sent."""
+
+from __future__ import annotations
+
+from hindsight_magic._capture.entities import MAX_ENTITIES, entities_of
+from hindsight_magic._delivery.items import MemoryItem, Route, request_item
+from hindsight_magic._delivery.spool import decode, encode
+
+CELL = """# S07 (Harbour Square) logs every return twice since its firmware update
+# weather comes from the Eastfield airport feed; AUC checked with XGBoost
+MIN_TRIP_S = 60  # under a minute is a failed unlock
+trips = load_csv("data/trips_2024_04.csv")
+def dedupe(rows):
+    return rows
+for i in range(3):
+    x = i
+print("NOTE: the Berkeley Lab sends Q3 numbers on Monday")
+%retain magic lines are not Python
+"""
+
+
+def test_a_cell_names_its_files_terms_and_what_it_defines() -> None:
+    found = entities_of(code=CELL)
+    for name in ("trips_2024_04.csv", "Harbour Square", "Eastfield", "AUC", "XGBoost"):
+        assert name in found, found
+    for name in ("Berkeley Lab", "Q3", "MIN_TRIP_S", "trips", "dedupe"):
+        assert name in found, found
+    assert len(found) <= MAX_ENTITIES
+
+
+def test_no_sentence_starter_date_or_throwaway_name_is_an_entity() -> None:
+    text = "Note: The model drops visits on Monday. Context: jupyter. Extract facts. Date: today"
+    found = entities_of([text], code="x = 1\ni = 2\ndf = load()\n")
+    lowered = {name.lower() for name in found}
+    for word in ("note", "the", "monday", "context", "extract", "date", "x", "i", "df"):
+        assert word not in lowered, found
+
+
+def test_a_piece_of_a_long_cell_has_the_names_it_mentions() -> None:
+    code = "\n".join(f"reading_{n} = {n}  # bench {n}" for n in range(30))
+    piece = "\n".join(f"reading_{n} = {n}  # bench {n}" for n in range(25, 30))
+    found = entities_of(code=code, within=piece)
+    assert "reading_27" in found
+    assert "reading_3" not in found
+
+
+def test_prose_entities_come_from_a_retained_text() -> None:
+    text = "The churn table double-counts Q3 refunds; dedupe on order_id. Ask Maria Lopez."
+    assert entities_of([text]) == ("Q3", "order_id", "Maria Lopez")
+
+
+def test_a_request_carries_the_entities_literally_and_redacted() -> None:
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123"
+    item = MemoryItem(f"Rotate {key} after the Berkeley Lab audit.", "2026-12-03T10:00:00+00:00")
+    body = request_item(item, [key])
+    names = [entity["text"] for entity in body["entities"]]
+    assert "Berkeley Lab" in names
+    assert not any(key[3:12] in name for name in names)
+    assert key not in body["content"]
+    assert body["resolve_entities"] is False  # a variable's name is not merged into another's
+
+
+def test_a_cell_s_entities_survive_the_spool_and_go_with_its_request() -> None:
+    item = MemoryItem(
+        "[cell 4]\nMIN_TRIP_S = 60",
+        "2026-12-03T10:00:00+00:00",
+        metadata={"source": "autoretain", "cells": "4"},
+        entities=("MIN_TRIP_S",),
+    )
+    decoded = decode(encode(Route("bank"), item))
+    assert decoded is not None
+    assert decoded[2].entities == ("MIN_TRIP_S",)
+    assert [e["text"] for e in request_item(decoded[2], [])["entities"]] == ["MIN_TRIP_S"]
