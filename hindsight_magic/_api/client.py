@@ -285,13 +285,19 @@ class HindsightClient:
         tags_match: str | None = None,
         temporal_window: tuple[str, str] | None = None,
         query_timestamp: str | None = None,
+        min_semantic: float | None = None,
     ) -> dict[str, Any] | None:
         """``POST …/memories/recall``; None when the bank does not exist yet.
 
         ``temporal_window`` (start, end; ISO) ranks memories dated inside it higher — the
         server does not filter on it; ``query_timestamp`` is the "now" recency is measured
-        from."""
-        body: dict[str, Any] = {"query": query, "budget": budget}
+        from; ``min_semantic`` replaces the server's floor (0.3) under which its semantic
+        search leaves a memory out."""
+        # the entities' observations are not shown here: leaving them out saves the server
+        # a query per recall and a third of the reply
+        body: dict[str, Any] = {"query": query, "budget": budget, "include": {"entities": None}}
+        if min_semantic is not None:
+            body["min_scores"] = {"semantic": min_semantic}
         if max_tokens:
             body["max_tokens"] = max_tokens
         if types:

@@ -427,10 +427,14 @@ def test_create_bank_omits_empty_missions() -> None:
     assert all(r.method == "PUT" for r in rec.requests)
 
 
+NO_ENTITIES = {"entities": None}
+
+
 def test_recall_body_minimal() -> None:
     client, rec = make(httpx.Response(200, json={"results": []}))
     assert client.recall("b", "what happened?") == {"results": []}
-    assert rec.body() == {"query": "what happened?", "budget": "mid"}
+    # the entities' observations are never shown: not asked for
+    assert rec.body() == {"query": "what happened?", "budget": "mid", "include": NO_ENTITIES}
 
 
 def test_recall_body_full_with_tags() -> None:
@@ -443,11 +447,14 @@ def test_recall_body_full_with_tags() -> None:
         types=("world", "experience"),
         tags=("project:demo",),
         tags_match="any",
+        min_semantic=0.0,
     )
     assert reply == {"results": [{"text": "t"}]}
     assert rec.body() == {
         "query": "q",
         "budget": "high",
+        "include": NO_ENTITIES,
+        "min_scores": {"semantic": 0.0},
         "max_tokens": 1024,
         "types": ["world", "experience"],
         "tags": ["project:demo"],

@@ -1,11 +1,12 @@
-"""The client side of a windowed recall: what is kept of the server's wider reply."""
+"""The client side of a recall: the order of the server's wider reply, what a window keeps of
+it, and what fits the tokens asked for."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 from hindsight_magic import RecalledMemory
-from hindsight_magic._memory.reading import widened, within
+from hindsight_magic._memory.reading import KEYWORD_WEIGHT, fitting, ranked, widened, within
 from hindsight_magic._memory.timewindow import TimeWindow
 
 ZONE = timezone(timedelta(hours=1))
@@ -26,7 +27,7 @@ def test_only_memories_dated_inside_the_window_are_kept_best_first() -> None:
         memory("last day, late", "2026-11-05T22:30:00+00:00"),  # 23:30 local: the day is whole
         memory("after the window", "2026-11-05T23:00:00+00:00"),
     ]
-    kept = [m.text for m in within(found, WINDOW, 1024)]
+    kept = [m.text for m in within(found, WINDOW)]
     assert kept == ["first day, local midnight", "last day, late"]
 
 
@@ -34,12 +35,37 @@ def test_the_kept_memories_fit_the_tokens_asked_for() -> None:
     assert WINDOW is not None
     inside = "2026-11-04T10:00:00+00:00"
     found = [memory("a" * 400, inside), memory("b" * 400, inside), memory("c" * 40, inside)]
-    kept = [m.text[0] for m in within(found, WINDOW, 150)]  # ~100 tokens each, ~10 the last
+    kept = [m.text[0] for m in fitting(within(found, WINDOW), 150)]  # ~100 tokens each, ~10
     assert kept == ["a", "c"]  # as the server does: one that does not fit is skipped
-    assert [m.text[0] for m in within(found[:1], WINDOW, 10)] == ["a"]  # the best, even so
+    assert [m.text[0] for m in fitting(found[:1], 10)] == ["a"]  # the best, even so
 
 
 def test_a_window_asks_for_more_within_reason() -> None:
     assert widened(1024) == 4096
     assert widened(8192) == 16384
     assert widened(32768) == 32768  # never less than the user asked for
+
+
+def scored(text: str, semantic: float | None, keyword: float | None) -> RecalledMemory:
+    scores = {"semantic": semantic, "keyword": keyword}
+    return RecalledMemory.model_validate({"id": text, "text": text, "scores": scores})
+
+
+def test_the_pool_is_ordered_by_meaning_then_words() -> None:
+    """The server's order (reciprocal rank fusion) put a search's first result first whatever
+    it was; the pool is ordered by similarity plus a share of the normalized keyword score."""
+    pool = [
+        scored("best keyword match, unrelated", None, 2.0),  # the server's first
+        scored("close in meaning", 0.45, None),
+        scored("close in meaning, shares a word", 0.40, 1.0),
+        scored("found along an entity link only", None, None),
+        scored("a little in meaning", 0.30, 0.0),
+    ]
+    order = [m.text for m in ranked(pool)]
+    assert order[:2] == ["close in meaning, shares a word", "close in meaning"]  # .40 + .1
+    assert order[2:] == [
+        "a little in meaning",
+        "best keyword match, unrelated",  # 0 + KEYWORD_WEIGHT
+        "found along an entity link only",
+    ]
+    assert KEYWORD_WEIGHT < 0.30  # a keyword match alone never outranks a real similarity
