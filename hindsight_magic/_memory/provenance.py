@@ -252,8 +252,9 @@ def memory_details(memory: Memory, now: datetime | None = None) -> str:
     return SEPARATOR.join(part for part in parts if part)
 
 
-def memory_line(memory: Memory, now: datetime | None = None) -> str:
-    """``The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · score 0.81``."""
-    line = memory.text + (f" [{memory.type}]" if memory.type else "")
+def memory_line(memory: Memory, now: datetime | None = None, shown: str | None = None) -> str:
+    """``The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · score 0.81``
+    (``shown``: what to show of its text, an excerpt, instead of all of it)."""
+    line = (memory.text if shown is None else shown) + (f" [{memory.type}]" if memory.type else "")
     details = memory_details(memory, now)
     return f"{line} — {details}" if details else line

@@ -25,6 +25,7 @@ from .._text import (
     utc_minute,
     utc_minute_text,
 )
+from .excerpt import excerpt
 from .provenance import SEPARATOR, memory_details, memory_line, provenance_line, provenance_of
 
 if TYPE_CHECKING:
@@ -136,11 +137,17 @@ class RecallResult(Sequence["RecalledMemory"]):
         when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
         return f"Found {count}{window} ({when}):"
 
+    def shown(self, memory: RecalledMemory) -> str:
+        """What is shown of ``memory``: all of a one-line memory; of a longer one (a notebook
+        cell), the lines that answer the query, on one line (``_memory/excerpt.py``)."""
+        return excerpt(memory.text, self.query).one_line()
+
     def __repr__(self) -> str:
         if not self.memories:
             return self.headline()
         lines = [
-            f"#{n} {plain_text(memory_line(m, self.as_of))}" for n, m in enumerate(self.memories, 1)
+            f"#{n} {plain_text(memory_line(m, self.as_of, self.shown(m)))}"
+            for n, m in enumerate(self.memories, 1)
         ]
         return own_text(f"{self.headline()}\n\n" + "\n\n".join(lines))
 
@@ -169,7 +176,7 @@ class RecallResult(Sequence["RecalledMemory"]):
             return self.headline()  # the extension's own words: nothing to escape
         # one line per memory, as in the HTML table: a blank line would end the list item
         lines = [
-            f"- **#{n}** {markdown_text(_folded(memory_line(m, self.as_of)))}"
+            f"- **#{n}** {markdown_text(_folded(memory_line(m, self.as_of, self.shown(m))))}"
             for n, m in enumerate(self.memories, 1)
         ]
         return f"{self.headline()}\n\n" + "\n".join(lines)
@@ -186,7 +193,7 @@ class RecallResult(Sequence["RecalledMemory"]):
             title = SEPARATOR.join(part for part in exact if part)
             rows.append(
                 f"<tr><td title='{esc(memory.id or '')}'>#{n}</td>"
-                f"<td style='text-align:left'>{esc(memory.text)}</td>"
+                f"<td style='text-align:left'>{_memory_html(memory.text, self.query)}</td>"
                 f"<td>{esc(memory.type or '')}</td>"
                 f"<td style='text-align:left' title='{esc(title)}'>"
                 f"{esc(provenance_line(memory, self.as_of))}</td>"
@@ -200,6 +207,19 @@ class RecallResult(Sequence["RecalledMemory"]):
             "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
             "<tbody>" + "".join(rows) + "</tbody></table>"
         )
+
+
+def _memory_html(text: str, query: str) -> str:
+    """A memory's text as an HTML table cell: all of it, or its best lines with the whole
+    memory one click away (a ``<details>``)."""
+    shown = excerpt(text, query)
+    if not shown.cut:
+        return "<br>".join(html_text(line) for line in shown.lines)
+    lines = "<br>".join(html_text(line) for line in shown.lines)
+    return (
+        f"<details><summary>{lines} …</summary>"
+        f"<pre style='white-space:pre-wrap;margin:2px 0'>{html_text(text)}</pre></details>"
+    )
 
 
 class ReflectResult(str):

@@ -1,0 +1,75 @@
+"""The lines of a recalled memory that answer the query: what a recall shows of a long memory.
+
+An auto-retained memory is a notebook cell (its source, its result or error), up to a few
+hundred characters over many lines. A recall that showed each one whole made the user scan a
+page of code for the line that answers; so a multi-line memory is shown by its best lines: the
+line sharing the most words with the query (a word matches when the two share their first
+``STEM`` letters, so ``outliers`` finds ``outlier`` and ``temperatures`` ``temperature``), with
+the line before and after it, cut to ``EXCERPT_CHARS``. When no line shares a word (the query
+is a paraphrase the server matched by meaning), the memory's first lines are shown. The full
+text stays on the memory (``.text``) and one click away in notebooks.
+
+Bookkeeping lines (``[cell 14]``, ``[result]``) never count as a match; the cell's number is in
+the provenance shown beside the excerpt. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+EXCERPT_CHARS = 240
+CONTEXT_LINES = 1  # lines shown before and after the best one
+STEM = 5
+BLANK = " \t"
+MIN_WORD = 3
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+MARKER = re.compile(r"^\[(?:cell \d+(?:, part \d+ of \d+)?|result|error|output)\]$")
+QUIET_WORDS = frozenset(
+    """the and for are was were what which when where who why how did does do our we you
+    that this these those with from into about have has had not any all can could should would
+    there their then than them they its it's""".split()  # noqa: SIM905 (words read as words)
+)
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """What is shown of a memory: ``lines`` of it, and whether any were left out."""
+
+    lines: tuple[str, ...]
+    cut: bool  # False: the lines are the whole memory
+
+    def one_line(self, joiner: str = " ⏎ ") -> str:
+        """The lines on one line (``…`` where text was left out)."""
+        text = joiner.join(self.lines)
+        return f"{text} …" if self.cut else text
+
+
+def _stems(text: str) -> set[str]:
+    words = (w.casefold() for w in WORD.findall(text))
+    return {w[:STEM] for w in words if len(w) >= MIN_WORD and w not in QUIET_WORDS}
+
+
+def excerpt(text: str, query: str = "", limit: int = EXCERPT_CHARS) -> Excerpt:
+    """The lines of ``text`` that best answer ``query`` (see the module's docstring)."""
+    # only spaces and tabs are trimmed, only \n breaks lines: a carriage return or a control
+    # character is part of the text, which each output form shows escaped
+    lines = [line.strip(BLANK) for line in text.split("\n") if line.strip(BLANK)]
+    if len(lines) <= 1 and len(text) <= limit:
+        return Excerpt(tuple(lines), cut=False)
+    content = [n for n, line in enumerate(lines) if not MARKER.match(line)]
+    if not content:
+        return Excerpt(tuple(lines[:1]), cut=len(lines) > 1)
+    wanted = _stems(query)
+    scores = {n: len(_stems(lines[n]) & wanted) for n in content} if wanted else {}
+    best = max(content, key=lambda n: (scores.get(n, 0), -n))
+    if not scores.get(best):
+        best = content[0]
+    window = [n for n in content if abs(n - best) <= CONTEXT_LINES]
+    while len(window) > 1 and sum(len(lines[n]) for n in window) > limit:
+        window.remove(max(window, key=lambda n: (abs(n - best), n)))  # the farthest goes
+    shown = [lines[n] for n in window]
+    truncated = len(shown[0]) > limit
+    if truncated:
+        shown[0] = shown[0][: limit - 1].rstrip(BLANK) + "…"
+    return Excerpt(tuple(shown), cut=truncated or window != list(range(len(lines))))
