@@ -93,7 +93,11 @@ def _doctor(args: argparse.Namespace) -> int:
         settings.scoping, settings.bank_id, settings.bank_prefix, project_label(os.getcwd())
     )
     report = doctor.run_checks(
-        url, settings.key(), args.bank or scope.bank_id, settings.journal_path
+        url,
+        settings.key(),
+        args.bank or scope.bank_id,
+        settings.journal_path,
+        extraction=settings.retain_extraction,
     )
     report.checks[0:0] = problems
     print(report)

@@ -330,6 +330,7 @@ class Names(SettingTrait, _ListTrait):
 
 SCOPE_MODES: tuple[str, ...] = ("global", "per-project", "per-project-tagged")
 BUDGETS: tuple[str, ...] = ("low", "mid", "high")
+EXTRACTION_MODES: tuple[str, ...] = ("server", "chunks", "concise", "verbose", "verbatim")
 FALLBACK_API_URL = "http://localhost:8888"
 KEY_VARIABLES = ("HINDSIGHT_API_KEY", "HINDSIGHT_API_TOKEN")
 
@@ -366,6 +367,13 @@ class HindsightSettings(Configurable):
     )
     bank_mission = Text(help="Reflect mission PUT once per bank.").tag(config=True)
     retain_mission = Text(help="Retain mission PUT once per bank.").tag(config=True)
+    retain_extraction = Choice(
+        EXTRACTION_MODES,
+        "server",
+        help="How the server makes memories of what is retained, set on each bank once: "
+        "'server' leaves the bank's own mode; 'chunks' stores the text as written (no LLM "
+        "needed); 'concise', 'verbose', 'verbatim' let the server's LLM extract facts.",
+    ).tag(config=True)
     auto_retain = Flag(True, help="Retain recent cells automatically.").tag(
         config=True, affects="autoretain"
     )

@@ -18,9 +18,10 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
+from .._machine import EMBEDDED_CHARS
 from .._text import encodable
 from .._version import __version__
 from .errors import HindsightError, bank_missing, detail_of, readable, reply_line
@@ -208,14 +209,23 @@ class HindsightClient:
         return self._identity
 
     def create_bank(
-        self, bank_id: str, reflect_mission: str = "", retain_mission: str = ""
+        self,
+        bank_id: str,
+        reflect_mission: str = "",
+        retain_mission: str = "",
+        extraction: BankExtraction | None = None,
     ) -> dict[str, Any]:
-        """``PUT /v1/default/banks/{bank}`` (idempotent); missions are left out when empty."""
+        """``PUT /v1/default/banks/{bank}`` (idempotent); missions are left out when empty, and
+        so is the extraction mode unless one is given (with its chunk size)."""
         body: dict[str, Any] = {}
         if reflect_mission.strip():
             body["reflect_mission"] = reflect_mission.strip()
         if retain_mission.strip():
             body["retain_mission"] = retain_mission.strip()
+        if extraction is not None:
+            body["retain_extraction_mode"] = extraction.mode
+            if extraction.chunk_size:
+                body["retain_chunk_size"] = extraction.chunk_size
         reply: dict[str, Any] = self._request(
             "createBank", "PUT", self._bank(bank_id), timeout_s=self.timeouts.request, body=body
         )
@@ -236,6 +246,36 @@ class HindsightClient:
             allow_404=True,
         )
         return reply
+
+    def bank_config(self, bank_id: str) -> dict[str, Any] | None:
+        """``GET …/banks/{bank}/config``: the settings in force for the bank (its own over the
+        server's); None when the bank does not exist yet."""
+        reply = self._request(
+            "getBankConfig",
+            "GET",
+            f"{self._bank(bank_id)}/config",
+            timeout_s=self.timeouts.request,
+            allow_404=True,
+        )
+        return None if reply is None else dict(reply.get("config") or {})
+
+    def dry_run_extract(self, bank_id: str, content: str, mode: str | None = None) -> list[str]:
+        """``POST …/memories/dry-run-extract``: the memories retaining ``content`` would make in
+        the bank now (with ``mode``: in that extraction mode), stored nowhere. Extraction by an
+        LLM is one real call of the server's LLM."""
+        body: dict[str, Any] = {"content": content}
+        if mode:
+            body["retain_extraction_mode"] = mode
+        reply = self._request(
+            "dryRunExtract",
+            "POST",
+            f"{self._bank(bank_id)}/memories/dry-run-extract",
+            timeout_s=self.timeouts.request,
+            body=body,
+        )
+        return [
+            str(fact.get("text", "")) for fact in reply.get("facts") or [] if isinstance(fact, dict)
+        ]
 
     # -- memories ---------------------------------------------------------------------------
 
@@ -693,15 +733,49 @@ class EnsuredBanks:
 ENSURED_BANKS = EnsuredBanks()
 
 
+@dataclass(frozen=True)
+class BankExtraction:
+    """How the server turns what is retained into memories: Hindsight's ``retain_extraction_mode``
+    (``chunks`` stores the text as it is; ``concise``, ``verbose``, ``verbatim`` ask its LLM) and,
+    for ``chunks``, the size of a stored chunk."""
+
+    mode: str
+    chunk_size: int | None = None
+
+    @classmethod
+    def of(cls, setting: str) -> BankExtraction | None:
+        """The extraction the ``retain_extraction`` setting asks for (None: ``server``, the
+        bank's own). Chunks are sized for the embedding model (``_machine.EMBEDDED_CHARS``)."""
+        if setting in ("", "server"):
+            return None
+        return cls(setting, EMBEDDED_CHARS if setting == "chunks" else None)
+
+
+class _BankSettings(Protocol):
+    bank_mission: str
+    retain_mission: str
+    retain_extraction: str
+
+
+def bank_settings(settings: _BankSettings) -> tuple[str, str, str]:
+    """What ``ensure_bank`` writes, from the session's settings: the missions, the extraction."""
+    return settings.bank_mission, settings.retain_mission, settings.retain_extraction
+
+
 def ensure_bank(
-    client: HindsightClient, bank_id: str, bank_mission: str = "", retain_mission: str = ""
+    client: HindsightClient,
+    bank_id: str,
+    bank_mission: str = "",
+    retain_mission: str = "",
+    extraction: str = "server",
 ) -> bool:
-    """Create or update ``bank_id`` once per process (per server); False if that failed."""
-    key = f"{client.base_url}#{bank_id}"
+    """Create or update ``bank_id`` once per process (per server and extraction setting), with
+    the missions and the extraction mode the settings ask for; False if that failed."""
+    key = f"{client.base_url}#{bank_id}#{extraction}"
     if key in ENSURED_BANKS:
         return True
     try:
-        client.create_bank(bank_id, bank_mission, retain_mission)
+        client.create_bank(bank_id, bank_mission, retain_mission, BankExtraction.of(extraction))
     except HindsightError as error:
         log.debug("Hindsight: ensureBankExists failed: %s", error)
         return False

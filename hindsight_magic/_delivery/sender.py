@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from .._api.client import ensure_bank
+from .._api.client import bank_settings, ensure_bank
 from .._api.errors import HindsightError
 from .._diagnosis import explain
 from .items import Route, form_batches, request_item
@@ -151,7 +151,7 @@ class BatchSender:
         client.identity()
         settings = self._settings
         bank_id = batch.route.bank_id
-        ensure_bank(client, bank_id, settings.bank_mission, settings.retain_mission)
+        ensure_bank(client, bank_id, *bank_settings(settings))
         secrets = self._secrets()
         sync = self._sync_wanted(client, batch)
         items = [request_item(item, secrets) for item in batch.items]

@@ -361,6 +361,7 @@ def cmd_doctor(ctx: HandlerContext, args: argparse.Namespace) -> DoctorReport:
         settings.key(),
         session.scope.bank_id,
         settings.journal_path,
+        extraction=settings.retain_extraction,
         shell=ctx.shell,
         command=NOTEBOOK_COMMAND,
     )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._api.client import HindsightClient, ensure_bank
+from .._api.client import HindsightClient, bank_settings, ensure_bank
 from .._api.errors import HindsightError
 from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
 from .scope import BankScope
@@ -418,7 +418,7 @@ class MentalModelCache:
         bank, key = scope.bank_id, f"{client.base_url}#{scope.bank_id}"
         try:
             if key not in self._prepared:
-                ensure_bank(client, bank, settings.bank_mission, settings.retain_mission)
+                ensure_bank(client, bank, *bank_settings(settings))
                 outcome = SeedOutcome()
                 if settings.mental_model_auto_seed:
                     outcome = ensure_seeds(client, bank, resolve_seeds(scope))
@@ -519,7 +519,7 @@ class MentalModelCache:
         seeds = resolve_seeds(scope)
         if not seeds:
             return None
-        ensure_bank(client, scope.bank_id, settings.bank_mission, settings.retain_mission)
+        ensure_bank(client, scope.bank_id, *bank_settings(settings))
         outcome = ensure_seeds(client, scope.bank_id, seeds)
         self.reload(clear=False)
         return outcome

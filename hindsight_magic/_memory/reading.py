@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._api.client import ensure_bank
+from .._api.client import bank_settings, ensure_bank
 from .._text import encodable
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
@@ -195,7 +195,7 @@ class Reader:
         s, scope = self._settings, self._scope()
         still_indexing = self._before_read(scope.bank_id)
         client = self._connection.client
-        ensure_bank(client, scope.bank_id, s.bank_mission, s.retain_mission)
+        ensure_bank(client, scope.bank_id, *bank_settings(s))
         reply = client.reflect(
             scope.bank_id,
             encodable(question),

@@ -3,12 +3,14 @@
 Each check is a plain function returning a ``Check`` (``ok``, ``fix`` with what to do, or
 ``skip`` when an earlier check failed). ``run_checks`` runs them all in order; the magic and the
 command line only decide where the URL, key, bank and journal come from. Nothing is written:
-the server is asked ``GET /version``, ``GET /v1/default/banks`` and the bank's ``/stats``.
+the server is asked ``GET /version``, ``GET /v1/default/banks``, the bank's ``/stats`` and
+``/config``, and what a retain would store (a dry run: with an LLM, one call of it).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -180,6 +182,54 @@ def check_bank(client: HindsightClient, bank_id: str) -> Check:
     return ok("bank", f"{bank_id!r} readable ({nodes} memories, {documents} documents{extra})")
 
 
+EXTRACTION_SAMPLE = "We drop visits shorter than five seconds: the uptime bot makes them."
+# what an LLM that only repeats its prompt (Hindsight's mock) "extracts": its own lines
+PROMPT_LINE = re.compile(r"^(?:Extract facts from|Event Date:|Context:)", re.IGNORECASE)
+TO_CHUNKS = "%hindsight config retain_extraction=chunks (or HINDSIGHT_RETAIN_EXTRACTION=chunks)"
+
+
+def _llm_of(client: HindsightClient, bank_id: str) -> str:
+    """``real``, ``placeholder`` (it repeats its prompt) or ``none``: what extracting the
+    sample in ``concise`` mode shows of the server's LLM (one call of it, if it is real)."""
+    try:
+        facts = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE, "concise")
+    except HindsightError:
+        return "none"
+    return "placeholder" if any(PROMPT_LINE.match(fact) for fact in facts) else "real"
+
+
+def check_extraction(client: HindsightClient, bank_id: str, setting: str = "server") -> Check:
+    """The bank's extraction mode fits the server's LLM: what a retain would store now (a dry
+    run, stored nowhere) is the user's own words, not the lines of an extraction prompt.
+
+    A mock or placeholder LLM in ``concise`` mode stores its own prompt ("Extract facts from the
+    following chunk.", "Context: jupyter") and drops all but a chunk's first lines; ``chunks``
+    stores the text as written. With ``chunks`` and a real LLM, extraction is offered."""
+    try:
+        config = client.bank_config(bank_id)
+        stored = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE)
+    except HindsightError as error:
+        return ok("extraction", f"not checked ({error})")
+    mode = str((config or {}).get("retain_extraction_mode") or "a new bank: the server's default")
+    pending = "" if setting in ("server", mode) else f"; becomes {setting} at the next write"
+    if any(PROMPT_LINE.match(fact) for fact in stored):
+        detail = (
+            f"{mode} mode with a placeholder LLM: retains store the extraction prompt's lines, "
+            f"not your work{pending}"
+        )
+        if setting == "chunks":  # fixed by the setting at the next write
+            return ok("extraction", detail)
+        return fix("extraction", detail, TO_CHUNKS)
+    if stored == [EXTRACTION_SAMPLE] or mode == "chunks":
+        llm = _llm_of(client, bank_id)
+        if llm == "real" and setting != "chunks":
+            note = "; the server has an LLM: retain_extraction=concise lets it extract facts"
+        else:
+            note = "; the server has no LLM to extract facts" if llm != "real" else ""
+        return ok("extraction", f"{mode}: what you retain is stored as written{note}{pending}")
+    return ok("extraction", f"{mode}: the server's LLM extracts facts{pending}")
+
+
 def check_journal(setting: str) -> Check:
     """The on-disk queue can be written; how many memories wait in it."""
     from .._delivery.journal_file import JournalError, journal_counts, journal_path
@@ -230,6 +280,7 @@ def run_checks(
     bank_id: str,
     journal_setting: str,
     *,
+    extraction: str = "server",
     shell: Any = None,
     transport: httpx.BaseTransport | None = None,
     timeout_s: float = CHECK_TIMEOUT_S,
@@ -246,10 +297,17 @@ def run_checks(
         if server.state == "ok":
             auth = check_auth(client, command)
             report.checks.append(auth)
-            bank = check_bank(client, bank_id) if auth.state == "ok" else None
-            report.checks.append(bank or Check("bank", "skip", "needs an accepted key"))
+            if auth.state == "ok":
+                report.checks.append(check_bank(client, bank_id))
+                report.checks.append(check_extraction(client, bank_id, extraction))
+            else:
+                report.checks += [
+                    Check(name, "skip", "needs an accepted key") for name in ("bank", "extraction")
+                ]
         else:
-            report.checks += [Check(name, "skip", "needs the server") for name in ("auth", "bank")]
+            report.checks += [
+                Check(name, "skip", "needs the server") for name in ("auth", "bank", "extraction")
+            ]
     finally:
         client.close()
     report.checks += [check_journal(journal_setting), check_widgets(shell)]

@@ -10,8 +10,9 @@ import httpx
 import pytest
 from helpers import RequestRecorder
 
-from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._api.client import BankExtraction, HindsightClient, Timeouts, ensure_bank
 from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._machine import EMBEDDED_CHARS
 from hindsight_magic._version import __version__
 
 BASE = "http://hindsight.test:8888"
@@ -425,6 +426,22 @@ def test_create_bank_omits_empty_missions() -> None:
     client.create_bank("b", retain_mission="only retain")
     assert rec.body() == {"retain_mission": "only retain"}
     assert all(r.method == "PUT" for r in rec.requests)
+
+
+def test_the_extraction_setting_is_written_once_per_bank_and_value() -> None:
+    """``retain_extraction=chunks`` sets the bank's mode and a chunk the embedding model reads
+    whole; ``server`` leaves the bank's own; a changed setting is written again."""
+    client, rec = make(httpx.Response(200, json={"bank_id": "b"}))
+    bank = f"extraction-{id(rec)}"
+    assert ensure_bank(client, bank, extraction="server")
+    assert rec.body() == {}
+    assert ensure_bank(client, bank, extraction="chunks")
+    assert rec.body() == {"retain_extraction_mode": "chunks", "retain_chunk_size": EMBEDDED_CHARS}
+    assert ensure_bank(client, bank, extraction="chunks")
+    assert len(rec.requests) == 2  # once per bank and value
+    assert ensure_bank(client, bank, extraction="concise")
+    assert rec.body() == {"retain_extraction_mode": "concise"}
+    assert BankExtraction.of("server") is None
 
 
 NO_ENTITIES = {"entities": None}

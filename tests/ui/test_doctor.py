@@ -58,11 +58,16 @@ def test_everything_ok_against_a_hindsight_like_server(tmp_path: Path) -> None:
     assert report.ok, report
     names = [check.name for check in report.checks]
     assert names == [
-        "python", "packages", "server extra", "server", "auth", "bank", "journal", "widgets",
+        "python", "packages", "server extra", "server", "auth", "bank", "extraction", "journal",
+        "widgets",
     ]  # fmt: skip
     assert report["server"].detail == "Hindsight 9.9.9 at http://hs.test"
     assert "12 memories, 3 documents" in report["bank"].detail
-    assert all(line.startswith("GET ") for line in transport.seen)  # nothing is written
+    # nothing is written: reads, and a dry run of what a retain would store
+    assert all(
+        line.startswith("GET ") or line.endswith("/memories/dry-run-extract")
+        for line in transport.seen
+    )
     text = repr(report)
     assert text.splitlines()[0].endswith("doctor: all good")
     assert all(line.startswith(("ok ", "skip ")) for line in text.splitlines()[1:])
@@ -201,6 +206,27 @@ def test_doctor_against_the_real_server(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "ok    server: Hindsight" in out
+
+
+@pytest.mark.integration
+def test_doctor_says_when_a_bank_s_extraction_does_not_fit_the_server_s_llm(
+    hindsight_server: RunningServer, bank_id: str, tmp_path: Path
+) -> None:
+    """The local server has no real LLM: a bank left in ``concise`` mode would store the mock's
+    prompt lines; the doctor says so and how to fix it, and the setting fixes it."""
+    journal = str(tmp_path / "j.db")
+    fresh = doctor.run_checks(hindsight_server.url, None, bank_id, journal)["extraction"]
+    assert fresh.state == "ok", fresh
+    assert "stored as written" in fresh.detail
+    with httpx.Client(base_url=hindsight_server.url, timeout=30) as http:
+        http.put(f"/v1/default/banks/{bank_id}", json={"retain_extraction_mode": "concise"})
+    concise = doctor.run_checks(hindsight_server.url, None, bank_id, journal)["extraction"]
+    assert concise.state == "fix", concise
+    assert "concise mode with a placeholder LLM" in concise.detail
+    assert "retain_extraction=chunks" in concise.hint
+    fixing = doctor.run_checks(hindsight_server.url, None, bank_id, journal, extraction="chunks")
+    assert fixing["extraction"].state == "ok"
+    assert "becomes chunks at the next write" in fixing["extraction"].detail
 
 
 def diagnosis_hint_for_a_dead_server() -> str:
