@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 
-# helpers.py, kernels.py and faultkit.py are imported by name from test modules in any subfolder
-if str(Path(__file__).parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).parent))
+# helpers.py, kernels.py and faultkit.py are imported by name from test modules in any subfolder;
+# the benchmark's notebook sessions (bench/recall_sessions.py) are used by the tests too
+for _folder in (Path(__file__).parent, Path(__file__).parent.parent):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
-from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, one_line
+from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, one_line  # noqa: E402
 
 __all__ = ["PLANTED_KEY", "Cell", "Notebook", "RunningServer", "free_port", "one_line"]
 
