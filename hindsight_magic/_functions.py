@@ -344,8 +344,9 @@ def timeline(
 def memory_map(
     entity: str | None = None, *, top: int = 20, session: HindsightSession | None = None
 ) -> MemoryMap:
-    """The entities the server found in the current scope's memories (people, places, tools,
-    dates) and how often they occur together: a graph of the ``top`` most mentioned, a node's
+    """The entities of the current scope's memories (what cells define, the files they read,
+    the terms their notes capitalise; with an LLM, also the people, places and tools it found)
+    and how often they occur together: a graph of the ``top`` most mentioned, a node's
     size its mentions. With ``entity`` (a name, any case): that entity, the ``top`` entities it
     occurs with most, and the memories that mention it (``.memories``, with provenance).
     Needs the ``pictures`` extra to draw; the text list shows without it.

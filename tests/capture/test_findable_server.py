@@ -195,3 +195,17 @@ def test_the_extraction_setting_sets_the_bank_s_mode(
         "the memory",
     )
     assert texts == [text]  # as written: no prompt line beside it
+
+
+def test_the_readme_s_map_example_works_on_the_default_server(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """``%hindsight map "Berkeley Lab"``: the entity comes from the memory's own words."""
+    notebook.load(api_url=hindsight_server.url, bank_id=bank_id, mental_models="false")
+    fact = "Samples from the Berkeley Lab arrive on dry ice every Tuesday."
+    assert notebook.run(f"%retain {fact}").error is None
+    assert notebook.run("_ = %recall dry ice").error is None  # sent and indexed
+    cell = notebook.run('_map = %hindsight map "Berkeley Lab"')
+    assert cell.error is None, cell.text
+    shown = notebook.ip.user_ns["_map"]
+    assert [m.text for m in shown.memories] == [fact]
