@@ -126,7 +126,9 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
             list[str] | None, Field(description="Only memories carrying every one of these tags.")
         ] = None,
         max_results: Annotated[
-            int | None, Field(description="At most this many memories (1-50, default 10).")
+            int | None,
+            # strict: a boolean is not a count (lax validation took `true` for 1)
+            Field(strict=True, description="At most this many memories (1-50, default 10)."),
         ] = None,
     ) -> Any:
         """Search this project's long-term memory (shared with its notebooks) for what is

@@ -205,6 +205,7 @@ def test_a_dead_server_and_bad_input_are_error_results_and_the_next_call_works(
         assert "HINDSIGHT_API_URL" in dead
         assert "Nothing to search for" in error_line(agent.call("recall", query="  "))
         assert "max_results" in error_line(agent.call("recall", query="x", max_results="many"))
+        assert "max_results" in error_line(agent.call("recall", query="x", max_results=True))
         assert "since" in error_line(agent.call("recall", query="x", since="the other day"))
         forwarder.open()  # the server is back
         word = token()
