@@ -14,8 +14,10 @@ The SDK is imported when the server is built, not when ``hindsight_magic`` is. (
 """
 
 import functools
+import inspect
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -89,6 +91,9 @@ async def one_line_errors(
     return answer
 
 
+Tool = TypeVar("Tool", bound=Callable[..., Any])
+
+
 def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
     """The MCP server of ``memory``'s project: five tools' worth of memory, two resources."""
     from mcp.server.mcpserver import Context, MCPServer
@@ -105,13 +110,23 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
     )
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
+    def tool(**options: Any) -> Callable[[Tool], Tool]:
+        """``server.tool`` with the docstring's indentation taken out of the description:
+        agents and the Inspector show it as it comes."""
+
+        def register(function: Tool) -> Tool:
+            description = inspect.cleandoc(function.__doc__ or "")
+            return server.tool(description=description, **options)(function)
+
+        return register
+
     def run(call: Any) -> Any:
         try:
             return result(call())
         except ToolFailure as failure:
             return failed(failure)
 
-    @server.tool(annotations=reads)
+    @tool(annotations=reads)
     def recall(
         query: Annotated[str, Field(description="What to look for, in words.")],
         since: Annotated[
@@ -137,7 +152,7 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
         a handle (#N) and an id for forget."""
         return run(lambda: memory.recall(query, since, until, tags, max_results))
 
-    @server.tool()
+    @tool()
     def retain(
         text: Annotated[str, Field(description="One durable fact, in a sentence or two.")],
         ctx: Context[Any, Any],
@@ -151,7 +166,7 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
         knowing next week; not for chatter. Secrets in it are redacted."""
         return run(lambda: memory.retain(text, client_of(ctx), context, tags))
 
-    @server.tool(annotations=reads)
+    @tool(annotations=reads)
     def reflect(
         question: Annotated[str, Field(description="The question to answer from memory.")],
     ) -> Any:
@@ -159,7 +174,7 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
         memories; returns the answer and the memories it is based on."""
         return run(lambda: memory.reflect(question))
 
-    @server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
+    @tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
     def forget(
         id: Annotated[str, Field(description="The memory's id, or #N from the last recall.")],
         reason: Annotated[str | None, Field(description="Why it is wrong or stale.")] = None,
@@ -168,14 +183,14 @@ def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
         with restore."""
         return run(lambda: memory.forget(id, reason))
 
-    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    @tool(annotations=ToolAnnotations(idempotent_hint=True))
     def restore(
         id: Annotated[str, Field(description="The forgotten memory's id.")],
     ) -> Any:
         """Bring a forgotten memory back into recall."""
         return run(lambda: memory.restore(id))
 
-    @server.tool(annotations=reads)
+    @tool(annotations=reads)
     def status() -> Any:
         """The memory server, bank, tags and queue of this project: call it when memory
         seems unreachable or empty."""

@@ -4,6 +4,7 @@ stdio, beside real kernels: the notebook and its agents share one memory."""
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import uuid
@@ -51,6 +52,8 @@ def test_the_sdk_client_lists_retains_recalls_reflects_and_forgets(
     tools = {tool.name: tool for tool in agent.tools()}
     assert set(tools) == TOOLS
     assert all(tool.description for tool in tools.values())
+    for tool in tools.values():  # as written, not with the docstring's indentation
+        assert not re.search(r"\n\s", tool.description or ""), tool.description
     assert {"query", "since", "until", "tags", "max_results"} <= set(
         tools["recall"].input_schema["properties"]
     )
