@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -93,6 +93,7 @@ class TimelineCounts:
     periods: tuple[date, ...]  # every period from the first to the last, empty ones too
     window: TimeWindow | None = None
     truncated: bool = False  # stopped after MAX_PAGES pages
+    counted: str = ""  # which memories of the bank: ``tagged project:churn, or untagged``
 
     @property
     def total(self) -> int:
@@ -118,10 +119,12 @@ class TimelineCounts:
         return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
 
     def describe(self) -> str:
-        """``412 memories in bank b, per week, since 3 Nov``."""
+        """``412 memories in bank b (tagged project:churn, or untagged), per week, since 3 Nov``:
+        what was counted, the scope's memories, not the whole bank's."""
         when = f", {self.window.label}" if self.window else ""
         counted = plural(self.total, "memory", "memories")
-        return f"{counted} in bank {self.bank_id}, per {self.by}{when}"
+        which = f" ({self.counted})" if self.counted else ""
+        return f"{counted} in bank {self.bank_id}{which}, per {self.by}{when}"
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,17 @@ def check_top(top: int) -> int:
     return top
 
 
+def scope_phrase(scope: BankScope) -> str:
+    """Which of a bank's memories the scope reads: ``tagged project:churn, or untagged`` ('' for
+    all of them)."""
+    tags = scope.recall_tags or ()
+    if not tags:
+        return ""
+    either = " or ".join(tags)
+    strict = (scope.tags_match or "").endswith("strict")
+    return f"tagged {either}" if strict else f"tagged {either}, or untagged"
+
+
 class BankOverview:
     """Reads the timeline and the entity map of the session's current scope."""
 
@@ -254,7 +268,8 @@ class BankOverview:
             if len(items) < PAGE:
                 truncated = False
                 break
-        return self._counted(scope.bank_id, per_day, by, window, truncated)
+        counts = self._counted(scope.bank_id, per_day, by, window, truncated)
+        return replace(counts, counted=scope_phrase(scope))
 
     @staticmethod
     def _counted(

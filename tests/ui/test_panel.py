@@ -973,7 +973,10 @@ def test_text_snapshot_has_the_browser_sections(
     assert re.search(r"state\s+\d+ characters in 2 documents", document), document
     assert f"transect_{token} = 'north'" in document
     timeline = text.split("\nTimeline:\n", 1)[1]  # the Timeline tab, as a table
-    assert re.match(rf"    [1-9]\d* memor(y|ies) in bank {bank_id}, per ", timeline), timeline
+    counted = (
+        rf"    [1-9]\d* memor(y|ies) in bank {bank_id} \(tagged project:\S+, or untagged\), per "
+    )
+    assert re.match(counted, timeline), timeline
     assert "\nMap (top 10):\n    " in text
 
 

@@ -41,6 +41,24 @@ def test_periods_start_on_mondays_and_firsts() -> None:
     assert choose_period(date(2024, 1, 1), date(2026, 9, 1)) == "month"
 
 
+def test_the_title_says_which_of_the_bank_s_memories_were_counted() -> None:
+    """A project's timeline counts its memories (and the untagged), not the whole bank's."""
+    from dataclasses import replace
+
+    from hindsight_magic._memory.overview import scope_phrase
+    from hindsight_magic._memory.scope import compute_scope
+
+    made = counts({(date(2026, 11, 2), "world", "a.ipynb"): 2}, by="week")
+    assert made.describe().startswith("2 memories in bank bank-x, per week")  # global: all
+    tagged = compute_scope("per-project-tagged", "bank-x", "", "churn")
+    assert scope_phrase(tagged) == "tagged project:churn, or untagged"
+    assert scope_phrase(compute_scope("global", "bank-x", "", "churn")) == ""
+    titled = replace(made, counted=scope_phrase(tagged))
+    assert titled.describe().startswith(
+        "2 memories in bank bank-x (tagged project:churn, or untagged), per week"
+    )
+
+
 def test_counts_roll_up_into_weeks_with_every_week_present() -> None:
     made = counts(
         {
