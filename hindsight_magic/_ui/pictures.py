@@ -368,8 +368,8 @@ class MemoryMap(Picture):
 
     def _nothing(self) -> str:
         return (
-            f"No entities yet in bank {self.map.bank_id}: the server finds them in retained "
-            "facts (names, places, dates)."
+            f"No entities yet in bank {self.map.bank_id}: each memory brings those it names "
+            "(a cell's variables and files, the terms its notes capitalise)."
         )
 
     def _draw(self, figure: Figure) -> None:

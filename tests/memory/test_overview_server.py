@@ -22,6 +22,8 @@ import pytest
 from conftest import Notebook
 from helpers import RunningServer, wait_for
 
+from hindsight_magic._capture.entities import entities_of
+
 pytestmark = pytest.mark.integration
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -61,11 +63,16 @@ def plant(server: RunningServer, bank: str) -> dict[str, int]:
                     "timestamp": (now - timedelta(days=day)).isoformat(),
                     "document_id": f"{notebook}-{day}",
                     "metadata": {"notebook": notebook, "source": "%retain"},
+                    # what the extension sends with a %retain text: the terms it capitalises
+                    "entities": [{"text": name} for name in entities_of([FACT])],
                 }
             )
             per_notebook[notebook.rsplit("/", 1)[-1]] += 1
     with rest(server, bank) as http:
-        http.put(f"{server.url}/v1/default/banks/{bank}", json={}).raise_for_status()
+        # consolidation on for this bank (the local server without an LLM has it off): the
+        # timeline counts the server's observations too
+        bank_url = f"{server.url}/v1/default/banks/{bank}"
+        http.put(bank_url, json={"enable_observations": True}).raise_for_status()
         http.post("memories", json={"items": items, "async": False}).raise_for_status()
     return dict(per_notebook)
 
@@ -162,7 +169,7 @@ def test_pictures_are_real_and_leave_the_users_matplotlib_alone(
         plt.close(mine)
 
 
-def test_the_map_shows_the_entities_the_server_extracted(
+def test_the_map_shows_the_memories_entities(
     book: Notebook, hindsight_server: RunningServer, bank_id: str
 ) -> None:
     plant(hindsight_server, bank_id)
