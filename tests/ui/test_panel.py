@@ -700,7 +700,8 @@ def test_text_snapshot_has_timeline_and_map_tables(
     session.flush(5)
     text = repr(notebook.run("%hindsight panel").result)
     timeline = text.split("\nTimeline:\n", 1)[1]
-    assert re.match(r"    1 memory in bank panel, per day", timeline), timeline
+    counted = r"    1 memory in bank panel \(tagged project:\S+, or untagged\), per day"
+    assert re.match(counted, timeline), timeline
     assert re.search(r"    period .* total", timeline)
     mapped = text.split("\nMap (top 10):\n", 1)[1]
     assert re.match(r"    2 entities", mapped), mapped
