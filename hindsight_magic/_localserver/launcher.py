@@ -139,12 +139,12 @@ def _child_env(
         # ("Extract facts from the following chunk.", "Context: jupyter") and dropped all but
         # the first lines of each chunk. In chunks mode each chunk is stored as it is, sized
         # for the embedding model; entities come with each memory (the extension sends them).
-        # Consolidation is off too: the mock's "observations" were a memory's first line with
-        # its date appended ("[cell 42] (mentioned_at=2026-12-03 05:47)").
+        # Consolidation stays on: the seeded mental models refresh from its observations (and
+        # stay empty without them), though the mock's observations are a memory's first line
+        # with its date appended; recall leaves observations out by default (recall_types).
         env["HINDSIGHT_API_LLM_PROVIDER"] = "mock"
         env.setdefault("HINDSIGHT_API_RETAIN_EXTRACTION_MODE", "chunks")
         env.setdefault("HINDSIGHT_API_RETAIN_CHUNK_SIZE", str(EMBEDDED_CHARS))
-        env.setdefault("HINDSIGHT_API_ENABLE_OBSERVATIONS", "false")
     return env, env.get("HINDSIGHT_API_LLM_PROVIDER", "openai")  # openai: Hindsight's default
 
 

@@ -276,11 +276,9 @@ def test_child_env_mock_llm_and_our_settings_win() -> None:
     assert env["HINDSIGHT_API_LOG_LEVEL"] == "debug"
     for gone in ("HINDSIGHT_API_TENANT_API_KEY", "HINDSIGHT_API_KEY", "PGSSLMODE"):
         assert gone not in env
-    # no LLM: what is retained is stored as written, in chunks the embedding model reads whole,
-    # and the mock makes no observations
+    # no LLM: what is retained is stored as written, in chunks the embedding model reads whole
     assert env["HINDSIGHT_API_RETAIN_EXTRACTION_MODE"] == "chunks"
     assert env["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == str(EMBEDDED_CHARS)
-    assert env["HINDSIGHT_API_ENABLE_OBSERVATIONS"] == "false"
     own, _ = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_RETAIN_CHUNK_SIZE": "900"})
     assert own["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == "900"  # the user's choice stays
 
@@ -294,7 +292,7 @@ def test_child_env_passes_the_users_llm_and_auth() -> None:
     assert env["HINDSIGHT_API_TENANT_EXTENSION"].endswith(":ApiKeyTenantExtension")
     _, default = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_MODEL": "x"})
     assert default == "openai"  # Hindsight's own default provider
-    for left in ("RETAIN_EXTRACTION_MODE", "RETAIN_CHUNK_SIZE", "ENABLE_OBSERVATIONS"):
+    for left in ("RETAIN_EXTRACTION_MODE", "RETAIN_CHUNK_SIZE"):
         assert f"HINDSIGHT_API_{left}" not in env  # an LLM extracts (the server's defaults)
 
 

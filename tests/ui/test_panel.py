@@ -856,9 +856,10 @@ def test_session_document_shows_what_auto_retain_sent(
     panel = show(kernel_nb)
     wait_for(lambda: f"rainfall_{token}" in panel.browser.w_document.value, 120, "document")
     document = panel.browser.w_document.value
-    assert session.session_id in document  # append mode: the session's own document
-    assert "characters" in document
-    assert "end of notes" not in document  # the beginning only…
+    # the last request's cells, a document each (the long cell cut in parts), with their ids
+    assert re.search(r"hm-[0-9a-f]{32}-\d+ … \(\d+ documents\)", document), document
+    assert re.search(r"characters in \d+ documents", document), document
+    assert "end of notes" not in document, panel.browser.document_view  # the beginning only…
     toggle = panel.browser.w_doc_toggle
     assert toggle.layout.display == ""
     assert toggle.description == "Show all"
@@ -963,15 +964,20 @@ def test_text_snapshot_has_the_browser_sections(
     notebook.run(f"transect_{token} = 'north'")
     notebook.run(f"len(transect_{token})")
     notebook.run("%recall transect")  # flushes and waits (≤ 10 s) until it is indexed
+
+    def both_cells(text: str) -> bool:  # each cell a document, maybe sent one by one
+        return bool(re.search(r"state\s+\d+ characters in 2 documents", text))
+
     text = wait_for(  # a loaded server can take longer: run the command again, as a user would
         lambda: repr(notebook.run("%hindsight panel").result),
         120,
-        "the transcript indexed",
+        "the cells indexed",
         every_s=1.0,
-        until=lambda text: re.search(r"Recent:\n  \d\d:\d\d:\d\d indexed\s+\S", text),
+        until=lambda text: (
+            re.search(r"Recent:\n  \d\d:\d\d:\d\d indexed\s+\S", text) and both_cells(text)
+        ),
     )
     document = text.split("Last retained cells:\n", 1)[1]
-    assert re.search(r"state\s+\d+ characters in 2 documents", document), document
     assert f"transect_{token} = 'north'" in document
     timeline = text.split("\nTimeline:\n", 1)[1]  # the Timeline tab, as a table
     counted = (

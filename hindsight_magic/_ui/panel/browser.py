@@ -210,6 +210,7 @@ POLL_EVERY_S = 1.0  # operation status, while a panel is open
 MAX_POLLS = 8  # operations asked about per poll
 MODEL_WATCH_S = 120.0  # how long a model refresh is followed
 DOC_MAX_CHARS = 100_000
+LAST_CELLS = 8  # documents shown as the last retained cells
 NO_DOCUMENT = "Nothing auto-retained in this session yet."
 SEARCHING = "Searching for “{}”…"
 STILL_INDEXING = "still being indexed: search again in a moment"
@@ -393,17 +394,14 @@ class MemoryBrowser:
             self.fetch_document()
 
     def document_ids(self) -> list[str]:
-        """The documents auto-retain sent last (the cells of its newest request, oldest
-        first): each cell is a document of its own."""
+        """The documents auto-retain sent last (each cell, or part of a cell, is a document of
+        its own): the newest ``LAST_CELLS`` of them, oldest first."""
         sent = [
-            item
+            str(item.document_id)
             for item in self._session.recent()  # newest first
             if item.transcript and item.document_id and item.state in (SENT, INDEXED)
         ]
-        if not sent:
-            return []
-        newest = sent[0].operation_id
-        return [str(item.document_id) for item in reversed(sent) if item.operation_id == newest]
+        return list(reversed(sent[:LAST_CELLS]))
 
     def document_id(self) -> str:
         """What the session document view names: the last cells' documents (or none yet)."""
