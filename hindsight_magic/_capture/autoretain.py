@@ -71,8 +71,6 @@ class Retain(Protocol):
         content: str,
         *,
         context: str | None = ...,
-        document_id: str | None = ...,
-        update_mode: str | None = ...,
         ran_at: float | None = ...,
         source: str = ...,
         cells: Sequence[int] = ...,
