@@ -159,6 +159,19 @@ def wait_for(
     return value
 
 
+def settled(bank: httpx.Client, timeout_s: float = 60.0) -> None:
+    """Wait until the server has no work left for a bank (``bank``'s base URL is the bank's):
+    consolidation runs after a retain returns and adds observations on its own time, so a test
+    comparing the bank before and after something must first let it finish."""
+
+    def idle() -> bool:
+        stats = bank.get("/stats").json()
+        busy = stats.get("pending_operations", 0) + stats.get("pending_consolidation", 0)
+        return not busy and not (stats.get("operations_by_status") or {}).get("processing")
+
+    wait_for(idle, timeout_s, "the bank's pending operations", every_s=0.5)
+
+
 # -- clocks and senders ------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import Notebook
-from helpers import RunningServer, wait_for
+from helpers import RunningServer, settled, wait_for
 from kernels import Kernel
 
 import hindsight_magic as hm
@@ -209,6 +209,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
     foreign.put("", json={})
     foreign.post("/memories", json={"items": [{"content": f"Elsewhere {mark}"}], "async": False})
     [elsewhere] = [m for m in state_of(foreign) if mark in m[2]]
+    settled(client), settled(foreign)
     observations = client.get("/memories/list", params={"type": "observation"}).json()["items"]
     before, before_foreign = state_of(client), state_of(foreign)
     book.run("_none = %recall nothing-matches-this-query-at-all-zzz")
