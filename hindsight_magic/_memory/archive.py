@@ -315,15 +315,16 @@ class Archiver:
                         TRANSFER_BANK, target, archive, progress.advance
                     )
                 )
+                progress.stage(f"restoring bank {target} on the server")
+                result = self._follow(TRANSFER_BANK, operation, progress, "restore")
                 break
-            except HindsightError as error:
-                # the session's own background work (mental models, a panel) may create the
-                # bank again between the delete and the import: look again, delete again
+            except (HindsightError, CurationError) as error:
+                # the session's own background work (the mental models' first load, a
+                # panel) may create the empty bank again between the delete and the import,
+                # which the server refuses when it runs: look again, delete again
                 if attempt + 1 == RESTORE_ATTEMPTS or "already exists" not in str(error):
                     raise
                 stats = client.bank_stats(target)
-        progress.stage(f"restoring bank {target} on the server")
-        result = self._follow(TRANSFER_BANK, operation, progress, "restore")
         if target == current:
             self._changed()
         imported = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
@@ -394,7 +395,7 @@ class Archiver:
                     return result if isinstance(result, dict) else {}
                 if status in ("failed", "cancelled", "not_found"):
                     why = reply.get("error_message") or f"the server's operation {status}"
-                    raise CurationError(f"The {what} failed on the server: {why}.")
+                    raise CurationError(f"The {what} failed on the server: {why.rstrip('.')}.")
                 if time.monotonic() > deadline:
                     raise CurationError(f"The {what} did not finish within an hour.")
                 progress.advance(0)

@@ -256,3 +256,18 @@ def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
         f"{hindsight_server.url}/v1/default/banks/{bank_id}/operations/{asked[0]}", timeout=30
     ).json()["status"]
     assert state in ("cancelled", "completed", "not_found"), state  # it may have finished first
+
+
+def test_a_restore_into_a_fresh_kernels_unused_bank_works_the_first_time(
+    book: Notebook, hindsight_server: RunningServer, banks: list[str], snapshot: Path
+) -> None:
+    """A new kernel (journal on, mental models on: the defaults) restoring a course into its
+    own bank: the flush before the restore may create the empty bank, which is nothing to
+    replace."""
+    fresh = f"{banks[0]}-fresh"
+    banks.append(fresh)
+    book.run("%unload_ext hindsight_magic")
+    book.load(bank_id=fresh)
+    line = shown(book, f"%hindsight restore {snapshot}")
+    assert "the counts match the manifest" in line, line
+    assert bank_exists(hindsight_server, fresh)
