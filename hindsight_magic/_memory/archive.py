@@ -44,6 +44,7 @@ RESTORE_ATTEMPTS = 3
 HELD = ("total_nodes", "total_documents")  # a bank with either holds memories
 OPERATION_TIMEOUT_S = 3600.0
 HASH_CHUNK = 1 << 20
+INNER_MANIFEST_MAX = 1 << 20  # the server's manifest.json inside an archive: a few hundred bytes
 COUNTS = (  # manifest field, the archive's own manifest key, the import's result key
     ("memories", "fact_count", "facts_imported"),
     ("documents", "document_count", "documents_imported"),
@@ -135,11 +136,21 @@ def sha256_of(path: Path) -> str:
 
 def archive_counts(path: Path) -> dict[str, Any]:
     """The server's own manifest inside the archive (its counts); ``CurationError`` when the
-    file is not a transfer archive."""
+    file is not a transfer archive. The member is read up to ``INNER_MANIFEST_MAX`` bytes
+    only: a few hundred kilobytes of ZIP can inflate to gigabytes."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            inner = json.loads(archive.read("manifest.json"))
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError):
+        with zipfile.ZipFile(path) as archive, archive.open("manifest.json") as member:
+            text = member.read(INNER_MANIFEST_MAX + 1)
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, EOFError):
+        text = b""
+    if len(text) > INNER_MANIFEST_MAX:
+        raise CurationError(
+            f"{path} is not a Hindsight archive: its manifest.json inside is over "
+            f"{_size(INNER_MANIFEST_MAX)} (a real one is under a kilobyte); nothing was imported."
+        )
+    try:
+        inner = json.loads(text)
+    except ValueError:
         raise CurationError(
             f"{path} is not a Hindsight archive (no readable manifest.json inside): nothing "
             "was imported."
