@@ -101,22 +101,41 @@ class Manifest:
         return json.dumps(asdict(self), indent=2) + "\n"
 
     @classmethod
+    def from_json(cls, data: object) -> Manifest:
+        """The manifest in ``data`` (a manifest file's JSON); ``CurationError`` naming the
+        first field that is missing or not of its type (a count that is not a whole number
+        would fail only after the import)."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise CurationError("damaged, or another tool's")
+        values: dict[str, Any] = {}
+        for name, field in cls.__dataclass_fields__.items():
+            value = data.get(name)
+            if field.type == "int":
+                if type(value) is not int or value < 0:  # True is an int, not a count
+                    raise CurationError(f"its field {name} is not a count (a whole number)")
+            elif type(value) is not str:
+                raise CurationError(f"its field {name} is not text")
+            values[name] = value
+        return cls(**values)
+
+    @classmethod
     def read(cls, path: Path) -> Manifest:
-        """The manifest at ``path``; ``CurationError`` when it is missing or not ours."""
+        """The manifest at ``path``; ``CurationError`` when it is missing, not ours, or has a
+        field of the wrong type — before anything is sent."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("format") != FORMAT:
-                raise ValueError(data.get("format"))
-            return cls(**{name: data[name] for name in cls.__dataclass_fields__})
         except FileNotFoundError:
             raise CurationError(
                 f"No manifest beside the archive ({path.name}): restore archives made by "
                 "%hindsight snapshot, with their manifest next to them."
             ) from None
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except (OSError, ValueError):
+            data = None
+        try:
+            return cls.from_json(data)
+        except CurationError as error:
             raise CurationError(
-                f"{path} is not a snapshot manifest (damaged, or another tool's): nothing "
-                "was imported."
+                f"{path} is not a snapshot manifest ({error}): nothing was imported."
             ) from None
 
 

@@ -3,13 +3,14 @@ snapshot manifest beside it, each refused in one line when it is not what it cla
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from hindsight_magic._memory.archive import archive_counts
+from hindsight_magic._memory.archive import FORMAT, Manifest, archive_counts
 from hindsight_magic._memory.curation import CurationError
 
 
@@ -35,3 +36,38 @@ def test_a_zip_bomb_manifest_is_refused_without_inflating_it(tmp_path: Path) -> 
     assert "manifest.json inside is over" in str(refused.value)
     assert "\n" not in str(refused.value)
     assert peak < 20_000_000, f"{peak / 1e6:.0f} MB held while reading the manifest"
+
+
+MANIFEST = {
+    "format": FORMAT,
+    "archive": "course.zip",
+    "bank": "course",
+    "scope": "global",
+    "memories": 12,
+    "documents": 3,
+    "observations": 0,
+    "mental_models": 2,
+    "server_version": "1.1.0",
+    "created_at": "2026-12-03T08:00:00+00:00",
+    "bytes": 4096,
+    "sha256": "0" * 64,
+}
+
+
+def test_a_well_formed_manifest_is_read() -> None:
+    assert Manifest.from_json(MANIFEST).memories == 12
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("memories", "many"), ("bytes", None), ("documents", True), ("sha256", 7), ("bank", [])],
+)
+def test_a_manifest_field_of_the_wrong_type_is_refused_before_anything_is_sent(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    path = tmp_path / "course.manifest.json"
+    path.write_text(json.dumps({**MANIFEST, field: value}))
+    with pytest.raises(CurationError) as refused:
+        Manifest.read(path)
+    assert f"{field} is not" in str(refused.value)
+    assert "\n" not in str(refused.value)
