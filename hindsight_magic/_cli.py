@@ -169,7 +169,7 @@ def _transfer(args: argparse.Namespace) -> int:
 
     try:
         if args.command == "snapshot":
-            outcome = _functions.snapshot(args.path)
+            outcome = _functions.snapshot(args.path, replace=args.replace)
         elif args.command == "restore":
             outcome = _functions.restore(Path(args.archive), into=args.into, replace=args.replace)
         else:
@@ -191,6 +191,7 @@ def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         "snapshot", help="save this folder's bank to an archive and its manifest"
     )
     parser.add_argument("path", nargs="?", default=None, help="the archive (default: dated)")
+    parser.add_argument("--replace", action="store_true", help="write over an existing file")
     parser.set_defaults(handler=_transfer)
     parser = subparsers.add_parser(
         "restore", help="restore a snapshot as this folder's bank (or --into BANK)"

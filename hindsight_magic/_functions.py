@@ -536,20 +536,24 @@ def _carry(
 
 
 def snapshot(
-    path: str | os.PathLike[str] | None = None, *, session: HindsightSession | None = None
+    path: str | os.PathLike[str] | None = None,
+    *,
+    replace: bool = False,
+    session: HindsightSession | None = None,
 ) -> Outcome:
     """Save the current bank to a file: the server's transfer archive (memories, documents,
     observations, mental models, configuration) and a manifest beside it (counts, server
     version, UTC time, SHA-256). The queue is sent first, so the snapshot holds everything
     retained so far. ``path`` is the archive (default: a dated file next to the notebook, or
-    in the working folder); the download streams to disk, never whole in memory. A progress
-    bar shows meanwhile; an interrupt cancels it and leaves no partial file.
+    in the working folder); a file already there (or its manifest) is replaced only with
+    ``replace=True``. The download streams to disk, never whole in memory. A progress bar
+    shows meanwhile; an interrupt cancels it and leaves no partial file.
     """
     session = session or current_session()
     target = Path(os.fspath(path)).expanduser() if path is not None else None
     notebook = Path(session.notebook) if session.notebook else None
     folder = notebook.parent if notebook and notebook.is_absolute() else Path.cwd()
-    return _carry(session, lambda a, p: a.snapshot(target, folder, p))
+    return _carry(session, lambda a, p: a.snapshot(target, folder, p, replace))
 
 
 def clone(

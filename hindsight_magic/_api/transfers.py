@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
 
 from .client import path_segment
 from .errors import HindsightError, detail_of, readable, reply_line
@@ -126,11 +126,11 @@ class BankTransfers:
         return str(operation_id)
 
     def download(
-        self, url: str, target: Path, progress: Progress, expected: int | None = None
+        self, url: str, out: BinaryIO, progress: Progress, expected: int | None = None
     ) -> int:
-        """Stream the archive at ``url`` (an export's ``download_url``) into ``target`` in
-        chunks; the bytes written. ``OSError`` (a full disk …) is the caller's to report; the
-        partial file is left for it to remove."""
+        """Stream the archive at ``url`` (an export's ``download_url``) into the open file
+        ``out`` in chunks, then flush it to disk; the bytes written. ``OSError`` (a full disk
+        …) is the caller's to report, and the partial file its to remove."""
         import httpx
 
         if not url.startswith(DOWNLOADS):
@@ -142,10 +142,7 @@ class BankTransfers:
         timeout = httpx.Timeout(client.timeouts.retain, connect=10.0)
         written = 0
         try:
-            with (
-                client._http().stream("GET", path, timeout=timeout) as response,
-                target.open("wb") as out,
-            ):
+            with client._http().stream("GET", path, timeout=timeout) as response:
                 if response.status_code >= 400:
                     response.read()
                     raise _refused("downloadFile", response, _json(response))

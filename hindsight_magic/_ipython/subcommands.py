@@ -386,7 +386,7 @@ def cmd_restore(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
 
 def cmd_snapshot(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """Save this bank to an archive and its manifest."""
-    return _functions.snapshot(args.path, session=ctx.session)
+    return _functions.snapshot(args.path, replace=args.replace, session=ctx.session)
 
 
 def cmd_clone(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
@@ -540,9 +540,13 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "snapshot": Subcommand(
-        "save this bank to an archive (and its manifest): snapshot [PATH]",
+        "save this bank to an archive (and its manifest): snapshot [PATH] [--replace]",
         cmd_snapshot,
-        Words(arg("path", nargs="?"), usage="%hindsight snapshot [PATH]"),
+        Words(
+            arg("path", nargs="?"),
+            arg("--replace", action="store_true"),
+            usage="%hindsight snapshot [PATH] [--replace]",
+        ),
     ),
     "clone": Subcommand(
         "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",

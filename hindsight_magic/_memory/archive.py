@@ -19,14 +19,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
+import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from .._api.errors import HindsightError
 from .._api.transfers import BankTransfers
@@ -144,6 +146,34 @@ def manifest_path(archive: Path) -> Path:
     return archive.with_name(f"{archive.stem}.manifest.json")
 
 
+def _check_destination(archive: Path, replace: bool) -> None:
+    """Refuse, before the export starts, a snapshot whose archive or manifest would land on
+    something already there: a folder always, a file unless ``replace``."""
+    for path in (archive, manifest_path(archive)):
+        if path.is_dir():
+            raise CurationError(
+                f"{path} is a folder, where the snapshot's "
+                f"{'archive' if path == archive else 'manifest'} would go: move it or choose "
+                "another PATH; nothing was written."
+            )
+        if (path.exists() or path.is_symlink()) and not replace:
+            raise CurationError(
+                f"{path} already exists: choose another PATH, or add --replace "
+                "(replace=True) to write over it; nothing was written."
+            )
+
+
+@contextlib.contextmanager
+def _new_file_beside(final: Path, made: list[Path]) -> Iterator[BinaryIO]:
+    """A new file in ``final``'s folder, opened for writing, its path appended to ``made``:
+    created exclusively under a random name, so no file or link already there is written
+    through."""
+    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".partial", dir=final.parent)
+    made.append(Path(name))
+    with os.fdopen(fd, "wb") as out:
+        yield out
+
+
 def sha256_of(path: Path) -> str:
     """The file's SHA-256, read in chunks."""
     digest = hashlib.sha256()
@@ -180,8 +210,10 @@ def archive_counts(path: Path) -> dict[str, Any]:
 
 
 def default_name(bank_id: str, now: datetime | None = None) -> str:
-    """``jupyter-2026-12-02T0600Z.zip``: the bank and the UTC time, safe as a file name."""
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H%MZ")
+    """``jupyter-2026-12-02T060012Z.zip``: the bank and the UTC time to the second (two
+    snapshots a minute apart must not collide: an existing file is never replaced unasked),
+    safe as a file name."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H%M%SZ")
     return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', bank_id)}-{stamp}.zip"
 
 
@@ -243,14 +275,19 @@ class Archiver:
 
     # -- snapshot ---------------------------------------------------------------------------
 
-    def snapshot(self, path: Path | None, folder: Path, progress: Progress) -> Outcome:
+    def snapshot(
+        self, path: Path | None, folder: Path, progress: Progress, replace: bool = False
+    ) -> Outcome:
         """Write the current bank to ``path`` (default: a dated file in ``folder``) and its
-        manifest beside it; the queue is flushed first."""
+        manifest beside it; the queue is flushed first. An existing file at either place is
+        replaced only with ``replace``; both are written to new temporary files first (never
+        through a link someone left there), so a failure leaves neither half-written."""
         scope = self._scope()
         bank = scope.bank_id
         target = path if path is not None else folder / default_name(bank)
         if target.is_dir():
             target = target / default_name(bank)
+        _check_destination(target, replace)
         stats = self._settled(bank, progress)
         if stats is None:
             raise CurationError(f"Nothing to snapshot: bank {bank!r} does not exist yet.")
@@ -262,16 +299,36 @@ class Archiver:
         result = self._follow(bank, operation, progress, "snapshot")
         url = str(result.get("download_url") or "")
         size = result.get("byte_size")
-        partial = target.with_name(f".{target.name}.partial")
         progress.stage(f"downloading to {target.name}", int(size) if size else None)
+        made: list[Path] = []  # the temporary files, removed whatever happens
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            written = transfers.download(
-                url, partial, progress.advance, int(size) if size else None
+            with _new_file_beside(target, made) as out:
+                written = transfers.download(
+                    url, out, progress.advance, int(size) if size else None
+                )
+            digest = sha256_of(made[0])
+            inner = archive_counts(made[0])
+            counts = {name: int(inner.get(key) or 0) for name, key, _ in COUNTS}
+            manifest = Manifest(
+                format=FORMAT,
+                archive=target.name,
+                bank=bank,
+                scope=scope.mode,
+                server_version=version,
+                created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                bytes=written,
+                sha256=digest,
+                **counts,
             )
-            digest = sha256_of(partial)
-            inner = archive_counts(partial)
-            partial.replace(target)
+            with _new_file_beside(manifest_path(target), made) as out:
+                out.write(manifest.to_json().encode("utf-8"))
+            made[0].replace(target)
+            try:
+                made[1].replace(manifest_path(target))
+            except OSError:
+                target.unlink(missing_ok=True)  # an archive without its manifest is no result
+                raise
         except OSError as error:
             raise CurationError(
                 f"Could not write the snapshot to {target}: {error.strerror or error} "
@@ -283,21 +340,9 @@ class Archiver:
                 "The snapshot was cancelled during the download; no partial file was kept."
             ) from None
         finally:
-            with contextlib.suppress(OSError):
-                partial.unlink()
-        counts = {name: int(inner.get(key) or 0) for name, key, _ in COUNTS}
-        manifest = Manifest(
-            format=FORMAT,
-            archive=target.name,
-            bank=bank,
-            scope=scope.mode,
-            server_version=version,
-            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            bytes=written,
-            sha256=digest,
-            **counts,
-        )
-        manifest_path(target).write_text(manifest.to_json(), encoding="utf-8")
+            for partial in made:
+                with contextlib.suppress(OSError):
+                    partial.unlink()
         line = (
             f"Snapshot of bank {bank!r}: {counts_line(asdict(manifest))} → {target} "
             f"({_size(written)}, SHA-256 {digest[:12]}…; manifest beside it)."

@@ -11,6 +11,7 @@ import errno
 import hashlib
 import json
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -271,3 +272,38 @@ def test_a_restore_into_a_fresh_kernels_unused_bank_works_the_first_time(
     line = shown(book, f"%hindsight restore {snapshot}")
     assert "the counts match the manifest" in line, line
     assert bank_exists(hindsight_server, fresh)
+
+
+def test_a_snapshot_never_writes_over_or_through_what_is_already_there(
+    book: Notebook, tmp_path: Path
+) -> None:
+    """An unrelated file at PATH stays unless --replace; a link planted where the download
+    goes is never followed; a folder where the manifest goes is one line and no archive."""
+    planted(book, 1)
+    thesis = tmp_path / "thesis.zip"
+    thesis.write_text("three years of work")
+    line = shown(book, f"%hindsight snapshot {thesis}")
+    assert line.startswith(f"Error: {thesis} already exists"), line
+    assert "--replace" in line
+    assert thesis.read_text() == "three years of work"
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours")
+    (tmp_path / ".linked.zip.partial").symlink_to(victim)
+    line = shown(book, f"%hindsight snapshot {tmp_path / 'linked.zip'}")
+    assert line.startswith("Snapshot of bank"), line
+    assert victim.read_text() == "not yours"
+    assert zipfile.is_zipfile(tmp_path / "linked.zip")
+
+    (tmp_path / "blocked.manifest.json").mkdir()
+    line = shown(book, f"%hindsight snapshot {tmp_path / 'blocked.zip'}")
+    assert line.startswith("Error: "), line
+    assert "blocked.manifest.json" in line and "\n" not in line
+    assert not (tmp_path / "blocked.zip").exists()
+
+    line = shown(book, f"%hindsight snapshot {thesis} --replace")
+    assert line.startswith("Snapshot of bank"), line
+    assert zipfile.is_zipfile(thesis)
+    assert (tmp_path / "thesis.manifest.json").is_file()
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".partial"))
+    assert left == [".linked.zip.partial"]  # the planted link, untouched; nothing of ours
