@@ -105,15 +105,16 @@ def new_item(
     update_mode: str | None = None,
     entities: Sequence[str] = (),
 ) -> MemoryItem:
-    """A memory ready to queue: secrets redacted (its metadata's and entities' too), every
-    text safe to send as UTF-8."""
+    """A memory ready to queue: secrets redacted in every text it carries (content, context,
+    tags, metadata, entities: all of them reach the journal and the server), every text safe
+    to send as UTF-8."""
     hidden = tuple(secrets)
     return MemoryItem(
         content=redact(encodable(content), hidden),
         timestamp=timestamp,
-        context=encodable(context),
+        context=_safe_value(context, hidden),
         metadata={key: _safe_value(value, hidden) for key, value in metadata.items()},
-        tags=tuple(encodable(tag) for tag in tags) or None,
+        tags=tuple(_safe_value(tag, hidden) for tag in tags) or None,
         document_id=document_id,
         update_mode=update_mode,
         entities=tuple(_safe_value(name, hidden) for name in entities),
@@ -125,7 +126,11 @@ def request_item(item: MemoryItem, secrets: Sequence[str]) -> dict[str, Any]:
     after it was queued), with the entities it is about (``_capture/entities.py``): what a
     cell names, found when it ran, or a ``%retain`` text's files and terms."""
     body = item.to_json()
-    body["content"] = redact(body["content"], secrets)
+    for name in ("content", "context"):
+        if isinstance(body.get(name), str):
+            body[name] = redact(body[name], secrets)
+    if body.get("tags"):
+        body["tags"] = [redact(tag, secrets) for tag in body["tags"]]
     texts = () if is_transcript(item) else (item.content,)
     names = entities_of(texts, known=item.entities)
     if names:
