@@ -29,6 +29,9 @@ _SPAN = re.compile(r"^\s*(\d{1,6})\s*(m|min|mins|minutes?|h|hours?|d|days?|w|wee
 _UNIT = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _ISO_T = re.compile(r"\dT\d", re.I)  # 2026-11-03T00 names a time; "Tue 3 Nov" a whole day
 EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)  # an open start, where one is needed
+# past the last bound a WHEN may name: a whole day's end, and any zone's, stay in datetime's
+LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
+RANGE = "1900 to 9998"
 EXAMPLES = "an ISO date like 2026-11-03, '3 Nov', 3d, 2w, 12h, today or yesterday"
 
 
@@ -64,8 +67,26 @@ class Bound:
 
 def parse_when(value: When, *, now: datetime | None = None, name: str = "") -> Bound:
     """``value`` as a bound; ``WhenError`` with what to write instead when it is not a WHEN
-    (``name``, ``--since`` say, tells the user which of two WHENs it was)."""
+    (``name``, ``--since`` say, tells the user which of two WHENs it was), or names a time
+    outside 1900–9998 or an offset no clock has (``+25:00``): either would overflow once
+    turned into UTC or the user's zone, or made the end of a whole day."""
     now = _aware(now)
+    bound = _bound(value, now, name)
+    try:
+        utc = bound.at.astimezone(timezone.utc)
+        bound.at.astimezone(now.tzinfo)  # as the headline shows it
+    except (ValueError, OverflowError):
+        utc = None
+    if utc is None or not EARLIEST <= utc < LATEST - timedelta(days=1):
+        shown = one_line(value if isinstance(value, str) else str(value), 40)
+        raise WhenError(
+            f"{name or 'A WHEN'} {shown!r} is not a time a memory can have: use one from "
+            f"{RANGE}, with an offset under 24 hours."
+        )
+    return bound
+
+
+def _bound(value: When, now: datetime, name: str) -> Bound:
     zone = now.tzinfo
     assert zone is not None
     if isinstance(value, datetime):

@@ -91,6 +91,8 @@ def call(memory: ProjectMemory) -> Any:
             "'the other day' as a time for --since",
         ),
         ("recall", {"query": "x", "since": "2026-11-05", "until": "2026-11-01"}, "swap them"),
+        ("recall", {"query": "x", "until": "9999-12-31"}, "1900 to 9998"),
+        ("recall", {"query": "x", "since": "2026-11-03T14:30+25:00"}, "1900 to 9998"),
         ("recall", {}, "query"),
         ("retain", {"text": "   "}, "Nothing to retain"),
         ("reflect", {"question": ""}, "Nothing to reflect on"),

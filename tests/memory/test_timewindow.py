@@ -114,3 +114,27 @@ def test_the_recall_hint_is_utc_with_both_ends() -> None:
     assert until.temporal_window()[0].startswith("1900-01-01")
     future = window("2030-01-01")  # a start after now: the end is never before it
     assert future.temporal_window(NOW)[1] == future.temporal_window(NOW)[0]
+
+
+TOKYO = timezone(timedelta(hours=9))  # a zone east of UTC: its year 1 starts in UTC's year 0
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "now"),
+    [
+        ("2026-11-03T14:30+25:00", None, NOW),  # an offset no clock has
+        (None, "9999-12-31", NOW),  # the day after it is past the last date
+        ("0001-01-01", None, datetime(2026, 12, 2, 9, 0, tzinfo=TOKYO)),
+        (datetime(1, 1, 1, tzinfo=TOKYO), None, NOW),
+        (date(9999, 12, 31), None, NOW),
+    ],
+)
+def test_a_time_no_memory_can_have_is_one_line_with_the_range(
+    since: object, until: object, now: datetime
+) -> None:
+    with pytest.raises(WhenError) as caught:  # before any conversion could overflow
+        TimeWindow.parse(since, until, now=now)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "1900 to 9998" in message
+    assert ("--since" if since is not None else "--until") in message
