@@ -4,14 +4,19 @@
 along entity links, by time) with reciprocal rank fusion, which takes every search's first
 result as equally good: the best keyword match of a question such as "which dock was
 double-counting bikes?" came first whatever it was, and its semantic search leaves out memories
-whose similarity is under 0.3, which is most paraphrases with the local embedding model. So a
-recall asks for a pool twice as wide (``widened`` tokens, no similarity floor) and orders it by the
-server's own scores: similarity plus ``KEYWORD_WEIGHT`` times the keyword score (normalized to
-the pool's best), a convex combination, which beats reciprocal rank fusion when the scores are
-normalized (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2022); then
-as many as ``max_tokens`` hold. Measured on the recall-quality benchmark (``bench/
-recall_quality.py``, three sessions, 72 questions): 59 found in the top 5 in the server's order,
-64 in this one.
+whose similarity is under 0.3, which is most paraphrases with the local embedding model. Its
+keyword score (PostgreSQL's ``ts_rank_cd``) also counts every shared word alike, so "station"
+(in half the memories) weighs as much as "roadworks" (in one). So a recall asks for a pool
+twice as wide (``widened`` tokens, no similarity floor) and orders it by similarity plus
+``KEYWORD_WEIGHT`` times a BM25 score of the question over the pool (``rank_bm25``, normalized
+to the pool's best), a convex combination, which beats reciprocal rank fusion when the scores
+are normalized (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2022);
+BM25's inverse document frequency is what makes the rare word count. Then as many as
+``max_tokens`` hold. Measured on the recall-quality benchmark (``bench/recall_quality.py``,
+72 questions): in the top 5 from three sessions, 59 in the server's order, 64 with the
+server's keyword score in this combination, 67 with BM25; from ten sessions, 57 with the
+server's keyword score, 59 with BM25. (A pool four times as wide found 58 there: more of
+the answers reach the pool, and more distractors come with them.)
 
 Before each read, the session's ``before_read`` sends what is still queued for the bank and
 waits (bounded) until the server has indexed the memories the user queued, so a memory just
@@ -21,6 +26,7 @@ retained can be found; it returns how many auto-retained cells the server cannot
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +49,15 @@ POOL_WIDENING = 2  # a recall asks the server for this many times the tokens, th
 WINDOW_WIDENING = 4  # … and a window's for this many, then filters
 WINDOW_MAX_TOKENS = 16384  # … but never more than this (unless the user asked for more)
 CHARS_PER_TOKEN = 4  # the server counts tokens exactly; the filter's cut needs only an estimate
-KEYWORD_WEIGHT = 0.2  # of the keyword score (normalized) beside the similarity (0-1)
+KEYWORD_WEIGHT = 0.2  # of the BM25 score (normalized) beside the similarity (0-1)
+WORDS = re.compile(r"[^\W_]+")  # letters and digits: ``trips_2024_04`` is three words
+# Words a question is made of that say nothing about its subject. BM25 learns this from a
+# corpus, but a pool of twenty memories is too small to learn it from.
+FUNCTION_WORDS_TEXT = (
+    "a an and are as at be been by can did do does for from how i in into is it its now of on or "
+    "our that the this to was we were what when where which who whom why with"
+)
+FUNCTION_WORDS = frozenset(FUNCTION_WORDS_TEXT.split())
 
 
 def widened(max_tokens: int, widening: int = WINDOW_WIDENING) -> int:
@@ -52,18 +66,36 @@ def widened(max_tokens: int, widening: int = WINDOW_WIDENING) -> int:
     return max(max_tokens, min(max_tokens * widening, WINDOW_MAX_TOKENS))
 
 
-def ranked(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
-    """``memories`` by similarity plus ``KEYWORD_WEIGHT`` times their keyword score over the
-    best one's (see the module's docstring); the server's order breaks ties."""
-    best = max((m.scores.keyword or 0.0 for m in memories if m.scores), default=0.0) or 1.0
+def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemory]:
+    """``memories`` by similarity plus ``KEYWORD_WEIGHT`` times the BM25 score of ``query``
+    over them, over the best one's (see the module's docstring); the server's order breaks
+    ties."""
+    keyword = _bm25(query, [memory.text for memory in memories])
+    best = max(keyword, default=0.0) or 1.0
 
-    def score(memory: RecalledMemory) -> float:
-        scores = memory.scores
-        if scores is None:
-            return 0.0
-        return max(scores.semantic or 0.0, 0.0) + KEYWORD_WEIGHT * (scores.keyword or 0.0) / best
+    def score(pair: tuple[RecalledMemory, float]) -> float:
+        memory, words = pair
+        semantic = memory.scores.semantic if memory.scores is not None else None
+        return max(semantic or 0.0, 0.0) + KEYWORD_WEIGHT * words / best
 
-    return sorted(memories, key=score, reverse=True)
+    pairs = sorted(zip(memories, keyword, strict=True), key=score, reverse=True)
+    return [memory for memory, _ in pairs]
+
+
+def _bm25(query: str, texts: Sequence[str]) -> list[float]:
+    """Each text's BM25 (Okapi) score for ``query``, the texts being the corpus; all 0 when
+    nothing is left to compare."""
+    asked = _words(query)
+    corpus = [_words(text) for text in texts]
+    if not asked or not any(corpus):
+        return [0.0] * len(texts)
+    from rank_bm25 import BM25Okapi
+
+    return [float(value) for value in BM25Okapi(corpus).get_scores(asked)]
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in WORDS.findall(text.lower()) if word not in FUNCTION_WORDS]
 
 
 def fitting(memories: Sequence[RecalledMemory], max_tokens: int) -> list[RecalledMemory]:
@@ -122,8 +154,10 @@ class Reader:
         self.curator: Curator | None = None  # recalled memories curate through it
 
     def warm_up(self) -> None:
-        """Import what reading a reply needs (the reply models, pydantic): the worker does it
-        soon after a load, so the first ``%recall`` does not."""
+        """Import what reading a reply needs (the reply models, pydantic, the ranking's BM25
+        and NumPy): the worker does it soon after a load, so the first ``%recall`` does not."""
+        import rank_bm25  # noqa: F401
+
         from . import parsed_replies  # noqa: F401
 
     def recall(
@@ -161,7 +195,7 @@ class Reader:
         memories = parse_recall(reply)
         if window is not None:
             memories = within(memories, window)
-        memories = fitting(ranked(memories), max_tokens)
+        memories = fitting(ranked(memories, query), max_tokens)
         if self.curator is not None:
             memories = [memory.tended_by(self.curator) for memory in memories]
         result = RecallResult(

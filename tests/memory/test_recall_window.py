@@ -46,26 +46,39 @@ def test_a_window_asks_for_more_within_reason() -> None:
     assert widened(32768) == 32768  # never less than the user asked for
 
 
-def scored(text: str, semantic: float | None, keyword: float | None) -> RecalledMemory:
+def scored(text: str, semantic: float | None, keyword: float | None = None) -> RecalledMemory:
     scores = {"semantic": semantic, "keyword": keyword}
     return RecalledMemory.model_validate({"id": text, "text": text, "scores": scores})
 
 
 def test_the_pool_is_ordered_by_meaning_then_words() -> None:
     """The server's order (reciprocal rank fusion) put a search's first result first whatever
-    it was; the pool is ordered by similarity plus a share of the normalized keyword score."""
+    it was; the pool is ordered by similarity plus a share of BM25 over the pool."""
     pool = [
-        scored("best keyword match, unrelated", None, 2.0),  # the server's first
-        scored("close in meaning", 0.45, None),
-        scored("close in meaning, shares a word", 0.40, 1.0),
-        scored("found along an entity link only", None, None),
+        scored("the server's best keyword match, unrelated", None, 2.0),  # its first
+        scored("close in meaning", 0.45),
+        scored("close in meaning, and it names the freezer", 0.40),
+        scored("found along an entity link only", None),
         scored("a little in meaning", 0.30, 0.0),
+        scored("the freezer, nothing more", None),
     ]
-    order = [m.text for m in ranked(pool)]
-    assert order[:2] == ["close in meaning, shares a word", "close in meaning"]  # .40 + .1
-    assert order[2:] == [
-        "a little in meaning",
-        "best keyword match, unrelated",  # 0 + KEYWORD_WEIGHT
-        "found along an entity link only",
-    ]
-    assert KEYWORD_WEIGHT < 0.30  # a keyword match alone never outranks a real similarity
+    order = [m.text for m in ranked(pool, "which freezer holds the cores?")]
+    assert order[:2] == ["close in meaning, and it names the freezer", "close in meaning"]
+    assert order[2:4] == ["a little in meaning", "the freezer, nothing more"]  # 0 + .2 at most
+    assert KEYWORD_WEIGHT < 0.30  # a word match alone never outranks a real similarity
+
+
+def test_a_rare_word_of_the_question_counts_more_than_a_common_one() -> None:
+    """The server's keyword score counts every shared word alike; BM25 weighs each by how few
+    memories of the pool have it."""
+    pool = [scored(f"station S{n:02d} had {n * 10} trips on Monday", 0.3) for n in range(8)]
+    pool.append(scored("NOTE: S09 Mill Pond was shut for roadworks 8-21 April", 0.3))
+    pool.append(scored("the trips station table station by station", 0.3))
+    order = [m.text for m in ranked(pool, "Which station was closed for the roadworks?")]
+    assert order[0].startswith("NOTE: S09 Mill Pond")
+
+
+def test_a_question_of_function_words_only_keeps_the_order_of_meaning() -> None:
+    pool = [scored("b", 0.2), scored("a", 0.5), scored("c", None)]
+    assert [m.text for m in ranked(pool, "what is it?")] == ["a", "b", "c"]
+    assert ranked([], "anything") == []
