@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._text import encodable, one_line, plural
+from .._text import encodable, one_line, plain_text, plural
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
 from .timewindow import TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
 
@@ -360,7 +360,8 @@ class BankOverview:
             raise OverviewError("This bank has no entities yet: retain some facts first.")
         names = [node.name for node in entities]
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        shown = ", ".join(plain_text(one_line(found, 40)) for found in close)
+        hint = f" (did you mean {shown}?)" if close else ""
         raise OverviewError(
             f"No entity named {one_line(name, 40)!r} in this bank{hint}: "
             f"%hindsight map lists the {min(total, 20)} most mentioned."

@@ -95,6 +95,7 @@ class Picture:
             figure = Figure(figsize=(8.0, 4.6), dpi=DPI)
             figure.subplots_adjust(**self._margins)
             self._draw(figure)
+            _plain_texts(figure)  # every path, the empty one too
             self._figure = figure
         return self._figure
 
@@ -142,9 +143,13 @@ def _plain_texts(figure: Figure) -> None:
 
 
 def _empty(figure: Figure, sentence: str) -> None:
+    """The sentence, centred, wrapped here: matplotlib's own wrapping measures the text as a
+    formula whenever it has two ``$``, whatever ``set_parse_math`` says."""
+    import textwrap
+
     axes = figure.add_subplot()
     axes.set_axis_off()
-    axes.text(0.5, 0.5, sentence, ha="center", va="center", wrap=True, fontsize=12)
+    axes.text(0.5, 0.5, textwrap.fill(sentence, 70), ha="center", va="center", fontsize=12)
 
 
 class Timeline(Picture):
@@ -247,7 +252,6 @@ class Timeline(Picture):
         by_notebook.set_xticks(positions[::step])
         by_notebook.set_xticklabels([self._period_name(p) for p in counts.periods[::step]])
         by_notebook.tick_params(axis="x", labelrotation=30)
-        _plain_texts(figure)
 
     @staticmethod
     def _stack(
@@ -407,4 +411,3 @@ class MemoryMap(Picture):
             axes.text(x, y, _untrusted(node.name), ha="center", va="center", fontsize=8, zorder=3)
         axes.set_title(plain_text(m.describe()), loc="left", fontsize=11)
         axes.margins(0.12)
-        _plain_texts(figure)

@@ -111,3 +111,25 @@ def test_an_empty_timeline_is_a_sentence_in_a_figure() -> None:
     assert "No memories in bank bank-x" in empty.text()
     assert empty.png().startswith(PNG_MAGIC)
     assert empty.rows == []
+
+
+@pytest.mark.parametrize("bank", ["$^$", "a$\\frac{1}{$b", HOSTILE])
+def test_an_empty_bank_with_a_formula_in_its_name_still_draws(bank: str) -> None:
+    """Mathtext is off on the empty path too: a bank named ``$^$`` is a name, not a formula."""
+    empty = BankOverview._counted(bank, Counter(), None, None, False)
+    for picture in (Timeline(empty), MemoryMap(EntityMap(bank, (), (), 0))):
+        assert picture.png().startswith(PNG_MAGIC)
+        ET.fromstring(picture.svg())
+
+
+def test_did_you_mean_shows_no_control_or_bidi_characters() -> None:
+    from hindsight_magic._memory.overview import BankOverview, OverviewError
+
+    spoof = "Berkeley\u202eLab\x1b[31m"
+    nodes = [MapNode("e1", spoof, 3), MapNode("e2", "Mill Pond", 2)]
+    with pytest.raises(OverviewError) as refused:
+        BankOverview._find("Berkeley Lab", nodes, 2)
+    message = str(refused.value)
+    assert "did you mean" in message
+    assert "\u202e" not in message
+    assert "\x1b" not in message
