@@ -298,7 +298,8 @@ def test_a_snapshot_never_writes_over_or_through_what_is_already_there(
     (tmp_path / "blocked.manifest.json").mkdir()
     line = shown(book, f"%hindsight snapshot {tmp_path / 'blocked.zip'}")
     assert line.startswith("Error: "), line
-    assert "blocked.manifest.json" in line and "\n" not in line
+    assert "blocked.manifest.json" in line
+    assert "\n" not in line
     assert not (tmp_path / "blocked.zip").exists()
 
     line = shown(book, f"%hindsight snapshot {thesis} --replace")
