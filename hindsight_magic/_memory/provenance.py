@@ -1,10 +1,10 @@
 """Where a memory came from: the metadata the extension writes, and the line recall shows.
 
 Every memory the extension queues carries, in its ``metadata`` (string values, as the server
-requires), the notebook's path when the front end tells it, the cell(s) it came from, the
-kernel session and how it was written::
+requires), the notebook when the front end tells it, the cell(s) it came from, the kernel
+session and how it was written::
 
-    notebook        /home/ana/fieldwork.ipynb
+    notebook        surveys/fieldwork.ipynb  (inside its git repository, else its file name)
     retain_cell     14            (%retain, or hindsight_magic.retain in a cell: that cell)
     cells           12-14         (auto-retain: the cells of the transcript, first-last)
     kernel_session  9f0c…
@@ -22,14 +22,17 @@ next to tags and score: ``fieldwork.ipynb · cell 14 · 3 days ago``, or for an 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import AUTORETAIN
 from .._text import parse_iso
+from .scope import git_main_root
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
@@ -142,13 +145,33 @@ def provenance_metadata(
     if agent is not None:
         meta.update(agent.metadata())
     if notebook:
-        meta[NOTEBOOK] = notebook
+        meta[NOTEBOOK] = portable_notebook(notebook)
     if run:
         meta[RUN] = run
     span = cell_range(cells)
     if span:
         meta[CELLS if source == AUTORETAIN else RETAIN_CELL] = span
     return meta
+
+
+@functools.lru_cache(maxsize=64)
+def portable_notebook(path: str) -> str:
+    """The notebook as a memory stores it: its path inside its git repository
+    (``notebooks/report.ipynb``), else its file name; a relative path as Jupyter gives it
+    (from the server's root) stays. Never an absolute path: a team bank or a course snapshot
+    would carry everyone's home folders. Cached: a ``%retain`` stays cheap."""
+    given = PurePath(path)
+    if not given.is_absolute():
+        hidden = path.startswith("~") or ".." in given.parts
+        return given.name if hidden else given.as_posix()
+    try:
+        found = Path(path).resolve()
+        root = git_main_root(found.parent)
+        if root is not None:
+            return found.relative_to(root).as_posix()
+    except (OSError, ValueError):
+        pass
+    return given.name
 
 
 def _text(metadata: Mapping[str, Any], key: str) -> str | None:

@@ -11,7 +11,7 @@ from .._settings import bank_id_part
 from .._text import encodable
 
 
-def _git_main_root(start: Path) -> Path | None:
+def git_main_root(start: Path) -> Path | None:
     """The main checkout root of the git repository containing ``start`` (worktrees included)."""
     for folder in (start, *start.parents):
         marker = folder / ".git"
@@ -42,7 +42,7 @@ def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
         start = Path(cwd if cwd is not None else os.getcwd()).resolve()
     except OSError:
         return "unknown"
-    root = _git_main_root(start) or start
+    root = git_main_root(start) or start
     return encodable(root.name.strip().lower()) or "unknown"  # a name that is not UTF-8 too
 
 

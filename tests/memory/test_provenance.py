@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from hindsight_magic._memory.provenance import (
     Provenance,
     age,
     parse_cells,
+    portable_notebook,
     provenance_line,
     provenance_metadata,
     provenance_of,
@@ -41,7 +44,7 @@ def test_a_retained_fact_shows_notebook_cell_and_age() -> None:
     memory = written("%retain", (14,), text="The lab is cold", mentioned_at=ago(days=3))
     assert provenance_line(memory, NOW) == "fieldwork.ipynb · cell 14 · 3 days ago"
     assert provenance_of(memory) == Provenance(
-        notebook="/home/ana/field/fieldwork.ipynb",
+        notebook="fieldwork.ipynb",
         cells=(),
         kernel_session="kernel-1",
         retain_cell=14,
@@ -140,7 +143,7 @@ def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> N
     assert line in visible_text(render_markdown(result._repr_markdown_()))
     page = result._repr_html_()
     assert "<th style='text-align:left'>from</th>" in page
-    assert "title='2025-01-02 12:00 UTC · /home/ana/field/fieldwork.ipynb'" in page
+    assert "title='2025-01-02 12:00 UTC · fieldwork.ipynb'" in page
     assert ">fieldwork.ipynb · cell 14 · 3 days ago</td>" in page
     assert "<td>a, b</td>" in page
     assert "<td>0.813</td>" in page
@@ -150,7 +153,7 @@ def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> N
 
 def test_recall_items_expose_their_provenance_as_fields() -> None:
     result = lab_result()
-    assert result[0].provenance.notebook == "/home/ana/field/fieldwork.ipynb"
+    assert result[0].provenance.notebook == "fieldwork.ipynb"  # never the home folder
     assert result[0].provenance.notebook_name == "fieldwork.ipynb"
     assert result[0].provenance.retain_cell == 14
     assert result[0].provenance.source == "%retain"
@@ -307,3 +310,24 @@ def test_an_agents_memory_says_which_agent_wrote_it() -> None:
     assert provenance_line(unnamed, NOW) == "agent · 1 hour ago"
     posing = Memory(id="m", text="t", metadata={"agent": "x"}, document_id="d")  # no source
     assert not provenance_line(posing, NOW).startswith("agent")
+
+
+# -- where the notebook is, without the user's home ------------------------------------------------
+
+
+def test_a_notebook_is_stored_relative_to_its_project_never_by_its_home_path(
+    tmp_path: Path,
+) -> None:
+    """A team bank or a course snapshot must not carry everyone's home folders."""
+    repo = tmp_path / "home" / "alice" / "churn"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    inside = repo / "notebooks" / "report.ipynb"
+    loose = tmp_path / "home" / "alice" / "Downloads" / "try.ipynb"
+    assert portable_notebook(str(inside)) == "notebooks/report.ipynb"
+    assert portable_notebook(str(loose)) == "try.ipynb"
+    assert portable_notebook("work/analysis.ipynb") == "work/analysis.ipynb"  # Jupyter's own
+    assert portable_notebook("../../alice/secret.ipynb") == "secret.ipynb"
+    meta = provenance_metadata("%retain", "kernel-1", str(inside), (3,))
+    assert meta["notebook"] == "notebooks/report.ipynb"
+    assert "alice" not in json.dumps(meta)
