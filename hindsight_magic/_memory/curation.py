@@ -37,7 +37,7 @@ from .provenance import age
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .results import RecallResult
+    from .._api.replies import Memory
     from .scope import BankScope
 
 OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+")
@@ -63,6 +63,17 @@ class Cancelled(Protocol):
     def cancelled(self) -> tuple[str, ...]: ...
     @property
     def in_flight(self) -> tuple[tuple[str, str], ...]: ...
+
+
+class ShownMemories(Protocol):
+    """What ``#N`` names: the last recall's memories (``results.RecallResult``), in the bank
+    they came from. A protocol, so that curation does not import the results it is shown in
+    (they import the memories, whose methods curate)."""
+
+    @property
+    def bank_id(self) -> str: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> Memory: ...
 
 
 class Target(NamedTuple):
@@ -126,7 +137,7 @@ class Curator:
         self,
         connection: Connection,
         scope: Callable[[], BankScope],
-        last_recall: Callable[[], RecallResult | None],
+        last_recall: Callable[[], ShownMemories | None],
         cancel: Callable[[Iterable[str]], Cancelled],
         settle: Callable[[str], object],
         secrets: Callable[[], Sequence[str]],
