@@ -86,6 +86,7 @@ T = TypeVar("T")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
 STARTUP_DELAY_S = 0.3
+PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
 
 def scope_problem(scope: BankScope) -> str | None:
@@ -200,6 +201,7 @@ class HindsightSession:
             self.flush,
             self._before_read,
             self.mental_models.reload,
+            lambda: self.mental_models.wait_first_load(PREPARED_WAIT_S),
         )
         self._closed = False
         self._view = SessionView(self)

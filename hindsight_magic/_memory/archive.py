@@ -250,12 +250,16 @@ class Archiver:
         flush: Callable[[], object],
         indexed: Callable[[str], object],
         changed: Callable[[], object],
+        prepared: Callable[[], object] = lambda: None,
     ) -> None:
         self._connection = connection
         self._scope = scope
         self._flush = flush  # send this session's queue first: a snapshot must hold it
         self._indexed = indexed  # then wait (bounded) until the server can find it
         self._changed = changed  # a bank was replaced under the session: reload what it caches
+        # wait (bounded) for the session's first preparation of its bank (created, models
+        # seeded, on the worker): done after a restore's delete, it made the bank again
+        self._prepared = prepared
 
     def _transfers(self) -> BankTransfers:
         return BankTransfers(self._connection.client)
@@ -371,7 +375,11 @@ class Archiver:
         target = into or current
         client, transfers = self._connection.client, self._transfers()
         # what this session queued for the bank counts as held (and would land in it)
-        stats = self._settled(target, progress) if target == current else client.bank_stats(target)
+        if target == current:
+            self._prepared()
+            stats = self._settled(target, progress)
+        else:
+            stats = client.bank_stats(target)
         client.create_bank(TRANSFER_BANK)
         for attempt in range(RESTORE_ATTEMPTS):
             if stats is not None:
@@ -456,6 +464,18 @@ class Archiver:
         self._indexed(bank)
         return self._connection.client.bank_stats(bank)
 
+    def _cancel(self, bank: str, operation: str) -> None:
+        """Cancel the server's operation (best effort: it may have ended already)."""
+        client = self._connection.client
+        with contextlib.suppress(HindsightError):
+            client._request(
+                "cancelOperation",
+                "DELETE",
+                f"{client._bank(bank)}/operations/{operation}",
+                timeout_s=5,
+                need_json=False,
+            )
+
     def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
         it on the server; a failure is one line."""
@@ -468,22 +488,22 @@ class Archiver:
                 if status == "completed":
                     result = reply.get("result_metadata")
                     return result if isinstance(result, dict) else {}
-                if status in ("failed", "cancelled", "not_found"):
-                    why = reply.get("error_message") or f"the server's operation {status}"
+                why = str(reply.get("error_message") or "")
+                if status in ("failed", "cancelled", "not_found") or (
+                    what == "restore" and "already exists" in why
+                ):
+                    # an import refused because its bank exists is retried by the server for
+                    # minutes, refused each time: give up on it now (the caller deletes again)
+                    if status not in ("failed", "cancelled", "not_found"):
+                        self._cancel(bank, operation)
+                    why = why or f"the server's operation {status}"
                     raise CurationError(f"The {what} failed on the server: {why.rstrip('.')}.")
                 if time.monotonic() > deadline:
                     raise CurationError(f"The {what} did not finish within an hour.")
                 progress.advance(0)
                 time.sleep(POLL_S)
         except KeyboardInterrupt:
-            with contextlib.suppress(HindsightError):
-                client._request(
-                    "cancelOperation",
-                    "DELETE",
-                    f"{client._bank(bank)}/operations/{operation}",
-                    timeout_s=5,
-                    need_json=False,
-                )
+            self._cancel(bank, operation)
             progress.close(f"{what.capitalize()} cancelled.")
             raise CurationError(
                 f"The {what} was cancelled (the server's operation too); nothing was kept."
