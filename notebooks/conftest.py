@@ -4,8 +4,9 @@ nbval starts each notebook's kernel as a separate process that inherits this pro
 environment, so everything a kernel needs is exported here, before any kernel starts: a real
 local Hindsight server (started with the project's launcher in a temporary data dir, or the one
 at ``HINDSIGHT_TEST_SERVER_URL``) as ``HINDSIGHT_API_URL``, and temporary
-``HINDSIGHT_MAGIC_DATA_DIR`` / ``HINDSIGHT_JOURNAL_PATH`` so no user file is touched. Other
-``HINDSIGHT_*`` settings of the caller are dropped. The server is stopped at the end.
+``HINDSIGHT_MAGIC_DATA_DIR`` / ``HINDSIGHT_JOURNAL_PATH`` so no user file is touched, and a
+temporary folder of their own (``TMPDIR``): whatever a notebook leaves in it fails the run.
+Other ``HINDSIGHT_*`` settings of the caller are dropped. The server is stopped at the end.
 
 Run it as its own pytest invocation (``make test`` does): ``tests/`` has a ``conftest`` module
 too, and the two would clash in one run.
@@ -46,6 +47,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     data_dir = root / "data"
     os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = str(data_dir)
     os.environ["HINDSIGHT_JOURNAL_PATH"] = str(root / "journal.sqlite3")
+    # the kernels' temporary folder, checked at the end: a notebook cleans up after itself
+    (root / "tmp").mkdir()
+    os.environ["TMPDIR"] = str(root / "tmp")
     reuse = os.environ.get("HINDSIGHT_TEST_SERVER_URL", "").strip()
     if reuse:
         os.environ["HINDSIGHT_API_URL"] = reuse.rstrip("/")
@@ -65,8 +69,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         server.discard(data_dir)  # PostgreSQL's data too, wherever it lives
     root = _STATE.pop("root", None)
-    if root is not None:
-        shutil.rmtree(root, ignore_errors=True)
+    if root is None:
+        return
+    left = sorted(path.name for path in (root / "tmp").iterdir())
+    shutil.rmtree(root, ignore_errors=True)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        line = f"The notebooks left {', '.join(left)} in the temporary folder: remove it there."
+        if reporter is not None:
+            reporter.write_line(line, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
