@@ -499,12 +499,12 @@ def restore(
 
 def _is_archive(what: object) -> bool:
     """Whether ``restore`` was given an archive rather than a memory: a path object, or a text
-    ending in ``.zip`` or naming a file that exists."""
+    ending in ``.zip`` — decided by what was written, never by which files exist (a memory id
+    that is also a file's name is still a memory, and the answer tells nobody the file is
+    there)."""
     if isinstance(what, os.PathLike):
         return True
-    if not isinstance(what, str):
-        return False
-    return what.lower().endswith(".zip") or Path(what).expanduser().is_file()
+    return isinstance(what, str) and what.lower().endswith(".zip")
 
 
 def _bank_name(name: str) -> str:

@@ -42,6 +42,15 @@ DATA_NOT_INSTRUCTIONS = (
 _MEMORY_REF = re.compile(r"#\d{1,6}|[0-9A-Za-z][0-9A-Za-z_-]{0,199}")  # no path, no archive
 
 
+@dataclass(frozen=True)
+class MemoryName:
+    """A memory named by an agent: its ``id`` (a memory id, a retain id or ``#N``). Not a
+    string and not a path, so the public functions read it as a memory, as they read a
+    recalled memory's ``.id``."""
+
+    id: str
+
+
 class ToolFailure(Exception):
     """A tool call that cannot be answered; the message is one line saying what to do."""
 
@@ -254,11 +263,15 @@ class ProjectMemory:
 
     def forget(self, memory: str, reason: str | None = None) -> Answer:
         """Leave a memory out of every later recall and reflect, reversibly."""
-        return self._curated(lambda s: hm.forget(self._ref(memory), reason=reason or "", session=s))
+        named = self._ref(memory)
+        return self._curated(lambda s: hm.forget(named, reason=reason or "", session=s))
 
     def restore(self, memory: str) -> Answer:
-        """Bring a forgotten memory back."""
-        return self._curated(lambda s: hm.restore(self._ref(memory), session=s))
+        """Bring a forgotten memory back. The id goes as a ``MemoryName``, never as text:
+        ``hm.restore`` also imports a snapshot archive named by a path, which an agent must
+        never be able to do — whatever the id looks like."""
+        named = MemoryName(self._ref(memory))
+        return self._curated(lambda s: hm.restore(named, session=s))
 
     def status(self) -> Answer:
         """Server, bank, tags and queue: the same sheet as ``%hindsight status``."""

@@ -28,11 +28,13 @@ class Server:
         self.refusing = True
         self.results: list[dict[str, Any]] = []  # what a recall answers
         self.recalls: list[dict[str, Any]] = []  # the recall bodies asked
+        self.paths: list[str] = []  # every request's path
 
     def fix(self) -> None:
         self.refusing = False
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(request.url.path)
         if self.refusing:
             return httpx.Response(401, json={"detail": "Invalid API key"})
         if request.url.path.endswith("/memories/recall"):
@@ -107,6 +109,22 @@ def test_bad_input_is_one_error_line(
 ) -> None:
     fake.fix()
     assert says in error_line(call(tool, **arguments))
+
+
+def test_an_agent_s_restore_never_reads_a_file_of_the_project(
+    call: Any, fake: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``restore {"id": "course"}`` with ``./course`` and its manifest in the folder imported
+    that archive; with ``./notes`` the error named ``notes.manifest.json``."""
+    fake.fix()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "course").write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+    (tmp_path / "course.manifest.json").write_text("{}")
+    (tmp_path / "notes").write_text("my notes")
+    for name in ("course", "notes"):
+        text = call("restore", id=name).content[0].text
+        assert "manifest" not in text, text
+    assert not [path for path in fake.paths if "transfer" in path]
 
 
 def test_a_refused_key_is_an_error_line_and_the_next_call_works_once_fixed(
