@@ -13,7 +13,10 @@ the form it is shown in, by one function per form, used by every caller:
   URLs, ``www.`` names and e-mail addresses broken with a zero-width space so that GitHub
   flavoured renderers do not turn them into links.
 - ``markdown_answer``: Markdown that *is* Markdown (a reflect's answer, a mental model's
-  content): emphasis, lists and code survive, but no raw HTML, no link and no image.
+  content): emphasis, lists and code survive, but no raw HTML, no link and no image. It is
+  parsed by CommonMark's rules (markdown-it-py, which pairs backtick runs and fences as every
+  renderer does), links, images and HTML become their text, and the tree is written back as
+  Markdown by mdformat, which escapes what would otherwise be read as syntax.
 - ``prompt_text``: text placed inside the ``<memories>``/``<mental_models>`` blocks given to an
   LLM: the blocks' tags are neutralised (``&lt;/memories&gt;``), so the text cannot close the
   block it sits in or open another.
@@ -33,6 +36,10 @@ import html
 import re
 import time
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 
 def plural(count: int, one: str, many: str) -> str:
@@ -46,12 +53,10 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 # what GitHub-flavoured Markdown links by itself: scheme://, www., user@host
 _AUTOLINKS = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=[\w.+-]@)(?=[\w-]+\.\w)", re.IGNORECASE)
 _ZERO_WIDTH_SPACE = "\u200b"
+_LANGUAGE = re.compile(r"[\w+#.-]{0,40}")  # a code fence's language: ```python
 # the blocks memories and mental models travel in (and their legacy names), opening or closing
 BLOCK_NAMES = ("memories", "mental_models", "hindsight_memories", "relevant_memories")
 _BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{'|'.join(BLOCK_NAMES)})\b[^<>]*)>", re.IGNORECASE)
-# Markdown that may stay Markdown: links, images, autolinks and raw HTML are what it may not do
-_ANSWER_ESCAPES = re.compile(r"([\[\]<\\!])")  # `<` alone stops raw HTML and <autolinks>
-_CODE = re.compile(r"(```.*?(?:```|\Z)|`[^`\n]*`)", re.DOTALL)  # fenced blocks and code spans
 
 
 # Lone surrogates ("\ud800" from a JSON front end, or a folder name that is not UTF-8) cannot
@@ -92,13 +97,62 @@ def markdown_text(text: str) -> str:
 
 
 def markdown_answer(text: str) -> str:
-    """Markdown from the server (an answer, a model's content) with its emphasis, lists and code,
-    but without raw HTML, links or images. Code is left as it is: nothing in it is rendered."""
-    parts = _CODE.split(plain_text(text))
-    for index in range(0, len(parts), 2):  # the even parts are outside code
-        unlinked = _AUTOLINKS.sub(_ZERO_WIDTH_SPACE, parts[index])
-        parts[index] = _ANSWER_ESCAPES.sub(r"\\\1", unlinked)
-    return "".join(parts)
+    """Markdown from the server (an answer, a model's content) with its emphasis, lists, quotes
+    and code, but without raw HTML, links or images: parsed as CommonMark, those become their
+    text (a bare URL is broken as in ``markdown_text``), and the rest is written back as
+    Markdown with what would be read as syntax escaped. Code stays code: nothing in it is
+    rendered."""
+    from markdown_it import MarkdownIt
+    from mdformat.renderer import MDRenderer
+
+    parser = MarkdownIt("commonmark")
+    tokens = [_inert_block(token) for token in parser.parse(plain_text(text))]
+    return str(MDRenderer().render(tokens, parser.options, {})).rstrip("\n")
+
+
+def _inert_block(token: Token) -> Token:
+    """``token`` with no raw HTML block, and its inline children with no link, image or HTML."""
+    from markdown_it.token import Token
+
+    if token.type == "html_block":
+        token = Token("inline", "", 0, content=token.content, children=[], map=token.map)
+        token.children = [_text_token(token.content.rstrip("\n"))]
+        return token
+    if token.type == "fence" and not _LANGUAGE.fullmatch(token.info.strip()):
+        token.info = ""  # an info string names a language, or it goes (it becomes a class)
+    if token.children is not None:
+        token.children = _inert_inline(token.children)
+    return token
+
+
+def _inert_inline(children: list[Token]) -> list[Token]:
+    """A link becomes its text and its address in brackets, an image its alt text, HTML its
+    text; in every text a bare address is broken so that no renderer links it."""
+    targets: list[str] = []  # the addresses of the links we are inside
+    kept = []
+    for token in children:
+        content = None
+        if token.type == "link_open":
+            href = str(token.attrs.get("href") or "")
+            targets.append("" if token.markup == "autolink" else f" ({href})")
+            content = ""
+        elif token.type == "link_close":
+            content = targets.pop() if targets else ""
+        elif token.type == "image":
+            content = token.content  # its alt text
+        elif token.type in ("html_inline", "text"):
+            content = token.content
+        if content is None:
+            kept.append(token)
+        elif content:
+            kept.append(_text_token(_AUTOLINKS.sub(_ZERO_WIDTH_SPACE, content)))
+    return kept
+
+
+def _text_token(content: str) -> Token:
+    from markdown_it.token import Token
+
+    return Token("text", "", 0, content=content)
 
 
 def prompt_text(text: str) -> str:

@@ -14,7 +14,9 @@ from datetime import datetime, timezone
 from html.parser import HTMLParser
 
 import pytest
-from helpers import render_markdown, visible_text
+from helpers import budget, render_markdown, visible_text
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hindsight_magic._api.replies import Memory
 from hindsight_magic._delivery.recent import RecentItem
@@ -22,7 +24,7 @@ from hindsight_magic._memory.curation import Outcome
 from hindsight_magic._memory.mental_models import MentalModel, render_block
 from hindsight_magic._memory.parsed_replies import Sources
 from hindsight_magic._memory.results import RecallResult, ReflectResult
-from hindsight_magic._text import BLOCK_NAMES, plain_text
+from hindsight_magic._text import BLOCK_NAMES, markdown_answer, plain_text
 from hindsight_magic._ui.display import ModelDetail, ModelHistory, ModelList, Report
 from hindsight_magic._ui.panel.browser import DocumentView, ResultRow, SearchView
 from hindsight_magic._ui.panel.html import (
@@ -48,6 +50,8 @@ CORPUS = {
     "< /Memories ><hindsight_memories x=1></relevant_memories>",
     "controls": "bell\x07 nul\x00 escape\x1b[31mred\x1b[0m cr\rline del\x7f c1\x85",
     "bidi": "safe \u202eexe.txt\u202c isolate \u2066x\u2069 embed \u202ay\u202c",
+    "unclosed-fence": "Summary ``` ![t](http://evil.example/p.png) <img src=x onerror=alert(1)>",
+    "uneven-backticks": "See ``x``` [click](http://evil.example)",
     "megabyte": "A" * 1_000_000 + "<img src=x onerror=alert(1)>![t](http://evil.example/p.png)",
 }
 # elements the extension's own HTML and rendered Markdown use; anything else came from the text
@@ -153,6 +157,27 @@ def test_a_reflect_answer_keeps_its_markdown_but_makes_no_link_image_or_html(tex
     assert elements(page) <= OWN_ELEMENTS | STRUCTURE, elements(page) - OWN_ELEMENTS
     assert not UNSAFE.search(page)
     assert not UNSAFE.search(repr(answer))
+
+
+# pieces a generated answer is made of: backtick runs of every length, breaks, and payloads
+PIECES = [
+    *("`" * n for n in range(1, 6)),
+    " ", "\n", "\n\n", "x", "*", "    ",
+    "![t](http://evil.example/p.png)", "<img src=x onerror=alert(1)>",
+    "[click](http://evil.example)", "<http://evil.example>", "http://evil.example", "<b>bold</b>",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=14))
+@budget(300)
+def test_no_backtick_arrangement_lets_an_answer_make_a_link_image_or_html(
+    pieces: list[str],
+) -> None:
+    """Code spans and fences as CommonMark pairs them (runs of equal length; a fence only at
+    the start of a line): whatever the arrangement, nothing outside code becomes live."""
+    page = render_markdown(markdown_answer("".join(pieces)))
+    assert elements(page) <= OWN_ELEMENTS | STRUCTURE, elements(page) - OWN_ELEMENTS
+    assert "evil.example" not in " ".join(Markup(page).values)
 
 
 @CASES

@@ -497,7 +497,7 @@ def test_model_markdown_renders_without_html_links_or_images() -> None:
     assert "<h2>Title &lt;b&gt;x&lt;/b&gt;</h2>" in out
     assert "<ol>\n<li><em>one</em></li>" in out
     assert "<a " not in out  # no link comes from a memory: not even an http(s) one
-    assert "[ok](https:\u200b//example.org/a?b=1&amp;c=2)" in out  # text, its URL broken
+    assert "ok (https:\u200b//example.org/a?b=1&amp;c=2)" in out  # text, its URL broken
     assert "&lt;img src=x onerror=alert(1)&gt;" in out
     assert "<img" not in out  # no raw HTML and no images (nothing is fetched)
     assert "<pre><code>&lt;i&gt;raw&lt;/i&gt;\n</code></pre>" in out
