@@ -123,8 +123,13 @@ def _mcp(args: argparse.Namespace) -> int:
     if not os.path.isdir(project):
         print(f"hindsight-magic: error: no such project folder: {project}", file=sys.stderr)
         return 1
+    token = made = None
+    if args.transport == "http":
+        token, made = _mcp_token()
+    url = f"http://{args.host}:{args.port}/mcp"
+    http = (url, token) if token else None
     if args.print_config:
-        print(wiring.config_text(args.print_config, project))
+        print(wiring.config_text(args.print_config, project, http))
         print(f"(put it in {wiring.WHERE[args.print_config]})", file=sys.stderr)
         return 0
     import importlib.util
@@ -138,8 +143,39 @@ def _mcp(args: argparse.Namespace) -> int:
         return 1
     from ._agents.server import serve
 
-    serve(project, args.transport, args.host, args.port)
+    if token:
+        said = f"Bearer {token}" if made else "Bearer … (as before: --print-config CLIENT shows it)"
+        print(
+            f"Serving the memory of {project} to AI agents at {url}\n"
+            f"Every request must carry the header  Authorization: {said}\n"
+            f"A client's snippet: hindsight-magic mcp --transport http --port {args.port} "
+            "--print-config claude|vscode|jupyter-ai\n"
+            "Stop it with Ctrl-C.",
+            file=sys.stderr,
+            flush=True,
+        )
+    serve(project, args.transport, args.host, args.port, token)
     return 0
+
+
+def _mcp_token() -> tuple[str, bool]:
+    """The bearer token of ``mcp --transport http`` (made once, kept in the data dir, readable
+    by the user alone), and whether it was made now."""
+    import secrets
+
+    from ._machine import data_dir
+
+    path = data_dir() / "mcp-http-token"
+    try:
+        return path.read_text(encoding="utf-8").strip(), False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(token + "\n")
+    return token, True
 
 
 def _add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

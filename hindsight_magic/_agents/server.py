@@ -14,6 +14,7 @@ The SDK is imported when the server is built, not when ``hindsight_magic`` is. (
 """
 
 import functools
+import hmac
 import inspect
 import re
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from pydantic import Field
 from .memory import Answer, Client, ProjectMemory, ToolFailure
 
 if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.mcpserver import Context, MCPServer
 
@@ -94,19 +96,52 @@ async def one_line_errors(
 Tool = TypeVar("Tool", bound=Callable[..., Any])
 
 
-def build_server(memory: ProjectMemory) -> "MCPServer[Any]":
-    """The MCP server of ``memory``'s project: five tools' worth of memory, two resources."""
+class BearerToken:
+    """The one token the HTTP transport accepts: the SDK's ``TokenVerifier``, so that its own
+    middleware refuses every request without it (401)."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode()
+
+    async def verify_token(self, token: str) -> "AccessToken | None":
+        from mcp.server.auth.provider import AccessToken
+
+        if hmac.compare_digest(token.encode(), self._token):
+            return AccessToken(token=token, client_id=NAME, scopes=[])
+        return None
+
+
+def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -> "MCPServer[Any]":
+    """The MCP server of ``memory``'s project: five tools' worth of memory, two resources;
+    with ``bearer`` (its URL, the token), only a request carrying the token is served."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.types import ToolAnnotations
 
     from hindsight_magic import __version__
 
+    guard: dict[str, Any] = {}
+    if bearer is not None:
+        from mcp.server.auth.settings import AuthSettings
+        from pydantic import AnyHttpUrl
+
+        url, token = bearer
+        here = AnyHttpUrl(url)
+        guard = {
+            "token_verifier": BearerToken(token),
+            "auth": AuthSettings(
+                issuer_url=here,
+                resource_server_url=here,
+                required_scopes=[],
+                validate_token_resource=False,  # one token, made for this server alone
+            ),
+        }
     server: MCPServer[Any] = MCPServer(
         NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         middleware=[one_line_errors],
+        **guard,
     )
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -227,12 +262,23 @@ def read(call: Any) -> str:
     return text
 
 
+def http_url(host: str, port: int) -> str:
+    """Where ``--transport http`` serves: ``http://127.0.0.1:8765/mcp``."""
+    return f"http://{host}:{port}/mcp"
+
+
 def serve(
-    project: str | None, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765
+    project: str | None,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
 ) -> None:
-    """Run the server until its client goes (stdio) or it is stopped (http); flush after."""
+    """Run the server until its client goes (stdio) or it is stopped (http, where ``token``
+    is the bearer token every request must carry); flush after."""
     memory = ProjectMemory(project)
-    server = build_server(memory)
+    bearer = (http_url(host, port), token) if transport == "http" and token else None
+    server = build_server(memory, bearer)
     try:
         if transport == "http":
             server.run("streamable-http", host=host, port=port)

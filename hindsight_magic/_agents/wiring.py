@@ -2,8 +2,9 @@
 
 Each client names MCP servers in its own JSON file; the snippet runs this installation's
 ``hindsight-magic`` (its full path, so the client need not share the shell's PATH) for the
-project folder given. The API key is never printed: the client passes the environment it was
-started with, where ``HINDSIGHT_API_KEY`` belongs. ``HINDSIGHT_API_URL`` is carried over when
+project folder given, or, with ``--transport http``, reaches the running HTTP server with its
+bearer token. The API key is never printed: the client passes the environment it was started
+with, where ``HINDSIGHT_API_KEY`` belongs. ``HINDSIGHT_API_URL`` is carried over when
 it is set here, so the agent reaches the same server as the notebooks.
 """
 
@@ -34,8 +35,16 @@ def command_path() -> str:
     return shutil.which("hindsight-magic") or "hindsight-magic"
 
 
-def snippet(client: str, project: str) -> dict[str, Any]:
-    """The JSON ``client`` reads to start the server for ``project``."""
+def snippet(client: str, project: str, http: tuple[str, str] | None = None) -> dict[str, Any]:
+    """The JSON ``client`` reads to start the server for ``project`` (stdio), or with ``http``
+    (the URL of a running ``--transport http`` server, its token) to reach that server."""
+    if http is not None:
+        url, token = http
+        remote = {"url": url, "headers": {"Authorization": f"Bearer {token}"}}
+        if client == "jupyter-ai":
+            return {"mcp_servers": [{"name": SERVER_NAME, **remote}]}
+        key = "servers" if client == "vscode" else "mcpServers"
+        return {key: {SERVER_NAME: {"type": "http", **remote}}}
     entry: dict[str, Any] = {
         "command": command_path(),
         "args": ["mcp", "--project", os.path.abspath(project)],
@@ -51,6 +60,6 @@ def snippet(client: str, project: str) -> dict[str, Any]:
     return {"mcpServers": {SERVER_NAME: entry}}
 
 
-def config_text(client: str, project: str) -> str:
+def config_text(client: str, project: str, http: tuple[str, str] | None = None) -> str:
     """The snippet as indented JSON (what ``--print-config`` prints on stdout)."""
-    return json.dumps(snippet(client, project), indent=2)
+    return json.dumps(snippet(client, project, http), indent=2)

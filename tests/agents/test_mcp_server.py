@@ -219,30 +219,40 @@ def test_a_dead_server_and_bad_input_are_error_results_and_the_next_call_works(
         forwarder.close()
 
 
-def test_the_http_transport_serves_the_same_tools(project_dir: Path, env: dict[str, str]) -> None:
+def test_the_http_transport_serves_the_same_tools_to_the_token_holder_only(
+    project_dir: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Any local process could call every tool over HTTP: the server takes a bearer token,
+    made on first use, printed when it starts and in ``--print-config``."""
+    import json
     import os
     import subprocess
 
     import anyio
+    import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcpkit import COMMAND
 
     port = free_port()
+    env = {**env, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path / "data")}  # no token made yet
+    args = ["mcp", "--transport", "http", "--port", str(port), "--project", str(project_dir)]
     server = subprocess.Popen(
-        [COMMAND, "mcp", "--transport", "http", "--port", str(port), "--project", str(project_dir)],
+        [COMMAND, *args],
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
-    def listening() -> bool:
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
-
-    async def use() -> tuple[set[str], Any]:
+    async def use(token: str) -> tuple[set[str], Any]:
         async with (
-            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_),
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (
+                read,
+                write,
+                *_,
+            ),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
@@ -250,10 +260,36 @@ def test_the_http_transport_serves_the_same_tools(project_dir: Path, env: dict[s
             return tools, await session.call_tool("recall", {"query": "anything at all"})
 
     try:
+        said: list[str] = []  # what it says when it starts (read aside: it may say nothing)
+        threading.Thread(target=lambda: said.extend(server.stderr or ()), daemon=True).start()
+        wait_for(lambda: any("Ctrl-C" in line for line in said), 30, "the start message")
+        text = "".join(said)
+        assert f"http://127.0.0.1:{port}/mcp" in text, text
+        assert "Ctrl-C" in text, text
+        token = next(line.split()[-1] for line in said if "Bearer" in line)
+
+        def listening() -> bool:
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", port)) == 0
+
         wait_for(listening, 30, "the MCP server listening")
-        tools, found = anyio.run(use)
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        url = f"http://127.0.0.1:{port}/mcp"
+        for wrong in ({}, {"Authorization": "Bearer not-the-token"}):
+            assert httpx.post(url, json=hello, headers=wrong, timeout=30).status_code == 401
+        tools, found = anyio.run(use, token)
+        printed = subprocess.run(
+            [COMMAND, *args, "--print-config", "claude"],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         server.terminate()
         server.wait(30)
     assert tools == TOOLS
     assert not found.is_error
+    entry = json.loads(printed.stdout)["mcpServers"]["hindsight-magic"]
+    assert entry["url"] == f"http://127.0.0.1:{port}/mcp"
+    assert entry["headers"] == {"Authorization": f"Bearer {token}"}
