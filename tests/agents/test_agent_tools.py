@@ -127,6 +127,17 @@ def test_an_agent_s_restore_never_reads_a_file_of_the_project(
     assert not [path for path in fake.paths if "transfer" in path]
 
 
+def test_status_tells_an_agent_what_it_can_use_not_the_kernel_s_counters(
+    call: Any, fake: Server
+) -> None:
+    fake.fix()
+    text = call("status").content[0].text
+    assert "Server:" in text
+    assert "Queue:" in text
+    assert "Auto-retain" not in text  # cells counted by a kernel mean nothing to an agent
+    assert "cells counted" not in text
+
+
 def test_a_refused_key_is_an_error_line_and_the_next_call_works_once_fixed(
     call: Any, fake: Server
 ) -> None:
