@@ -435,12 +435,14 @@ class HindsightClient:
         time_field: str | None = None,
         start_date: str | None = None,
         end_date: str | None = None,
+        fact_type: str | None = None,
     ) -> dict[str, Any]:
         """``GET …/memories/list``: ``{items, total}``, newest first (on ``time_field`` when
-        given, inside ``start_date``…``end_date``, ISO, end exclusive); a bank that does not
-        exist yet has none."""
+        given, inside ``start_date``…``end_date``, ISO, end exclusive; of one ``fact_type``
+        when given); a bank that does not exist yet has none."""
         params: dict[str, Any] = {"limit": limit, "offset": offset}
         for name, value in (
+            ("type", fact_type),
             ("q", q),
             ("state", state),
             ("document_id", document_id),

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import bank_settings, ensure_bank
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 
 LATEST_QUERY = "(the newest memories)"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)  # where an undated memory sorts
 POOL_WIDENING = 2  # a recall asks the server for this many times the tokens, then ranks …
 WINDOW_WIDENING = 4  # … and a window's for this many, then filters
 WINDOW_MAX_TOKENS = 16384  # … but never more than this (unless the user asked for more)
@@ -206,13 +208,21 @@ class Reader:
 
     def latest(self, limit: int) -> RecallResult:
         """The scope's newest memories (``GET …/memories/list``), newest first, forgotten ones
-        left out, after ``before_read`` sent what was queued: what an agent reads to catch up."""
-        scope = self._scope()
+        left out, after ``before_read`` sent what was queued: what an agent reads to catch up.
+
+        Of the types a recall returns (``recall_types``), listed one type at a time and merged:
+        unfiltered, the list led with the server's observations, consolidated copies of the
+        same facts without their metadata, so a memory lost its notebook and cell here."""
+        scope, client = self._scope(), self._connection.client
         still_indexing = self._before_read(scope.bank_id)
-        reply = self._connection.client.list_memories(
-            scope.bank_id, **scope.listing("valid", limit)
-        )
-        memories = listed_memories(reply, self.curator)
+        memories = []
+        for fact_type in self._settings.recall_types:
+            reply = client.list_memories(
+                scope.bank_id, fact_type=fact_type, **scope.listing("valid", limit)
+            )
+            memories += listed_memories(reply, self.curator)
+        memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)
+        memories = memories[:limit]
         result = RecallResult(LATEST_QUERY, memories, scope.bank_id, still_indexing=still_indexing)
         self.last_recall = result  # ``#3`` names the third of them
         return result

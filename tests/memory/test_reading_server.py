@@ -158,3 +158,36 @@ def test_the_python_api_reflects_with_and_without_sources(
     assert len(answer.based_on) >= 1  # the memory (or a model drawn from it)
     assert "\n\nBased on (" in repr(answer)
     assert hm.reflect("When is freezer B serviced?", sources=False).based_on is None
+
+
+def test_a_memory_shows_one_provenance_whatever_path_recalled_it(kernel: Kernel) -> None:
+    """The same stored memory said ``try.ipynb · run … · cell 5`` in one ``%recall`` and
+    ``document hm-79b4…-4`` in another (a ``--since`` recall, a script's ``hm.recall``)."""
+    kernel.run("%load_ext hindsight_magic")
+    kernel.run("%retain The walrus census moved to drones in March.")
+    kernel.run("# the narwhal tusk survey happens on Thursdays now\nsurvey_day = 'Thursday'")
+    kernel.run("tusks = 12")
+    kernel.run("pods = 3")  # the third counted cell: the cells above go, a memory each
+    ways = {
+        "%recall": "r = %recall {q}",
+        "%recall --since": "r = %recall --since 1d {q}",
+        "hm.recall": "import hindsight_magic as hm; r = hm.recall({q!r})",
+        "hm.recall(since=)": "import hindsight_magic as hm; r = hm.recall({q!r}, since='1d')",
+        "hm.latest": "import hindsight_magic as hm; r = hm.latest(20)",
+    }
+    for query, word in (("walrus census drones", "walrus"), ("narwhal tusk survey", "narwhal")):
+        seen = {}
+        for way, source in ways.items():
+            code = (
+                f"{SKIP}{source.format(q=query)}\n"
+                f"print(next(m.provenance_line() for m in r if {word!r} in m.text))"
+            )
+            seen[way] = wait_for(
+                lambda code=code: kernel.run(code).strip().splitlines()[-1],
+                120,
+                way,
+                until=lambda line: "fieldwork.ipynb" in line,
+            )
+        lines = {re.sub(AGE, "AGE", line) for line in seen.values()}
+        assert len(lines) == 1, seen
+        assert re.fullmatch(r"fieldwork\.ipynb · cell \d+ · AGE", lines.pop()), seen
