@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ._api.client import Connection, Timeouts
 from ._api.errors import HindsightError
+from ._capture import redact
 from ._capture.autoretain import AutoRetainer
 from ._capture.redact import SecretValues
 from ._delivery.items import Batch, FlushOutcome, Route, new_item
@@ -311,6 +312,7 @@ class HindsightSession:
         models) while the kernel is idle, not in a busy cell or the first ``%recall``."""
         self.sender.warm_up()
         self.reader.warm_up()
+        redact.warm_up()
 
     # -- writing ----------------------------------------------------------------------------
 

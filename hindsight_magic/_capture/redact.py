@@ -1,17 +1,27 @@
 """Redaction: secrets never leave the kernel.
 
 The configured API key, values of environment variables whose names contain KEY, TOKEN, SECRET
-or PASSWORD, and common credential shapes (``sk-…``, ``ghp_…``, ``AKIA…``, ``Bearer …``, PEM
-private keys) become ``[REDACTED]`` before a memory is queued and again before it is sent.
+or PASSWORD, common credential shapes (``sk-…``, ``ghp_…``, ``AKIA…``, ``Bearer …``, PEM
+private keys), and what detect-secrets' plugins find in a line (a value assigned to
+``password``/``passwd``/``pwd``/``secret``/``…_key``, an AWS secret access key, the password in
+``scheme://user:password@host``) become ``[REDACTED]`` before a memory is queued and again
+before it is sent.
+
+detect-secrets (Yelp's, maintained, with a plugin per kind of secret) is used rather than a
+growing hand list for what needs context (an assignment's name, a URL's user part); its
+plugins run only on lines that name a likely secret (``_HINT``), so text without one costs a
+single search. Its entropy plugins are left out: they flag ordinary words.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 REDACTED = "[REDACTED]"
 SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
@@ -50,6 +60,10 @@ SHAPE_MARKERS = (
 )
 
 CACHE_TTL_S = 2.0
+# a line worth giving to detect-secrets: it names a likely secret, or holds a URL's user part
+_HINT = re.compile(r"pass|pwd|secret|key|token|cred|auth|://", re.IGNORECASE)
+DETECT_LINE_MAX = 4096  # longer lines (data, a minified blob) keep only the shapes above
+MIN_DETECTED = 6  # a shorter "secret" (pw = 'x1') would redact that text everywhere
 
 
 def secret_values(
@@ -66,13 +80,50 @@ def secret_values(
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secret values and credential shapes with ``[REDACTED]``."""
+    """Replace known secret values, detected secrets and credential shapes with
+    ``[REDACTED]``."""
     for secret in secrets:
         if secret and secret in text:
             text = text.replace(secret, REDACTED)
+    text = _detected(text)
     if not any(marker in text for marker in SHAPE_MARKERS):
         return text
     return CREDENTIAL_SHAPES.sub(REDACTED, text)
+
+
+def _detected(text: str) -> str:
+    """``text`` with the secrets detect-secrets' plugins find in its lines redacted."""
+    if not _HINT.search(text):
+        return text
+    plugins = _plugins()
+    found: set[str] = set()
+    for line in text.splitlines():
+        if len(line) > DETECT_LINE_MAX or not _HINT.search(line):
+            continue
+        for plugin in plugins:
+            for secret in plugin.analyze_line(filename="cell.py", line=line, line_number=0):
+                value = secret.secret_value or ""
+                if len(value) >= MIN_DETECTED and value != REDACTED:
+                    found.add(value)
+    for value in sorted(found, key=len, reverse=True):  # longest first: no partial leftover
+        text = text.replace(value, REDACTED)
+    return text
+
+
+@functools.lru_cache(maxsize=1)
+def _plugins() -> tuple[Any, ...]:
+    """detect-secrets' plugins for what a notebook holds (imported once, on the worker's
+    warm-up: the import takes about 0.1 s)."""
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    return (KeywordDetector(), BasicAuthDetector(), AWSKeyDetector())
+
+
+def warm_up() -> None:
+    """Import and build the plugins now (the worker's first job), not in a user's cell."""
+    _plugins()
 
 
 class SecretValues:

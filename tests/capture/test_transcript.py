@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
 from hindsight_magic._capture.autoretain import plain_outputs
-from hindsight_magic._capture.redact import CREDENTIAL_SHAPES, REDACTED, redact, secret_values
+from hindsight_magic._capture.redact import (
+    CREDENTIAL_SHAPES,
+    REDACTED,
+    _detected,
+    redact,
+    secret_values,
+)
 from hindsight_magic._capture.transcript import (
     ERROR_CAP,
     PIECE_CHARS,
@@ -252,6 +259,35 @@ def test_redact_ignores_empty_secret_values() -> None:
     assert redact("plain words", ["", "not-present-here"]) == "plain words"
 
 
+# common notebook secrets no credential shape catches: found by detect-secrets' plugins
+ASSIGNED = {
+    "aws-secret": ("aws_secret_access_key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'", 1),
+    "url-password": ("engine = create_engine('postgresql://ana:hunter2pass@db.lab/prod')", 1),
+    "password": ("password = 'correct-horse-9'", 1),
+    "passwd": ('passwd = "s3cr3t!xy"', 1),
+    "pwd": ("pwd = 'abcDEF123'", 1),
+    "secret": ("secret = 'zzTopSecret42'", 1),
+    "env-style": ('DB_PASSWORD="tiger-lily-77"', 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ASSIGNED))
+def test_redact_common_notebook_secrets(name: str) -> None:
+    line, count = ASSIGNED[name]
+    value = re.findall(r"'([^']+)'|\"([^\"]+)\"", line)[0]
+    secret = {"url-password": "hunter2pass"}.get(name) or next(v for v in value if v)
+    text = f"{line}\nprint('loaded')"
+    redacted = redact(text)
+    assert secret not in redacted, redacted
+    assert redacted.count(REDACTED) == count
+    assert redacted.endswith("\nprint('loaded')")
+
+
+def test_redact_leaves_words_about_passwords_alone() -> None:
+    for text in ("my password is on the wiki", "config['password'] = pw", "x = 1  # key"):
+        assert redact(text) == text
+
+
 DATAFRAME_REPR = (
     "   customer_id  token_count  sk  password_length  api_key_set\n"
     "0         1001            3   1               12         True\n"
@@ -466,7 +502,7 @@ def test_redact_skipping_text_without_a_shape_marker_changes_nothing() -> None:
     pieces += ["the", "churn", "=", "'", "\n", "sk", "-", "_", "AK", "IA", "gh", "p_", "x0"]
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
-        assert redact(text) == CREDENTIAL_SHAPES.sub(REDACTED, text), text
+        assert redact(text) == CREDENTIAL_SHAPES.sub(REDACTED, _detected(text)), text
 
 
 # -- the extension's own results -------------------------------------------------------------
