@@ -209,6 +209,21 @@ def archive_counts(path: Path) -> dict[str, Any]:
     return inner
 
 
+def _inner_counts(path: Path, inner: dict[str, Any]) -> dict[str, int]:
+    """The counts the archive's own manifest declares, by manifest field; ``CurationError``
+    when one is not a count."""
+    counts = {}
+    for name, key, _ in COUNTS:
+        value = inner.get(key, 0)
+        if type(value) is not int or value < 0:
+            raise CurationError(
+                f"{path} is not a Hindsight archive: its manifest.json's {key} is not a count; "
+                "nothing was imported."
+            )
+        counts[name] = value
+    return counts
+
+
 def default_name(bank_id: str, now: datetime | None = None) -> str:
     """``jupyter-2026-12-02T060012Z.zip``: the bank and the UTC time to the second (two
     snapshots a minute apart must not collide: an existing file is never replaced unasked),
@@ -360,17 +375,28 @@ class Archiver:
         self, archive: Path, into: str | None, replace: bool, progress: Progress
     ) -> Outcome:
         """Import ``archive`` as bank ``into`` (default: the current bank) after checking it
-        against its manifest; a bank that holds memories is only replaced with ``replace``."""
+        against its manifest (size, SHA-256), or, for a plain Hindsight export without one,
+        against what the archive itself declares; a bank that holds memories is only replaced
+        with ``replace``."""
         if not archive.is_file():
             raise CurationError(f"No archive at {archive}: give the path of a snapshot .zip.")
-        manifest = Manifest.read(manifest_path(archive))
-        progress.stage(f"checking {archive.name} against its manifest")
-        if archive.stat().st_size != manifest.bytes or sha256_of(archive) != manifest.sha256:
-            raise CurationError(
-                f"{archive} does not match its manifest (size or SHA-256 differ: truncated or "
-                "altered); nothing was imported."
-            )
-        archive_counts(archive)  # a ZIP the server can read
+        beside = manifest_path(archive)
+        manifest = Manifest.read(beside) if beside.exists() or beside.is_symlink() else None
+        if manifest is not None:
+            progress.stage(f"checking {archive.name} against its manifest")
+            if archive.stat().st_size != manifest.bytes or sha256_of(archive) != manifest.sha256:
+                raise CurationError(
+                    f"{archive} does not match its manifest (size or SHA-256 differ: truncated "
+                    "or altered); nothing was imported."
+                )
+        inner = archive_counts(archive)  # a ZIP the server can read, and its own counts
+        if manifest is not None:
+            expected = {name: int(getattr(manifest, name)) for name, _, _ in COUNTS}
+            against, skipped = "the manifest", ""
+        else:  # a plain Hindsight export (the official client, the API, the UI)
+            expected = _inner_counts(archive, inner)
+            against = "the archive's own manifest"
+            skipped = " (no snapshot manifest beside it: the size and SHA-256 checks were skipped)"
         current = self._scope().bank_id
         target = into or current
         client, transfers = self._connection.client, self._transfers()
@@ -391,7 +417,7 @@ class Archiver:
                         "imported."
                     )
                 transfers.delete_bank(target)
-            progress.stage(f"uploading {archive.name}", manifest.bytes)
+            progress.stage(f"uploading {archive.name}", archive.stat().st_size)
             try:
                 operation = self._submit(
                     lambda: transfers.import_archive(
@@ -411,16 +437,15 @@ class Archiver:
         if target == current:
             self._changed()
         imported = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
-        expected = {name: int(getattr(manifest, name)) for name, _, _ in COUNTS}
         if imported == expected:
             line = (
-                f"Restored bank {target!r} from {archive.name}: {counts_line(imported)} — "
-                "the counts match the manifest."
+                f"Restored bank {target!r} from {archive.name}{skipped}: "
+                f"{counts_line(imported)} — the counts match {against}."
             )
         else:
             line = (
-                f"Restored bank {target!r} from {archive.name}, but the counts differ from "
-                f"the manifest: {counts_line(imported)} imported, {counts_line(expected)} "
+                f"Restored bank {target!r} from {archive.name}{skipped}, but the counts differ "
+                f"from {against}: {counts_line(imported)} imported, {counts_line(expected)} "
                 "expected."
             )
         progress.close(line)

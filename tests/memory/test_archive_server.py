@@ -160,8 +160,6 @@ def test_damaged_or_refused_archives_are_one_line_and_import_nothing(
     data = snapshot.read_bytes()
     altered = bytearray(data)
     altered[len(altered) // 2] ^= 0x01
-    stray = snapshot.with_name("stray.zip")
-    stray.write_bytes(data)
     notes = snapshot.with_name("notes.zip")
     notes.write_text("not a zip at all")
     manifest = json.loads(snapshot.with_name("kept.manifest.json").read_text())
@@ -171,7 +169,6 @@ def test_damaged_or_refused_archives_are_one_line_and_import_nothing(
     cases = {
         twin(snapshot, data[: len(data) // 2], "cut.zip"): "does not match its manifest",
         twin(snapshot, bytes(altered), "altered.zip"): "does not match its manifest",
-        stray: "No manifest beside the archive",
         notes: "is not a Hindsight archive",
         snapshot: f"Bank '{bank_id}' already holds memories",  # no --replace
         snapshot.with_name("missing.zip"): "No archive at",
@@ -308,3 +305,38 @@ def test_a_snapshot_never_writes_over_or_through_what_is_already_there(
     assert (tmp_path / "thesis.manifest.json").is_file()
     left = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".partial"))
     assert left == [".linked.zip.partial"]  # the planted link, untouched; nothing of ours
+
+
+def test_a_plain_hindsight_export_restores_and_a_snapshot_imports_by_hand(
+    book: Notebook,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    banks: list[str],
+    tmp_path: Path,
+) -> None:
+    """Users have archives exported by Hindsight itself (the official client, the API, the
+    UI): no manifest beside them. And a snapshot must stay importable by the client."""
+    from hindsight_client import Hindsight
+
+    facts = planted(book, 2)
+    wait_for(lambda: holding(facts), 60, "the facts")
+    client = Hindsight(base_url=hindsight_server.url, timeout=120.0)
+    plain = tmp_path / "exported.zip"
+    plain.write_bytes(client.export_bank(bank_id, poll_interval=0.2))
+    restored = f"{bank_id}-plain"
+    banks.append(restored)
+    line = shown(book, f"%hindsight restore {plain} --into {restored}")
+    assert line.startswith(f"Restored bank '{restored}' from exported.zip"), line
+    assert "no snapshot manifest beside it" in line, line
+    assert "size and SHA-256 checks were skipped" in line, line
+    assert "the counts match the archive's own manifest" in line, line
+    book.run(f"%hindsight bank {restored}")
+    assert set(facts) <= set(recalled("Survey plot nests"))
+
+    book.run(f"%hindsight bank {bank_id}")
+    snapshot = tmp_path / "kept.zip"
+    assert "Snapshot of bank" in shown(book, f"%hindsight snapshot {snapshot}")
+    by_hand = f"{bank_id}-by-hand"
+    banks.append(by_hand)
+    client.import_bank(bank_id, snapshot.read_bytes(), target_bank_id=by_hand)
+    wait_for(lambda: bank_exists(hindsight_server, by_hand), 60, "the import by hand")
