@@ -11,7 +11,11 @@ re-retain what it found. Two marks keep it out, both set by the result classes t
 - ``OWN_RESULT``: a class attribute of every result type; a cell whose value is such an object
   keeps its source in the transcript but not that value;
 - ``SHOWN``: the last texts those objects rendered as (``own_text``), so the same text printed
-  with ``print`` or put in an f-string is cut out of the cell's printed output and value.
+  with ``print`` or put in an f-string is cut out of the cell's printed output and value; and
+  so is a line *derived* from them (``r[0].text.upper()``, ``r[0].text.split()``,
+  ``[m.text[:60] for m in r]``): one whose words run, for at least half of its four-word
+  shingles, as a remembered text's words run. The shingles are made on the worker, when a
+  transcript is built; the kernel thread only keeps the text's beginning.
 
 And the ``<memories>``/``<mental_models>`` blocks of ``%hindsight context`` and ``as_context()``
 are stripped wherever they appear, as the reference system strips them on the way in.
@@ -51,6 +55,8 @@ PIECE_CHARS = EMBEDDED_CHARS  # what the embedding model reads whole: see ``cell
 OWN_RESULT = "_hindsight_result_"  # a class attribute: True on every result type of ours
 SHOWN_TEXTS = 256  # how many rendered texts are remembered (a recall brings dozens) …
 SHOWN_HEAD = 4096  # … by their beginning and length (a recall may be megabytes)
+SHINGLE = 4  # words in a run compared to tell a line derived from a shown text
+WORDS = re.compile(r"[^\W_]+")
 
 
 def is_own_result(value: Any) -> bool:
@@ -68,6 +74,8 @@ class ShownTexts:
         self._texts: deque[tuple[str, int]] = deque(maxlen=size)  # (beginning, length)
         self._head = head
         self._lock = threading.Lock()
+        self._shingled: dict[str, frozenset[tuple[str, ...]]] = {}  # worker's cache, by head
+        self._union: tuple[list[str], frozenset[tuple[str, ...]]] = ([], frozenset())
 
     def add(self, text: str) -> None:
         """Remember ``text`` (only its beginning and length are kept)."""
@@ -76,7 +84,7 @@ class ShownTexts:
                 self._texts.append((text[: self._head], len(text)))
 
     def strip(self, text: str) -> str:
-        """``text`` without any remembered text in it."""
+        """``text`` without any remembered text in it, nor a line derived from one."""
         with self._lock:
             shown = list(self._texts)
         for head, length in reversed(shown):
@@ -84,7 +92,35 @@ class ShownTexts:
             while start >= 0:
                 text = text[:start] + text[start + length :]
                 start = text.find(head)
-        return text
+        if not shown or not WORDS.search(text):
+            return text
+        known = self._known([head for head, _ in shown])
+        kept = [line for line in text.split("\n") if not _derived(line, known)]
+        return "\n".join(kept)
+
+    def _known(self, heads: list[str]) -> frozenset[tuple[str, ...]]:
+        """The four-word shingles of the remembered texts: each text's made once, and their
+        union made again only when what is remembered changed (a recall), not for each cell."""
+        if heads == self._union[0]:
+            return self._union[1]
+        cache = {head: self._shingled.get(head) or shingles(head) for head in heads}
+        self._shingled = cache  # only what is still remembered
+        self._union = (heads, frozenset().union(*cache.values()))
+        return self._union[1]
+
+
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """``text``'s runs of ``SHINGLE`` words, lower-cased, punctuation and quotes ignored."""
+    words = WORDS.findall(text.lower())
+    return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))
+
+
+def _derived(line: str, known: frozenset[tuple[str, ...]]) -> bool:
+    """Whether at least half of ``line``'s shingles (and two or more) are a shown text's."""
+    own = shingles(line)
+    if len(own) < 2:
+        return False
+    return 2 * len(own & known) >= len(own)
 
 
 SHOWN = ShownTexts()

@@ -536,3 +536,30 @@ def test_a_cell_whose_value_is_a_result_of_ours_keeps_no_value() -> None:
     assert plain_outputs(Cell()) == (None, None, None)
     Cell.result = 42  # type: ignore[assignment]
     assert plain_outputs(Cell()) == ("42", None, None)
+
+
+MEMORY = "The walrus census moved to drones in March because the boats scared the herd away."
+
+
+@pytest.mark.parametrize(
+    "derived",
+    [
+        MEMORY.upper(),  # r[0].text.upper()
+        repr(MEMORY.split()),  # r[0].text.split()
+        repr([MEMORY[:60], MEMORY[:60]]),  # [m.text[:60] for m in r]
+        f"Note to self: {MEMORY.lower()}",  # an f-string around it
+    ],
+)
+def test_a_line_derived_from_a_recalled_memory_is_cut_out(derived: str) -> None:
+    shown = ShownTexts()
+    shown.add(MEMORY)  # as a recalled memory registers its text
+    printed = f"rows loaded: 120\n{derived}\nmean OD 0.412 at 6 h"
+    assert shown.strip(printed) == "rows loaded: 120\nmean OD 0.412 at 6 h"
+
+
+def test_the_user_s_own_lines_stay_even_when_they_share_a_few_words() -> None:
+    shown = ShownTexts()
+    shown.add(MEMORY)
+    own = "the census moved to a new schedule; walrus counts are in table 3"
+    assert shown.strip(own) == own
+    assert ShownTexts().strip(MEMORY) == MEMORY  # nothing shown: nothing is derived
