@@ -84,6 +84,7 @@ class Sizes:
     picture_memories: int
     distractors: int
     distractor_cells: int
+    settle_consolidation: bool = True  # section 12 asks once the banks are consolidated
 
 
 FULL = Sizes(
@@ -92,7 +93,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    300, 1, 20,
+    300, 1, 20, False,
 )  # fmt: skip
 
 

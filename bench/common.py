@@ -194,17 +194,30 @@ def new_bank(kind: str) -> str:
 
 
 def settle_bank(http: Any, bank_id: str, wait_s: float, consolidation: bool = True) -> float | None:
-    """Wait (≤ ``wait_s``) until the server has no pending work for the bank (retains and, with
-    ``consolidation``, consolidation: a server without observations leaves every memory
-    "pending consolidation" for ever); the seconds waited, or None when it was still busy."""
+    """Wait (≤ ``wait_s``) until the server has no pending work for the bank: its retains and,
+    with ``consolidation``, consolidation too (without, a consolidation still running is not
+    waited for: the memories are searchable before it ends; and a server without observations
+    leaves every memory "pending consolidation" for ever); the seconds waited, or None when it
+    was still busy."""
     started = time.monotonic()
     while True:
         stats = http.get(f"/v1/default/banks/{bank_id}/stats").json()
-        busy = stats.get("pending_operations", 0)
         if consolidation:
-            busy += stats.get("pending_consolidation", 0)
-        by_status = stats.get("operations_by_status") or {}
-        if not busy and not by_status.get("processing"):
+            busy = stats.get("pending_operations", 0) + stats.get("pending_consolidation", 0)
+            busy += (stats.get("operations_by_status") or {}).get("processing", 0)
+        else:  # retains (and the like) pending or running; consolidation may go on
+            busy = sum(
+                1
+                for status in ("pending", "processing")
+                for operation in http.get(
+                    f"/v1/default/banks/{bank_id}/operations",
+                    params={"status": status, "limit": 100},
+                )
+                .json()
+                .get("operations", [])
+                if operation.get("operation_type") != "consolidation"
+            )
+        if not busy:
             return time.monotonic() - started
         if time.monotonic() - started > wait_s:
             return None

@@ -370,8 +370,12 @@ def bank_memories(url: str, bank_id: str) -> int:
         return int(http.get(f"/v1/default/banks/{bank_id}/stats").json().get("total_nodes", 0))
 
 
-def measure(url: str, distractors: int = 7, cells_each: int = 140) -> dict[str, Any]:
-    """Both sizes, three systems each; the figures as a JSON-able dict."""
+def measure(
+    url: str, distractors: int = 7, cells_each: int = 140, settle_consolidation: bool = True
+) -> dict[str, Any]:
+    """Both sizes, three systems each; the figures as a JSON-able dict. The questions are
+    asked once the server has indexed both banks and (``settle_consolidation``) consolidated
+    them, so both ways are asked of a bank at rest; a smoke run skips the second wait."""
     ext_bank, hand_bank = new_bank("recall-ext"), new_bank("recall-hand")
     sessions = planted_sessions()
     questions = facts(sessions)
@@ -404,7 +408,7 @@ def measure(url: str, distractors: int = 7, cells_each: int = 140) -> dict[str, 
                 _progress(f"{size}: waiting for the server to index both banks …")
                 with raw_client(url) as http:
                     for bank in (ext_bank, hand_bank):
-                        settle_bank(http, bank, 1800, consolidation=False)
+                        settle_bank(http, bank, 1800, consolidation=settle_consolidation)
                 bm25 = BM25Notebooks(project)
                 _progress(f"{size}: asking {len(questions)} questions three ways …")
                 figures = ask(questions, recall, by_hand, bm25, ext_bank)
