@@ -47,18 +47,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     data_dir = root / "data"
     os.environ["HINDSIGHT_MAGIC_DATA_DIR"] = str(data_dir)
     os.environ["HINDSIGHT_JOURNAL_PATH"] = str(root / "journal.sqlite3")
-    # the kernels' temporary folder, checked at the end: a notebook cleans up after itself
-    (root / "tmp").mkdir()
-    os.environ["TMPDIR"] = str(root / "tmp")
     reuse = os.environ.get("HINDSIGHT_TEST_SERVER_URL", "").strip()
     if reuse:
         os.environ["HINDSIGHT_API_URL"] = reuse.rstrip("/")
-        return
-    from hindsight_magic._localserver import launcher as server
+    else:
+        from hindsight_magic._localserver import launcher as server
 
-    info = server.start(port=_free_port(), data_dir=data_dir)
-    _STATE["server"] = data_dir
-    os.environ["HINDSIGHT_API_URL"] = info.url
+        info = server.start(port=_free_port(), data_dir=data_dir)
+        _STATE["server"] = data_dir
+        os.environ["HINDSIGHT_API_URL"] = info.url
+    # the kernels' temporary folder (not the server's: torch keeps a cache there), checked at
+    # the end: a notebook cleans up after itself
+    (root / "tmp").mkdir()
+    os.environ["TMPDIR"] = str(root / "tmp")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
