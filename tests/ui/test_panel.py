@@ -853,13 +853,19 @@ def test_session_document_shows_what_auto_retain_sent(
     kernel_nb.run('notes = """\n' + "a long field note line\n" * 100 + 'end of notes"""')
     session = kernel_nb.magics.session
     session.flush(30)
+    cells = [item for item in session.view().recent() if item.transcript and item.document_id]
     panel = show(kernel_nb)
-    wait_for(lambda: f"rainfall_{token}" in panel.browser.w_document.value, 120, "document")
+
+    def complete() -> bool:  # every part stored: the server stores a batch's in any order
+        shown = panel.browser.w_document.value
+        return f"rainfall_{token}" in shown and f"in {len(cells)} documents" in shown
+
+    wait_for(complete, 120, f"the {len(cells)} documents")
     document = panel.browser.w_document.value
     # the last request's cells, a document each (the long cell cut in parts), with their ids
     assert re.search(r"hm-[0-9a-f]{32}-\d+ … \(\d+ documents\)", document), document
     assert re.search(r"characters in \d+ documents", document), document
-    assert "end of notes" not in document, panel.browser.document_view  # the beginning only…
+    assert "end of notes" not in document, document  # the beginning only…
     toggle = panel.browser.w_doc_toggle
     assert toggle.layout.display == ""
     assert toggle.description == "Show all"
