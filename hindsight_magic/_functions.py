@@ -137,7 +137,7 @@ def retain(
     split: bool = False,
     agent: str | None = None,
     agent_version: str | None = None,
-    wait: bool = False,
+    wait: bool | float = False,
     session: HindsightSession | None = None,
 ) -> RetainResult:
     """Queue ``text`` as one durable memory and return at once (no network on this thread).
@@ -152,8 +152,9 @@ def retain(
     ``agent`` (and ``agent_version``) name the AI agent writing it: the memory is then
     ``source: agent`` with that name, version and the project, and recall shows
     ``agent (NAME)``. ``wait=True`` sends it now and returns once the server can find it (at
-    most 15 s; if the server cannot be reached it stays queued and ``HindsightError`` says
-    why).
+    most 15 s, or ``wait`` seconds when it is a number); ``.searchable`` then says whether the
+    server had indexed it by then (False: sent, still being indexed on a busy server). If the
+    server cannot be reached it stays queued and ``HindsightError`` says why.
     """
     from ._memory.provenance import AGENT, PYTHON_API
 
@@ -165,8 +166,9 @@ def retain(
         writer = (name, one_line(agent_version or "", 50))
     source = PYTHON_API if writer is None else AGENT
     result = queue_text(text, tags, context, split, session, source, writer)
-    if wait:
-        (session or current_session()).deliver(result.ids)
+    if wait is not False:
+        seconds = None if wait is True else float(wait)
+        result.searchable = (session or current_session()).deliver(result.ids, seconds)
     return result
 
 

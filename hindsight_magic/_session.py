@@ -46,7 +46,9 @@ from ._delivery.journal import open_journal
 from ._delivery.journal_file import JournalError
 from ._delivery.queue import RetainQueue, SentOperation
 from ._delivery.sender import (
+    READ_WAIT_S,
     BatchSender,
+    ReadReady,
     TranscriptWatch,
     follow_operations,
     operation_state,
@@ -384,10 +386,14 @@ class HindsightSession:
     def _before_read(self, bank_id: str) -> int:
         """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
         queued, and say how many auto-retained cells it cannot find yet (not waited for)."""
+        return self._ready(bank_id).transcript_cells
+
+    def _ready(self, bank_id: str, wait_s: float = READ_WAIT_S) -> ReadReady:
         self.autoretain.process()  # the cells not yet in a transcript go out with the rest
         if self.reads_others:
             self._send_queued_elsewhere(bank_id)
-        return prepare_read(bank_id, self.sender, self.queue, lambda: self.worker.running)
+        working = lambda: self.worker.running  # noqa: E731
+        return prepare_read(bank_id, self.sender, self.queue, working, wait_s)
 
     def _send_queued_elsewhere(self, bank_id: str) -> None:
         """What other kernels on this machine queued for ``bank_id`` and have not delivered,
@@ -406,15 +412,18 @@ class HindsightSession:
                 raise
             log.info("Hindsight: another kernel's memory was refused: %s", error)
 
-    def deliver(self, document_ids: Sequence[str]) -> None:
-        """Send what this session queued for its bank now and wait (at most 15 s) until the
-        server can find it, as a read does first (``retain(wait=True)``). ``HindsightError``
-        when a memory of ``document_ids`` is still held: the server's own error when it cannot
-        be reached or refuses the key, else the queue's last error; the memory stays queued."""
-        self._before_read(self.scope.bank_id)
+    def deliver(self, document_ids: Sequence[str], wait_s: float | None = None) -> bool:
+        """Send what this session queued for its bank now and wait (at most ``wait_s``, by
+        default as long as a read waits) until the server can find it, as a read does first
+        (``retain(wait=True)``); whether it was found indexed in that time (False: sent, and
+        the server is still indexing it).
+        ``HindsightError`` when a memory of ``document_ids`` is still held: the server's own
+        error when it cannot be reached or refuses the key, else the queue's last error; the
+        memory stays queued."""
+        ready = self._ready(self.scope.bank_id, READ_WAIT_S if wait_s is None else wait_s)
         wanted = set(document_ids)
         if not any(item.document_id in wanted for _, item in self.queue.held()):
-            return
+            return ready.indexed
         client = self.client
         client.identity()  # raises what is wrong with the server, in its own words
         client.list_banks()  # (open where /version is: is the key accepted?)

@@ -46,7 +46,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.client import bank_settings, ensure_bank
 from .._api.errors import HindsightError
@@ -182,24 +182,32 @@ class BatchSender:
 # -- read-after-write ----------------------------------------------------------------------------
 
 
+class ReadReady(NamedTuple):
+    """What ``prepare_read`` achieved."""
+
+    transcript_cells: int  # auto-retained cells the server cannot find yet (not waited for)
+    indexed: bool  # every memory the user queued was found indexed within the wait
+
+
 def prepare_read(
     bank_id: str,
     sender: BatchSender,
     queue: RetainQueue,
     working: Callable[[], bool],
     wait_s: float = READ_WAIT_S,
-) -> int:
+) -> ReadReady:
     """Send the memories the user queued and wait (at most ``wait_s``) until the server can
-    find those of ``bank_id``; returns how many auto-retained cells it cannot find yet."""
+    find those of ``bank_id``."""
     deadline = time.monotonic() + wait_s
     with sender.reading(bank_id), queue.reading(bank_id):
         queue.request_memories()
         queue.wait_memories_tried(bank_id, wait_s, working)
     operations = queue.take_recent(bank_id)
     left = max(0.0, deadline - time.monotonic())
-    if wait_until_indexed(sender.client, operations, left):
+    indexed = wait_until_indexed(sender.client, operations, left)
+    if indexed:
         queue.indexed(operation_id for _, operation_id in operations)
-    return queue.transcript_cells(bank_id)
+    return ReadReady(queue.transcript_cells(bank_id), indexed)
 
 
 def send_queued_elsewhere(

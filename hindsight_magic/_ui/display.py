@@ -43,6 +43,8 @@ class RetainResult(Message):
     def __init__(self, count: int, ids: tuple[str, ...] = ()) -> None:
         self.count = count
         self.ids = ids
+        # with ``retain(wait=…)``: whether the server had indexed them when it returned
+        self.searchable: bool | None = None
         super().__init__(f"{plural(count, 'memory', 'memories')} queued.")
 
 

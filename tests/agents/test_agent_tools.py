@@ -29,6 +29,7 @@ class Server:
         self.results: list[dict[str, Any]] = []  # what a recall answers
         self.recalls: list[dict[str, Any]] = []  # the recall bodies asked
         self.paths: list[str] = []  # every request's path
+        self.indexing = False  # retains only async, and the server never finishes indexing
 
     def fix(self) -> None:
         self.refusing = False
@@ -37,6 +38,14 @@ class Server:
         self.paths.append(request.url.path)
         if self.refusing:
             return httpx.Response(401, json={"detail": "Invalid API key"})
+        if self.indexing and request.url.path == "/version":
+            return httpx.Response(200, json={"api_version": "1.1.0"})
+        if self.indexing and "/operations/" in request.url.path:
+            return httpx.Response(200, json={"status": "pending"})
+        if self.indexing and request.url.path.endswith("/memories"):
+            if json.loads(request.content).get("async") is False:  # no synchronous retains
+                return httpx.Response(422, json={"detail": "synchronous retains are off"})
+            return httpx.Response(200, json={"success": True, "items_count": 1, "async": True})
         if request.url.path.endswith("/memories/recall"):
             self.recalls.append(json.loads(request.content))
             return httpx.Response(200, json={"results": self.results})
@@ -136,6 +145,24 @@ def test_status_tells_an_agent_what_it_can_use_not_the_kernel_s_counters(
     assert "Queue:" in text
     assert "Auto-retain" not in text  # cells counted by a kernel mean nothing to an agent
     assert "cells counted" not in text
+
+
+def test_an_agent_s_retain_says_so_when_the_server_is_still_indexing_it(
+    call: Any, fake: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "the notebook's recall finds it now" whether or not the server had indexed the
+    memory within the wait; on a busy machine the next read missed it."""
+    from hindsight_magic._agents import memory as agent_memory
+
+    monkeypatch.setattr(agent_memory, "AGENT_WAIT_S", 0.5, raising=False)
+    fake.fix()
+    fake.indexing = True
+    said = call("retain", text="The walrus census moved to drones.").content[0].text
+    assert "finds it now" not in said, said
+    assert "still indexing" in said, said
+    fake.indexing = False
+    said = call("retain", text="The narwhal survey is on Thursdays.").content[0].text
+    assert "finds it now" in said, said
 
 
 def test_a_refused_key_is_an_error_line_and_the_next_call_works_once_fixed(

@@ -117,6 +117,39 @@ def test_the_agent_retain_is_found_by_a_kernel_with_agent_provenance(
     assert fields.strip().splitlines()[-1] == f"agent {AGENT} 1.2.3 {project_dir.name.lower()}"
 
 
+@pytest.fixture
+def cpu_burner() -> Iterator[None]:
+    """Four processes spinning on two cores: the load at which an agent's retain was missed
+    by the next read in two runs of three."""
+    import subprocess
+    import sys
+
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(10)
+
+
+def test_an_agent_retain_said_found_is_found_by_a_kernel_beside_a_cpu_burner(
+    mcp_client: Any, kernel_in: Any, project_dir: Path, env: dict[str, str], cpu_burner: None
+) -> None:
+    """What the agent's retain guarantees when it returns: it says whether the server has
+    indexed the memory; when it says the notebooks find it now, the next read does."""
+    agent = mcp_client(project_dir, env)
+    kernel = kernel_in(project_dir)
+    for _ in range(3):
+        word = token()
+        said = agent.text("retain", text=f"The {word} sensor drifts after 40 minutes.")
+        shown = kernel.run(f"%recall {word} sensor drifts")  # at once, no waiting
+        if "finds it now" in said:
+            assert f"The {word} sensor drifts after 40 minutes." in shown, (said, shown)
+        else:  # the server was still indexing it: the agent was told so
+            assert "still indexing" in said, said
+
+
 def test_an_agent_in_project_b_does_not_see_project_a(
     mcp_client: Any, tmp_path: Path, env: dict[str, str]
 ) -> None:
