@@ -116,7 +116,7 @@ def _inert_block(token: Token) -> Token:
 
     if token.type == "html_block":
         token = Token("inline", "", 0, content=token.content, children=[], map=token.map)
-        token.children = [_text_token(token.content.rstrip("\n"))]
+        token.children = _inert_inline([_text_token(token.content.rstrip("\n"))])
         return token
     if token.type == "fence" and not _LANGUAGE.fullmatch(token.info.strip()):
         token.info = ""  # an info string names a language, or it goes (it becomes a class)

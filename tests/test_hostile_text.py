@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 from helpers import budget, render_markdown, visible_text
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hindsight_magic._api.replies import Memory
@@ -169,6 +169,7 @@ PIECES = [
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=14))
+@example(["<img src=x onerror=alert(1)>", "\n", "![t](http://evil.example/p.png)"])  # an HTML block
 @budget(300)
 def test_no_backtick_arrangement_lets_an_answer_make_a_link_image_or_html(
     pieces: list[str],
