@@ -16,7 +16,7 @@ In a notebook: ``%load_ext hindsight_magic``, then ``%retain``, ``%recall``, ``%
 
 Inside IPython these use the kernel's session (loading the extension if needed); elsewhere one
 session per process, without the cell hook. Bad input raises ``InputError`` (a ``ValueError``)
-with one line saying what to do; server trouble raises ``HindsightError``.
+with one line saying what to do; server trouble raises ``HindsightError``; both are ``Error``.
 
 Everything named here is the public API; the modules and packages whose names start with an
 underscore are private and may change without notice. Importing this package is cheap: the
@@ -29,8 +29,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._errors import Error, HindsightError, InputError
 from ._functions import (
-    InputError,
     clone,
     context,
     correct,
@@ -54,7 +54,6 @@ from ._functions import (
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._api.errors import HindsightError
     from ._functions import FlushResult
     from ._memory.curation import Outcome
     from ._memory.parsed_replies import RecalledMemory, Sources
@@ -65,6 +64,7 @@ if TYPE_CHECKING:
     from ._ui.pictures import MemoryMap, Timeline
 
 __all__ = [
+    "Error",
     "FlushResult",
     "HindsightError",
     "InputError",
@@ -103,11 +103,10 @@ __all__ = [
     "unload_ipython_extension",
 ]
 
-# The result types and the exception, imported when first named (``hm.RecallResult``): the
+# The result types, imported when first named (``hm.RecallResult``): the
 # modules behind them would make ``import hindsight_magic`` cost what ``%load_ext`` does.
 _LAZY = {
     "FlushResult": "._functions",
-    "HindsightError": "._api.errors",
     "MemoryMap": "._ui.pictures",
     "Outcome": "._memory.curation",
     "Provenance": "._memory.provenance",

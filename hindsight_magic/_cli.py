@@ -201,7 +201,7 @@ def _transfer(args: argparse.Namespace) -> int:
     """``hindsight-magic snapshot|restore|clone``: the same as ``%hindsight …``, for the bank a
     kernel started in this folder would use (its settings from the environment)."""
     from . import _functions
-    from ._api.errors import HindsightError
+    from ._errors import HindsightError, InputError
 
     try:
         if args.command == "snapshot":
@@ -210,7 +210,7 @@ def _transfer(args: argparse.Namespace) -> int:
             outcome = _functions.restore(Path(args.archive), into=args.into, replace=args.replace)
         else:
             outcome = _functions.clone(to=args.to, replace=args.replace)
-    except _functions.InputError as error:
+    except InputError as error:
         print(f"hindsight-magic: {error}", file=sys.stderr)
         return 1
     except HindsightError as error:

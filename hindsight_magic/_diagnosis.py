@@ -15,11 +15,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._api.errors import HindsightError, database_down
+from ._api.errors import database_down
+from ._errors import Error, HindsightError
 from ._machine import LocalServer, local_server
+from ._text import plain_text
 
 if TYPE_CHECKING:
     from ._api.client import HindsightClient
+
+
+class ExplainedError(Error):
+    """A failure in the user's words, with the command to run, shown by IPython as one line
+    (``_render_traceback_``). The magics raise it; ``%hindsight config debug=true`` shows the
+    original traceback instead."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"HindsightError: {plain_text(str(self))}"]
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._capture.transcript import own_text
+from ._errors import InputError
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
@@ -41,10 +42,6 @@ if TYPE_CHECKING:
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
 MAX_LATEST = 100  # the newest memories one ``latest`` lists
-
-
-class InputError(ValueError):
-    """Bad input to a public function; the message is one line saying what to do."""
 
 
 class ShellSession(Protocol):
@@ -184,15 +181,12 @@ def project_session(project: str | os.PathLike[str] | None = None) -> HindsightS
     Bad settings raise ``InputError``; a folder that does not exist too.
     """
     from ._session import HindsightSession
-    from ._settings import SettingsError, settings_like_a_kernel
+    from ._settings import settings_like_a_kernel
 
     folder = os.path.abspath(os.fspath(project if project is not None else os.getcwd()))
     if not os.path.isdir(folder):
         raise InputError(f"No such project folder {one_line(folder, 200)!r}: give a folder.")
-    try:
-        settings = settings_like_a_kernel(warn=lambda line: print(line, file=sys.stderr))
-    except SettingsError as error:
-        raise InputError(str(error)) from None
+    settings = settings_like_a_kernel(warn=lambda line: print(line, file=sys.stderr))
     return HindsightSession(settings, cwd=folder, reads_others=True)
 
 
@@ -331,13 +325,10 @@ def timeline(
     memories on their ``mentioned_at`` date, so other notebooks and agents show up too. What
     you queued is sent first, as for ``recall``.
     """
-    from ._memory.overview import OverviewError, check_period
+    from ._memory.overview import check_period
     from ._ui.pictures import Timeline
 
-    try:
-        check_period(by)
-    except OverviewError as error:
-        raise InputError(str(error)) from None
+    check_period(by)
     window = _window(since, until)
     counts = (session or current_session()).overview.timeline(by, window)
     return Timeline(counts)
@@ -353,17 +344,14 @@ def memory_map(
     occurs with most, and the memories that mention it (``.memories``, with provenance).
     Needs the ``pictures`` extra to draw; the text list shows without it.
     """
-    from ._memory.overview import OverviewError, check_top
+    from ._memory.overview import check_top
 
     if entity is not None and not entity.strip():
         raise InputError("Give an entity's name, or none for the whole map.")
-    try:
-        check_top(top)
-        found = (session or current_session()).overview.entity_map(
-            entity.strip() if entity else None, top
-        )
-    except OverviewError as error:
-        raise InputError(str(error)) from None
+    check_top(top)
+    found = (session or current_session()).overview.entity_map(
+        entity.strip() if entity else None, top
+    )
     from ._ui.pictures import MemoryMap
 
     return MemoryMap(found)
@@ -441,14 +429,8 @@ MemoryRef = Any  # "#3", a memory id, a retain id, or a recalled memory (its ``.
 
 
 def _curate(session: HindsightSession | None, call: Callable[[Curator], Outcome]) -> Outcome:
-    """Run one curation through the session's curator; its refusals are ``InputError``."""
-    from ._memory.curation import CurationError
-
-    curator = (session or current_session()).curator
-    try:
-        return call(curator)
-    except CurationError as error:
-        raise InputError(str(error)) from None
+    """Run one curation through the session's curator (its refusals are ``InputError``)."""
+    return call((session or current_session()).curator)
 
 
 def _ref(memory: MemoryRef) -> str:
@@ -522,16 +504,15 @@ def _carry(
     session: HindsightSession | None, call: Callable[[Archiver, Progress], Outcome]
 ) -> Outcome:
     """Run one transfer with a progress bar fit for where it runs; refusals are one line."""
-    from ._memory.curation import CurationError
     from ._ui.progress import progress_for
 
     session = session or current_session()
     progress = progress_for(_running_shell())
     try:
         return call(session.archiver, progress)
-    except CurationError as error:
+    except InputError as error:
         progress.close(str(error))
-        raise InputError(str(error)) from None
+        raise
     except KeyboardInterrupt:  # before the server started anything: nothing to cancel there
         progress.close("Cancelled.")
         raise InputError("Cancelled before the server started; nothing was changed.") from None
@@ -623,12 +604,9 @@ def purge_matching(
 def _window(since: When | None, until: When | None) -> TimeWindow | None:
     """The window ``since``…``until`` name (None when neither is given); a bad WHEN is an
     ``InputError`` saying what to write."""
-    from ._memory.timewindow import TimeWindow, WhenError
+    from ._memory.timewindow import TimeWindow
 
-    try:
-        return TimeWindow.parse(since, until)
-    except WhenError as error:
-        raise InputError(str(error)) from None
+    return TimeWindow.parse(since, until)
 
 
 def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:

@@ -37,7 +37,6 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ._api.client import Connection, Timeouts
-from ._api.errors import HindsightError
 from ._capture import redact
 from ._capture.autoretain import AutoRetainer
 from ._capture.redact import SecretValues
@@ -58,6 +57,7 @@ from ._delivery.sender import (
 )
 from ._delivery.worker import Worker
 from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
+from ._errors import HindsightError
 from ._machine import resolve_api_url
 from ._memory.archive import Archiver
 from ._memory.curation import Curator

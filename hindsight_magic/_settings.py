@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from ._errors import InputError
+
 # traitlets' trait types take type parameters for the type checker, but only from traitlets 5.10
 # on at run time: the floor this package declares (and tests) is older, so the parameters are
 # given to mypy alone.
@@ -346,7 +348,7 @@ KEY_IN_ENVIRONMENT = (
 )
 
 
-class SettingsError(ValueError):
+class SettingsError(InputError):
     """An invalid setting value; the message is one line naming the setting and what is allowed."""
 
 

@@ -23,8 +23,8 @@ from IPython.core.error import UsageError
 from journalkit import on_disk
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._api.errors import HindsightError
-from hindsight_magic._ipython.subcommands import HindsightMagicError
+from hindsight_magic._diagnosis import ExplainedError
+from hindsight_magic._errors import HindsightError
 
 KEPT = "keep this one: the churn table double-counts Q3 refunds"
 VERSION = {"api_version": "1.1.0", "features": {}}
@@ -435,7 +435,7 @@ def test_bad_input_ends_in_one_clear_line_and_loses_nothing(
         assert all(part in lines[0] for part in case.expect), lines[0]
         assert len(lines[0]) < 600
         if not case.queued and not case.id.startswith("ipython-config"):
-            assert isinstance(cell.error, UsageError | HindsightMagicError), cell.error
+            assert isinstance(cell.error, UsageError | ExplainedError), cell.error
 
     # nothing queued before the bad input is lost
     bodies = journal_bodies(journal)

@@ -20,7 +20,6 @@ import pytest
 from helpers import free_port, wait_for
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._diagnosis import (
     NOTEBOOK_COMMAND,
     diagnose,
@@ -28,6 +27,7 @@ from hindsight_magic._diagnosis import (
     local_diagnosis,
     server_problem,
 )
+from hindsight_magic._errors import HindsightError
 from hindsight_magic._localserver import actions, launcher
 from hindsight_magic._machine import LOCAL_PORT, LocalServer, ServerInfo, local_server, server_home
 from hindsight_magic._settings import FALLBACK_API_URL

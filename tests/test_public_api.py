@@ -18,7 +18,7 @@ from helpers import RunningServer, run_script
 from kernels import Kernel
 
 import hindsight_magic as hm
-from hindsight_magic._functions import InputError
+from hindsight_magic._errors import InputError
 
 
 @pytest.fixture

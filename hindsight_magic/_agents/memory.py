@@ -53,7 +53,7 @@ class MemoryName:
     id: str
 
 
-class ToolFailure(Exception):
+class ToolFailure(hm.Error):
     """A tool call that cannot be answered; the message is one line saying what to do."""
 
 

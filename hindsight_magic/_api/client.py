@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
+from .._errors import HindsightError
 from .._machine import EMBEDDED_CHARS
 from .._text import encodable
 from .._version import __version__
-from .errors import HindsightError, bank_missing, detail_of, readable, reply_line
+from .errors import bank_missing, detail_of, readable, reply_line
 
 if TYPE_CHECKING:
     import httpx

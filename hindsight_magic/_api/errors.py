@@ -1,5 +1,6 @@
-"""``HindsightError`` and the classification of a failed reply: transient or not, refused for
-what a batch carries, a bank that does not exist yet, a server without its database.
+"""Reading a failed reply: its details, a bank that does not exist yet, a server without its
+database (``HindsightError`` itself, and whether a failure is worth retrying, are in
+``_errors``).
 
 This layer knows no notebook: what an error means for the user, in words and with the commands
 to run, is ``_diagnosis``.
@@ -10,43 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._errors import HindsightError
 from .._text import one_line, plain_text
-
-
-class HindsightError(Exception):
-    """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
-
-    ``kind`` is ``"http"`` (the server answered with an error), ``"timeout"``, ``"connect"`` (no
-    reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
-    ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
-    """
-
-    def __init__(
-        self,
-        operation: str,
-        message: str,
-        status_code: int | None = None,
-        details: Any = None,
-        kind: str = "http",
-    ) -> None:
-        super().__init__(message)
-        self.operation = operation
-        self.status_code = status_code
-        self.details = details
-        self.kind = kind
-
-    @property
-    def transient(self) -> bool:
-        """Worth retrying later: no reply, a timeout, an unreadable 2xx, 408, 429 or a 5xx."""
-        if self.kind in ("timeout", "connect", "unconfirmed"):
-            return True
-        code = self.status_code or 0
-        return code in (408, 429) or code >= 500
-
-    @property
-    def refuses_items(self) -> bool:
-        """Refused for what a batch carries (400, 413, 422), not for the connection or key."""
-        return not self.transient and self.status_code in (400, 413, 422)
 
 
 def detail_of(parsed: Any, text: str) -> Any:

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
 
+from .._errors import ErrorKind, HindsightError
 from .client import path_segment
-from .errors import HindsightError, detail_of, readable, reply_line
+from .errors import detail_of, readable, reply_line
 
 if TYPE_CHECKING:
     import httpx
@@ -193,7 +194,7 @@ def _refused(operation: str, response: httpx.Response, reply: Any) -> HindsightE
     """The one-line error for a refused transfer request."""
     details = detail_of(reply, response.text)
     shown = reply_line(readable(details)) if reply is not None else response.reason_phrase
-    kind = "http" if reply is not None else "not_hindsight"
+    kind: ErrorKind = "http" if reply is not None else "not_hindsight"
     return HindsightError(
         operation, f"{operation} failed: {shown}", response.status_code, details, kind
     )

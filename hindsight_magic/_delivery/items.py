@@ -19,6 +19,7 @@ from .._capture.autoretain import AUTORETAIN
 from .._capture.entities import entities_of
 from .._capture.redact import redact
 from .._capture.transcript import count_cells
+from .._errors import Error
 from .._text import encodable
 
 MAX_BATCH_ITEMS = 256
@@ -139,14 +140,14 @@ def request_item(item: MemoryItem, secrets: Sequence[str]) -> dict[str, Any]:
     return body
 
 
-class QueueClosedError(RuntimeError):
+class QueueClosedError(Error):
     """Raised by ``enqueue`` after the queue was closed."""
 
     def __init__(self) -> None:
         super().__init__("Hindsight retain queue is closed.")
 
 
-class QueueFullError(RuntimeError):
+class QueueFullError(Error):
     """Too many memories waiting in memory while the journal is off or cannot be written."""
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._errors import Error
 from .._machine import data_dir, pid_exists
 from .._text import plural
 from .items import MemoryItem
@@ -128,7 +129,7 @@ REASONS = {
 }
 
 
-class JournalError(RuntimeError):
+class JournalError(Error):
     """The journal file cannot be used right now; ``kind`` says why (see the module doc)."""
 
     def __init__(self, message: str, kind: str = "error", detail: str | None = None) -> None:

@@ -49,8 +49,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.client import bank_settings, ensure_bank
-from .._api.errors import HindsightError
 from .._diagnosis import explain
+from .._errors import HindsightError
 from .items import Route, form_batches, request_item
 
 if TYPE_CHECKING:

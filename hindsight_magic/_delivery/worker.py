@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .._api.errors import HindsightError
+from .._errors import HindsightError
 from .items import Batch, FlushOutcome
 from .queue import RetainQueue
 

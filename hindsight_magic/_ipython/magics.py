@@ -3,7 +3,7 @@
 Each magic turns its line into a call of the public API (``hindsight_magic.retain`` …) on this
 kernel's session and returns what it returns; ``%hindsight`` hands its line to the subcommands'
 table with a ``HandlerContext`` (the session, these settings, the shell). Expected failures are
-one line (``UsageError`` for bad usage, ``HindsightMagicError`` for server trouble, in the
+one line (``UsageError`` for bad usage, ``ExplainedError`` for server trouble, in the
 session's words, with a hint); ``%hindsight config debug=true`` shows full tracebacks instead.
 The settings are this class's traits (inherited from ``HindsightSettings``): ``%config
 HindsightMagics.<name> = value``. The extension (``extension.py``) attaches it to a shell.
@@ -20,8 +20,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 
 from .. import _functions
-from .._api.errors import HindsightError
-from .._functions import InputError
+from .._diagnosis import ExplainedError
+from .._errors import HindsightError, InputError
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
 from .._session import HindsightSession, notebook_from_env
@@ -29,7 +29,7 @@ from .._settings import BUDGETS, HindsightSettings, SettingsError
 from .._text import plain_text
 from .._ui.display import RetainResult
 from .parsing import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
-from .subcommands import HandlerContext, HindsightMagicError, help_text, run_subcommand
+from .subcommands import HandlerContext, help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -69,12 +69,12 @@ def user_facing(method: F) -> F:
             print(plain_text(notice), file=sys.stderr)
         try:
             return method(self, *args, **kwargs)
-        except (SettingsError, InputError) as error:  # bad input: one line, even with debug on
+        except InputError as error:  # bad input: one line, even with debug on
             raise UsageError(str(error)) from None
         except HindsightError as error:
             if self.debug:
                 raise
-            raise HindsightMagicError(self.session.explain(error)) from None
+            raise ExplainedError(self.session.explain(error)) from None
 
     return wrapper  # type: ignore[return-value]
 

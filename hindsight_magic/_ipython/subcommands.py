@@ -6,8 +6,8 @@ declares the words its subcommand takes (``parsing.Words`` or ``parsing.Verbs``)
 mistake is one ``UsageError`` line ending in the usage. A handler gets a ``HandlerContext`` and
 the parsed words; it asks the session's parts for data and picks the display object
 (``_ui.display``). Handlers that need heavier modules (the panel's widgets, the local server)
-import them when first run. Expected server trouble is ``HindsightMagicError``: one line, with a
-hint."""
+import them when first run. Expected server trouble is ``_diagnosis.ExplainedError``: one line,
+with a hint."""
 
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from IPython.core.error import UsageError
 
 from .. import _functions
-from .._diagnosis import NOTEBOOK_COMMAND
+from .._diagnosis import NOTEBOOK_COMMAND, ExplainedError
+from .._errors import InputError
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
-from .._text import plain_text, plural, utc_minute_text
+from .._text import plural, utc_minute_text
 from .._ui.display import (
     Message,
     ModelDetail,
@@ -53,17 +54,6 @@ if TYPE_CHECKING:
     from .._session import HindsightSession
     from .._settings import HindsightSettings
     from .._ui.doctor import DoctorReport
-
-
-class HindsightMagicError(Exception):
-    """An expected failure shown as one line (IPython calls ``_render_traceback_``).
-
-    ``UsageError`` is for bad usage; this is for everything else a user can fix (a dead
-    server, a refused key). ``%hindsight config debug=true`` shows the full traceback instead.
-    """
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"HindsightError: {plain_text(str(self))}"]
 
 
 @dataclass(frozen=True)
@@ -326,7 +316,7 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
         except ServerError as error:
             if error.log_tail:
                 print(error.log_tail, file=sys.stderr)
-            raise HindsightMagicError(str(error)) from None
+            raise ExplainedError(str(error)) from None
         ctx.settings.set_setting("api_url", info.url)
         return Message(f"{text}\nThis session now uses it.")
     if action == "stop":
@@ -400,7 +390,7 @@ def cmd_correct(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """``correct #3 NEW TEXT``: the text after the memory, kept as typed (not shell-split)."""
     words = (args.words or "").split(maxsplit=1)  # any white space ends the memory's name
     if not words:
-        raise _functions.InputError("Name the memory to correct, then the new text.")
+        raise InputError("Name the memory to correct, then the new text.")
     return _functions.correct(words[0], words[1] if len(words) > 1 else "", session=ctx.session)
 
 

@@ -7,8 +7,10 @@ raise it without importing another.
 
 from __future__ import annotations
 
+from .._errors import Error
 
-class ServerError(Exception):
+
+class ServerError(Error):
     """A local-server failure. ``str()`` is one line saying what to do; ``log_tail`` holds the
     last lines of the server log (start failures) for callers to show separately."""
 

@@ -10,7 +10,7 @@ server's import counts against it afterwards.
 The server's transfers run as operations; ``Archiver`` follows each, reporting to a
 ``Progress`` (a widget bar in notebooks, a text bar in terminals: the caller's choice), and an
 interrupt cancels the operation on the server. Archives stream to and from disk in chunks
-(``_api/transfers.py``), never whole in memory. Every refusal is a ``CurationError``: one line
+(``_api/transfers.py``), never whole in memory. Every refusal is a ``ArchiveError``: one line
 saying what to do, nothing imported or half-written left behind.
 """
 
@@ -30,10 +30,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from .._api.errors import HindsightError
 from .._api.transfers import BankTransfers
+from .._errors import HindsightError, InputError
 from .._text import plural
-from .curation import CurationError, Outcome
+from .curation import Outcome
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -53,6 +53,10 @@ COUNTS = (  # manifest field, the archive's own manifest key, the import's resul
     ("observations", "observation_count", "observations_imported"),
     ("mental_models", "mental_model_count", "mental_models_imported"),
 )
+
+
+class ArchiveError(InputError):
+    """A snapshot, restore or clone that cannot be done; one line saying what to do."""
 
 
 class Progress(Protocol):
@@ -104,30 +108,30 @@ class Manifest:
 
     @classmethod
     def from_json(cls, data: object) -> Manifest:
-        """The manifest in ``data`` (a manifest file's JSON); ``CurationError`` naming the
+        """The manifest in ``data`` (a manifest file's JSON); ``ArchiveError`` naming the
         first field that is missing or not of its type (a count that is not a whole number
         would fail only after the import)."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise CurationError("damaged, or another tool's")
+            raise ArchiveError("damaged, or another tool's")
         values: dict[str, Any] = {}
         for name, field in cls.__dataclass_fields__.items():
             value = data.get(name)
             if field.type == "int":
                 if type(value) is not int or value < 0:  # True is an int, not a count
-                    raise CurationError(f"its field {name} is not a count (a whole number)")
+                    raise ArchiveError(f"its field {name} is not a count (a whole number)")
             elif type(value) is not str:
-                raise CurationError(f"its field {name} is not text")
+                raise ArchiveError(f"its field {name} is not text")
             values[name] = value
         return cls(**values)
 
     @classmethod
     def read(cls, path: Path) -> Manifest:
-        """The manifest at ``path``; ``CurationError`` when it is missing, not ours, or has a
+        """The manifest at ``path``; ``ArchiveError`` when it is missing, not ours, or has a
         field of the wrong type — before anything is sent."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise CurationError(
+            raise ArchiveError(
                 f"No manifest beside the archive ({path.name}): restore archives made by "
                 "%hindsight snapshot, with their manifest next to them."
             ) from None
@@ -135,8 +139,8 @@ class Manifest:
             data = None
         try:
             return cls.from_json(data)
-        except CurationError as error:
-            raise CurationError(
+        except ArchiveError as error:
+            raise ArchiveError(
                 f"{path} is not a snapshot manifest ({error}): nothing was imported."
             ) from None
 
@@ -151,13 +155,13 @@ def _check_destination(archive: Path, replace: bool) -> None:
     something already there: a folder always, a file unless ``replace``."""
     for path in (archive, manifest_path(archive)):
         if path.is_dir():
-            raise CurationError(
+            raise ArchiveError(
                 f"{path} is a folder, where the snapshot's "
                 f"{'archive' if path == archive else 'manifest'} would go: move it or choose "
                 "another PATH; nothing was written."
             )
         if (path.exists() or path.is_symlink()) and not replace:
-            raise CurationError(
+            raise ArchiveError(
                 f"{path} already exists: choose another PATH, or add --replace "
                 "(replace=True) to write over it; nothing was written."
             )
@@ -184,7 +188,7 @@ def sha256_of(path: Path) -> str:
 
 
 def archive_counts(path: Path) -> dict[str, Any]:
-    """The server's own manifest inside the archive (its counts); ``CurationError`` when the
+    """The server's own manifest inside the archive (its counts); ``ArchiveError`` when the
     file is not a transfer archive. The member is read up to ``INNER_MANIFEST_MAX`` bytes
     only: a few hundred kilobytes of ZIP can inflate to gigabytes."""
     try:
@@ -193,30 +197,30 @@ def archive_counts(path: Path) -> dict[str, Any]:
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, EOFError):
         text = b""
     if len(text) > INNER_MANIFEST_MAX:
-        raise CurationError(
+        raise ArchiveError(
             f"{path} is not a Hindsight archive: its manifest.json inside is over "
             f"{_size(INNER_MANIFEST_MAX)} (a real one is under a kilobyte); nothing was imported."
         )
     try:
         inner = json.loads(text)
     except ValueError:
-        raise CurationError(
+        raise ArchiveError(
             f"{path} is not a Hindsight archive (no readable manifest.json inside): nothing "
             "was imported."
         ) from None
     if not isinstance(inner, dict):
-        raise CurationError(f"{path} is not a Hindsight archive: nothing was imported.")
+        raise ArchiveError(f"{path} is not a Hindsight archive: nothing was imported.")
     return inner
 
 
 def _inner_counts(path: Path, inner: dict[str, Any]) -> dict[str, int]:
-    """The counts the archive's own manifest declares, by manifest field; ``CurationError``
+    """The counts the archive's own manifest declares, by manifest field; ``ArchiveError``
     when one is not a count."""
     counts = {}
     for name, key, _ in COUNTS:
         value = inner.get(key, 0)
         if type(value) is not int or value < 0:
-            raise CurationError(
+            raise ArchiveError(
                 f"{path} is not a Hindsight archive: its manifest.json's {key} is not a count; "
                 "nothing was imported."
             )
@@ -287,7 +291,7 @@ class Archiver:
             if error.status_code not in (404, 405) or "Bank" in str(error.details):
                 raise
             version = self._connection.client.identity().get("api_version", "?")
-            raise CurationError(
+            raise ArchiveError(
                 f"This server (Hindsight API {version}) does not offer bank transfers: "
                 "snapshot, restore and clone need Hindsight API 1.1 or later."
             ) from None
@@ -309,7 +313,7 @@ class Archiver:
         _check_destination(target, replace)
         stats = self._settled(bank, progress)
         if stats is None:
-            raise CurationError(f"Nothing to snapshot: bank {bank!r} does not exist yet.")
+            raise ArchiveError(f"Nothing to snapshot: bank {bank!r} does not exist yet.")
         client = self._connection.client
         version = str(client.identity().get("api_version") or "?")
         transfers = self._transfers()
@@ -349,13 +353,13 @@ class Archiver:
                 target.unlink(missing_ok=True)  # an archive without its manifest is no result
                 raise
         except OSError as error:
-            raise CurationError(
+            raise ArchiveError(
                 f"Could not write the snapshot to {target}: {error.strerror or error} "
                 "(the partial file was removed; free space or choose another PATH)."
             ) from None
         except KeyboardInterrupt:
             progress.close("Snapshot cancelled.")
-            raise CurationError(
+            raise ArchiveError(
                 "The snapshot was cancelled during the download; no partial file was kept."
             ) from None
         finally:
@@ -379,13 +383,13 @@ class Archiver:
         against what the archive itself declares; a bank that holds memories is only replaced
         with ``replace``."""
         if not archive.is_file():
-            raise CurationError(f"No archive at {archive}: give the path of a snapshot .zip.")
+            raise ArchiveError(f"No archive at {archive}: give the path of a snapshot .zip.")
         beside = manifest_path(archive)
         manifest = Manifest.read(beside) if beside.exists() or beside.is_symlink() else None
         if manifest is not None:
             progress.stage(f"checking {archive.name} against its manifest")
             if archive.stat().st_size != manifest.bytes or sha256_of(archive) != manifest.sha256:
-                raise CurationError(
+                raise ArchiveError(
                     f"{archive} does not match its manifest (size or SHA-256 differ: truncated "
                     "or altered); nothing was imported."
                 )
@@ -411,7 +415,7 @@ class Archiver:
             if stats is not None:
                 held = sum(int(stats.get(key) or 0) for key in HELD)
                 if held and not replace:
-                    raise CurationError(
+                    raise ArchiveError(
                         f"Bank {target!r} already holds memories: restore into a new bank with "
                         "--into NAME, or add --replace to delete them first; nothing was "
                         "imported."
@@ -427,7 +431,7 @@ class Archiver:
                 progress.stage(f"restoring bank {target} on the server")
                 result = self._follow(TRANSFER_BANK, operation, progress, "restore")
                 break
-            except (HindsightError, CurationError) as error:
+            except (HindsightError, ArchiveError) as error:
                 # the session's own background work (the mental models' first load, a
                 # panel) may create the empty bank again between the delete and the import,
                 # which the server refuses when it runs: look again, delete again
@@ -459,12 +463,12 @@ class Archiver:
         bank = self._scope().bank_id
         client = self._connection.client
         if target == bank:
-            raise CurationError(f"A clone needs a name of its own, not {bank!r}: use --to NAME.")
+            raise ArchiveError(f"A clone needs a name of its own, not {bank!r}: use --to NAME.")
         if self._settled(bank, progress) is None:
-            raise CurationError(f"Nothing to clone: bank {bank!r} does not exist yet.")
+            raise ArchiveError(f"Nothing to clone: bank {bank!r} does not exist yet.")
         if client.bank_stats(target) is not None:
             if not replace:
-                raise CurationError(
+                raise ArchiveError(
                     f"Bank {target!r} already exists: choose another name with --to NAME, or "
                     "add --replace to delete it first."
                 )
@@ -522,14 +526,14 @@ class Archiver:
                     if status not in ("failed", "cancelled", "not_found"):
                         self._cancel(bank, operation)
                     why = why or f"the server's operation {status}"
-                    raise CurationError(f"The {what} failed on the server: {why.rstrip('.')}.")
+                    raise ArchiveError(f"The {what} failed on the server: {why.rstrip('.')}.")
                 if time.monotonic() > deadline:
-                    raise CurationError(f"The {what} did not finish within an hour.")
+                    raise ArchiveError(f"The {what} did not finish within an hour.")
                 progress.advance(0)
                 time.sleep(POLL_S)
         except KeyboardInterrupt:
             self._cancel(bank, operation)
             progress.close(f"{what.capitalize()} cancelled.")
-            raise CurationError(
+            raise ArchiveError(
                 f"The {what} was cancelled (the server's operation too); nothing was kept."
             ) from None

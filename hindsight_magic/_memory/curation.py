@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
 
-from .._api.errors import HindsightError
 from .._capture.redact import redact
 from .._capture.transcript import own_text
+from .._errors import HindsightError, InputError
 from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
 from .provenance import age
 
@@ -52,7 +52,7 @@ CURATED_TYPES = ("world", "experience")
 SHORT_ID = 8
 
 
-class CurationError(ValueError):
+class CurationError(InputError):
     """A curation that cannot be done; the message is one line saying what to do."""
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.client import HindsightClient, bank_settings, ensure_bank
-from .._api.errors import HindsightError
+from .._errors import HindsightError
 from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
 from .scope import BankScope
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._errors import InputError
 from .._text import encodable, one_line, plain_text, plural
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
 from .timewindow import TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
@@ -46,7 +47,7 @@ ENTITY_MEMORIES = 20  # memories listed under one entity
 MAX_TOP = 200
 
 
-class OverviewError(ValueError):
+class OverviewError(InputError):
     """A period, top N or entity that does not fit; the message is one line."""
 
 

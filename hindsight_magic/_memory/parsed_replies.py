@@ -52,7 +52,7 @@ class RecalledMemory(Memory):
         return self
 
     def _curation(self) -> tuple[Curator, str]:
-        from .curation import CurationError
+        from .curation import CurationError  # curation imports this module
 
         if self._curator is None or not self.id:
             raise CurationError(

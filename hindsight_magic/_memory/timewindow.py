@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import TypeAlias
 
+from .._errors import InputError
 from .._text import one_line, parse_iso
 
 When: TypeAlias = "str | datetime | date"
@@ -35,7 +36,7 @@ RANGE = "1900 to 9998"
 EXAMPLES = "an ISO date like 2026-11-03, '3 Nov', 3d, 2w, 12h, today or yesterday"
 
 
-class WhenError(ValueError):
+class WhenError(InputError):
     """A WHEN that cannot be read, or bounds the wrong way round; the message is one line."""
 
 

@@ -18,8 +18,8 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import HindsightClient, Timeouts
-from .._api.errors import HindsightError
 from .._diagnosis import TERMINAL_COMMAND, server_problem
+from .._errors import HindsightError
 from .._text import plain_text
 from .._version import __version__
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import RequestRecorder
 
 from hindsight_magic._api.client import BankExtraction, HindsightClient, Timeouts, ensure_bank
-from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._errors import HindsightError
 from hindsight_magic._machine import EMBEDDED_CHARS
 from hindsight_magic._version import __version__
 

@@ -11,9 +11,9 @@ import pytest
 from helpers import BatchRecorder, delivery, item
 from journalkit import on_disk
 
-from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._delivery.items import Route
 from hindsight_magic._delivery.journal_file import JournalFile
+from hindsight_magic._errors import HindsightError
 
 A = Route("bank-a", ("project:a",))
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")

@@ -13,11 +13,11 @@ import pytest
 from helpers import BatchRecorder, delivery, item
 from journalkit import on_disk
 
-from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._delivery import journal_file as journal_module
 from hindsight_magic._delivery.items import QueueFullError, Route
 from hindsight_magic._delivery.journal_file import JournalError, JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
+from hindsight_magic._errors import HindsightError
 
 A = Route("bank-a", ("project:a",))
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")

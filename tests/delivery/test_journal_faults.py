@@ -18,11 +18,11 @@ from faultkit import ServerReader, exactly_once
 from helpers import BatchRecorder, FakeClock, RunningServer, delivery, item, wait_for
 from journalkit import SmallDisk, on_disk, small_disk
 
-from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._delivery import journal as journal_module
 from hindsight_magic._delivery.items import Route
 from hindsight_magic._delivery.journal import open_journal
 from hindsight_magic._delivery.journal_file import JournalFile
+from hindsight_magic._errors import HindsightError
 
 A = Route("bank-a")
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")

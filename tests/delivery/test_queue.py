@@ -8,11 +8,11 @@ import time
 import pytest
 from helpers import BatchRecorder, FakeClock, delivery, item
 
-from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._capture.autoretain import AUTORETAIN
 from hindsight_magic._delivery.items import Batch, MemoryItem, QueueClosedError, Route, form_batches
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._delivery.worker import Worker
+from hindsight_magic._errors import HindsightError
 
 A = Route("bank-a", ("project:a",))
 B = Route("bank-b")

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from helpers import BatchRecorder, FakeClock, delivery, item
 
-from hindsight_magic._api.errors import HindsightError
 from hindsight_magic._delivery.items import Route
 from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._delivery.recent import RECENT_ITEMS, TEXT_CHARS, RecentFeed
 from hindsight_magic._delivery.worker import Worker
+from hindsight_magic._errors import HindsightError
 from hindsight_magic._text import one_line
 
 A = Route("bank-a")

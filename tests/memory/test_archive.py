@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_magic._memory.archive import FORMAT, Manifest, archive_counts
-from hindsight_magic._memory.curation import CurationError
+from hindsight_magic._memory.archive import FORMAT, ArchiveError, Manifest, archive_counts
 
 
 def test_a_zip_bomb_manifest_is_refused_without_inflating_it(tmp_path: Path) -> None:
@@ -28,7 +27,7 @@ def test_a_zip_bomb_manifest_is_refused_without_inflating_it(tmp_path: Path) -> 
     assert bomb.stat().st_size < 1_000_000
     tracemalloc.start()
     try:
-        with pytest.raises(CurationError) as refused:
+        with pytest.raises(ArchiveError) as refused:
             archive_counts(bomb)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -67,7 +66,7 @@ def test_a_manifest_field_of_the_wrong_type_is_refused_before_anything_is_sent(
 ) -> None:
     path = tmp_path / "course.manifest.json"
     path.write_text(json.dumps({**MANIFEST, field: value}))
-    with pytest.raises(CurationError) as refused:
+    with pytest.raises(ArchiveError) as refused:
         Manifest.read(path)
     assert f"{field} is not" in str(refused.value)
     assert "\n" not in str(refused.value)

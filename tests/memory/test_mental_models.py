@@ -17,7 +17,7 @@ import pytest
 from helpers import FakeClock, FakeHindsight, RequestRecorder
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._api.errors import HindsightError
+from hindsight_magic._errors import HindsightError
 from hindsight_magic._memory import mental_models as mm
 from hindsight_magic._memory.mental_models import MentalModel, render_block, resolve_seeds
 from hindsight_magic._memory.scope import compute_scope

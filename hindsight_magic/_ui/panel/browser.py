@@ -38,7 +38,6 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..._api.errors import HindsightError
 from ..._delivery.recent import (
     CANCELLED,
     DELETED,
@@ -50,7 +49,8 @@ from ..._delivery.recent import (
     SENT,
     RecentItem,
 )
-from ..._memory.curation import CURATED_TYPES, OWN_ID, CurationError
+from ..._errors import HindsightError, InputError
+from ..._memory.curation import CURATED_TYPES, OWN_ID
 from ..._memory.provenance import provenance_line
 from ..._text import one_line, plural
 
@@ -368,7 +368,7 @@ class MemoryBrowser:
         """One line for ``error``: what failed and, for the server's errors, what it means."""
         if isinstance(error, HindsightError):
             return one_line(self._session.explain(error), 300)
-        if isinstance(error, CurationError):  # its message already says what to do
+        if isinstance(error, InputError):  # its message already says what to do
             return one_line(str(error), 300)
         return one_line(f"{type(error).__name__}: {error}", 300)
 

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..._api.errors import HindsightError
+from ..._errors import HindsightError
 from ..._text import local_clock, one_line
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..._api.errors import HindsightError
 from ..._delivery.recent import RecentItem
+from ..._errors import HindsightError
 from ..._machine import running_server
 from ..._memory.mental_models import MentalModel
 from ..._text import local_clock, one_line

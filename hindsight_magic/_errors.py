@@ -1,0 +1,66 @@
+"""The package's one family of exceptions, at the bottom so that every module can raise them.
+
+``except hindsight_magic.Error`` catches everything this package raises on purpose. Under it:
+
+- ``InputError`` (also a ``ValueError``): what the user gave cannot be used — a setting, a
+  query, a time window, an archive. The message is one line saying what to do. Modules that
+  need to tell their own kind apart subclass it (``SettingsError``, ``CurationError``,
+  ``WhenError``, ``OverviewError``, ``ArchiveError``); callers catch ``InputError``.
+- ``HindsightError``: a Hindsight call failed (no reply, a timeout, an error reply). What it
+  means for the user, in words and commands, is ``_diagnosis``'s job.
+- ``_diagnosis.ExplainedError``: a failure already put into the user's words (a server failure
+  explained, a local server that would not start), which IPython shows as one line.
+
+Failures that never reach the user (a journal that cannot be written, a closed queue) are
+``Error`` subclasses beside the code that raises and handles them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+ErrorKind = Literal["http", "timeout", "connect", "not_hindsight", "unconfirmed"]
+
+
+class Error(Exception):
+    """Something hindsight_magic could not do; ``str()`` is one line saying why."""
+
+
+class InputError(Error, ValueError):
+    """Bad input; the message is one line saying what to do."""
+
+
+class HindsightError(Error):
+    """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
+
+    ``kind`` is ``"http"`` (the server answered with an error), ``"timeout"``, ``"connect"`` (no
+    reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
+    ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
+    """
+
+    def __init__(
+        self,
+        operation: str,
+        message: str,
+        status_code: int | None = None,
+        details: Any = None,
+        kind: ErrorKind = "http",
+    ) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.status_code = status_code
+        self.details = details
+        self.kind: ErrorKind = kind
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying later: no reply, a timeout, an unreadable 2xx, 408, 429 or a 5xx."""
+        if self.kind in ("timeout", "connect", "unconfirmed"):
+            return True
+        code = self.status_code or 0
+        return code in (408, 429) or code >= 500
+
+    @property
+    def refuses_items(self) -> bool:
+        """Refused for what a batch carries (400, 413, 422), not for the connection or key."""
+        return not self.transient and self.status_code in (400, 413, 422)
