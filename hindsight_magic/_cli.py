@@ -20,7 +20,8 @@ from ._ui import doctor
 from ._version import __version__
 
 Handler = Callable[[argparse.Namespace], int]
-Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+# argparse has no public name for the type of add_subparsers()'s result
+Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]  # noqa: SLF001
 COMMAND = "hindsight-magic server"
 
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
+from uuid import uuid4
 
 from .._errors import HindsightError
 from .._machine import EMBEDDED_CHARS
@@ -42,6 +44,57 @@ def path_segment(value: str) -> str:
     and a segment of only dots spelled out (``%2E``), so it can never climb the path."""
     encoded = quote(encodable(value), safe="")
     return encoded.replace(".", "%2E") if set(value) <= {"."} else encoded
+
+
+def bank_path(bank_id: str) -> str:
+    """The path of a bank, ``/v1/default/banks/{bank_id}``, its id encoded."""
+    return f"{BANKS}/{path_segment(bank_id)}"
+
+
+def failure(operation: str, error: httpx.HTTPError, timeout_s: float) -> HindsightError:
+    """A request that got no reply, as a ``HindsightError``: timed out, or failed (no
+    connection, a reset, a protocol error)."""
+    import httpx
+
+    if isinstance(error, httpx.TimeoutException):
+        message = f"{operation} request timed out after {int(timeout_s + 0.5)}s"
+        return HindsightError(operation, message, details=error, kind="timeout")
+    message = f"{operation} request failed: {str(error) or type(error).__name__}"
+    return HindsightError(operation, message, details=error, kind="connect")
+
+
+def json_reply(operation: str, response: httpx.Response, need_json: bool = True) -> Any:
+    """A read reply's JSON (``{}`` for an empty one); an error reply, or one that is not
+    Hindsight's JSON when ``need_json``, as a ``HindsightError`` in one line."""
+    text = response.text
+    try:
+        parsed = json.loads(text) if text.strip() else None
+        is_json = True
+    except ValueError:
+        parsed, is_json = None, False
+    ctype = response.headers.get("content-type", "no content type")
+    if response.status_code >= 400:
+        details = detail_of(parsed, text)
+        if is_json:
+            shown = reply_line(readable(details)) or response.reason_phrase
+            raise HindsightError(
+                operation, f"{operation} failed: {shown}", response.status_code, details
+            )
+        if response.status_code == 413:
+            shown = "HTTP 413, too large for the server (or a proxy in front of it)"
+        elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
+            shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
+        else:
+            shown = reply_line(text)
+        message = f"{operation} failed: {shown}"
+        raise HindsightError(operation, message, response.status_code, text[:500], "not_hindsight")
+    if need_json and not isinstance(parsed, dict | list):
+        message = (
+            f"{operation} failed: the reply was not Hindsight JSON "
+            f"(HTTP {response.status_code}, {ctype})"
+        )
+        raise HindsightError(operation, message, response.status_code, text[:500], "not_hindsight")
+    return parsed if parsed is not None else {}
 
 
 @dataclass(frozen=True)
@@ -112,7 +165,7 @@ class HindsightClient:
             client.close()
         self._local = threading.local()
 
-    def _request(
+    def call(
         self,
         operation: str,
         method: str,
@@ -121,69 +174,62 @@ class HindsightClient:
         timeout_s: float,
         body: dict[str, Any] | None = None,
         params: dict[str, Any] | None = None,
+        files: dict[str, Any] | None = None,
         allow_404: bool = False,
         need_json: bool = True,
     ) -> Any:
+        """The one request every endpoint goes through: its reply as JSON (``{}`` for an empty
+        one), None for a 404 when ``allow_404``; every failure a ``HindsightError`` named after
+        ``operation``. ``files`` sends a multipart upload (read from its file objects as httpx
+        encodes them)."""
+        import httpx
+
+        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
+        # an upload's own Content-Type, over the client's JSON one (httpx takes its boundary)
+        headers = (
+            {"Content-Type": f"multipart/form-data; boundary={uuid4().hex}"} if files else None
+        )
+        try:
+            response = self._http().request(
+                method,
+                path,
+                json=body,
+                params=params,
+                files=files,
+                headers=headers,
+                timeout=timeout,
+            )
+        except httpx.HTTPError as error:
+            raise failure(operation, error, timeout_s) from None
+        if allow_404 and response.status_code == 404:
+            return None
+        return json_reply(operation, response, need_json)
+
+    @contextmanager
+    def stream(self, operation: str, path: str, *, timeout_s: float) -> Iterator[httpx.Response]:
+        """``GET path`` as a stream: the response, to read in chunks inside the ``with``; a
+        refusal, and every transport failure while reading, a ``HindsightError``."""
         import httpx
 
         timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
         try:
-            response = self._http().request(method, path, json=body, params=params, timeout=timeout)
-        except httpx.TimeoutException as error:
-            message = f"{operation} request timed out after {int(timeout_s + 0.5)}s"
-            raise HindsightError(operation, message, details=error, kind="timeout") from None
+            with self._http().stream("GET", path, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    json_reply(operation, response, need_json=False)
+                yield response
         except httpx.HTTPError as error:
-            reason = str(error) or type(error).__name__
-            message = f"{operation} request failed: {reason}"
-            raise HindsightError(operation, message, details=error, kind="connect") from None
-        if allow_404 and response.status_code == 404:
-            return None
-        text = response.text
-        try:
-            parsed = json.loads(text) if text.strip() else None
-            is_json = True
-        except ValueError:
-            parsed, is_json = None, False
-        ctype = response.headers.get("content-type", "no content type")
-        if response.status_code >= 400:
-            details = detail_of(parsed, text)
-            if is_json:
-                shown = reply_line(readable(details)) or response.reason_phrase
-                raise HindsightError(
-                    operation, f"{operation} failed: {shown}", response.status_code, details
-                )
-            if response.status_code == 413:
-                shown = "HTTP 413, too large for the server (or a proxy in front of it)"
-            elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
-                shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
-            else:
-                shown = reply_line(text)
-            message = f"{operation} failed: {shown}"
-            raise HindsightError(
-                operation, message, response.status_code, text[:500], "not_hindsight"
-            )
-        if need_json and not isinstance(parsed, dict | list):
-            message = (
-                f"{operation} failed: the reply was not Hindsight JSON "
-                f"(HTTP {response.status_code}, {ctype})"
-            )
-            raise HindsightError(
-                operation, message, response.status_code, text[:500], "not_hindsight"
-            )
-        return parsed if parsed is not None else {}
+            raise failure(operation, error, timeout_s) from None
 
     @staticmethod
-    def _bank(bank_id: str) -> str:
-        return f"{BANKS}/{path_segment(bank_id)}"
-
-    def _model(self, bank_id: str, model_id: str) -> str:
-        return f"{self._bank(bank_id)}/mental-models/{path_segment(model_id)}"
+    def _model(bank_id: str, model_id: str) -> str:
+        return f"{bank_path(bank_id)}/mental-models/{path_segment(model_id)}"
 
     # -- server and banks -------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
         """``GET /health``."""
-        reply: dict[str, Any] = self._request(
+        reply: dict[str, Any] = self.call(
             "health", "GET", "/health", timeout_s=min(self.timeouts.request, 5)
         )
         return reply
@@ -192,7 +238,7 @@ class HindsightClient:
         """``GET /version``, checked to be Hindsight's; cached after the first success."""
         if self._identity is None:
             try:
-                reply = self._request("version", "GET", "/version", timeout_s=self.timeouts.request)
+                reply = self.call("version", "GET", "/version", timeout_s=self.timeouts.request)
             except HindsightError as error:
                 if error.kind == "not_hindsight" and (error.status_code or 0) < 500:
                     message = (
@@ -227,22 +273,22 @@ class HindsightClient:
             body["retain_extraction_mode"] = extraction.mode
             if extraction.chunk_size:
                 body["retain_chunk_size"] = extraction.chunk_size
-        reply: dict[str, Any] = self._request(
-            "createBank", "PUT", self._bank(bank_id), timeout_s=self.timeouts.request, body=body
+        reply: dict[str, Any] = self.call(
+            "createBank", "PUT", bank_path(bank_id), timeout_s=self.timeouts.request, body=body
         )
         return reply
 
     def list_banks(self) -> list[dict[str, Any]]:
         """``GET /v1/default/banks``."""
-        reply = self._request("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
+        reply = self.call("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
         return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
 
     def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
         """``GET …/banks/{bank}/stats``; None when the bank does not exist yet."""
-        reply: dict[str, Any] | None = self._request(
+        reply: dict[str, Any] | None = self.call(
             "bankStats",
             "GET",
-            f"{self._bank(bank_id)}/stats",
+            f"{bank_path(bank_id)}/stats",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
@@ -251,10 +297,10 @@ class HindsightClient:
     def bank_config(self, bank_id: str) -> dict[str, Any] | None:
         """``GET …/banks/{bank}/config``: the settings in force for the bank (its own over the
         server's); None when the bank does not exist yet."""
-        reply = self._request(
+        reply = self.call(
             "getBankConfig",
             "GET",
-            f"{self._bank(bank_id)}/config",
+            f"{bank_path(bank_id)}/config",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
@@ -267,10 +313,10 @@ class HindsightClient:
         body: dict[str, Any] = {"content": content}
         if mode:
             body["retain_extraction_mode"] = mode
-        reply = self._request(
+        reply = self.call(
             "dryRunExtract",
             "POST",
-            f"{self._bank(bank_id)}/memories/dry-run-extract",
+            f"{bank_path(bank_id)}/memories/dry-run-extract",
             timeout_s=self.timeouts.request,
             body=body,
         )
@@ -293,10 +339,10 @@ class HindsightClient:
         if operation_id:
             body["operation_id"] = operation_id
         try:
-            reply = self._request(
+            reply = self.call(
                 "retainBatch",
                 "POST",
-                f"{self._bank(bank_id)}/memories",
+                f"{bank_path(bank_id)}/memories",
                 timeout_s=self.timeouts.retain,
                 body=body,
             )
@@ -352,10 +398,10 @@ class HindsightClient:
         if query_timestamp:
             body["query_timestamp"] = query_timestamp
         try:
-            reply: dict[str, Any] | None = self._request(
+            reply: dict[str, Any] | None = self.call(
                 "recall",
                 "POST",
-                f"{self._bank(bank_id)}/memories/recall",
+                f"{bank_path(bank_id)}/memories/recall",
                 timeout_s=self.timeouts.recall,
                 body=body,
             )
@@ -386,10 +432,10 @@ class HindsightClient:
             body["tags"] = list(tags)
             if tags_match:
                 body["tags_match"] = tags_match
-        reply: dict[str, Any] = self._request(
+        reply: dict[str, Any] = self.call(
             "reflect",
             "POST",
-            f"{self._bank(bank_id)}/reflect",
+            f"{bank_path(bank_id)}/reflect",
             timeout_s=self.timeouts.reflect,
             body=body,
         )
@@ -398,6 +444,11 @@ class HindsightClient:
     def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
         """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
         return self._get_one("getOperation", bank_id, "operations", operation_id)
+
+    def cancel_operation(self, bank_id: str, operation_id: str) -> None:
+        """``DELETE …/operations/{id}``: stop an operation (a transfer) on the server."""
+        path = f"{bank_path(bank_id)}/operations/{path_segment(operation_id)}"
+        self.call("cancelOperation", "DELETE", path, timeout_s=5, need_json=False)
 
     def document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
         """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
@@ -412,10 +463,10 @@ class HindsightClient:
     def update_memory(self, bank_id: str, memory_id: str, **changes: str) -> dict[str, Any]:
         """``PATCH …/memories/{id}``: ``text=`` (re-embedded), ``state=`` (``invalidated`` or
         ``valid``) and ``reason=``; the memory as it now is. Observations are refused (400)."""
-        reply: dict[str, Any] = self._request(
+        reply: dict[str, Any] = self.call(
             "updateMemory",
             "PATCH",
-            f"{self._bank(bank_id)}/memories/{path_segment(memory_id)}",
+            f"{bank_path(bank_id)}/memories/{path_segment(memory_id)}",
             timeout_s=self.timeouts.request,
             body=dict(changes),
         )
@@ -454,7 +505,7 @@ class HindsightClient:
         ):
             if value is not None:
                 params[name] = encodable(value)
-        path = f"{self._bank(bank_id)}/memories/list"
+        path = f"{bank_path(bank_id)}/memories/list"
         empty = {"items": [], "total": 0}
         return self._listing("listMemories", path, params, tags, tags_match, missing=empty)
 
@@ -467,7 +518,7 @@ class HindsightClient:
         tags_match: str | None = None,
     ) -> dict[str, Any]:
         """``GET …/entities``: ``{items, total}``, the most mentioned first."""
-        path = f"{self._bank(bank_id)}/entities"
+        path = f"{bank_path(bank_id)}/entities"
         return self._listing("listEntities", path, {"limit": limit}, tags, tags_match)
 
     def entity_graph(
@@ -480,7 +531,7 @@ class HindsightClient:
     ) -> dict[str, Any]:
         """``GET …/entities/graph``: ``{nodes, edges}`` in Cytoscape envelopes, at most
         ``limit`` co-occurrence edges, the strongest first."""
-        path = f"{self._bank(bank_id)}/entities/graph"
+        path = f"{bank_path(bank_id)}/entities/graph"
         return self._listing("entityGraph", path, {"limit": limit}, tags, tags_match)
 
     def _listing(
@@ -499,7 +550,7 @@ class HindsightClient:
             if tags_match:
                 params["tags_match"] = tags_match
         try:
-            reply: dict[str, Any] = self._request(
+            reply: dict[str, Any] = self.call(
                 operation, "GET", path, timeout_s=self.timeouts.request, params=params
             )
         except HindsightError as error:
@@ -511,10 +562,10 @@ class HindsightClient:
     def delete_document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
         """``DELETE …/documents/{id}`` with every memory made from it (irreversible);
         ``{memory_units_deleted, …}``, or None when there is no such document."""
-        reply: dict[str, Any] | None = self._request(
+        reply: dict[str, Any] | None = self.call(
             "deleteDocument",
             "DELETE",
-            f"{self._bank(bank_id)}/documents/{path_segment(document_id)}",
+            f"{bank_path(bank_id)}/documents/{path_segment(document_id)}",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
@@ -523,10 +574,10 @@ class HindsightClient:
     def document_history(self, bank_id: str, document_id: str) -> list[dict[str, Any]]:
         """``GET …/documents/{id}/history``: its events (edits, invalidations …), newest
         first; [] when there is no such document."""
-        reply = self._request(
+        reply = self.call(
             "getDocumentHistory",
             "GET",
-            f"{self._bank(bank_id)}/documents/{path_segment(document_id)}/history",
+            f"{bank_path(bank_id)}/documents/{path_segment(document_id)}/history",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
@@ -536,10 +587,10 @@ class HindsightClient:
     def observation_history(self, bank_id: str, memory_id: str) -> list[dict[str, Any]]:
         """``GET …/memories/{id}/history``: an observation's earlier texts (``previous_text``,
         ``changed_at``); [] for a fact, whose changes are its document's events."""
-        reply = self._request(
+        reply = self.call(
             "getMemoryHistory",
             "GET",
-            f"{self._bank(bank_id)}/memories/{path_segment(memory_id)}/history",
+            f"{bank_path(bank_id)}/memories/{path_segment(memory_id)}/history",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
@@ -550,10 +601,10 @@ class HindsightClient:
         self, operation: str, bank_id: str, collection: str, item_id: str
     ) -> dict[str, Any] | None:
         """``GET …/{collection}/{id}`` of a bank; None when the server has no such item."""
-        reply: dict[str, Any] | None = self._request(
+        reply: dict[str, Any] | None = self.call(
             operation,
             "GET",
-            f"{self._bank(bank_id)}/{collection}/{path_segment(item_id)}",
+            f"{bank_path(bank_id)}/{collection}/{path_segment(item_id)}",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
@@ -567,10 +618,10 @@ class HindsightClient:
         A bank that does not exist yet has no models: ``[]``, not an error.
         """
         try:
-            reply = self._request(
+            reply = self.call(
                 "listMentalModels",
                 "GET",
-                f"{self._bank(bank_id)}/mental-models",
+                f"{bank_path(bank_id)}/mental-models",
                 timeout_s=self.timeouts.request,
                 params={"detail": detail},
             )
@@ -585,7 +636,7 @@ class HindsightClient:
         self, bank_id: str, model_id: str, detail: str = "content"
     ) -> dict[str, Any] | None:
         """``GET …/mental-models/{id}?detail=…``; None when there is no such model."""
-        reply: dict[str, Any] | None = self._request(
+        reply: dict[str, Any] | None = self.call(
             "getMentalModel",
             "GET",
             self._model(bank_id, model_id),
@@ -619,10 +670,10 @@ class HindsightClient:
             body["max_tokens"] = max_tokens
         if trigger is not None:
             body["trigger"] = dict(trigger)
-        reply: dict[str, Any] = self._request(
+        reply: dict[str, Any] = self.call(
             "createMentalModel",
             "POST",
-            f"{self._bank(bank_id)}/mental-models",
+            f"{bank_path(bank_id)}/mental-models",
             timeout_s=self.timeouts.request,
             body=body,
         )
@@ -630,7 +681,7 @@ class HindsightClient:
 
     def refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
         """``POST …/mental-models/{id}/refresh`` (no body); returns ``{operation_id, status}``."""
-        reply: dict[str, Any] = self._request(
+        reply: dict[str, Any] = self.call(
             "refreshMentalModel",
             "POST",
             f"{self._model(bank_id, model_id)}/refresh",
@@ -640,7 +691,7 @@ class HindsightClient:
 
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
         """``DELETE …/mental-models/{id}``; False when there was no such model."""
-        reply = self._request(
+        reply = self.call(
             "deleteMentalModel",
             "DELETE",
             self._model(bank_id, model_id),
@@ -652,7 +703,7 @@ class HindsightClient:
 
     def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
         """``GET …/mental-models/{id}/history``: ``{previous_content, changed_at}`` newest first."""
-        reply = self._request(
+        reply = self.call(
             "getMentalModelHistory",
             "GET",
             f"{self._model(bank_id, model_id)}/history",

@@ -495,15 +495,8 @@ class Archiver:
 
     def _cancel(self, bank: str, operation: str) -> None:
         """Cancel the server's operation (best effort: it may have ended already)."""
-        client = self._connection.client
         with contextlib.suppress(HindsightError):
-            client._request(
-                "cancelOperation",
-                "DELETE",
-                f"{client._bank(bank)}/operations/{operation}",
-                timeout_s=5,
-                need_json=False,
-            )
+            self._connection.client.cancel_operation(bank, operation)
 
     def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels

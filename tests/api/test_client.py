@@ -120,6 +120,9 @@ def test_bank_ids_are_percent_encoded_in_paths() -> None:
     assert raw_path(rec.last) == "/v1/default/banks/a%20b%2Fc/memories"
     client.operation("a b/c", "op/1?x")
     assert raw_path(rec.last) == "/v1/default/banks/a%20b%2Fc/operations/op%2F1%3Fx"
+    client.cancel_operation("a b/c", "op/../1?x")
+    assert rec.last.method == "DELETE"
+    assert raw_path(rec.last) == "/v1/default/banks/a%20b%2Fc/operations/op%2F..%2F1%3Fx"
 
 
 @pytest.mark.parametrize("dots", [".", ".."])
