@@ -87,7 +87,7 @@ def parse_when(value: When, *, now: datetime | None = None, name: str = "") -> B
     return bound
 
 
-def _bound(value: When, now: datetime, name: str) -> Bound:
+def _bound(value: object, now: datetime, name: str) -> Bound:  # a caller may pass anything
     zone = now.tzinfo
     assert zone is not None
     if isinstance(value, datetime):
