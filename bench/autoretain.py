@@ -136,7 +136,7 @@ def measure_transcripts(url: str, rounds: int) -> dict[str, Any]:
     session = shell.magics_manager.registry["HindsightMagics"].session
     settled(session)
     every = session.settings.retain_every_n_cells
-    timer = BuildTimer(session.autoretain)
+    timer = BuildTimer(session._parts.autoretain)
     during: list[float] = []  # µs from a build's start until a cell sent then has finished
     idle: list[float] = []  # µs of the same cell while no build runs
     try:
@@ -161,7 +161,7 @@ def measure_transcripts(url: str, rounds: int) -> dict[str, Any]:
             if not round_ % 2:
                 idle.append(_cell_us(shell))
         session.flush(30)
-        retained = session.autoretain.status(process=False).retained
+        retained = session._parts.autoretain.status(process=False).retained
     finally:
         unload_ipython_extension(shell)
     cells = sum(timer.cells)
@@ -194,14 +194,14 @@ def measure_bytes(url: str, cells: int) -> list[int]:
     load_ipython_extension(shell)
     session = shell.magics_manager.registry["HindsightMagics"].session
     sizes: list[int] = []
-    original = session.client.retain_batch
+    original = session._parts.connection.client.retain_batch
 
     def recording(bank_id: str, items: Any, **kwargs: Any) -> Any:
         body = {"items": list(items), "async": True, "operation_id": kwargs.get("operation_id")}
         sizes.append(len(json.dumps(body).encode()))
         return original(bank_id, items, **kwargs)
 
-    session.client.retain_batch = recording  # type: ignore[method-assign]
+    session._parts.connection.client.retain_batch = recording  # type: ignore[method-assign]
     for n in range(cells):
         shell.run_cell(f"value_{n} = {n} * 2  # step {n} of the analysis", store_history=True)
         session.flush(30)  # one retain per request, so each size is one retain's

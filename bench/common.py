@@ -107,7 +107,7 @@ def settled(session: Any) -> None:
     from hindsight_magic._session import STARTUP_DELAY_S
 
     done = threading.Event()
-    session.worker.submit(done.set, STARTUP_DELAY_S + 0.05)  # runs after the warm-up job
+    session._parts.worker.submit(done.set, STARTUP_DELAY_S + 0.05)  # runs after the warm-up job
     done.wait(60)
 
 

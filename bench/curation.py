@@ -40,7 +40,7 @@ class KernelRequests:
 
     def __init__(self, client: Any) -> None:
         self.count = 0
-        original = client._request
+        original = client.call
         kernel = threading.get_ident()
 
         def counted(*args: Any, **kwargs: Any) -> Any:
@@ -48,7 +48,7 @@ class KernelRequests:
                 self.count += 1
             return original(*args, **kwargs)
 
-        client._request = counted
+        client.call = counted
 
     def take(self) -> int:
         """Requests since the last ``take``."""
@@ -99,10 +99,10 @@ def measure(url: str, runs: int) -> dict[str, Any]:
                 "types": list(s.recall_types),
             }
             timers = [
-                HttpTimer(session.client, "update_memory"),
-                HttpTimer(session.client, "recall"),
+                HttpTimer(session._parts.connection.client, "update_memory"),
+                HttpTimer(session._parts.connection.client, "recall"),
             ]
-            counted = KernelRequests(session.client)
+            counted = KernelRequests(session._parts.connection.client)
 
             def magic(memory_id: str, text: str) -> bool:
                 shell.run_line_magic("hindsight", f"forget {memory_id} --reason bench")

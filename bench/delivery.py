@@ -50,7 +50,7 @@ def child(count: int, run: int) -> dict[str, Any]:
     session = shell.magics_manager.registry["HindsightMagics"].session
     settled(session)
     session.flush(30)  # whatever loading queued (nothing, normally) is out of the way
-    base = session.queue.stats()
+    base = session._parts.queue.stats()
     rss_loaded = current_rss_mb()
     retain = shell.run_line_magic
     started = time.perf_counter()
@@ -58,10 +58,10 @@ def child(count: int, run: int) -> dict[str, Any]:
         retain("retain", TEXT.format(i=i, run=run))
     queued = time.perf_counter()
     deadline = queued + DRAIN_TIMEOUT_S
-    stats = session.queue.stats()
+    stats = session._parts.queue.stats()
     while time.perf_counter() < deadline:
         session.flush(5)
-        stats = session.queue.stats()
+        stats = session._parts.queue.stats()
         if stats.accepted - base.accepted + stats.failed >= count and not stats.pending:
             break
     accepted_at = time.perf_counter()

@@ -185,8 +185,8 @@ def measure(
 
             found = len(shell.run_line_magic("recall", QUERY))
             answer = " ".join(str(shell.run_line_magic("reflect", QUESTION)).split())
-            recall_http = HttpTimer(session.client, "recall")
-            reflect_http = HttpTimer(session.client, "reflect")
+            recall_http = HttpTimer(session._parts.connection.client, "recall")
+            reflect_http = HttpTimer(session._parts.connection.client, "reflect")
             recall = _pairs(
                 recall_rounds,
                 lambda: shell.run_line_magic("recall", QUERY),

@@ -95,7 +95,7 @@ def measure(url: str, runs: int, memories: int = MEMORIES) -> dict[str, Any]:
         held, documents = fill(url, bank, memories)
         shell = quiet_shell()
         with loaded(shell, url, bank, AUTO_RETAIN="false", MENTAL_MODELS="false") as session:
-            timer = HttpTimer(session.client, "_request")
+            timer = HttpTimer(session._parts.connection.client, "call")
             calls: dict[str, Callable[[], Any]] = {
                 "timeline": lambda: hm.timeline(session=session),
                 "map": lambda: hm.memory_map(session=session),

@@ -64,8 +64,8 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
         with loaded(shell, url, banks["magic"]) as session:
             s, scope = session.settings, session.scope
             http = [
-                HttpTimer(session.client, "retain_batch"),
-                HttpTimer(session.client, "recall"),
+                HttpTimer(session._parts.connection.client, "retain_batch"),
+                HttpTimer(session._parts.connection.client, "recall"),
             ]
             asked = {"budget": s.recall_budget, "max_tokens": s.recall_max_tokens}
             asked["types"] = list(s.recall_types)

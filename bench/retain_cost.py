@@ -195,7 +195,7 @@ def measure(url: str, magic_runs: int, client_runs: int, http_runs: int) -> dict
                 client.close()
                 client = None
             session.flush(120)
-            stats = session.queue.stats()
+            stats = session._parts.queue.stats()
         result: dict[str, Any] = {
             "magic": Stat.of(times["magic"]).to_json(),
             "noop": Stat.of(times["noop"]).to_json(),

@@ -136,7 +136,7 @@ def child(calls: int, kernel: int, pause_s: float) -> dict[str, Any]:
     deadline = time.monotonic() + DRAIN_TIMEOUT_S
     while time.monotonic() < deadline:
         session.flush(5)
-        stats = session.queue.stats()
+        stats = session._parts.queue.stats()
         if not (stats.pending + stats.in_flight + stats.retrying):
             break
     result.update(accepted=stats.accepted, failed=stats.failed, queued=calls + WARM_UP)

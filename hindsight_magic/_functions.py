@@ -32,8 +32,8 @@ from ._errors import InputError
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
-    from ._memory.archive import Archiver, Progress
-    from ._memory.curation import Curator, Outcome
+    from ._memory.archive import Progress
+    from ._memory.curation import Outcome
     from ._memory.results import RecallResult, ReflectResult
     from ._memory.timewindow import TimeWindow, When
     from ._session import HindsightSession
@@ -269,9 +269,7 @@ def recall(
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
     types = _names(types, "type") if types is not None else None
     window = _window(since, until)
-    session = session or current_session()
-    reader = session.reader
-    return reader.recall(
+    return (session or current_session()).recall(
         query.strip(), budget=budget, max_tokens=max_tokens, types=types, window=window
     )
 
@@ -295,9 +293,9 @@ def reflect(
         raise InputError("Nothing to reflect on: give a question.")
     if budget is not None:
         _check_budget(budget)
-    session = session or current_session()
-    reader = session.reader
-    return reader.reflect(question.strip(), context=context, budget=budget, sources=sources)
+    return (session or current_session()).reflect(
+        question.strip(), context=context, budget=budget, sources=sources
+    )
 
 
 def latest(limit: int = 20, *, session: HindsightSession | None = None) -> RecallResult:
@@ -306,7 +304,7 @@ def latest(limit: int = 20, *, session: HindsightSession | None = None) -> Recal
     first, as for ``recall``; ``#N`` then names the Nth of them."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LATEST:
         raise InputError(f"Invalid limit {limit!r}: use a whole number from 1 to {MAX_LATEST}.")
-    return (session or current_session()).reader.latest(limit)
+    return (session or current_session()).latest(limit)
 
 
 def timeline(
@@ -330,7 +328,7 @@ def timeline(
 
     check_period(by)
     window = _window(since, until)
-    counts = (session or current_session()).overview.timeline(by, window)
+    counts = (session or current_session()).timeline(by, window)
     return Timeline(counts)
 
 
@@ -349,9 +347,7 @@ def memory_map(
     if entity is not None and not entity.strip():
         raise InputError("Give an entity's name, or none for the whole map.")
     check_top(top)
-    found = (session or current_session()).overview.entity_map(
-        entity.strip() if entity else None, top
-    )
+    found = (session or current_session()).entity_map(entity.strip() if entity else None, top)
     from ._ui.pictures import MemoryMap
 
     return MemoryMap(found)
@@ -361,13 +357,7 @@ def context(*, session: HindsightSession | None = None) -> str:
     """The ``<mental_models>`` block and the last ``<memories>`` block as one string, for an
     LLM prompt (``%hindsight context``); '' when there is neither. Waits at most 1.5 s for the
     first load of the mental models."""
-    session = session or current_session()
-    session.mental_models.wait_first_load()
-    parts = [session.mental_models.block()]
-    last_recall = session.reader.last_recall
-    if last_recall is not None:
-        parts.append(last_recall.as_context())
-    return "\n\n".join(part for part in parts if part)
+    return (session or current_session()).prompt_context()
 
 
 @dataclass(frozen=True)
@@ -406,9 +396,9 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
     if timeout is not None and timeout <= 0:
         raise InputError("The flush timeout must be greater than 0 seconds.")
     session = session or current_session()
-    before = session.queue.stats().accepted
+    before = session.queue_stats().accepted
     outcome = session.flush(timeout)
-    after = session.queue.stats()
+    after = session.queue_stats()
     return FlushResult(
         after.accepted - before, outcome.pending, outcome.retrying, outcome.failed, after.last_error
     )
@@ -426,11 +416,6 @@ def status(*, check_server: bool = True, session: HindsightSession | None = None
 
 
 MemoryRef = Any  # "#3", a memory id, a retain id, or a recalled memory (its ``.id``)
-
-
-def _curate(session: HindsightSession | None, call: Callable[[Curator], Outcome]) -> Outcome:
-    """Run one curation through the session's curator (its refusals are ``InputError``)."""
-    return call((session or current_session()).curator)
 
 
 def _ref(memory: MemoryRef) -> str:
@@ -453,7 +438,7 @@ def forget(
     reaches the server, its journal entry goes too); one already sent is forgotten on the server
     once it is there. ``reason`` is kept with it (``%hindsight forgotten`` shows it).
     """
-    return _curate(session, lambda c: c.forget(_ref(memory), reason))
+    return (session or current_session()).forget(_ref(memory), reason)
 
 
 def restore(
@@ -475,10 +460,10 @@ def restore(
     if _is_archive(what):
         path = Path(os.fspath(what)).expanduser()
         target = _bank_name(into) if into is not None else None
-        return _carry(session, lambda a, p: a.restore(path, target, replace, p))
+        return _carry(session, lambda s, p: s.restore_archive(path, target, replace, p))
     if into is not None or replace:
         raise InputError("into= and replace= are for restoring a snapshot archive (a .zip).")
-    return _curate(session, lambda c: c.restore(_ref(what)))
+    return (session or current_session()).restore_memory(_ref(what))
 
 
 def _is_archive(what: object) -> bool:
@@ -501,7 +486,7 @@ def _bank_name(name: str) -> str:
 
 
 def _carry(
-    session: HindsightSession | None, call: Callable[[Archiver, Progress], Outcome]
+    session: HindsightSession | None, call: Callable[[HindsightSession, Progress], Outcome]
 ) -> Outcome:
     """Run one transfer with a progress bar fit for where it runs; refusals are one line."""
     from ._ui.progress import progress_for
@@ -509,7 +494,7 @@ def _carry(
     session = session or current_session()
     progress = progress_for(_running_shell())
     try:
-        return call(session.archiver, progress)
+        return call(session, progress)
     except InputError as error:
         progress.close(str(error))
         raise
@@ -536,7 +521,7 @@ def snapshot(
     target = Path(os.fspath(path)).expanduser() if path is not None else None
     notebook = Path(session.notebook) if session.notebook else None
     folder = notebook.parent if notebook and notebook.is_absolute() else Path.cwd()
-    return _carry(session, lambda a, p: a.snapshot(target, folder, p, replace))
+    return _carry(session, lambda s, p: s.snapshot(target, folder, p, replace))
 
 
 def clone(
@@ -560,7 +545,7 @@ def clone(
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     base = _bank_name(to or f"{s.bank_id}-clone-{stamp}")
     target = compute_scope(s.scoping, base, s.bank_prefix, session.label).bank_id
-    outcome = _carry(session, lambda a, p: a.clone(target, replace, p))
+    outcome = _carry(session, lambda s, p: s.clone(target, replace, p))
     if switch:
         s.set_setting("bank_id", base)
         outcome.headline += f" This session now uses {target!r}."
@@ -570,18 +555,18 @@ def clone(
 def correct(memory: MemoryRef, text: str, *, session: HindsightSession | None = None) -> Outcome:
     """Make a memory say ``text`` instead: the server re-embeds it, so recall finds the new
     words and not the old. Secrets in ``text`` are redacted as for ``retain``."""
-    return _curate(session, lambda c: c.correct(_ref(memory), text))
+    return (session or current_session()).correct(_ref(memory), text)
 
 
 def history(memory: MemoryRef, *, session: HindsightSession | None = None) -> Outcome:
     """What a memory said and when it was changed (edited, forgotten, restored), as the
     server recorded it."""
-    return _curate(session, lambda c: c.history(_ref(memory)))
+    return (session or current_session()).history(_ref(memory))
 
 
 def forgotten(*, session: HindsightSession | None = None) -> Outcome:
     """The forgotten memories of the current scope, newest first, with their reasons."""
-    return _curate(session, lambda c: c.forgotten())
+    return (session or current_session()).forgotten()
 
 
 def delete(
@@ -590,7 +575,7 @@ def delete(
     """Delete a source document and every memory made from it, for good. ``document`` is a
     document id, a retain id (one still queued is cancelled), ``"#3"`` or a recalled memory
     (its document). Without ``yes=True`` nothing is deleted: the result lists what would go."""
-    return _curate(session, lambda c: c.delete(_ref(document), yes))
+    return (session or current_session()).delete(_ref(document), yes)
 
 
 def purge_matching(
@@ -598,7 +583,7 @@ def purge_matching(
 ) -> Outcome:
     """Every memory whose text contains ``text`` (say, a leaked key), forgotten ones too, and
     the documents they came from: listed, and deleted for good with ``yes=True``."""
-    return _curate(session, lambda c: c.purge_matching(text, yes))
+    return (session or current_session()).purge_matching(text, yes)
 
 
 def _window(since: When | None, until: When | None) -> TimeWindow | None:

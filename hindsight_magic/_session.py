@@ -1,6 +1,9 @@
 """``HindsightSession``: builds one kernel's parts and hands each what it needs — nothing else.
 
-The parts, and who gets what:
+The parts are private (``Parts``): the front ends (the public functions, the magics, the
+extension's cell hook) call the session's use-case methods — ``retain``, ``recall``,
+``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part. The parts,
+and who gets what:
 
 - ``connection`` (api): the client for the URL, key and timeouts in force;
 - ``queue`` (delivery): batches, retries, and its journal on disk; it reports refusals to
@@ -15,7 +18,8 @@ The parts, and who gets what:
   read-after-write across processes);
 - ``overview`` (memory): the bank seen whole, the timeline and the entity map.
 
-The UI (status, panel) gets none of these: it gets the session's ``SessionView`` (``view()``).
+The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
+(``view()``).
 
 The session also follows the settings: when one changes, the part its ``affects`` tag names is
 rebuilt (a new connection or scope flushes the queue first, so queued memories keep their route).
@@ -33,6 +37,7 @@ import uuid
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -70,17 +75,20 @@ from ._settings import SettingsError, bank_id_problem, tag_problem
 from ._text import local_timestamp, one_line, plural
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
 
-    from ._api.client import HindsightClient
-    from ._capture.autoretain import AutoRetainStatus
+    from ._capture.autoretain import AutoRetainStatus, Outputs
     from ._delivery.items import QueueStats
     from ._delivery.journal_file import JournalFile
     from ._delivery.recent import RecentItem
+    from ._memory.archive import Progress
     from ._memory.curation import Outcome
-    from ._memory.mental_models import MentalModel
+    from ._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
     from ._memory.overview import EntityMap, TimelineCounts
-    from ._memory.results import RecallResult
+    from ._memory.results import RecallResult, ReflectResult
+    from ._memory.timewindow import TimeWindow
     from ._settings import HindsightSettings
 
 
@@ -127,6 +135,27 @@ def papermill_input() -> str | None:
     return next((arg for arg in args[1:] if arg.endswith(".ipynb")), None)
 
 
+@dataclass(eq=False)
+class Parts:
+    """One session's parts, built and wired by ``HindsightSession``. The session and its
+    ``SessionView`` use them; nothing else does (the front ends ask the session)."""
+
+    connection: Connection
+    notices: Notices
+    secrets: SecretValues
+    journal_file: JournalFile | None
+    sender: BatchSender
+    queue: RetainQueue
+    worker: Worker
+    transcripts: TranscriptWatch
+    autoretain: AutoRetainer
+    mental_models: MentalModelCache
+    reader: Reader
+    curator: Curator
+    overview: BankOverview
+    archiver: Archiver
+
+
 class HindsightSession:
     """Everything one kernel (or one script) needs to remember."""
 
@@ -152,87 +181,88 @@ class HindsightSession:
         self._lock = threading.RLock()
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
-        self.connection = Connection(transport)
-        self._connect()
-        self.notices = Notices()
-        self.secrets = SecretValues(settings.key)
+        connection = Connection(transport)
+        self._connect(connection)
+        notices = Notices()
+        secrets = SecretValues(settings.key)
         journal, problem = open_journal(settings.journal_path)
-        self._journal_file: JournalFile | None = journal
         if problem:
-            self.notices.add(problem)
-        self.sender = BatchSender(self.connection, settings, self.secrets)
-        self.queue = RetainQueue(
+            notices.add(problem)
+        sender = BatchSender(connection, settings, secrets)
+        queue = RetainQueue(
             journal,
-            on_failure=self.notices.retention_failed,
-            on_notice=self.notices.add,
+            on_failure=notices.retention_failed,
+            on_notice=notices.add,
             on_sent=self._sent_async,
             **(queue_options or {}),
         )
-        self.worker = Worker(self.queue, self.sender)
-        self.transcripts = TranscriptWatch(self.sender, self.queue, self.worker.submit)
-        recovered = self.queue.recover()
+        worker = Worker(queue, sender)
+        recovered = queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
-            self.notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
-            self.queue.request_flush()
-        self.autoretain = AutoRetainer(
-            settings,
-            session_id=self.session_id,
-            retain=self.retain,
-            worker=self.worker,
-            secrets=self.secrets,
-        )
-        self.mental_models = MentalModelCache(
-            settings, self.connection, lambda: self.scope, self.worker
-        )
-        self.reader = Reader(settings, self.connection, lambda: self.scope, self._before_read)
-        self.reader.model_names = self.mental_models.names
-        self.curator = Curator(
-            self.connection,
+            notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
+            queue.request_flush()
+        mental_models = MentalModelCache(settings, connection, lambda: self.scope, worker)
+        reader = Reader(settings, connection, lambda: self.scope, self._before_read)
+        reader.model_names = mental_models.names
+        curator = Curator(
+            connection,
             lambda: self.scope,
-            lambda: self.reader.last_recall,
-            self.queue.cancel,
+            lambda: reader.last_recall,
+            queue.cancel,
             self._before_read,
-            self.secrets,
+            secrets,
         )
-        self.reader.curator = self.curator
-        self.overview = BankOverview(self.connection, lambda: self.scope, self._before_read)
-        self.overview.curator = self.curator
-        self.archiver = Archiver(
-            self.connection,
-            lambda: self.scope,
-            self.flush,
-            self._before_read,
-            self.mental_models.reload,
-            lambda: self.mental_models.wait_first_load(PREPARED_WAIT_S),
+        reader.curator = curator
+        overview = BankOverview(connection, lambda: self.scope, self._before_read)
+        overview.curator = curator
+        self._parts = Parts(
+            connection=connection,
+            notices=notices,
+            secrets=secrets,
+            journal_file=journal,
+            sender=sender,
+            queue=queue,
+            worker=worker,
+            transcripts=TranscriptWatch(sender, queue, worker.submit),
+            autoretain=AutoRetainer(
+                settings,
+                session_id=self.session_id,
+                retain=self.retain,
+                worker=worker,
+                secrets=secrets,
+            ),
+            mental_models=mental_models,
+            reader=reader,
+            curator=curator,
+            overview=overview,
+            archiver=Archiver(
+                connection,
+                lambda: self.scope,
+                self.flush,
+                self._before_read,
+                mental_models.reload,
+                lambda: mental_models.wait_first_load(PREPARED_WAIT_S),
+            ),
         )
         self._closed = False
-        self._view = SessionView(self)
+        self._view = SessionView(self, self._parts)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
         if start_worker:
-            self.worker.start()
-            self.worker.submit(self._warm_up, STARTUP_DELAY_S)
+            worker.start()
+            worker.submit(self._warm_up, STARTUP_DELAY_S)
         # after %load_ext has returned: the warm-up and the first model load import httpx,
         # which would compete with the rest of the load for the interpreter
-        self.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
+        mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
 
-    # -- the parts ----------------------------------------------------------------------------
-
-    @property
-    def client(self) -> HindsightClient:
-        """The current client (settable: tests inject one with a fault transport)."""
-        return self.connection.client
-
-    @client.setter
-    def client(self, client: HindsightClient) -> None:
-        self.connection.use(client)
+    # -- where it runs -------------------------------------------------------------------------
 
     @property
     def api_url(self) -> str:
         """The server URL in use (the setting, a running local server, or the fallback)."""
-        return self.connection.url
+        return self._parts.connection.url
 
     @property
     def notebook(self) -> str | None:
@@ -248,7 +278,7 @@ class HindsightSession:
             return None, None
         return papermill_input(), self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _connect(self) -> None:
+    def _connect(self, connection: Connection) -> None:
         s = self.settings
         timeouts = Timeouts(
             request=s.request_timeout_ms / 1000,
@@ -256,7 +286,7 @@ class HindsightSession:
             recall=s.recall_timeout_ms / 1000,
             reflect=s.reflect_timeout_ms / 1000,
         )
-        self.connection.open(resolve_api_url(s), s.key(), timeouts)
+        connection.open(resolve_api_url(s), s.key(), timeouts)
 
     def _compute_scope(self) -> BankScope:
         s = self.settings
@@ -280,9 +310,9 @@ class HindsightSession:
             if affects in ("connection", "scope"):
                 self._reroute(connection=affects == "connection")
             elif affects == "autoretain":
-                self.autoretain.configure()
+                self._parts.autoretain.configure()
             elif affects == "mental_models":
-                self.mental_models.reload()
+                self._parts.mental_models.reload()
             elif affects == "logging":
                 configure_logging(self.settings.debug)
 
@@ -302,18 +332,18 @@ class HindsightSession:
         """A new connection or scope: what was queued goes first, under its own route."""
         scope = self._compute_scope()
         if scope != self.scope:  # cells that ran under the old scope are retained under it
-            self.autoretain.process(force=True)
-        self.worker.flush(FLUSH_BEFORE_READ_S)
+            self._parts.autoretain.process(force=True)
+        self._parts.worker.flush(FLUSH_BEFORE_READ_S)
         if connection:
-            self._connect()
+            self._connect(self._parts.connection)
         self.scope = scope
-        self.mental_models.reload()
+        self._parts.mental_models.reload()
 
     def _warm_up(self) -> None:
         """The worker's first job: import what sending and reading need (httpx, the reply
         models) while the kernel is idle, not in a busy cell or the first ``%recall``."""
-        self.sender.warm_up()
-        self.reader.warm_up()
+        self._parts.sender.warm_up()
+        self._parts.reader.warm_up()
         redact.warm_up()
 
     # -- writing ----------------------------------------------------------------------------
@@ -351,28 +381,28 @@ class HindsightSession:
             context=context or self.settings.retain_context,
             metadata=meta,
             tags=tuple(dict.fromkeys((*(scope.retain_tags or ()), *tags))),
-            secrets=self.secrets(),
+            secrets=self._parts.secrets(),
             document_id=document_id or own_document_id(update_mode),  # re-sends replace it
             update_mode=update_mode,
             entities=entities,
         )
-        self.queue.enqueue(Route(scope.bank_id, item.tags), item)
+        self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""
-        return self.notices.take()
+        return self._parts.notices.take()
 
     def flush(self, timeout_s: float | None = None) -> FlushOutcome:
         """Queue due transcripts, send everything now, wait until each batch was tried."""
         timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
-        self.autoretain.process()
-        return self.worker.flush(timeout)
+        self._parts.autoretain.process()
+        return self._parts.worker.flush(timeout)
 
     def retry_failed(self) -> int:
         """Re-send permanently failed memories through the current connection."""
-        count = self.queue.retry_failed()
-        self.queue.request_flush()
+        count = self._parts.queue.retry_failed()
+        self._parts.queue.request_flush()
         return count
 
     # -- reading ----------------------------------------------------------------------------
@@ -381,7 +411,7 @@ class HindsightSession:
         """A batch went out asynchronously (under the queue's lock, on the worker): follow a
         transcript until the server has indexed it, so reads can say what is not searchable."""
         if not sent.memories:
-            self.transcripts.start()
+            self._parts.transcripts.start()
 
     def _before_read(self, bank_id: str) -> int:
         """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
@@ -389,22 +419,22 @@ class HindsightSession:
         return self._ready(bank_id).transcript_cells
 
     def _ready(self, bank_id: str, wait_s: float = READ_WAIT_S) -> ReadReady:
-        self.autoretain.process()  # the cells not yet in a transcript go out with the rest
+        self._parts.autoretain.process()  # the cells not yet in a transcript go out with the rest
         if self.reads_others:
             self._send_queued_elsewhere(bank_id)
-        working = lambda: self.worker.running  # noqa: E731
-        return prepare_read(bank_id, self.sender, self.queue, working, wait_s)
+        working = lambda: self._parts.worker.running  # noqa: E731
+        return prepare_read(bank_id, self._parts.sender, self._parts.queue, working, wait_s)
 
     def _send_queued_elsewhere(self, bank_id: str) -> None:
         """What other kernels on this machine queued for ``bank_id`` and have not delivered,
         sent now under its own ids (``send_queued_elsewhere``). A journal that cannot be read
         or a memory the server refuses leaves the read to answer with what it has: the kernel
         that queued them still delivers them."""
-        file = self._journal_file
+        file = self._parts.journal_file
         if file is None or not file.available:
             return
         try:
-            send_queued_elsewhere(bank_id, self.sender, file.queued_elsewhere(bank_id))
+            send_queued_elsewhere(bank_id, self._parts.sender, file.queued_elsewhere(bank_id))
         except JournalError as error:
             log.info("Hindsight: other kernels' queue not readable: %s", error)
         except HindsightError as error:
@@ -422,13 +452,183 @@ class HindsightSession:
         memory stays queued."""
         ready = self._ready(self.scope.bank_id, READ_WAIT_S if wait_s is None else wait_s)
         wanted = set(document_ids)
-        if not any(item.document_id in wanted for _, item in self.queue.held()):
+        if not any(item.document_id in wanted for _, item in self._parts.queue.held()):
             return ready.indexed
-        client = self.client
+        client = self._parts.connection.client
         client.identity()  # raises what is wrong with the server, in its own words
         client.list_banks()  # (open where /version is: is the key accepted?)
-        reason = self.queue.stats().last_error or "not sent yet"
+        reason = self._parts.queue.stats().last_error or "not sent yet"
         raise HindsightError("retain", f"retain failed: {reason}")
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget: str | None = None,
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+        window: TimeWindow | None = None,
+    ) -> RecallResult:
+        """The memories of the current scope that answer ``query``, best first, after what
+        was queued is sent and indexed (``hm.recall``)."""
+        return self._parts.reader.recall(
+            query, budget=budget, max_tokens=max_tokens, types=types, window=window
+        )
+
+    def reflect(
+        self,
+        question: str,
+        *,
+        context: str | None = None,
+        budget: str | None = None,
+        sources: bool = True,
+    ) -> ReflectResult:
+        """The server's answer to ``question`` from the current scope (``hm.reflect``)."""
+        return self._parts.reader.reflect(question, context=context, budget=budget, sources=sources)
+
+    def latest(self, limit: int) -> RecallResult:
+        """The newest ``limit`` memories of the current scope (``hm.latest``)."""
+        return self._parts.reader.latest(limit)
+
+    def timeline(self, by: str | None, window: TimeWindow | None) -> TimelineCounts:
+        """Memories per period of the current scope, after the queue is sent (``hm.timeline``)."""
+        return self._parts.overview.timeline(by, window)
+
+    def entity_map(self, entity: str | None, top: int) -> EntityMap:
+        """The entities of the current scope and their neighbours (``hm.memory_map``)."""
+        return self._parts.overview.entity_map(entity, top)
+
+    def prompt_context(self) -> str:
+        """The ``<mental_models>`` block and the last recall's ``<memories>`` block, for an LLM
+        prompt; '' when there is neither. Waits at most 1.5 s for the first model load."""
+        models, last_recall = self._parts.mental_models, self._parts.reader.last_recall
+        models.wait_first_load()
+        blocks = [models.block(), last_recall.as_context() if last_recall is not None else ""]
+        return "\n\n".join(block for block in blocks if block)
+
+    def clear_local(self) -> None:
+        """Forget what this session keeps locally (the last recall, the notices not shown);
+        memory on the server is untouched."""
+        self._parts.reader.last_recall = None
+        self._parts.notices.take()
+
+    # -- curation and transfers: one line (``InputError``) when they cannot be done ------------
+
+    def forget(self, memory: str, reason: str = "") -> Outcome:
+        """Leave a memory (``#N``, an id, a retain id) out of recall and reflect."""
+        return self._parts.curator.forget(memory, reason)
+
+    def restore_memory(self, memory: str) -> Outcome:
+        """Bring a forgotten memory back."""
+        return self._parts.curator.restore(memory)
+
+    def correct(self, memory: str, text: str) -> Outcome:
+        """Replace a memory's text, keeping its history."""
+        return self._parts.curator.correct(memory, text)
+
+    def history(self, memory: str) -> Outcome:
+        """How a memory (or its document) changed."""
+        return self._parts.curator.history(memory)
+
+    def forgotten(self) -> Outcome:
+        """The forgotten memories of the scope, newest first."""
+        return self._parts.curator.forgotten()
+
+    def delete(self, document: str, yes: bool = False) -> Outcome:
+        """Delete a document and its memories with ``yes``; without, list what would go."""
+        return self._parts.curator.delete(document, yes)
+
+    def purge_matching(self, text: str, yes: bool = False) -> Outcome:
+        """Delete every document with a memory whose text contains ``text`` (``yes``), or
+        list them."""
+        return self._parts.curator.purge_matching(text, yes)
+
+    def snapshot(
+        self, path: Path | None, folder: Path, progress: Progress, replace: bool = False
+    ) -> Outcome:
+        """Write the current bank to an archive and its manifest."""
+        return self._parts.archiver.snapshot(path, folder, progress, replace)
+
+    def restore_archive(
+        self, archive: Path, into: str | None, replace: bool, progress: Progress
+    ) -> Outcome:
+        """Import a snapshot archive as bank ``into`` (default: the current bank)."""
+        return self._parts.archiver.restore(archive, into, replace, progress)
+
+    def clone(self, target: str, replace: bool, progress: Progress) -> Outcome:
+        """Copy the current bank into the new bank ``target`` on the server."""
+        return self._parts.archiver.clone(target, replace, progress)
+
+    # -- mental models -------------------------------------------------------------------------
+
+    @property
+    def models_enabled(self) -> bool:
+        """Whether mental models are on (the ``mental_models`` setting)."""
+        return self._parts.mental_models.enabled
+
+    def list_models(self) -> list[MentalModel]:
+        """Every mental model on the current bank (asks the server)."""
+        return self._parts.mental_models.list_bank()
+
+    def model(self, model_id: str) -> MentalModel | None:
+        """One mental model with its content (asks the server); None when there is none."""
+        return self._parts.mental_models.get(model_id)
+
+    def refresh_model(self, model_id: str) -> str | None:
+        """Ask the server to refresh a model; its operation id ('' if none), None if no model."""
+        return self._parts.mental_models.refresh(model_id)
+
+    def refresh_auto_models(self) -> RefreshOutcome:
+        """Refresh the models that opted into auto-refresh, leaving curated ones alone."""
+        return self._parts.mental_models.refresh_auto()
+
+    def seed_models(self) -> SeedOutcome | None:
+        """Create the built-in seed models of the scoping mode; None when none apply."""
+        return self._parts.mental_models.seed()
+
+    def model_history(self, model_id: str) -> list[ModelChange] | None:
+        """How a model's content changed, newest first; None when there is no such model."""
+        return self._parts.mental_models.history(model_id)
+
+    def reload_models_now(self) -> str | None:
+        """Reload the model cache now (a magic the user ran); the problem, or None."""
+        return self._parts.mental_models.reload_now()
+
+    def delete_model(self, model_id: str) -> bool:
+        """Delete a model from the current bank; False when there was none."""
+        return self._parts.mental_models.delete(model_id)
+
+    # -- auto-retain and the queue -------------------------------------------------------------
+
+    @property
+    def post_run_cell(self) -> Callable[[Any], None]:
+        """The shell's ``post_run_cell`` callback: keeps the cell for auto-retain (O(1); the
+        auto-retainer's own method, so the hook adds no call of ours)."""
+        return self._parts.autoretain.post_run_cell
+
+    def read_outputs_with(self, outputs_of: Callable[[Any], Outputs]) -> None:
+        """How auto-retain reads an executed cell's outputs (the shell's own record of them)."""
+        self._parts.autoretain.outputs_of = outputs_of
+
+    def retain_cells_now(self) -> None:
+        """Queue the cells auto-retain has not retained yet, due or not."""
+        self._parts.autoretain.process(force=True)
+
+    def autoretain_status(self) -> AutoRetainStatus:
+        """Auto-retain's setting, mode and counters."""
+        return self._parts.autoretain.status()
+
+    def queue_stats(self) -> QueueStats:
+        """A consistent snapshot of the queue's counters."""
+        return self._parts.queue.stats()
+
+    def drop_failed(self) -> int:
+        """Discard the memories the server refused for good; their count."""
+        return self._parts.queue.drop_failed()
+
+    def notice(self, text: str) -> None:
+        """Leave one line for the user, shown before the next magic's output."""
+        self._parts.notices.add(text)
 
     # -- status and lifecycle ---------------------------------------------------------------
 
@@ -436,7 +636,9 @@ class HindsightSession:
         """``error`` as the one line the user reads: its message, what it means for this
         session's server and what to do. A reply that was not Hindsight's is followed by an
         identity probe (``GET /version``), to tell another server from a failing one."""
-        known = probe_identity(self.client) if error.kind == "not_hindsight" else None
+        known = (
+            probe_identity(self._parts.connection.client) if error.kind == "not_hindsight" else None
+        )
         return explain(error, self.api_url, known)
 
     def view(self) -> SessionView:
@@ -458,13 +660,13 @@ class HindsightSession:
         self.settings.unobserve(self._setting_changed, names=list(self.settings.setting_names()))
         self.settings.scope_check = None
         try:
-            self.autoretain.process(force=True)  # the cells not yet retained
+            self._parts.autoretain.process(force=True)  # the cells not yet retained
         except Exception:
             log.debug("Hindsight: final auto-retain failed", exc_info=True)
-        left = self.worker.close(timeout_s)
+        left = self._parts.worker.close(timeout_s)
         if left:
             log.warning("Hindsight: %d memories were not delivered before unload", left)
-        self.connection.close()
+        self._parts.connection.close()
         return left
 
     def _at_exit(self) -> None:
@@ -495,8 +697,9 @@ class SessionView:
     session is gone, ``closed`` is True and every other call raises ``RuntimeError``.
     """
 
-    def __init__(self, session: HindsightSession) -> None:
+    def __init__(self, session: HindsightSession, parts: Parts) -> None:
         self._session = weakref.ref(session)
+        self._parts = weakref.ref(parts)
         self._lock = threading.Lock()
         self._panel_hub: object | None = None
 
@@ -505,6 +708,12 @@ class SessionView:
         if session is None:
             raise RuntimeError("the Hindsight session is gone")
         return session
+
+    def _part(self) -> Parts:
+        parts = self._parts()
+        if parts is None or self._session() is None:
+            raise RuntimeError("the Hindsight session is gone")
+        return parts
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -532,7 +741,7 @@ class SessionView:
     @property
     def has_key(self) -> bool:
         """Whether an API key is sent."""
-        return self._live().client.has_key
+        return self._part().connection.client.has_key
 
     @property
     def scope(self) -> BankScope:
@@ -546,52 +755,52 @@ class SessionView:
 
     def queue_stats(self) -> QueueStats:
         """A consistent snapshot of the queue's counters."""
-        return self._live().queue.stats()
+        return self._part().queue.stats()
 
     def recent(self) -> tuple[RecentItem, ...]:
         """The Recent feed: this kernel's last memories and their delivery state, newest first."""
-        return self._live().queue.feed.items()
+        return self._part().queue.feed.items()
 
     def memories_waiting(self, bank_id: str) -> bool:
         """Whether a memory the user queued for ``bank_id`` was not tried yet."""
-        return self._live().queue.memories_waiting(bank_id)
+        return self._part().queue.memories_waiting(bank_id)
 
     def transcript_cells(self, bank_id: str) -> int:
         """Auto-retained cells of ``bank_id`` a search cannot find yet (not waited for)."""
-        return self._live().queue.transcript_cells(bank_id)
+        return self._part().queue.transcript_cells(bank_id)
 
     def autoretain_status(self, process: bool = False) -> AutoRetainStatus:
         """Auto-retain's counters; ``process`` first turns recorded cells into entries (CPU
         only: a user-run status may, the panel's background refresh does not)."""
-        return self._live().autoretain.status(process=process)
+        return self._part().autoretain.status(process=process)
 
     @property
     def models(self) -> tuple[MentalModel, ...]:
         """The mental models shown in the scope (with content, by name); () when turned off."""
-        cache = self._live().mental_models
+        cache = self._part().mental_models
         return cache.models if cache.enabled else ()
 
     def model_rows(self) -> list[tuple[str, str]]:
         """The "Mental models" rows of the status report."""
-        return self._live().mental_models.status_rows()
+        return self._part().mental_models.status_rows()
 
     def curated(self) -> str:
         """What this session curated: ``2 forgotten, 1 deleted`` ('' when nothing)."""
-        return self._live().curator.summary()
+        return self._part().curator.summary()
 
     def wait_first_model_load(self) -> bool:
         """Wait (at most 1.5 s, on the worker's load) for the first model list; True if done."""
-        return self._live().mental_models.wait_first_load()
+        return self._part().mental_models.wait_first_load()
 
     # -- requests -----------------------------------------------------------------------------
 
     def request_flush(self) -> None:
         """Ask the worker to send the queue now (does not wait)."""
-        self._live().queue.request_flush()
+        self._part().queue.request_flush()
 
     def request_memories(self) -> None:
         """Ask the worker to send the user's memories now, as a read does (does not wait)."""
-        self._live().queue.request_memories()
+        self._part().queue.request_memories()
 
     def retry_failed(self) -> int:
         """Move refused memories back to the queue and ask for a flush; returns their count."""
@@ -599,52 +808,52 @@ class SessionView:
 
     def reload_models(self) -> None:
         """Reload the mental models on the worker (the old ones stay shown meanwhile)."""
-        self._live().mental_models.reload(clear=False)
+        self._part().mental_models.reload(clear=False)
 
     def pause_autoretain(self, paused: bool) -> None:
         """Pause (or resume) auto-retain without changing the setting."""
-        self._live().autoretain.pause(paused)
+        self._part().autoretain.pause(paused)
 
     def process_autoretain(self) -> None:
         """Queue the transcripts that are due (CPU only; the panel's search, on the worker)."""
-        self._live().autoretain.process()
+        self._part().autoretain.process()
 
     def schedule(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
         """Run ``job`` on the session's worker thread after ``delay_s`` (once, however often it
         is asked while waiting); False when the worker has stopped or the session is gone."""
-        session = self._session()
-        return session is not None and session.worker.submit(job, delay_s)
+        parts = self._parts()
+        return (
+            parts is not None and self._session() is not None and parts.worker.submit(job, delay_s)
+        )
 
     def is_scheduled(self, job: Callable[[], object]) -> bool:
         """Whether ``job`` waits to run on the worker."""
-        session = self._session()
-        return session is not None and job in session.worker.scheduled()
+        parts = self._parts()
+        return parts is not None and job in parts.worker.scheduled()
 
     def recall_now(self, query: str) -> RecallResult:
         """Recall ``query`` in the current scope without sending the queue or waiting for
         indexing first (the panel's search does both itself, step by step, on the worker)."""
-        session = self._live()
-        still = session.queue.transcript_cells(session.scope.bank_id)
-        reader = Reader(
-            session.settings, session.connection, lambda: session.scope, lambda _: still
-        )
+        session, parts = self._live(), self._part()
+        still = parts.queue.transcript_cells(session.scope.bank_id)
+        reader = Reader(session.settings, parts.connection, lambda: session.scope, lambda _: still)
         return reader.recall(query)
 
     def follow_memories(self, bank_id: str | None = None) -> bool:
         """Ask the server once about the user's memories it accepted (of ``bank_id``, or any)
         and is still indexing; the Recent feed follows. True while some still are."""
-        session = self._live()
+        parts = self._part()
         return follow_operations(
-            session.client, session.queue, session.queue.sent_memories(bank_id)
+            parts.connection.client, parts.queue, parts.queue.sent_memories(bank_id)
         )
 
     def operation_state(self, bank_id: str, operation_id: str) -> str:
         """``indexing``, ``done``, ``failed: why`` or ``unknown`` for an operation of the server."""
-        return operation_state(self._live().client, bank_id, operation_id)
+        return operation_state(self._part().connection.client, bank_id, operation_id)
 
     def server_state(self) -> str:
         """``ok (Hindsight 1.1.0)``, or what is wrong with the server and what to do (asks it)."""
-        return server_state(self._live().client, NOTEBOOK_COMMAND)
+        return server_state(self._part().connection.client, NOTEBOOK_COMMAND)
 
     def explain(self, error: HindsightError) -> str:
         """``error`` as one line saying what it means and what to do."""
@@ -652,40 +861,39 @@ class SessionView:
 
     def document(self, document_id: str) -> dict[str, Any] | None:
         """The document ``document_id`` of the current bank as the server stores it."""
-        session = self._live()
-        return session.client.document(session.scope.bank_id, document_id)
+        return self._part().connection.client.document(self._live().scope.bank_id, document_id)
 
     def refresh_model(self, model_id: str) -> str | None:
         """Ask the server to refresh a mental model; its operation id ("" if none), or None
         when there is no such model."""
-        return self._live().mental_models.refresh(model_id)
+        return self._part().mental_models.refresh(model_id)
 
     def timeline(self, by: str | None = None) -> TimelineCounts:
         """The whole bank's memories per period, read now without waiting for the queue:
         what the panel's Timeline tab draws (on the worker)."""
-        return self._live().overview.timeline(by, settle=False)
+        return self._part().overview.timeline(by, settle=False)
 
     def entity_map(self, top: int = 20) -> EntityMap:
         """The bank's ``top`` entities and their co-occurrences (the panel's Map tab)."""
-        return self._live().overview.entity_map(top=top)
+        return self._part().overview.entity_map(top=top)
 
     def forget(self, memory: str, reason: str = "") -> Outcome:
         """Forget a memory (an id or a retain id), as ``%hindsight forget`` does; asks the
-        server, so the panel calls it on the worker. Raises ``CurationError`` (one line) or
+        server, so the panel calls it on the worker. Raises ``InputError`` (one line) or
         ``HindsightError``."""
-        return self._live().curator.forget(memory, reason)
+        return self._part().curator.forget(memory, reason)
 
     def restore(self, memory: str) -> Outcome:
         """Bring a forgotten memory back (``%hindsight restore``); on the worker."""
-        return self._live().curator.restore(memory)
+        return self._part().curator.restore(memory)
 
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``, else list them; on the worker."""
-        return self._live().curator.delete(document, yes)
+        return self._part().curator.delete(document, yes)
 
     def forgotten(self) -> Outcome:
         """The forgotten memories of the scope, newest first (``.memory_ids``); on the worker."""
-        return self._live().curator.forgotten()
+        return self._part().curator.forgotten()
 
     def panel_hub(self, make: Callable[[SessionView], T]) -> T:
         """The UI's panel hub for this session: made by ``make`` on first use, then kept here.

@@ -374,11 +374,13 @@ def swap_client(session: Any, reply: Reply) -> None:
             return httpx.Response(200, json=VERSION)
         return reply(request)
 
-    session.client = HindsightClient(
-        session.api_url,
-        None,
-        Timeouts(request=1, retain=1, recall=1, reflect=1),
-        transport=httpx.MockTransport(handler),
+    session._parts.connection.use(
+        HindsightClient(
+            session.api_url,
+            None,
+            Timeouts(request=1, retain=1, recall=1, reflect=1),
+            transport=httpx.MockTransport(handler),
+        )
     )
 
 
@@ -445,7 +447,7 @@ def test_bad_input_ends_in_one_clear_line_and_loses_nothing(
         for name in case.env:
             notebook.monkeypatch.delenv(name)
         notebook.run("%load_ext hindsight_magic")
-    stats = notebook.magics.session.queue.stats()
+    stats = notebook.magics.session._parts.queue.stats()
     assert stats.pending + stats.in_flight + stats.retrying + stats.failed == 1 + case.queued
     assert stats.accepted == 0
     if case.queued:
@@ -464,7 +466,7 @@ def check_what_was_queued(notebook: Any, case: Case, body: dict[str, Any]) -> No
     session = notebook.magics.session
     swap_client(session, accept)
     session.flush(5)
-    stats = session.queue.stats()
+    stats = session._parts.queue.stats()
     assert (stats.accepted, stats.failed, stats.retrying) == (2, 0, 0), stats
     items = [item for request in sent for item in request["items"]]
     assert items[0]["content"] == KEPT

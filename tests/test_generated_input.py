@@ -50,7 +50,7 @@ def shell(notebook: Any, dead_url: str) -> Any:
 
 def queued(ip: Any) -> int:
     """How many memories the session holds (pending, in flight, retrying or failed)."""
-    return len(held(ip.magics_manager.registry["HindsightMagics"].session.queue))
+    return len(held(ip.magics_manager.registry["HindsightMagics"].session._parts.queue))
 
 
 def one_line(error: BaseException) -> str:

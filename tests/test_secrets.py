@@ -100,17 +100,17 @@ def collect_objects(notebook: Any, places: Places, label: str) -> None:
     for name, value in {
         "magics": magics,
         "session": session,
-        "client": session.client,
+        "client": session._parts.connection.client,
         "settings": session.settings,
         "settings str": str(session.settings),
         "settings dump": session.settings.as_dict(),
         "settings public": session.settings.public_items(),
-        "queue": session.queue,
-        "queue stats": session.queue.stats(),
-        "failed batches": [(b.error, b.items) for b in session.queue.failed_batches()],
+        "queue": session._parts.queue,
+        "queue stats": session._parts.queue.stats(),
+        "failed batches": [(b.error, b.items) for b in session._parts.queue.failed_batches()],
         "scope": session.scope,
-        "autoretain": session.autoretain.status(),
-        "notices": session.notices.pending(),
+        "autoretain": session._parts.autoretain.status(),
+        "notices": session._parts.notices.pending(),
     }.items():
         places.add(f"{label}: {name}", value)
 
@@ -209,7 +209,7 @@ def test_planted_secrets_appear_nowhere(
         assert notebook.run(source).error is None
     for source in MAGIC_CELLS + optional:
         run_magic(notebook, places, source)
-    stats = notebook.magics.session.queue.stats()
+    stats = notebook.magics.session._parts.queue.stats()
     assert (stats.failed, stats.accepted >= 4) == (0, True)  # sanity: the key was accepted
     collect_objects(notebook, places, "right key")
     collect_panel(notebook, places, "right key")
@@ -237,7 +237,7 @@ def test_planted_secrets_appear_nowhere(
         run_magic(notebook, places, source)
     status = repr(notebook.run("%hindsight status").result)
     assert "refuses the API key (check HINDSIGHT_API_KEY)" in status  # sanity: it was wrong
-    assert notebook.magics.session.queue.stats().failed >= 1
+    assert notebook.magics.session._parts.queue.stats().failed >= 1
     collect_objects(notebook, places, "wrong key")
     collect_panel(notebook, places, "wrong key")
 

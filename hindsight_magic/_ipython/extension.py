@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import IPython
@@ -33,9 +32,7 @@ from .._text import plural
 from .magics import HindsightMagics
 
 if TYPE_CHECKING:
-    from .._capture.autoretain import AutoRetainer
     from .._session import HindsightSession
-    from .._settings import HindsightSettings
 
 
 MAGIC_NAMES = {
@@ -69,7 +66,7 @@ class Attachment:
         self.shell = shell
         self.magics = HindsightMagics(shell=shell)  # UsageError: a bad HINDSIGHT_* variable
         session = self.magics.session
-        self.hook = CellHook(session.autoretain, shell, session.settings, session.notices.add)
+        self.hook = CellHook(session, shell)
         self.hook.register()
         shell.register_magics(self.magics)
         cleanup = getattr(shell, "input_transformers_cleanup", None)
@@ -107,21 +104,16 @@ log = logging.getLogger("hindsight_magic")
 
 
 class CellHook:
-    """Connects a shell's ``post_run_cell`` event to an ``AutoRetainer``."""
+    """Connects a shell's ``post_run_cell`` event to a session's auto-retain, and reads an
+    executed cell's outputs for it from what the shell kept."""
 
-    def __init__(
-        self,
-        autoretainer: AutoRetainer,
-        shell: Any,
-        settings: HindsightSettings,
-        notice: Callable[[str], None],
-    ) -> None:
-        self.post_run_cell = autoretainer.post_run_cell
+    def __init__(self, session: HindsightSession, shell: Any) -> None:
+        self.post_run_cell = session.post_run_cell
         self._shell = shell
-        self._settings = settings
-        self._notice = notice
+        self._settings = session.settings
+        self._notice = session.notice
         self._told_no_streams = False
-        autoretainer.outputs_of = self.outputs_of
+        session.read_outputs_with(self.outputs_of)
 
     def register(self) -> None:
         """Attach to the shell (once)."""

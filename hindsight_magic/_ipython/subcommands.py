@@ -50,7 +50,6 @@ from .parsing import (
 
 if TYPE_CHECKING:
     from .._memory.curation import Outcome
-    from .._memory.mental_models import MentalModelCache
     from .._session import HindsightSession
     from .._settings import HindsightSettings
     from .._ui.doctor import DoctorReport
@@ -171,7 +170,7 @@ def cmd_retry(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Re-send the memories the server refused (``--drop`` discards them instead)."""
     session = ctx.session
     if args.drop:
-        dropped = session.queue.drop_failed()
+        dropped = session.drop_failed()
         return Message(f"Dropped {plural(dropped, 'failed memory', 'failed memories')}.")
     count = session.retry_failed()
     if not count:
@@ -182,8 +181,7 @@ def cmd_retry(ctx: HandlerContext, args: argparse.Namespace) -> Message:
 
 def cmd_clear(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Forget local caches; memory on the server is untouched."""
-    ctx.session.reader.last_recall = None
-    ctx.session.take_notices()
+    ctx.session.clear_local()
     return Message(
         "Hindsight memory is server-side; only the local recall cache was cleared. "
         "Delete the Hindsight bank on the server to wipe upstream state."
@@ -198,9 +196,9 @@ def cmd_autoretain(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     elif args.verb == "every":
         ctx.settings.set_setting("retain_every_n_cells", args.n)
     elif args.verb == "now":
-        session.autoretain.process(force=True)
+        session.retain_cells_now()
         session.flush()
-    auto = session.autoretain.status()
+    auto = session.autoretain_status()
     state = "on" if auto.enabled else "off"
     return Message(
         f"Auto-retain {state}: {auto.mode}, every {auto.every} cells; "
@@ -210,9 +208,9 @@ def cmd_autoretain(ctx: HandlerContext, args: argparse.Namespace) -> Message:
 
 
 def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
-    """List, show, refresh, seed, delete or diff the bank's mental models."""
-    models, scope = ctx.session.mental_models, ctx.session.scope
-    if not models.enabled:
+    """List, show, refresh, seed, delete or diff the bank's mental session."""
+    session, scope = ctx.session, ctx.session.scope
+    if not session.models_enabled:
         return Message(
             "Mental models are disabled (mental_models = false); turn them on with "
             "%hindsight config mental_models=true."
@@ -220,15 +218,15 @@ def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
     verb, model_id, bank = args.verb, getattr(args, "id", None) or "", scope.bank_id
     missing = Message(f"Mental model not found: {model_id}")
     if verb == "list":
-        listed = models.list_bank()
+        listed = session.list_models()
         return ModelList(bank, listed) if listed else Message(f"No mental models on bank {bank}.")
     if verb == "show":
-        model = models.get(model_id)
+        model = session.model(model_id)
         return missing if model is None else ModelDetail(model)
     if verb == "refresh":
-        return _refreshed(models, model_id) if model_id else _refreshed_auto(models)
+        return _refreshed(session, model_id) if model_id else _refreshed_auto(session)
     if verb == "seed":
-        seeded = models.seed()
+        seeded = session.seed_models()
         if seeded is None:
             return Message(f"No built-in seeds apply to scoping={scope.mode}.")
         created, present = len(seeded.created), len(seeded.present)
@@ -236,23 +234,23 @@ def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
         lines += [f"Seed failed for {seed_id}: {message}" for seed_id, message in seeded.failed]
         return Message("\n".join(lines))
     if verb == "history":
-        return _history(models, model_id)
+        return _history(session, model_id)
     if verb == "reload":
-        problem = models.reload_now()
+        problem = session.reload_models_now()
         return Message(f"Reload failed: {problem}" if problem else "Mental-model cache reloaded.")
-    if not models.delete(model_id):  # delete, remove
+    if not session.delete_model(model_id):  # delete, remove
         return missing
     return Message(f"Deleted mental model {model_id} from bank {bank}.")
 
 
-def _refreshed(models: MentalModelCache, model_id: str) -> Message:
-    if models.refresh(model_id) is None:
+def _refreshed(session: HindsightSession, model_id: str) -> Message:
+    if session.refresh_model(model_id) is None:
         return Message(f"Mental model not found: {model_id}")
     return Message(f"Refresh queued for mental model {model_id}.")
 
 
-def _refreshed_auto(models: MentalModelCache) -> Message:
-    outcome = models.refresh_auto()
+def _refreshed_auto(session: HindsightSession) -> Message:
+    outcome = session.refresh_auto_models()
     queued, curated = len(outcome.queued), outcome.curated
     if not queued and not outcome.failed:
         return Message(
@@ -266,8 +264,8 @@ def _refreshed_auto(models: MentalModelCache) -> Message:
     return Message("\n".join(lines))
 
 
-def _history(models: MentalModelCache, model_id: str) -> ModelHistory | Message:
-    changes = models.history(model_id)
+def _history(session: HindsightSession, model_id: str) -> ModelHistory | Message:
+    changes = session.model_history(model_id)
     if changes is None:
         return Message(f"Mental model not found: {model_id}")
     if not changes:

@@ -1,7 +1,7 @@
 """Auto-retain in a real InteractiveShell: the post_run_cell hook, the every-N-cells tracker and
 ``%hindsight autoretain``. The server is unreachable, so what would be sent stays in the queue.
 
-The worker builds transcripts in the background; the tests call ``session.autoretain.process()``
+The worker builds transcripts in the background; the tests call auto-retain's ``process()``
 themselves (it is idempotent and locked) and then read what was queued.
 """
 
@@ -39,12 +39,12 @@ def session_of(notebook: Any) -> Any:
 
 def queued(session: Any) -> list[MemoryItem]:
     """Every item the queue holds, oldest first (pending, batched, in flight or failed)."""
-    return [item for _, item in held(session.queue)]
+    return [item for _, item in held(session._parts.queue)]
 
 
 def transcripts(session: Any) -> list[MemoryItem]:
     """The auto-retain items (``source: autoretain``), oldest first, after processing."""
-    session.autoretain.process()
+    session._parts.autoretain.process()
     return [item for item in queued(session) if item.metadata.get("source") == "autoretain"]
 
 
@@ -103,11 +103,11 @@ def test_cells_without_history_do_not_count(loaded: Any) -> None:
     for source in SOURCES[:4]:
         outcome = loaded.ip.run_cell(source, store_history=False)
         assert outcome.success
-    session.autoretain.process(force=True)
-    assert session.autoretain.status().counted == 0
+    session._parts.autoretain.process(force=True)
+    assert session._parts.autoretain.status().counted == 0
     assert transcripts(session) == []
     run(loaded, SOURCES[5])
-    assert session.autoretain.status().counted == 1
+    assert session._parts.autoretain.status().counted == 1
 
 
 def test_skipped_cells_do_not_count(loaded: Any) -> None:
@@ -118,7 +118,7 @@ def test_skipped_cells_do_not_count(loaded: Any) -> None:
     run(loaded, "# note\n%hindsight autoretain status")
     run(loaded, "%hindsight config retain_context")
     run(loaded, "found = %hindsight help")
-    assert session.autoretain.status().counted == 0
+    assert session._parts.autoretain.status().counted == 0
     assert transcripts(session) == []
     numbers = run_all(loaded, SOURCES[:3])
     items = transcripts(session)
@@ -152,7 +152,7 @@ def test_full_session_retains_each_new_cell_once_as_its_own_memory(loaded: Any) 
     later = transcripts(session)
     assert later[:3] == items  # nothing re-sent: what one retain sends never grows
     assert cells_of(later[3:]) == second
-    status = session.autoretain.status()
+    status = session._parts.autoretain.status()
     assert (status.counted, status.retained, status.until_next) == (6, 6, 3)
 
 
@@ -228,10 +228,10 @@ def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
 def test_cells_queued_before_a_flush_go_in_one_request(loaded: Any) -> None:
     session = session_of(loaded)
     sent: list[Batch] = []
-    loaded.monkeypatch.setattr(session.worker, "send", sent.append)
+    loaded.monkeypatch.setattr(session._parts.worker, "send", sent.append)
     numbers = run_all(loaded, SOURCES[:6])
     assert len(transcripts(session)) == 6
-    outcome = session.worker.flush(2.0)
+    outcome = session._parts.worker.flush(2.0)
     assert outcome.settled
     [batch] = sent
     assert cells_of(batch.items) == numbers
@@ -268,7 +268,7 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
     }
     assert session.scope.mode == "per-project-tagged"
     assert item.tags == (f"project:{session.label}",)
-    [route] = [r for r, i in held(session.queue) if i is item]
+    [route] = [r for r, i in held(session._parts.queue) if i is item]
     assert route.tags == item.tags
     assert route.bank_id == session.scope.bank_id
 
@@ -402,7 +402,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
     notebook.load(api_url=dead_url, retain_every_n_cells="1")
     session = session_of(notebook)
     kernel_thread = threading.current_thread()
-    real_submit = session.worker.submit
+    real_submit = session._parts.worker.submit
     calls: list[Any] = []
 
     def broken(job: Any, *args: Any, **kwargs: Any) -> bool:
@@ -411,7 +411,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
         calls.append(job)
         raise RuntimeError("worker is gone")
 
-    notebook.monkeypatch.setattr(session.worker, "submit", broken)
+    notebook.monkeypatch.setattr(session._parts.worker, "submit", broken)
     deadline = time.monotonic() + 3.0
     n = 0
     while not calls and time.monotonic() < deadline:  # until the hook itself hit the failure
@@ -439,8 +439,8 @@ def test_autoretain_off_stops_counting_and_on_resumes(loaded: Any) -> None:
     off = loaded.run("%hindsight autoretain off")
     assert str(off.result).startswith("Auto-retain off")
     run_all(loaded, SOURCES[:4])
-    session.autoretain.process(force=True)
-    assert session.autoretain.status().counted == 0
+    session._parts.autoretain.process(force=True)
+    assert session._parts.autoretain.status().counted == 0
     assert transcripts(session) == []
     on = loaded.run("%hindsight autoretain on")
     assert str(on.result).startswith("Auto-retain on")
@@ -531,7 +531,7 @@ def test_reload_leaves_one_callback_and_unload_none(loaded: Any) -> None:
     assert len(our_callbacks(ip)) == 1
     loaded.run("%reload_ext hindsight_magic")
     [callback] = our_callbacks(ip)
-    assert callback.__self__ is loaded.magics.session.autoretain
+    assert callback.__self__ is loaded.magics.session._parts.autoretain
     loaded.run("%reload_ext hindsight_magic")
     assert len(our_callbacks(ip)) == 1
     loaded.run("%unload_ext hindsight_magic")
@@ -542,13 +542,13 @@ def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
     session = session_of(loaded)
     numbers = run_all(loaded, SOURCES[:2])
     snapshots: list[list[MemoryItem]] = []
-    close = session.worker.close
+    close = session._parts.worker.close
 
     def snapshot_then_close(*args: Any, **kwargs: Any) -> int:
         snapshots.append(queued(session))
         return close(*args, **kwargs)
 
-    loaded.monkeypatch.setattr(session.worker, "close", snapshot_then_close)
+    loaded.monkeypatch.setattr(session._parts.worker, "close", snapshot_then_close)
     assert transcripts(session) == []
     loaded.run("%unload_ext hindsight_magic")
     [items] = snapshots
@@ -568,8 +568,8 @@ def test_cells_are_retained_under_the_scope_they_ran_in(
     monkeypatch.chdir(tmp_path / "optimizer")
     notebook.run("%hindsight scope per-project-tagged")  # re-reads the project: optimizer
     run_all(notebook, ["learning_rate = 3e-4"])
-    session.autoretain.process(force=True)
-    routes = {item.content: route.tags for route, item in held(session.queue)}
+    session._parts.autoretain.process(force=True)
+    routes = {item.content: route.tags for route, item in held(session._parts.queue)}
     tokenizer_cells = [c for c in routes if "vocab_size" in c]
     optimizer_cells = [c for c in routes if "learning_rate = 3e-4" in c]
     assert tokenizer_cells

@@ -48,10 +48,10 @@ def test_results_shown_in_cells_are_never_retained(
         cell = notebook.run(source)
         assert cell.error is None, cell.text
     session = notebook.magics.session
-    assert session.autoretain.process(force=True)
+    assert session._parts.autoretain.process(force=True)
     session.flush(60)
 
-    client = session.client
+    client = session._parts.connection.client
 
     def stored() -> str:  # what auto-retain sent, as the server stores it (a document a cell)
         listed = client.list_memories(bank_id, limit=500).get("items", [])

@@ -164,7 +164,9 @@ def test_a_full_disk_in_a_notebook_is_said_once_and_each_memory_reaches_the_serv
     disk.fill()
     for text in texts[4:8]:
         run(f"%retain {text}")
-    queue = notebook.magics.session.queue  # its worker finds the disk full (or the kernel did)
+    queue = (
+        notebook.magics.session._parts.queue
+    )  # its worker finds the disk full (or the kernel did)
     wait_for(lambda: queue.stats().journal_problem, 10, "the journal found full")
     assert "journal memory only (disk full) — retrying" in one_spaced(run("%hindsight status"))
     run("%hindsight flush")  # delivered while the disk is full

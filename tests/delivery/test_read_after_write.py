@@ -91,7 +91,7 @@ def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_se
     session = make_session()
     session.retain("The churn table double-counts Q3 refunds.")
     session.retain("Revenue is in cents.")
-    session.reader.recall("refunds")
+    session._parts.reader.recall("refunds")
     bodies = retains(fake)  # one batch; two if the worker took the first memory in alone
     assert 1 <= len(bodies) <= 2, bodies
     assert all(body["async"] is False for body in bodies)
@@ -100,7 +100,7 @@ def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_se
     assert len(ids) == len(set(ids)) == 2  # each memory its own document: a re-send replaces it
     assert all(ids)
     assert polled(fake) == 0
-    assert session.queue.stats().accepted == 2
+    assert session._parts.queue.stats().accepted == 2
 
 
 def test_without_a_read_a_batch_goes_async_each_memory_under_its_retain_id(fake, make_session):
@@ -116,7 +116,7 @@ def test_without_a_read_a_batch_goes_async_each_memory_under_its_retain_id(fake,
     assert body["async"] is True
     assert body["operation_id"]
     assert [item.get("document_id") for item in body["items"]] == made  # forgettable by id
-    session.reader.recall("cohorts")
+    session._parts.reader.recall("cohorts")
     assert len(retains(fake)) == 1
     assert polled(fake) == 1  # the read waits for the async operation the worker sent
 
@@ -133,9 +133,9 @@ def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(
 
     session = make_session(lose_first_reply)
     session.retain("Revenue is in cents.")
-    made = session.queue.held()[0][1].document_id
+    made = session._parts.queue.held()[0][1].document_id
     session.flush(5)
-    wait_for(lambda: session.queue.stats().accepted == 1, 10, "the re-send")
+    wait_for(lambda: session._parts.queue.stats().accepted == 1, 10, "the re-send")
     first, second = retains(fake)
     assert first["operation_id"] == second["operation_id"]  # the same operation to the server
     assert first["items"][0]["document_id"] == second["items"][0]["document_id"] == made
@@ -145,8 +145,8 @@ def test_an_append_of_the_user_s_goes_async_and_the_read_waits_for_it(fake, make
     session = make_session()
     session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")
     session.retain("A fact retained by hand.")
-    assert session.queue.held()[0][1].document_id == "kernel-1"
-    session.reader.recall("x")
+    assert session._parts.queue.held()[0][1].document_id == "kernel-1"
+    session._parts.reader.recall("x")
     [body] = retains(fake)
     assert body["async"] is True  # an append re-sent would be appended twice
     assert body["operation_id"]
@@ -164,7 +164,7 @@ def test_a_read_waits_for_the_user_s_memories_but_not_for_transcripts(fake, make
     session.retain(cells, document_id="k-1", update_mode="append", source=AUTORETAIN)
     session.retain("A fact retained by hand.")
     started = time.monotonic()
-    result = session.reader.recall("fact")
+    result = session._parts.reader.recall("fact")
     assert time.monotonic() - started < 3  # not READ_WAIT_S: nothing waits for the transcript
     first = retains(fake)[0]
     assert first["async"] is False  # the user's memory went first, synchronously …
@@ -178,7 +178,7 @@ def test_a_big_batch_goes_async(fake, make_session):
     session = make_session(batch_size=100)
     for n in range(20):
         session.retain(f"Fact {n}.")
-    session.reader.recall("fact")
+    session._parts.reader.recall("fact")
     [body] = retains(fake)
     assert body["async"] is True  # a synchronous retain of 20 would wait for 20 extractions
     assert polled(fake) == 1
@@ -195,12 +195,12 @@ def test_a_server_that_refuses_sync_gets_async_at_once_and_is_not_asked_again(fa
 
     session = make_session(refuse_sync)
     session.retain("First fact.")
-    session.reader.recall("first")
+    session._parts.reader.recall("first")
     session.retain("Second fact.")
-    session.reader.recall("second")
+    session._parts.reader.recall("second")
     assert len(refused) == 1  # asked once …
     assert [body["async"] for body in retains(fake)] == [True, True]  # … async took both
-    stats = session.queue.stats()
+    stats = session._parts.queue.stats()
     assert (stats.accepted, stats.failed, stats.retrying) == (2, 0, 0)
     assert session.take_notices() == []  # nothing failed: the user hears nothing
 
@@ -215,9 +215,9 @@ def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(
     session = make_session(lose_sync_replies)
     session.retain("A fact whose acknowledgement is lost.")
     started = time.monotonic()
-    session.reader.recall("fact")
+    session._parts.reader.recall("fact")
     assert time.monotonic() - started < 5  # the read does not wait for the retry
-    wait_for(lambda: session.queue.stats().accepted == 1, 10, "the retry")
+    wait_for(lambda: session._parts.queue.stats().accepted == 1, 10, "the retry")
     first, second = retains(fake)
     assert (first["async"], second["async"]) == (False, True)
     assert first["items"][0]["document_id"] == second["items"][0]["document_id"]
@@ -259,8 +259,8 @@ def test_the_worker_follows_a_sent_transcript_until_it_is_indexed(fake, make_ses
     cells = "[cell 1]\nx = 1\n\n[cell 2]\ny = 2"
     session.retain(cells, document_id="k-2", update_mode="append", source=AUTORETAIN)
     session.flush(5)  # sent async: the server indexes it later
-    assert session.queue.transcript_cells("nb") == 2
-    wait_for(lambda: not session.queue.sent_transcripts(), 10, "the watch to see it indexed")
+    assert session._parts.queue.transcript_cells("nb") == 2
+    wait_for(lambda: not session._parts.queue.sent_transcripts(), 10, "the watch to see it indexed")
     assert len(asked) == 3  # asked every second while it was being indexed, then no more
-    assert session.reader.recall("x").still_indexing == 0
-    assert [entry.state for entry in session.queue.feed.items()] == ["indexed"]
+    assert session._parts.reader.recall("x").still_indexing == 0
+    assert [entry.state for entry in session._parts.queue.feed.items()] == ["indexed"]

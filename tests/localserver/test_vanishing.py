@@ -161,7 +161,7 @@ def do_what_it_says(notebook: Notebook, line: str) -> list[str]:
 def delivered_once(notebook: Notebook, url: str, bank: str, facts: list[str], marker: str) -> str:
     """After the restart: each queued fact accepted by the server once and found by %recall."""
     assert notebook.run("%hindsight flush").error is None  # (`server start` may have sent them)
-    queue = notebook.magics.session.queue
+    queue = notebook.magics.session._parts.queue
     stats = wait_for(
         queue.stats,
         60,

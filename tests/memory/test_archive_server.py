@@ -189,14 +189,14 @@ def test_a_server_without_transfers_is_told_in_one_line(
 ) -> None:
     planted(book, 1)
     session = book.magics.session
-    real = session.client._request
+    real = session._parts.connection.client.call
 
     def old_server(operation: str, method: str, path: str, **kw: Any) -> Any:
         if path.endswith("/transfer/export"):
             raise hm.HindsightError(operation, f"{operation} failed: Not Found", 404, "Not Found")
         return real(operation, method, path, **kw)
 
-    monkeypatch.setattr(session.client, "_request", old_server)
+    monkeypatch.setattr(session._parts.connection.client, "call", old_server)
     cell = book.run(f"%hindsight snapshot {tmp_path / 'x.zip'}")
     assert "does not offer bank transfers" in str(cell.error)
     assert not list(tmp_path.glob("*.zip"))
@@ -233,7 +233,7 @@ def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
     planted(book, 1)
     session = book.magics.session
     asked: list[str] = []
-    export, follow = transfers.BankTransfers.export, session.client.operation
+    export, follow = transfers.BankTransfers.export, session._parts.connection.client.operation
 
     def exported(self: transfers.BankTransfers, bank: str) -> str:
         asked.append(export(self, bank))
@@ -245,7 +245,7 @@ def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
         return follow(bank, operation)
 
     monkeypatch.setattr(transfers.BankTransfers, "export", exported)
-    monkeypatch.setattr(session.client, "operation", interrupted)
+    monkeypatch.setattr(session._parts.connection.client, "operation", interrupted)
     folder = tmp_path / "snapshots"
     cell = book.run(f"%hindsight snapshot {folder / 'x.zip'}")
     assert "The snapshot was cancelled (the server's operation too)" in str(cell.error)

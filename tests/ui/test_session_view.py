@@ -98,7 +98,7 @@ def test_requests_only_schedule_work(fake: FakeHindsight, make_session: Any) -> 
     assert view.is_scheduled(job)
     assert fake.requests == []  # nothing went to the server from this thread
     assert ran == []  # the worker runs it
-    session.worker.pump()
+    session._parts.worker.pump()
     assert ran == ["job"]
     assert not view.is_scheduled(job)
 
