@@ -28,19 +28,45 @@ from .._session import HindsightSession, notebook_from_env
 from .._settings import BUDGETS, HindsightSettings, SettingsError
 from .._text import plain_text
 from .._ui.display import RetainResult
-from .parsing import FLAG, Converter, choice, identifier, parse_options, positive_int, tag_list
+from .parsing import FLAG, MagicOptions, Option, choice, identifier, positive_int, tag_list
 from .subcommands import HandlerContext, help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
-RETAIN_USAGE = "%retain [--context TEXT] [--tags a,b] TEXT  |  %%retain [--split] … + cell"
-RECALL_USAGE = (
-    "%recall [--budget low|mid|high] [--max-tokens N] [--types a,b] [--since WHEN] [--until WHEN]"
-    " [--var NAME] QUERY"
+RETAIN_OPTIONS = MagicOptions(
+    "%retain",
+    Option(
+        "context", str, "TEXT", "where the fact comes from; default the ``retain_context`` setting"
+    ),
+    Option("tags", tag_list, "a,b", "extra tags, added to the scope's"),
+    Option("split", FLAG, "", "each blank-line-separated paragraph is its own memory", True),
+    text="TEXT",
 )
-REFLECT_USAGE = (
-    "%%reflect [--context TEXT] [--budget low|mid|high] [--no-sources] [--var NAME] + question"
+RECALL_OPTIONS = MagicOptions(
+    "%recall",
+    Option("budget", choice(*BUDGETS), "low|mid|high", "search effort; default ``recall_budget``"),
+    Option("max_tokens", positive_int, "N", "size of the results"),
+    Option("types", tag_list, "a,b", "memory types, such as ``world,experience``"),
+    Option(
+        "since",
+        str,
+        "WHEN",
+        "only memories recorded since WHEN: an ISO date or time, a written date in quotes like"
+        ' ``"3 Nov"``, a span back from now like ``3d``, ``2w``, ``12h``, or'
+        " ``today``/``yesterday``; your local time",
+    ),
+    Option("until", str, "WHEN", "only memories recorded up to WHEN; a day includes all of it"),
+    Option("var", identifier, "NAME", "also store the result in NAME"),
+    text="QUERY",
+)
+REFLECT_OPTIONS = MagicOptions(
+    "%%reflect",
+    Option("context", str, "TEXT", "extra guidance for the answer"),
+    Option("budget", choice(*BUDGETS), "low|mid|high", "default ``recall_budget``"),
+    Option("no_sources", FLAG, "", "do not ask for or show the sources"),
+    Option("var", identifier, "NAME", "also store the answer in NAME"),
+    text="+ question",
 )
 
 
@@ -126,7 +152,8 @@ class HindsightMagics(Magics, HindsightSettings):
     @no_var_expand
     @line_cell_magic
     @user_facing
-    @with_usage(RETAIN_USAGE)
+    @with_usage(RETAIN_OPTIONS.usage)
+    @RETAIN_OPTIONS.document
     def retain(self, line: str, cell: str | None = None) -> RetainResult:
         """Queue a durable fact for this notebook's long-term memory.
 
@@ -138,9 +165,8 @@ class HindsightMagics(Magics, HindsightSettings):
             %%retain --tags methods
             We use a 5-fold grouped CV split by customer_id.
 
-        Options: ``--context TEXT`` (where the fact comes from; default the
-        ``retain_context`` setting), ``--tags a,b`` (extra tags, added to the scope's),
-        ``--split`` (cell only: each blank-line-separated paragraph is its own memory).
+        {options}
+
         One memory holds at most 1,000,000 characters; larger text is refused. Each memory
         records where it came from: the notebook (when Jupyter tells it), this cell's number
         and the kernel session — ``%recall`` shows them next to the memory.
@@ -150,12 +176,11 @@ class HindsightMagics(Magics, HindsightSettings):
         ``%hindsight status``; ``%hindsight flush`` sends now. From Python:
         ``hindsight_magic.retain(text, tags=…, context=…)``.
         """
-        spec: dict[str, Converter] = {"context": str, "tags": tag_list, "split": FLAG}
-        options, text = parse_options(line, spec, RETAIN_USAGE)
+        options, text = RETAIN_OPTIONS.parse(line)
         if cell is not None:
             if text:
                 raise UsageError(
-                    f"Put the memory in the cell body, not after %%retain. {RETAIN_USAGE}"
+                    f"Put the memory in the cell body, not after %%retain. {RETAIN_OPTIONS.usage}"
                 )
             text = cell
         elif options.get("split"):
@@ -166,7 +191,8 @@ class HindsightMagics(Magics, HindsightSettings):
     @no_var_expand
     @line_cell_magic
     @user_facing
-    @with_usage(RECALL_USAGE)
+    @with_usage(RECALL_OPTIONS.usage)
+    @RECALL_OPTIONS.document
     def recall(self, line: str, cell: str | None = None) -> RecallResult:
         """Search this notebook's long-term memory; returns ranked memories as a table.
 
@@ -180,12 +206,7 @@ class HindsightMagics(Magics, HindsightSettings):
             %%recall --max-tokens 2048
             What do we know about the refunds table?
 
-        Options: ``--budget low|mid|high`` (search effort; default ``recall_budget``),
-        ``--max-tokens N`` (size of the results), ``--types world,experience``,
-        ``--since WHEN`` / ``--until WHEN`` (only memories recorded in that window: an ISO
-        date or time, a written date in quotes like ``"3 Nov"``, a span back from now like
-        ``3d``, ``2w``, ``12h``, or ``today``/``yesterday``; your local time; a day as
-        ``--until`` includes the whole day), ``--var NAME`` (also store the result in NAME).
+        {options}
 
         Each memory is shown with where it came from (notebook · cell · how long ago), its
         tags and score. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
@@ -195,15 +216,7 @@ class HindsightMagics(Magics, HindsightSettings):
         From Python: ``hindsight_magic.recall(query, budget=…, since=…, until=…)``, whose
         docstring says how a window is applied (a filter, not only the server's ranking hint).
         """
-        spec: dict[str, Converter] = {
-            "budget": choice(*BUDGETS),
-            "max_tokens": positive_int,
-            "types": tag_list,
-            "since": str,
-            "until": str,
-            "var": identifier,
-        }
-        options, query = parse_options(line, spec, RECALL_USAGE)
+        options, query = RECALL_OPTIONS.parse(line)
         if cell is not None:
             query = f"{query}\n{cell}"
         result = _functions.recall(
@@ -220,7 +233,8 @@ class HindsightMagics(Magics, HindsightSettings):
     @no_var_expand
     @line_cell_magic
     @user_facing
-    @with_usage(REFLECT_USAGE)
+    @with_usage(REFLECT_OPTIONS.usage)
+    @REFLECT_OPTIONS.document
     def reflect(self, line: str, cell: str | None = None) -> ReflectResult:
         """Ask the Hindsight server to synthesize an answer from this notebook's memory.
 
@@ -234,9 +248,7 @@ class HindsightMagics(Magics, HindsightSettings):
 
             %reflect What conventions does this project follow?
 
-        Options: ``--context TEXT`` (extra guidance for the answer), ``--budget low|mid|high``
-        (default ``recall_budget``), ``--no-sources`` (do not ask for or show the sources),
-        ``--var NAME`` (also store the answer in NAME).
+        {options}
 
         Returns the answer as Markdown (a ``str``), followed by a collapsible **Based on**
         list: the memories it drew on (each with its notebook · cell · age), the mental models
@@ -245,13 +257,7 @@ class HindsightMagics(Magics, HindsightSettings):
         configure a real LLM on the server for real answers. From Python:
         ``hindsight_magic.reflect(question, context=…, sources=True)``.
         """
-        spec: dict[str, Converter] = {
-            "context": str,
-            "budget": choice(*BUDGETS),
-            "no_sources": FLAG,
-            "var": identifier,
-        }
-        options, question = parse_options(line, spec, REFLECT_USAGE)
+        options, question = REFLECT_OPTIONS.parse(line)
         if cell is not None:
             question = f"{question}\n{cell}"
         answer = _functions.reflect(

@@ -19,7 +19,7 @@ import argparse
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
@@ -27,6 +27,7 @@ from IPython.core.magic_arguments import MagicArgumentParser
 _OPTION = re.compile(r"--([A-Za-z][\w-]*)(?:=|\s+|$)")
 Converter = Callable[[str], Any]
 FLAG: Converter = bool  # marker for options that take no value
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _read_value(text: str) -> tuple[str, str]:
@@ -75,6 +76,68 @@ def parse_options(
                 raise UsageError(f"Invalid --{name} {raw!r}: {error}. Usage: {usage}") from None
         rest = rest.lstrip()
     return options, rest
+
+
+class Option(NamedTuple):
+    """One ``--option`` of a free-text magic: its name (``max_tokens`` is ``--max-tokens``),
+    converter (``FLAG``: it takes no value), the value's name in the usage (``N``) and what it
+    does (for the docstring). ``cell_only``: ``%%magic`` only."""
+
+    name: str
+    convert: Converter
+    metavar: str = ""
+    help: str = ""
+    cell_only: bool = False
+
+    @property
+    def flag(self) -> str:
+        """``--max-tokens`` (with its value's name: ``--max-tokens N``)."""
+        option = "--" + self.name.replace("_", "-")
+        return f"{option} {self.metavar}" if self.metavar else option
+
+
+class MagicOptions:
+    """A free-text magic's options, declared once: ``parse`` reads them (``parse_options``),
+    and the usage line and the docstring's "Options:" paragraph are made from them.
+
+    ``magic`` is how the usage starts (``%recall``, ``%%reflect``), ``text`` what follows the
+    options (``QUERY``, ``+ question``); options marked ``cell_only`` get a usage of their own,
+    for the cell form, after ``cell_text``."""
+
+    def __init__(
+        self, magic: str, *options: Option, text: str, cell_text: str = "… + cell"
+    ) -> None:
+        self.options = options
+        self.spec: dict[str, Converter] = {option.name: option.convert for option in options}
+        line = " ".join(f"[{o.flag}]" for o in options if not o.cell_only)
+        self.usage = f"{magic} {line} {text}"
+        cell = " ".join(f"[{o.flag}]" for o in options if o.cell_only)
+        if cell:
+            self.usage += f"  |  %{magic} {cell} {cell_text}"
+
+    def parse(self, line: str) -> tuple[dict[str, Any], str]:
+        """(options, the text after them, verbatim); bad options are one ``UsageError`` line."""
+        return parse_options(line, self.spec, self.usage)
+
+    def paragraph(self, indent: int = 8) -> str:
+        """``Options: ``--budget low|mid|high`` (search effort), …`` for the docstring,
+        wrapped at 92 columns under ``indent`` spaces."""
+        import textwrap
+
+        described = []
+        for option in self.options:
+            help = f"cell only: {option.help}" if option.cell_only else option.help
+            flag = option.flag.replace(" ", "\0")  # never broken between flag and value
+            described.append(f"``{flag}`` ({help})" if help else f"``{flag}``")
+        text = "Options: " + ", ".join(described) + "."
+        margin = " " * indent
+        wrapped = textwrap.fill(text, 92, initial_indent=margin, subsequent_indent=margin)
+        return wrapped.lstrip().replace("\0", " ")
+
+    def document(self, function: F) -> F:
+        """Put the options paragraph where ``function``'s docstring says ``{options}``."""
+        function.__doc__ = (function.__doc__ or "").replace("{options}", self.paragraph())
+        return function
 
 
 def choice(*allowed: str) -> Converter:
@@ -230,9 +293,10 @@ def arg(*names: str, **keywords: Any) -> Argument:
 class Words:
     """What a subcommand (or one of its verbs) takes after its name, declared once.
 
-    ``arguments`` are argparse's; ``usage`` ends every error (default: argparse's, from the
-    arguments' metavars). ``verbatim``: the rest of the line is one word, not shell-split, so
-    ``config retain_context=Ana's notes`` keeps its spaces, quotes and backslashes.
+    ``arguments`` are argparse's; the usage that ends every error is made from them
+    (``usage_line``), unless ``usage`` says more. ``verbatim``: the rest of the line is one
+    word, not shell-split, so ``config retain_context=Ana's notes`` keeps its spaces, quotes
+    and backslashes.
     """
 
     def __init__(self, *arguments: Argument, usage: str | None = None, verbatim: bool = False):
@@ -241,11 +305,28 @@ class Words:
         self.verbatim = verbatim
         self._parsers: dict[str, SubcommandParser] = {}
 
+    def usage_line(self, name: str) -> str:
+        """``%hindsight NAME`` and its arguments in the order declared: ``#N|ID [--reason R]``
+        (``usage`` instead, when given: it says more than the arguments can)."""
+        if self.usage is not None:
+            return self.usage
+        words = [f"%hindsight {name}"]
+        for names, keywords in self.arguments:
+            flag = max(names, key=len)
+            value = keywords.get("metavar") or flag.lstrip("-").upper()
+            if not flag.startswith("-"):
+                words.append(f"[{value}]" if keywords.get("nargs") in ("?", "*") else value)
+            elif keywords.get("action") == "store_true":
+                words.append(f"[{flag}]")
+            else:
+                words.append(f"[{flag} {value}]")
+        return " ".join(words)
+
     def parser(self, name: str) -> SubcommandParser:
         """The parser for subcommand ``name`` (built when first used, then kept)."""
         parser = self._parsers.get(name)
         if parser is None:
-            parser = SubcommandParser(name, self.usage)
+            parser = SubcommandParser(name, self.usage_line(name))
             for argument in self.arguments:
                 parser.add_argument(*argument.names, **argument.keywords)
             self._parsers[name] = parser

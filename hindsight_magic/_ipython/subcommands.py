@@ -426,6 +426,7 @@ def cmd_map(ctx: HandlerContext, args: argparse.Namespace) -> Any:
 
 
 MEMORY_REF = arg("memory", metavar="#N|ID")
+TIMELINE_PERIODS = ("day", "week", "month")  # _memory.overview.PERIODS, not imported at load
 YES = arg("--yes", action="store_true")
 
 SUBCOMMANDS: dict[str, Subcommand] = {
@@ -435,8 +436,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "settings in force and where each came from; config [NAME[=VALUE]] (NAME= resets)",
         cmd_config,
         Words(
-            arg("setting", nargs="?", type=setting_assignment),
-            usage="%hindsight config [NAME[=VALUE]]",
+            arg("setting", nargs="?", type=setting_assignment, metavar="NAME[=VALUE]"),
             verbatim=True,
         ),
     ),
@@ -444,25 +444,24 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
         cmd_scope,
         Words(
-            arg("mode", nargs="*"),
-            arg("--project"),
-            usage="%hindsight scope [global|per-project|per-project-tagged] [--project LABEL]",
+            arg("mode", nargs="*", metavar="|".join(SCOPE_MODES)),
+            arg("--project", metavar="LABEL"),
         ),
     ),
     "bank": Subcommand(
         "show or change the base bank: bank [NAME] [--prefix P]",
         cmd_bank,
-        Words(arg("name", nargs="*"), arg("--prefix"), usage="%hindsight bank [NAME] [--prefix P]"),
+        Words(arg("name", nargs="*"), arg("--prefix", metavar="P")),
     ),
     "flush": Subcommand(
         "send queued memories now and wait (bounded): flush [--timeout S]",
         cmd_flush,
-        Words(arg("--timeout", type=positive_float), usage="%hindsight flush [--timeout S]"),
+        Words(arg("--timeout", type=positive_float, metavar="S")),
     ),
     "retry": Subcommand(
         "re-send memories the server refused earlier (--drop discards them)",
         cmd_retry,
-        Words(arg("--drop", action="store_true"), usage="%hindsight retry [--drop]"),
+        Words(arg("--drop", action="store_true")),
     ),
     "clear": Subcommand(
         "forget the local recall cache and notices (server memory stays)", cmd_clear
@@ -513,7 +512,6 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Words(
             MEMORY_REF,
             arg("--reason", nargs="+", metavar="R"),
-            usage="%hindsight forget #N|ID [--reason R]",
         ),
     ),
     "restore": Subcommand(
@@ -524,7 +522,6 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             arg("memory", metavar="#N|ID|PATH.zip"),
             arg("--into", metavar="BANK"),
             arg("--replace", action="store_true"),
-            usage="%hindsight restore #N|ID|PATH.zip [--into BANK] [--replace]",
         ),
     ),
     "snapshot": Subcommand(
@@ -533,7 +530,6 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Words(
             arg("path", nargs="?"),
             arg("--replace", action="store_true"),
-            usage="%hindsight snapshot [PATH] [--replace]",
         ),
     ),
     "clone": Subcommand(
@@ -543,23 +539,22 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             arg("--to", metavar="BANK"),
             arg("--switch", action="store_true"),
             arg("--replace", action="store_true"),
-            usage="%hindsight clone [--to BANK] [--switch] [--replace]",
         ),
     ),
     "correct": Subcommand(
         "make a memory say something else: correct #N|ID NEW TEXT",
         cmd_correct,
-        Words(arg("words"), usage="%hindsight correct #N|ID NEW TEXT", verbatim=True),
+        Words(arg("words", metavar="#N|ID NEW TEXT"), verbatim=True),
     ),
     "history": Subcommand(
         "what a memory said and when it changed: history #N|ID",
         cmd_history,
-        Words(MEMORY_REF, usage="%hindsight history #N|ID"),
+        Words(MEMORY_REF),
     ),
     "forgotten": Subcommand(
         "the forgotten memories of this scope, with reasons",
         cmd_forgotten,
-        Words(usage="%hindsight forgotten"),
+        Words(),
     ),
     "delete": Subcommand(
         "delete a document and its memories for good: delete DOCUMENT_ID|#N [--yes]",
@@ -567,23 +562,21 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Words(
             arg("document", metavar="DOCUMENT_ID|#N"),
             YES,
-            usage="%hindsight delete DOCUMENT_ID|#N [--yes]",
         ),
     ),
     "purge-matching": Subcommand(
         "delete every memory containing TEXT (a leaked key): purge-matching TEXT [--yes]",
         cmd_purge_matching,
-        Words(arg("text", nargs="+"), YES, usage="%hindsight purge-matching TEXT [--yes]"),
+        Words(arg("text", nargs="+"), YES),
     ),
     "timeline": Subcommand(
         "memories per day/week/month, by type and notebook, as a figure: "
         "timeline [--by day|week|month] [--since WHEN] [--until WHEN]",
         cmd_timeline,
         Words(
-            arg("--by", type=choice("day", "week", "month")),
+            arg("--by", type=choice(*TIMELINE_PERIODS), metavar="|".join(TIMELINE_PERIODS)),
             arg("--since", metavar="WHEN"),
             arg("--until", metavar="WHEN"),
-            usage="%hindsight timeline [--by day|week|month] [--since WHEN] [--until WHEN]",
         ),
     ),
     "map": Subcommand(
@@ -592,23 +585,22 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Words(
             arg("entity", nargs="*", metavar="ENTITY"),
             arg("--top", type=positive_int, default=20, metavar="N"),
-            usage="%hindsight map [ENTITY] [--top N]",
         ),
     ),
     "context": Subcommand(
         "the <mental_models> + last <memories> block for a prompt: prompt = %hindsight context",
         cmd_context,
-        Words(usage="prompt = %hindsight context"),
+        Words(usage="prompt = %hindsight context"),  # how it is used, not only what it takes
     ),
     "panel": Subcommand(
         "a live panel: queue, auto-retain, mental models, buttons (text without widgets)",
         cmd_panel,
-        Words(usage="%hindsight panel"),
+        Words(),
     ),
     "doctor": Subcommand(
         "check packages, server, key, bank, journal and widgets; each ok or what to fix",
         cmd_doctor,
-        Words(usage="%hindsight doctor"),
+        Words(),
     ),
 }
 

@@ -290,3 +290,38 @@ def test_verbatim_words_keep_the_rest_of_the_line() -> None:
     assert words.parse("config", "name=").setting == ("name", "")
     assert words.parse("config", "a=it's  -3% \\x").setting == ("a", "it's  -3% \\x")
     assert words.parse("config", "a='quoted value'").setting == ("a", "quoted value")
+
+
+def test_each_subcommand_usage_is_made_from_its_arguments() -> None:
+    """Every word a subcommand takes shows in its usage, which is written by hand only where
+    it says more than the arguments (how ``context`` is used)."""
+    from hindsight_magic._ipython.subcommands import SUBCOMMANDS
+
+    for name, row in SUBCOMMANDS.items():
+        if not isinstance(row.words, Words):
+            continue
+        usage = row.words.usage_line(name)
+        assert f"%hindsight {name}" in usage, usage
+        for names, keywords in row.words.arguments:
+            flag = max(names, key=len)
+            shown = keywords.get("metavar") or (flag if flag.startswith("-") else flag.upper())
+            assert shown in usage, (name, shown, usage)
+        if row.words.usage is not None:  # a usage by hand must not repeat the derived one
+            derived = Words(*row.words.arguments).usage_line(name)
+            assert row.words.usage != derived, name
+
+
+@pytest.mark.parametrize("magic", ["retain", "recall", "reflect"])
+def test_a_magic_states_its_options_once(magic: str) -> None:
+    """The parser, the usage line and the docstring's Options paragraph come from one
+    declaration: each option is parsed, shown in the usage and described in ``%magic?``."""
+    from hindsight_magic._ipython import magics
+
+    declared = getattr(magics, f"{magic.upper()}_OPTIONS")
+    doc = getattr(magics.HindsightMagics, magic).__doc__ or ""
+    assert "{options}" not in doc
+    assert declared.options
+    for option in declared.options:
+        assert option.name in declared.spec
+        assert f"[{option.flag}]" in declared.usage
+        assert f"``{option.flag}``" in doc.replace("\n        ", " "), option.flag
