@@ -13,7 +13,6 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ._localserver import ServerError, actions, demo
 from ._ui import doctor
@@ -205,12 +204,7 @@ def _transfer(args: argparse.Namespace) -> int:
     from ._errors import HindsightError, InputError
 
     try:
-        if args.command == "snapshot":
-            outcome = _functions.snapshot(args.path, replace=args.replace)
-        elif args.command == "restore":
-            outcome = _functions.restore(Path(args.archive), into=args.into, replace=args.replace)
-        else:
-            outcome = _functions.clone(to=args.to, replace=args.replace)
+        outcome = _functions.TRANSFERS[args.command].run(args, None)
     except InputError as error:
         print(f"hindsight-magic: {error}", file=sys.stderr)
         return 1
@@ -223,26 +217,17 @@ def _transfer(args: argparse.Namespace) -> int:
 
 
 def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``snapshot``, ``restore`` and ``clone`` of this folder's bank."""
-    parser = subparsers.add_parser(
-        "snapshot", help="save this folder's bank to an archive and its manifest"
-    )
-    parser.add_argument("path", nargs="?", default=None, help="the archive (default: dated)")
-    parser.add_argument("--replace", action="store_true", help="write over an existing file")
-    parser.set_defaults(handler=_transfer)
-    parser = subparsers.add_parser(
-        "restore", help="restore a snapshot as this folder's bank (or --into BANK)"
-    )
-    parser.add_argument("archive", help="the snapshot .zip (its manifest beside it)")
-    parser.add_argument("--into", default=None, metavar="BANK", help="restore as this bank")
-    parser.add_argument("--replace", action="store_true", help="replace a bank that holds memories")
-    parser.set_defaults(handler=_transfer)
-    parser = subparsers.add_parser("clone", help="copy this folder's bank on the server")
-    parser.add_argument("--to", default=None, metavar="BANK", help="the copy's name")
-    parser.add_argument(
-        "--replace", action="store_true", help="delete an existing bank of that name first"
-    )
-    parser.set_defaults(handler=_transfer)
+    """``snapshot``, ``restore`` and ``clone`` of this folder's bank, from the table
+    ``%hindsight`` uses too."""
+    from ._functions import TRANSFERS
+
+    for name in ("snapshot", "restore", "clone"):
+        transfer = TRANSFERS[name]
+        parser = subparsers.add_parser(name, help=transfer.help)
+        for word in transfer.words:
+            if not word.magic_only:
+                parser.add_argument(*word.names, **(word.cli or word.keywords))
+        parser.set_defaults(handler=_transfer)
 
 
 # `demo` is added by its own module.

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ._capture.transcript import own_text
 from ._errors import InputError
@@ -517,11 +517,8 @@ def snapshot(
     ``replace=True``. The download streams to disk, never whole in memory. A progress bar
     shows meanwhile; an interrupt cancels it and leaves no partial file.
     """
-    session = session or current_session()
     target = Path(os.fspath(path)).expanduser() if path is not None else None
-    notebook = Path(session.notebook) if session.notebook else None
-    folder = notebook.parent if notebook and notebook.is_absolute() else Path.cwd()
-    return _carry(session, lambda s, p: s.snapshot(target, folder, p, replace))
+    return _carry(session, lambda s, p: s.snapshot(target, p, replace))
 
 
 def clone(
@@ -550,6 +547,89 @@ def clone(
         s.set_setting("bank_id", base)
         outcome.headline += f" This session now uses {target!r}."
     return outcome
+
+
+class TransferWord(NamedTuple):
+    """One word of a transfer as argparse declares it (``names``, ``keywords``). ``cli``: the
+    command line's own keywords for it (None: the same); ``magic_only``: not on the command
+    line, whose transfers act on this folder's bank and keep no session to switch."""
+
+    names: tuple[str, ...]
+    keywords: dict[str, Any]
+    cli: dict[str, Any] | None = None
+    magic_only: bool = False
+
+
+class Transfer(NamedTuple):
+    """A transfer of a whole bank, declared once for ``%hindsight NAME`` (its ``summary`` in
+    ``%hindsight help``) and ``hindsight-magic NAME`` (its ``help``): the words it takes, and
+    ``run`` (the parsed words, the session or None for the process's) → the outcome."""
+
+    name: str
+    summary: str
+    help: str
+    words: tuple[TransferWord, ...]
+    run: Callable[[Any, HindsightSession | None], Outcome]
+
+
+REPLACE = "--replace"
+TRANSFERS: dict[str, Transfer] = {
+    "restore": Transfer(
+        "restore",
+        "bring a forgotten memory back, or a snapshot as a bank: restore #N|ID|PATH.zip "
+        "[--into BANK] [--replace]",
+        "restore a snapshot as this folder's bank (or --into BANK)",
+        (
+            TransferWord(
+                ("what",),
+                {"metavar": "#N|ID|PATH.zip"},
+                cli={"metavar": "archive", "type": Path, "help": "the snapshot .zip"},
+            ),
+            TransferWord(("--into",), {"metavar": "BANK", "help": "restore as this bank"}),
+            TransferWord(
+                (REPLACE,), {"action": "store_true", "help": "replace a bank that holds memories"}
+            ),
+        ),
+        lambda args, session: restore(
+            args.what, into=args.into, replace=args.replace, session=session
+        ),
+    ),
+    "snapshot": Transfer(
+        "snapshot",
+        "save this bank to an archive (and its manifest): snapshot [PATH] [--replace]",
+        "save this folder's bank to an archive and its manifest",
+        (
+            TransferWord(("path",), {"nargs": "?", "help": "the archive (default: dated)"}),
+            TransferWord(
+                (REPLACE,), {"action": "store_true", "help": "write over an existing file"}
+            ),
+        ),
+        lambda args, session: snapshot(args.path, replace=args.replace, session=session),
+    ),
+    "clone": Transfer(
+        "clone",
+        "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",
+        "copy this folder's bank on the server",
+        (
+            TransferWord(("--to",), {"metavar": "BANK", "help": "the copy's name"}),
+            TransferWord(
+                ("--switch",),
+                {"action": "store_true", "help": "work on the copy from now on"},
+                magic_only=True,
+            ),
+            TransferWord(
+                (REPLACE,),
+                {"action": "store_true", "help": "delete an existing bank of that name first"},
+            ),
+        ),
+        lambda args, session: clone(
+            to=args.to,
+            switch=getattr(args, "switch", False),
+            replace=args.replace,
+            session=session,
+        ),
+    ),
+}
 
 
 def correct(memory: MemoryRef, text: str, *, session: HindsightSession | None = None) -> Outcome:

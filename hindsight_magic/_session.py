@@ -543,11 +543,10 @@ class HindsightSession:
         list them."""
         return self._parts.curator.purge_matching(text, yes)
 
-    def snapshot(
-        self, path: Path | None, folder: Path, progress: Progress, replace: bool = False
-    ) -> Outcome:
-        """Write the current bank to an archive and its manifest."""
-        return self._parts.archiver.snapshot(path, folder, progress, replace)
+    def snapshot(self, path: Path | None, progress: Progress, replace: bool = False) -> Outcome:
+        """Write the current bank to an archive (default: a dated file next to the notebook)
+        and its manifest."""
+        return self._parts.archiver.snapshot(path, self.notebook, progress, replace)
 
     def restore_archive(
         self, archive: Path, into: str | None, replace: bool, progress: Progress

@@ -365,25 +365,6 @@ def cmd_forget(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     return _functions.forget(args.memory, reason=reason, session=ctx.session)
 
 
-def cmd_restore(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
-    """Bring a forgotten memory back into recall, or a snapshot archive back as a bank."""
-    return _functions.restore(
-        args.memory, into=args.into, replace=args.replace, session=ctx.session
-    )
-
-
-def cmd_snapshot(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
-    """Save this bank to an archive and its manifest."""
-    return _functions.snapshot(args.path, replace=args.replace, session=ctx.session)
-
-
-def cmd_clone(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
-    """Copy this bank on the server; ``--switch`` works on the copy from now on."""
-    return _functions.clone(
-        to=args.to, switch=args.switch, replace=args.replace, session=ctx.session
-    )
-
-
 def cmd_correct(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """``correct #3 NEW TEXT``: the text after the memory, kept as typed (not shell-split)."""
     words = (args.words or "").split(maxsplit=1)  # any white space ends the memory's name
@@ -423,6 +404,13 @@ def cmd_map(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     memories that mention it."""
     entity = " ".join(args.entity) or None  # ``map Berkeley Lab``: no quotes needed
     return _functions.memory_map(entity, top=args.top, session=ctx.session)
+
+
+def transfer_row(transfer: _functions.Transfer) -> Subcommand:
+    """The row of a transfer (restore, snapshot, clone): the words and call the command line
+    shares (``_functions.TRANSFERS``)."""
+    words = Words(*(Argument(word.names, word.keywords) for word in transfer.words))
+    return Subcommand(transfer.summary, lambda ctx, args: transfer.run(args, ctx.session), words)
 
 
 MEMORY_REF = arg("memory", metavar="#N|ID")
@@ -514,33 +502,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             arg("--reason", nargs="+", metavar="R"),
         ),
     ),
-    "restore": Subcommand(
-        "bring a forgotten memory back, or a snapshot as a bank: restore #N|ID|PATH.zip "
-        "[--into BANK] [--replace]",
-        cmd_restore,
-        Words(
-            arg("memory", metavar="#N|ID|PATH.zip"),
-            arg("--into", metavar="BANK"),
-            arg("--replace", action="store_true"),
-        ),
-    ),
-    "snapshot": Subcommand(
-        "save this bank to an archive (and its manifest): snapshot [PATH] [--replace]",
-        cmd_snapshot,
-        Words(
-            arg("path", nargs="?"),
-            arg("--replace", action="store_true"),
-        ),
-    ),
-    "clone": Subcommand(
-        "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",
-        cmd_clone,
-        Words(
-            arg("--to", metavar="BANK"),
-            arg("--switch", action="store_true"),
-            arg("--replace", action="store_true"),
-        ),
-    ),
+    **{name: transfer_row(transfer) for name, transfer in _functions.TRANSFERS.items()},
     "correct": Subcommand(
         "make a memory say something else: correct #N|ID NEW TEXT",
         cmd_correct,

@@ -299,14 +299,17 @@ class Archiver:
     # -- snapshot ---------------------------------------------------------------------------
 
     def snapshot(
-        self, path: Path | None, folder: Path, progress: Progress, replace: bool = False
+        self, path: Path | None, notebook: str | None, progress: Progress, replace: bool = False
     ) -> Outcome:
-        """Write the current bank to ``path`` (default: a dated file in ``folder``) and its
-        manifest beside it; the queue is flushed first. An existing file at either place is
-        replaced only with ``replace``; both are written to new temporary files first (never
-        through a link someone left there), so a failure leaves neither half-written."""
+        """Write the current bank to ``path`` (default: a dated file next to the ``notebook``
+        when its path is known, else in the working folder) and its manifest beside it; the
+        queue is flushed first. An existing file at either place is replaced only with
+        ``replace``; both are written to new temporary files first (never through a link
+        someone left there), so a failure leaves neither half-written."""
         scope = self._scope()
         bank = scope.bank_id
+        beside = Path(notebook) if notebook else None
+        folder = beside.parent if beside is not None and beside.is_absolute() else Path.cwd()
         target = path if path is not None else folder / default_name(bank)
         if target.is_dir():
             target = target / default_name(bank)
