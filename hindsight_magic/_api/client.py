@@ -294,6 +294,27 @@ class HindsightClient:
         )
         return reply
 
+    def holds_memories(self, bank_id: str) -> bool | None:
+        """Whether a bank holds any document or memory, read now (one row of ``GET
+        …/documents`` and of ``…/memories/list``): the server caches a bank's stats for a
+        minute, so they may still say "empty" after a retain. None: there is no such bank."""
+        try:
+            documents = self.call(
+                "listDocuments",
+                "GET",
+                f"{bank_path(bank_id)}/documents",
+                timeout_s=self.timeouts.request,
+                params={"limit": 1},
+            )
+        except HindsightError as error:
+            if bank_missing(error):
+                return None
+            raise
+        if documents.get("items") or documents.get("total"):
+            return True
+        memories = self.list_memories(bank_id, limit=1)
+        return bool(memories.get("items") or memories.get("total"))
+
     def bank_config(self, bank_id: str) -> dict[str, Any] | None:
         """``GET …/banks/{bank}/config``: the settings in force for the bank (its own over the
         server's); None when the bank does not exist yet."""

@@ -43,7 +43,6 @@ FORMAT = "hindsight-magic snapshot 1"
 TRANSFER_BANK = "hindsight-magic-transfers"  # imports are recorded here (the target is new)
 POLL_S = 0.2
 RESTORE_ATTEMPTS = 3
-HELD = ("total_nodes", "total_documents")  # a bank with either holds memories
 OPERATION_TIMEOUT_S = 3600.0
 HASH_CHUNK = 1 << 20
 INNER_MANIFEST_MAX = 1 << 20  # the server's manifest.json inside an archive: a few hundred bytes
@@ -410,13 +409,11 @@ class Archiver:
         # what this session queued for the bank counts as held (and would land in it)
         if target == current:
             self._prepared()
-            stats = self._settled(target, progress)
-        else:
-            stats = client.bank_stats(target)
+            self._settled(target, progress)
+        held = client.holds_memories(target)
         client.create_bank(TRANSFER_BANK)
         for attempt in range(RESTORE_ATTEMPTS):
-            if stats is not None:
-                held = sum(int(stats.get(key) or 0) for key in HELD)
+            if held is not None:
                 if held and not replace:
                     raise ArchiveError(
                         f"Bank {target!r} already holds memories: restore into a new bank with "
@@ -440,7 +437,7 @@ class Archiver:
                 # which the server refuses when it runs: look again, delete again
                 if attempt + 1 == RESTORE_ATTEMPTS or "already exists" not in str(error):
                     raise
-                stats = client.bank_stats(target)
+                held = client.holds_memories(target)
         if target == current:
             self._changed()
         imported = {name: int(result.get(key) or 0) for name, _, key in COUNTS}

@@ -271,6 +271,25 @@ def test_a_restore_into_a_fresh_kernels_unused_bank_works_the_first_time(
     assert bank_exists(hindsight_server, fresh)
 
 
+def test_a_bank_that_just_got_a_memory_is_not_replaced_without_replace(
+    book: Notebook, hindsight_server: RunningServer, banks: list[str], snapshot: Path
+) -> None:
+    """The server caches a bank's stats for a minute: read while the bank was empty (here by
+    the doctor), they still say so after a retain. Whether a bank holds memories is read where
+    nothing is cached, so the restore is refused and the retained note is not lost."""
+    fresh = f"{banks[0]}-again"
+    banks.append(fresh)
+    book.run("%unload_ext hindsight_magic")
+    book.load(bank_id=fresh, auto_retain="false", scoping="global")
+    httpx.put(f"{hindsight_server.url}/v1/default/banks/{fresh}", json={}, timeout=30)
+    assert "0 memories" in book.run("%hindsight doctor").text  # read while it was empty
+    mine = f"My own note {uuid.uuid4().hex[:8]}: the ridge plots were re-counted."
+    assert book.run(f"%retain {mine}").error is None
+    line = shown(book, f"%hindsight restore {snapshot}")
+    assert f"Bank '{fresh}' already holds memories" in line, line
+    assert mine in recalled("own note ridge plots re-counted")
+
+
 def test_a_snapshot_never_writes_over_or_through_what_is_already_there(
     book: Notebook, tmp_path: Path
 ) -> None:
