@@ -193,35 +193,41 @@ def new_bank(kind: str) -> str:
     return f"bench-{kind}-{uuid.uuid4().hex[:8]}"
 
 
+def busy_operations(http: Any, bank_id: str, consolidation: bool = True) -> int:
+    """The bank's operations pending or running (with ``consolidation``, its consolidation
+    too), read from its operations: the server caches a bank's stats for a minute."""
+    busy = 0
+    for status in ("pending", "processing"):
+        listed = http.get(
+            f"/v1/default/banks/{bank_id}/operations", params={"status": status, "limit": 100}
+        ).json()
+        busy += sum(
+            1
+            for operation in listed.get("operations", [])
+            if consolidation or operation.get("operation_type") != "consolidation"
+        )
+    return busy
+
+
+def bank_counts(http: Any, bank_id: str) -> tuple[int, int]:
+    """(memories, documents) the bank holds now (not its stats: cached for a minute)."""
+    path = f"/v1/default/banks/{bank_id}"
+    memories = http.get(f"{path}/memories/list", params={"limit": 1}).json()
+    documents = http.get(f"{path}/documents", params={"limit": 1}).json()
+    return int(memories.get("total") or 0), int(documents.get("total") or 0)
+
+
 def settle_bank(http: Any, bank_id: str, wait_s: float, consolidation: bool = True) -> float | None:
     """Wait (≤ ``wait_s``) until the server has no pending work for the bank: its retains and,
     with ``consolidation``, consolidation too (without, a consolidation still running is not
-    waited for: the memories are searchable before it ends; and a server without observations
-    leaves every memory "pending consolidation" for ever); the seconds waited, or None when it
-    was still busy."""
+    waited for: the memories are searchable before it ends); the seconds waited, or None when
+    it was still busy."""
     started = time.monotonic()
-    while True:
-        stats = http.get(f"/v1/default/banks/{bank_id}/stats").json()
-        if consolidation:
-            busy = stats.get("pending_operations", 0) + stats.get("pending_consolidation", 0)
-            busy += (stats.get("operations_by_status") or {}).get("processing", 0)
-        else:  # retains (and the like) pending or running; consolidation may go on
-            busy = sum(
-                1
-                for status in ("pending", "processing")
-                for operation in http.get(
-                    f"/v1/default/banks/{bank_id}/operations",
-                    params={"status": status, "limit": 100},
-                )
-                .json()
-                .get("operations", [])
-                if operation.get("operation_type") != "consolidation"
-            )
-        if not busy:
-            return time.monotonic() - started
+    while busy_operations(http, bank_id, consolidation):
         if time.monotonic() - started > wait_s:
             return None
         time.sleep(0.5)
+    return time.monotonic() - started
 
 
 def api_headers() -> dict[str, str]:

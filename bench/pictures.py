@@ -51,22 +51,6 @@ def observation(i: int) -> dict[str, Any]:
     }
 
 
-def settle(http: Any, bank: str, documents: int, timeout_s: float = 1800.0) -> dict[str, Any]:
-    """Wait until ``bank`` holds ``documents`` documents, indexed and consolidated; its stats.
-
-    Right after an asynchronous retain the server may not count its operation as pending
-    yet, so the document count is what is waited for first.
-    """
-    deadline = time.monotonic() + timeout_s
-    while True:
-        stats: dict[str, Any] = http.get(f"/v1/default/banks/{bank}/stats").json()
-        done = int(stats.get("total_documents") or 0) >= documents
-        busy = stats.get("pending_operations") or stats.get("pending_consolidation")
-        if (done and not busy) or time.monotonic() > deadline:
-            return stats
-        time.sleep(2)
-
-
 def fill(url: str, bank: str, memories: int) -> tuple[int, int]:
     """Add documents until ``bank`` holds at least ``memories``; (memories, documents).
 
@@ -77,9 +61,8 @@ def fill(url: str, bank: str, memories: int) -> tuple[int, int]:
     batch = max(10, min(BATCH, memories // 12))
     with raw_client(url) as http:
         while True:
-            build(http, bank, batch, item=observation, first=documents)
+            held, _ = build(http, bank, batch, item=observation, first=documents)
             documents += batch
-            held = int(settle(http, bank, documents).get("total_nodes") or 0)
             if held >= memories:
                 return held, documents
             per_document = max(held / documents, 1.0)

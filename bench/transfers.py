@@ -37,12 +37,14 @@ from typing import Any
 from .common import (
     Stat,
     api_headers,
+    bank_counts,
     bench_server,
     current_rss_mb,
     delete_bank,
     loaded,
     new_bank,
     quiet_shell,
+    settle_bank,
 )
 
 BAR = 1.10  # issue 23: snapshot and restore each within 1.1× of doing it by hand
@@ -67,9 +69,10 @@ def build(
     timeout_s: float = 1800.0,
     item: Callable[[int], dict[str, Any]] = survey_plot,
     first: int = 0,
-) -> dict[str, Any]:
+) -> tuple[int, int]:
     """A bank with documents ``item(first)`` … ``item(first + documents - 1)`` added,
-    retained asynchronously and waited for (indexed, then consolidated); its stats."""
+    retained asynchronously and waited for (indexed, then consolidated); the (memories,
+    documents) it then holds."""
     http.put(f"/v1/default/banks/{bank}", json={}).raise_for_status()
     for start in range(first, first + documents, 100):
         items = [item(i) for i in range(start, min(first + documents, start + 100))]
@@ -77,16 +80,9 @@ def build(
             f"/v1/default/banks/{bank}/memories", json={"items": items, "async": True}
         )
         reply.raise_for_status()
-    deadline = time.monotonic() + timeout_s
-    stats = http.get(f"/v1/default/banks/{bank}/stats").json()
-    while stats["pending_operations"] and time.monotonic() < deadline:  # indexed …
-        time.sleep(1)
-        stats = http.get(f"/v1/default/banks/{bank}/stats").json()
-    deadline = time.monotonic() + CONSOLIDATION_WAIT_S
-    while stats.get("pending_consolidation") and time.monotonic() < deadline:  # … consolidated:
-        time.sleep(1)  # background work would slow the first transfers
-        stats = http.get(f"/v1/default/banks/{bank}/stats").json()
-    return dict(stats)
+    # indexed, then consolidated: background work would slow the first transfers
+    settle_bank(http, bank, timeout_s + CONSOLIDATION_WAIT_S)
+    return bank_counts(http, bank)
 
 
 def _follow(http: Any, bank: str, operation: str) -> dict[str, Any]:
@@ -160,7 +156,7 @@ def measure(url: str, runs: int, documents: int = DOCUMENTS) -> dict[str, Any]:
     shell = quiet_shell()
     http = httpx.Client(base_url=url, headers=api_headers(), timeout=600)
     try:
-        stats = build(http, big, documents)
+        memories, documents_held = build(http, big, documents)
         build(http, small, SMALL_DOCUMENTS)
         http.put(f"/v1/default/banks/{TRANSFER_BANK}", json={})
         with tempfile.TemporaryDirectory(prefix="bench-transfer-") as tmp:
@@ -211,8 +207,8 @@ def measure(url: str, runs: int, documents: int = DOCUMENTS) -> dict[str, Any]:
     result.update(
         snapshot_ratio=found["snapshot"].median / found["export"].median,
         restore_ratio=found["restore"].median / found["import"].median,
-        memories=int(stats["total_nodes"]),
-        documents=int(stats["total_documents"]),
+        memories=memories,
+        documents=documents_held,
         growth=growth,
         sizes=sizes,
         runs=runs,

@@ -162,14 +162,17 @@ def wait_for(
 def settled(bank: httpx.Client, timeout_s: float = 60.0) -> None:
     """Wait until the server has no work left for a bank (``bank``'s base URL is the bank's):
     consolidation runs after a retain returns and adds observations on its own time, so a test
-    comparing the bank before and after something must first let it finish."""
+    comparing the bank before and after something must first let it finish. Read from the
+    bank's operations: its stats are cached by the server for a minute."""
 
     def idle() -> bool:
-        stats = bank.get("/stats").json()
-        busy = stats.get("pending_operations", 0) + stats.get("pending_consolidation", 0)
-        return not busy and not (stats.get("operations_by_status") or {}).get("processing")
+        for status in ("pending", "processing"):
+            listed = bank.get("/operations", params={"status": status, "limit": 1}).json()
+            if listed.get("operations") or listed.get("total"):
+                return False
+        return True
 
-    wait_for(idle, timeout_s, "the bank's pending operations", every_s=0.5)
+    wait_for(idle, timeout_s, "the bank's pending operations", every_s=0.2)
 
 
 # -- clocks and senders ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import RunningServer, poll, wait_for
+from helpers import RunningServer, settled, wait_for
 from kernels import Kernel
 
 from bench.recall_quality import found, is_scaffolding
@@ -64,11 +64,9 @@ def analysis(hindsight_server: RunningServer, tmp_path_factory: pytest.TempPathF
     finally:
         kernel.shutdown()  # a polite exit: what is left is sent then
     ran = Analysis(session, bank_id, env, folder)
-    with httpx.Client(base_url=hindsight_server.url, timeout=30) as http:
-        poll(  # every cell indexed (a busy server takes its time)
-            lambda: not http.get(f"/v1/default/banks/{bank_id}/stats").json()["pending_operations"],
-            120,
-        )
+    bank_url = f"{hindsight_server.url}/v1/default/banks/{bank_id}"
+    with httpx.Client(base_url=bank_url, timeout=30) as bank:
+        settled(bank, 120)  # every cell indexed (a busy server takes its time)
     return ran
 
 
