@@ -48,6 +48,9 @@ def observation(i: int) -> dict[str, Any]:
         "document_id": f"obs-{i}",
         "timestamp": (day - timedelta(days=i % 90)).isoformat(),
         "metadata": {"notebook": f"survey-{i % 4}.ipynb", "source": "%retain"},
+        # named as the extension names them (the local server extracts none without an LLM)
+        "entities": [{"text": person}, {"text": site}, {"text": tool}],
+        "resolve_entities": False,
     }
 
 

@@ -221,6 +221,9 @@ def check_figures(out: str) -> None:
         assert int(memories.group(1).replace(" ", "")) >= 100, row
         own, *_ = table.stats(f"own time per {call}")
         assert 0 < own < 10, (call, own)
+    mapped = re.search(r"the top (\d+) of (\d+) entities", table.row("`hm.memory_map()`")[1])
+    assert mapped, table.row("`hm.memory_map()`")
+    assert 0 < int(mapped.group(1)) <= int(mapped.group(2)), mapped.group(0)  # a real graph
     counted = re.search(r"([\d ]+) memories per (day|week|month)", table.row("`hm.timeline()`")[1])
     assert counted, table.row("`hm.timeline()`")
     assert int(counted.group(1).replace(" ", "")) >= 100
