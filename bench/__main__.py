@@ -119,9 +119,13 @@ def _busy(*loads: str) -> str:
     )
 
 
+_STARTED = time.monotonic()
+
+
 def progress(message: str) -> None:
-    """A progress line on stderr (stdout carries the table)."""
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
+    """A progress line on stderr (stdout carries the table), with the time since the start:
+    where a run spends its time."""
+    print(f"[bench {time.monotonic() - _STARTED:6.0f} s] {message}", file=sys.stderr, flush=True)
 
 
 def _versions(url: str) -> str:
