@@ -34,7 +34,7 @@ from . import (
     retain_tail,
     transfers,
 )
-from .common import bench_server, delete_bank, load_average, machine_line, raw_client
+from .common import bench_server, delete_bank, load_average, machine_line, progress, raw_client
 from .report import Row, Section, document, merged, num
 from .sections import (
     curation_rows,
@@ -117,15 +117,6 @@ def _busy(*loads: str) -> str:
         "the server extracting what the benchmark sent it, besides any other work on the "
         "machine), so wall-clock times are inflated and noisier than on a quiet machine"
     )
-
-
-_STARTED = time.monotonic()
-
-
-def progress(message: str) -> None:
-    """A progress line on stderr (stdout carries the table), with the time since the start:
-    where a run spends its time."""
-    print(f"[bench {time.monotonic() - _STARTED:6.0f} s] {message}", file=sys.stderr, flush=True)
 
 
 def _versions(url: str) -> str:

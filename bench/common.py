@@ -37,6 +37,16 @@ class BenchServer:
     data_dir: Path | None = None  # a server started for the run: deleted when the run ends
 
 
+_STARTED = time.monotonic()
+
+
+def progress(message: str, part: str = "bench") -> None:
+    """A progress line on stderr (stdout carries the table), with the time since the run
+    started: where a run spends its time."""
+    elapsed = time.monotonic() - _STARTED
+    print(f"[{part} {elapsed:6.0f} s] {message}", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def bench_server() -> Iterator[BenchServer]:
     """``HINDSIGHT_BENCH_URL``, or a server started now by the project's launcher in a one-run
@@ -52,7 +62,7 @@ def bench_server() -> Iterator[BenchServer]:
 
     data_dir = Path(tempfile.mkdtemp(prefix="bench-server-"))
     try:
-        print("[bench] starting a local Hindsight server (one run) …", file=sys.stderr, flush=True)
+        progress("starting a local Hindsight server (one run) …")
         info = launcher.start(port=free_port(), data_dir=data_dir)
         yield BenchServer(
             info.url,
@@ -244,13 +254,19 @@ def raw_client(url: str) -> Any:
 
 
 def delete_bank(url: str, bank_id: str, attempts: int = 5) -> bool:
-    """Remove a benchmark bank and its queued server work (best effort)."""
+    """Remove a benchmark bank and its queued server work (best effort). Its pending
+    operations are cancelled first: the server's delete waits for the bank's work to end, so
+    a backlog of retains would hold it for tens of seconds."""
     import httpx
 
+    path = f"/v1/default/banks/{bank_id}"
     with raw_client(url) as http:
         for attempt in range(attempts):
             try:
-                if http.delete(f"/v1/default/banks/{bank_id}").status_code in (200, 404):
+                pending = http.get(f"{path}/operations", params={"status": "pending", "limit": 100})
+                for operation in pending.json().get("operations", []):
+                    http.delete(f"{path}/operations/{operation['id']}")
+                if http.delete(path).status_code in (200, 404):
                     return True
             except httpx.HTTPError:
                 pass

@@ -45,7 +45,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .common import Stat, bench_server, delete_bank, new_bank, raw_client, settle_bank
+from .common import (
+    Stat,
+    bank_counts,
+    bench_server,
+    delete_bank,
+    new_bank,
+    progress,
+    raw_client,
+    settle_bank,
+)
 from .recall_sessions import Fact, Session, distractor_sessions, facts, planted_sessions
 from .report import Row, Section, markdown_table, num, stat_row
 
@@ -367,7 +376,7 @@ def ask(
 
 def bank_memories(url: str, bank_id: str) -> int:
     with raw_client(url) as http:
-        return int(http.get(f"/v1/default/banks/{bank_id}/stats").json().get("total_nodes", 0))
+        return bank_counts(http, bank_id)[0]
 
 
 def measure(
@@ -401,16 +410,21 @@ def measure(
             ):
                 cells = 0
                 for session in batch:
-                    _progress(f"{size}: running {session.notebook} ({len(session.cells)} cells)")
+                    progress(
+                        f"{size}: running {session.notebook} ({len(session.cells)} cells)",
+                        "recall-quality",
+                    )
                     executed = run_session(session, project, env)
                     by_hand.retain(executed)
                     cells += len(executed)
-                _progress(f"{size}: waiting for the server to index both banks …")
+                progress(f"{size}: waiting for the server to index both banks …", "recall-quality")
                 with raw_client(url) as http:
                     for bank in (ext_bank, hand_bank):
                         settle_bank(http, bank, 1800, consolidation=settle_consolidation)
                 bm25 = BM25Notebooks(project)
-                _progress(f"{size}: asking {len(questions)} questions three ways …")
+                progress(
+                    f"{size}: asking {len(questions)} questions three ways …", "recall-quality"
+                )
                 figures = ask(questions, recall, by_hand, bm25, ext_bank)
                 figures["memories"] = {
                     "extension": bank_memories(url, ext_bank),
@@ -533,10 +547,6 @@ def rows(figures: dict[str, Any]) -> Section:
         "its fact's answer. `python -m bench.recall_quality` runs this section alone."
     ]
     return table, notes
-
-
-def _progress(message: str) -> None:
-    print(f"[recall-quality] {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
