@@ -85,6 +85,7 @@ class Sizes:
     distractors: int
     distractor_cells: int
     settle_consolidation: bool = True  # section 12 asks once the banks are consolidated
+    planted_sessions: int = 3  # section 12's sessions with planted facts
 
 
 FULL = Sizes(
@@ -93,7 +94,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 200, 3, 20, 200, 2, 30.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    300, 1, 20, False,
+    300, 1, 20, False, 1,
 )  # fmt: skip
 
 
@@ -176,7 +177,13 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
         if wanted("12"):
             progress("recall quality: notebook sessions in kernels, questions three ways …")
             sections["12"] = recall_quality.rows(
-                recall_quality.measure(url, sizes.distractors, sizes.distractor_cells)
+                recall_quality.measure(
+                    url,
+                    sizes.distractors,
+                    sizes.distractor_cells,
+                    sizes.settle_consolidation,
+                    sizes.planted_sessions,
+                )
             )
 
         if wanted("6"):

@@ -379,14 +379,23 @@ def bank_memories(url: str, bank_id: str) -> int:
         return bank_counts(http, bank_id)[0]
 
 
+def _sessions(count: int) -> str:
+    return f"{count} session" if count == 1 else f"{count} sessions"
+
+
 def measure(
-    url: str, distractors: int = 7, cells_each: int = 140, settle_consolidation: bool = True
+    url: str,
+    distractors: int = 7,
+    cells_each: int = 140,
+    settle_consolidation: bool = True,
+    planted: int = 3,
 ) -> dict[str, Any]:
     """Both sizes, three systems each; the figures as a JSON-able dict. The questions are
     asked once the server has indexed both banks and (``settle_consolidation``) consolidated
-    them, so both ways are asked of a bank at rest; a smoke run skips the second wait."""
+    them, so both ways are asked of a bank at rest; a smoke run skips the second wait, and
+    may plant fewer than the three sessions (``planted``)."""
     ext_bank, hand_bank = new_bank("recall-ext"), new_bank("recall-hand")
-    sessions = planted_sessions()
+    sessions = planted_sessions()[:planted]
     questions = facts(sessions)
     result: dict[str, Any] = {"facts": len(questions), "sizes": {}}
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -402,9 +411,9 @@ def measure(
         try:
             recall = extension_recall(project, env)
             for size, batch in (
-                ("3 sessions", sessions),
+                (_sessions(len(sessions)), sessions),
                 (
-                    f"{len(sessions) + distractors} sessions",
+                    _sessions(len(sessions) + distractors),
                     distractor_sessions(distractors, cells_each),
                 ),
             ):

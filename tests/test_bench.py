@@ -237,7 +237,7 @@ def check_figures(out: str) -> None:
     assert all(0 <= value <= 1 for value in found), found
     ours = [row for row in table.rows if "hit@5 of the extension" in row[1]]
     assert len(ours) == 2, ours
-    assert all(int(row[5]) >= 60 for row in ours), ours  # the planted facts, each asked
+    assert all(int(row[5]) >= 20 for row in ours), ours  # the planted facts, each asked
     shown = [row[2] for row in table.rows if "top-5 results that are scaffolding" in row[1]]
     assert len(shown) == 2, shown
     assert all(text.startswith("0 of ") for text in shown), shown
