@@ -19,8 +19,10 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import shlex
 import socket
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -395,3 +397,89 @@ def local_server(url: str) -> LocalServer | None:
     except Exception:
         log.debug("Hindsight: could not look at the local server", exc_info=True)
         return None
+
+
+# -- where this process runs ---------------------------------------------------------------------
+
+
+def notebook_from_env() -> str | None:
+    """The notebook's path as Jupyter Server tells the kernel (``JPY_SESSION_NAME``), or None."""
+    return os.environ.get("JPY_SESSION_NAME") or None
+
+
+def papermill_input() -> str | None:
+    """The notebook papermill is running, read from the command line of the process that
+    started this kernel (``papermill report.ipynb out.ipynb …``); None elsewhere. Papermill
+    tells its kernel nothing else, and ``pm.execute_notebook`` called from a script leaves no
+    trace: then the ``notebook`` setting (``HINDSIGHT_NOTEBOOK``) names it."""
+    try:
+        import psutil
+
+        parent = psutil.Process().parent()
+        args = parent.cmdline() if parent is not None else []
+    except Exception:  # no permission, a process gone, no psutil: nothing to read
+        return None
+    if not any("papermill" in os.path.basename(arg) for arg in args[:3]):
+        return None
+    return next((arg for arg in args[1:] if arg.endswith(".ipynb")), None)
+
+
+def in_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (whoever started it)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from ipykernel.connect import get_connection_file
+
+        return bool(get_connection_file())
+    except Exception:
+        return False
+
+
+def kernel_id() -> str | None:
+    """The Jupyter kernel id from the connection file, when running in a kernel."""
+    if "ipykernel" not in sys.modules:
+        return None
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = os.path.basename(get_connection_file())
+    except Exception:
+        return None
+    match = re.fullmatch(r"kernel-(.+)\.json", name)
+    return match.group(1) if match else None
+
+
+# -- the package's logger ------------------------------------------------------------------------
+
+log.addHandler(logging.NullHandler())  # never print from the worker into a cell
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time (kernels and test runners replace it;
+    a stream captured at import may be closed by then)."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
+_DEBUG_HANDLER = _CurrentStderr()
+
+
+_DEBUG_HANDLER.setFormatter(logging.Formatter("hindsight_magic %(levelname)s: %(message)s"))
+
+
+def configure_logging(debug: bool) -> None:
+    """With ``debug`` on, show the ``hindsight_magic`` logger's debug records on stderr."""
+    if debug:
+        log.setLevel(logging.DEBUG)
+        if _DEBUG_HANDLER not in log.handlers:
+            log.addHandler(_DEBUG_HANDLER)
+    else:
+        log.setLevel(logging.NOTSET)
+        log.removeHandler(_DEBUG_HANDLER)

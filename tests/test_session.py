@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 import hindsight_magic as hm
-from hindsight_magic._session import HindsightSession, Parts
+from hindsight_magic._session import HindsightSession
+from hindsight_magic._session.parts import Parts
 from hindsight_magic._settings import HindsightSettings
 
 DATA = {"settings", "reads_others", "session_id", "started_at", "run_id", "label", "scope"}

@@ -22,9 +22,10 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from .. import _functions
 from .._diagnosis import ExplainedError
 from .._errors import HindsightError, InputError
+from .._machine import notebook_from_env
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
-from .._session import HindsightSession, notebook_from_env
+from .._session import HindsightSession
 from .._settings import BUDGETS, HindsightSettings, SettingsError
 from .._text import plain_text
 from .._ui.display import RetainResult

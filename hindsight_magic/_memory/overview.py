@@ -233,11 +233,12 @@ class BankOverview:
         connection: Connection,
         scope: Callable[[], BankScope],
         before_read: Callable[[str], int],
+        curator: Curator | None = None,
     ) -> None:
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
-        self.curator: Curator | None = None  # an entity's memories curate through it
+        self._curator = curator  # an entity's memories curate through it
 
     def timeline(
         self, by: str | None = None, window: TimeWindow | None = None, *, settle: bool = True
@@ -374,7 +375,7 @@ class BankOverview:
         )
         from .reading import listed_memories
 
-        return listed_memories(reply, self.curator)
+        return listed_memories(reply, self._curator)
 
 
 def _fact_type(item: Mapping[str, Any]) -> str:

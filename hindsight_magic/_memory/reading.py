@@ -146,14 +146,18 @@ class Reader:
         connection: Connection,
         scope: Callable[[], BankScope],
         before_read: Callable[[str], int],
+        curator: Curator | None = None,
+        model_names: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
+        """``curator``: what recalled memories curate through (``memory.forget()``);
+        ``model_names``: mental model id → name, for an answer's Based on."""
         self._settings = settings
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
-        self.model_names: Callable[[], Mapping[str, str]] = dict  # mental model id → name
+        self._model_names = model_names
+        self._curator = curator
         self.last_recall: RecallResult | None = None  # what ``#3`` refers to
-        self.curator: Curator | None = None  # recalled memories curate through it
 
     def warm_up(self) -> None:
         """Import what reading a reply needs (the reply models, pydantic, the ranking's BM25
@@ -198,8 +202,8 @@ class Reader:
         if window is not None:
             memories = within(memories, window)
         memories = fitting(ranked(memories, query), max_tokens)
-        if self.curator is not None:
-            memories = [memory.tended_by(self.curator) for memory in memories]
+        if self._curator is not None:
+            memories = [memory.tended_by(self._curator) for memory in memories]
         result = RecallResult(
             query, memories, scope.bank_id, still_indexing=still_indexing, window=window
         )
@@ -220,7 +224,7 @@ class Reader:
             reply = client.list_memories(
                 scope.bank_id, fact_type=fact_type, **scope.listing("valid", limit)
             )
-            memories += listed_memories(reply, self.curator)
+            memories += listed_memories(reply, self._curator)
         memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)
         memories = memories[:limit]
         result = RecallResult(LATEST_QUERY, memories, scope.bank_id, still_indexing=still_indexing)
@@ -255,8 +259,8 @@ class Reader:
         if not sources:
             return ReflectResult(text, question, still_indexing=still_indexing)
         # the server names a mental model only inside its text; the cache knows the names
-        based_on = (based_on or Sources()).named(self.model_names())
-        if self.curator is not None:  # answer.based_on.memories[0].forget() works too
+        based_on = (based_on or Sources()).named(self._model_names())
+        if self._curator is not None:  # answer.based_on.memories[0].forget() works too
             for memory in based_on.memories:
-                memory.tended_by(self.curator)
+                memory.tended_by(self._curator)
         return ReflectResult(text, question, based_on, still_indexing=still_indexing)

@@ -11,7 +11,7 @@ from .._version import __version__
 from .display import Report
 
 if TYPE_CHECKING:
-    from .._session import SessionView
+    from .._session.view import SessionView
 
 
 def _when(stamp: float | None) -> str:

@@ -18,7 +18,8 @@ import httpx
 import pytest
 from helpers import FakeHindsight
 
-from hindsight_magic._session import HindsightSession, SessionView
+from hindsight_magic._session import HindsightSession
+from hindsight_magic._session.view import SessionView
 from hindsight_magic._settings import HindsightSettings
 
 PACKAGE = Path(__file__).resolve().parents[2] / "hindsight_magic"
@@ -162,11 +163,12 @@ def imported_names(path: Path) -> list[tuple[str, str]]:
 def test_the_ui_knows_only_the_view_and_the_session_no_ui() -> None:
     for path in sorted((PACKAGE / "_ui").rglob("*.py")):
         for module, name in imported_names(path):
-            if module.lstrip(".") == "_session":
+            if module.lstrip(".") in ("_session", "_session.view"):
                 assert name == "SessionView", f"{path.name} imports {name} from {module}"
         assert "HindsightSession" not in path.read_text(encoding="utf-8"), path
-    session_imports = imported_names(PACKAGE / "_session.py")
-    assert not [m for m, _ in session_imports if m.lstrip(".").startswith("_ui")]
+    for path in sorted((PACKAGE / "_session").glob("*.py")):
+        session_imports = imported_names(path)
+        assert not [m for m, _ in session_imports if m.lstrip(".").startswith("_ui")], path
 
 
 def test_the_panels_bank_reads_do_not_send_the_queue_first(make_session: Any) -> None:

@@ -16,7 +16,7 @@ from .hub import panel_hub
 from .state import text_snapshot
 
 if TYPE_CHECKING:
-    from ..._session import SessionView
+    from ..._session.view import SessionView
     from ..display import Report
     from .widgets import HindsightPanel
 

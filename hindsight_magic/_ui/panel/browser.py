@@ -57,7 +57,7 @@ from ..._text import one_line, plural
 if TYPE_CHECKING:
     from ..._memory.curation import Outcome
     from ..._memory.results import RecallResult
-    from ..._session import SessionView
+    from ..._session.view import SessionView
 
 
 MAX_RESULTS = 50

@@ -31,7 +31,7 @@ from ..._errors import HindsightError
 from ..._text import local_clock, one_line
 
 if TYPE_CHECKING:
-    from ..._session import SessionView
+    from ..._session.view import SessionView
     from ..pictures import Picture
 
 log = logging.getLogger("hindsight_magic")

@@ -29,7 +29,7 @@ from .figures import PanelFigures
 from .state import Snapshot, llm_mode, take_snapshot
 
 if TYPE_CHECKING:
-    from ..._session import SessionView
+    from ..._session.view import SessionView
 
 log = logging.getLogger("hindsight_magic")
 

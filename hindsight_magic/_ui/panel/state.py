@@ -28,7 +28,7 @@ from .browser import CurationView, DocumentView, ForgottenView, MemoryBrowser, S
 from .figures import FigureView, PanelFigures
 
 if TYPE_CHECKING:
-    from ..._session import SessionView
+    from ..._session.view import SessionView
 
 
 TITLE = f"Hindsight memory (hindsight_magic {__version__})"

@@ -29,71 +29,69 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
-import re
-import sys
 import threading
 import uuid
-import weakref
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
-from ._api.client import Connection, Timeouts
-from ._capture import redact
-from ._capture.autoretain import AutoRetainer
-from ._capture.redact import SecretValues
-from ._delivery.items import Batch, FlushOutcome, Route, new_item
-from ._delivery.journal import open_journal
-from ._delivery.journal_file import JournalError
-from ._delivery.queue import RetainQueue, SentOperation
-from ._delivery.sender import (
+from .._api.client import Connection, Timeouts
+from .._capture import redact
+from .._capture.autoretain import AutoRetainer
+from .._capture.redact import SecretValues
+from .._delivery.items import FlushOutcome, Route, new_item
+from .._delivery.journal import open_journal
+from .._delivery.journal_file import JournalError
+from .._delivery.queue import RetainQueue, SentOperation
+from .._delivery.sender import (
     READ_WAIT_S,
     BatchSender,
     ReadReady,
     TranscriptWatch,
-    follow_operations,
-    operation_state,
     own_document_id,
     prepare_read,
     send_queued_elsewhere,
 )
-from ._delivery.worker import Worker
-from ._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
-from ._errors import HindsightError
-from ._machine import resolve_api_url
-from ._memory.archive import Archiver
-from ._memory.curation import Curator
-from ._memory.mental_models import MentalModelCache
-from ._memory.overview import BankOverview
-from ._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
-from ._memory.reading import Reader
-from ._memory.scope import BankScope, compute_scope, project_label
-from ._settings import SettingsError, bank_id_problem, tag_problem
-from ._text import local_timestamp, one_line, plural
+from .._delivery.worker import Worker
+from .._diagnosis import explain, probe_identity
+from .._errors import HindsightError
+from .._machine import (
+    configure_logging,
+    in_kernel,
+    kernel_id,
+    notebook_from_env,
+    papermill_input,
+    resolve_api_url,
+)
+from .._memory.archive import Archiver
+from .._memory.curation import Curator
+from .._memory.mental_models import MentalModelCache
+from .._memory.overview import BankOverview
+from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
+from .._memory.reading import Reader
+from .._memory.scope import BankScope, compute_scope, project_label
+from .._settings import SettingsError, bank_id_problem, tag_problem
+from .._text import local_timestamp, one_line, plural
+from .parts import Notices, Parts
+from .view import SessionView
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import httpx
 
-    from ._capture.autoretain import AutoRetainStatus, Outputs
-    from ._delivery.items import QueueStats
-    from ._delivery.journal_file import JournalFile
-    from ._delivery.recent import RecentItem
-    from ._memory.archive import Progress
-    from ._memory.curation import Outcome
-    from ._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
-    from ._memory.overview import EntityMap, TimelineCounts
-    from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import TimeWindow
-    from ._settings import HindsightSettings
+    from .._capture.autoretain import AutoRetainStatus, Outputs
+    from .._delivery.items import QueueStats
+    from .._memory.archive import Progress
+    from .._memory.curation import Outcome
+    from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
+    from .._memory.overview import EntityMap, TimelineCounts
+    from .._memory.results import RecallResult, ReflectResult
+    from .._memory.timewindow import TimeWindow
+    from .._settings import HindsightSettings
 
 
 log = logging.getLogger("hindsight_magic")
-T = TypeVar("T")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
 STARTUP_DELAY_S = 0.3
@@ -111,49 +109,6 @@ def scope_problem(scope: BankScope) -> str | None:
         if problem:
             return f"Invalid project tag {one_line(tag, 60)!r}: {problem}."
     return None
-
-
-def notebook_from_env() -> str | None:
-    """The notebook's path as Jupyter Server tells the kernel (``JPY_SESSION_NAME``), or None."""
-    return os.environ.get("JPY_SESSION_NAME") or None
-
-
-def papermill_input() -> str | None:
-    """The notebook papermill is running, read from the command line of the process that
-    started this kernel (``papermill report.ipynb out.ipynb …``); None elsewhere. Papermill
-    tells its kernel nothing else, and ``pm.execute_notebook`` called from a script leaves no
-    trace: then the ``notebook`` setting (``HINDSIGHT_NOTEBOOK``) names it."""
-    try:
-        import psutil
-
-        parent = psutil.Process().parent()
-        args = parent.cmdline() if parent is not None else []
-    except Exception:  # no permission, a process gone, no psutil: nothing to read
-        return None
-    if not any("papermill" in os.path.basename(arg) for arg in args[:3]):
-        return None
-    return next((arg for arg in args[1:] if arg.endswith(".ipynb")), None)
-
-
-@dataclass(eq=False)
-class Parts:
-    """One session's parts, built and wired by ``HindsightSession``. The session and its
-    ``SessionView`` use them; nothing else does (the front ends ask the session)."""
-
-    connection: Connection
-    notices: Notices
-    secrets: SecretValues
-    journal_file: JournalFile | None
-    sender: BatchSender
-    queue: RetainQueue
-    worker: Worker
-    transcripts: TranscriptWatch
-    autoretain: AutoRetainer
-    mental_models: MentalModelCache
-    reader: Reader
-    curator: Curator
-    overview: BankOverview
-    archiver: Archiver
 
 
 class HindsightSession:
@@ -203,19 +158,23 @@ class HindsightSession:
             notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
             queue.request_flush()
         mental_models = MentalModelCache(settings, connection, lambda: self.scope, worker)
-        reader = Reader(settings, connection, lambda: self.scope, self._before_read)
-        reader.model_names = mental_models.names
         curator = Curator(
             connection,
             lambda: self.scope,
-            lambda: reader.last_recall,
+            lambda: reader.last_recall,  # "#3": the third of the reader's last recall
             queue.cancel,
             self._before_read,
             secrets,
         )
-        reader.curator = curator
-        overview = BankOverview(connection, lambda: self.scope, self._before_read)
-        overview.curator = curator
+        reader = Reader(
+            settings,
+            connection,
+            lambda: self.scope,
+            self._before_read,
+            curator,
+            mental_models.names,
+        )
+        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator)
         self._parts = Parts(
             connection=connection,
             notices=notices,
@@ -673,334 +632,6 @@ class HindsightSession:
             self.close(EXIT_FLUSH_S)
         except Exception:  # never raise at interpreter exit
             log.debug("Hindsight: exit flush failed", exc_info=True)
-
-
-class SessionView:
-    """What the UI (status, the panel) may know of one session, and the few things it may ask.
-
-    It exists so that ``_ui`` does not depend on the session's internals: the UI reads flat
-    values here (the server, scope, queue counters, Recent feed, auto-retain and mental models)
-    and makes requests here, instead of reaching through the queue, its feed and worker, the
-    model cache or the connection. Those parts can change shape without touching the UI, and the
-    layers stay real: ``_ui`` sits above ``_session``, this class is the only thing ``_ui`` knows
-    of a session, and ``_session`` imports nothing from ``_ui``.
-
-    Nothing here waits on the network on the kernel thread: the requests only set a flag or
-    schedule a job on the worker (``schedule``). The few calls that ask the server
-    (``server_state``, ``recall_now``, ``follow_memories``, ``document``, ``refresh_model``,
-    ``operation_state``) run on the worker, or in a magic the user ran, with the session's
-    timeouts; the panel and the status report never hold the HTTP client themselves. (The
-    doctor, ``_ui/doctor.py``, makes a client of its own: it checks the settings as given,
-    for ``hindsight-magic doctor`` too, where there is no session.)
-
-    It holds the session weakly: a panel left open after ``%unload_ext`` keeps its view (and the
-    hub in the ``panel_hub`` slot), not the unloaded session with its queue and journal. Once the
-    session is gone, ``closed`` is True and every other call raises ``RuntimeError``.
-    """
-
-    def __init__(self, session: HindsightSession, parts: Parts) -> None:
-        self._session = weakref.ref(session)
-        self._parts = weakref.ref(parts)
-        self._lock = threading.Lock()
-        self._panel_hub: object | None = None
-
-    def _live(self) -> HindsightSession:
-        session = self._session()
-        if session is None:
-            raise RuntimeError("the Hindsight session is gone")
-        return session
-
-    def _part(self) -> Parts:
-        parts = self._parts()
-        if parts is None or self._session() is None:
-            raise RuntimeError("the Hindsight session is gone")
-        return parts
-
-    # -- reads --------------------------------------------------------------------------------
-
-    @property
-    def closed(self) -> bool:
-        """Whether the session was closed (unloaded, kernel exit) or is gone."""
-        session = self._session()
-        return session is None or session.closed
-
-    @property
-    def session_id(self) -> str:
-        """The session's id (the Jupyter kernel id when there is one)."""
-        return self._live().session_id
-
-    @property
-    def notebook(self) -> str | None:
-        """The notebook's path when the front end tells it, else None."""
-        return self._live().notebook
-
-    @property
-    def server_url(self) -> str:
-        """The server URL in use."""
-        return self._live().api_url
-
-    @property
-    def has_key(self) -> bool:
-        """Whether an API key is sent."""
-        return self._part().connection.client.has_key
-
-    @property
-    def scope(self) -> BankScope:
-        """The bank and tags in force."""
-        return self._live().scope
-
-    @property
-    def auto_retain_setting(self) -> bool:
-        """The ``auto_retain`` setting (on even while the panel's button paused it)."""
-        return bool(self._live().settings.auto_retain)
-
-    def queue_stats(self) -> QueueStats:
-        """A consistent snapshot of the queue's counters."""
-        return self._part().queue.stats()
-
-    def recent(self) -> tuple[RecentItem, ...]:
-        """The Recent feed: this kernel's last memories and their delivery state, newest first."""
-        return self._part().queue.feed.items()
-
-    def memories_waiting(self, bank_id: str) -> bool:
-        """Whether a memory the user queued for ``bank_id`` was not tried yet."""
-        return self._part().queue.memories_waiting(bank_id)
-
-    def transcript_cells(self, bank_id: str) -> int:
-        """Auto-retained cells of ``bank_id`` a search cannot find yet (not waited for)."""
-        return self._part().queue.transcript_cells(bank_id)
-
-    def autoretain_status(self, process: bool = False) -> AutoRetainStatus:
-        """Auto-retain's counters; ``process`` first turns recorded cells into entries (CPU
-        only: a user-run status may, the panel's background refresh does not)."""
-        return self._part().autoretain.status(process=process)
-
-    @property
-    def models(self) -> tuple[MentalModel, ...]:
-        """The mental models shown in the scope (with content, by name); () when turned off."""
-        cache = self._part().mental_models
-        return cache.models if cache.enabled else ()
-
-    def model_rows(self) -> list[tuple[str, str]]:
-        """The "Mental models" rows of the status report."""
-        return self._part().mental_models.status_rows()
-
-    def curated(self) -> str:
-        """What this session curated: ``2 forgotten, 1 deleted`` ('' when nothing)."""
-        return self._part().curator.summary()
-
-    def wait_first_model_load(self) -> bool:
-        """Wait (at most 1.5 s, on the worker's load) for the first model list; True if done."""
-        return self._part().mental_models.wait_first_load()
-
-    # -- requests -----------------------------------------------------------------------------
-
-    def request_flush(self) -> None:
-        """Ask the worker to send the queue now (does not wait)."""
-        self._part().queue.request_flush()
-
-    def request_memories(self) -> None:
-        """Ask the worker to send the user's memories now, as a read does (does not wait)."""
-        self._part().queue.request_memories()
-
-    def retry_failed(self) -> int:
-        """Move refused memories back to the queue and ask for a flush; returns their count."""
-        return self._live().retry_failed()
-
-    def reload_models(self) -> None:
-        """Reload the mental models on the worker (the old ones stay shown meanwhile)."""
-        self._part().mental_models.reload(clear=False)
-
-    def pause_autoretain(self, paused: bool) -> None:
-        """Pause (or resume) auto-retain without changing the setting."""
-        self._part().autoretain.pause(paused)
-
-    def process_autoretain(self) -> None:
-        """Queue the transcripts that are due (CPU only; the panel's search, on the worker)."""
-        self._part().autoretain.process()
-
-    def schedule(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
-        """Run ``job`` on the session's worker thread after ``delay_s`` (once, however often it
-        is asked while waiting); False when the worker has stopped or the session is gone."""
-        parts = self._parts()
-        return (
-            parts is not None and self._session() is not None and parts.worker.submit(job, delay_s)
-        )
-
-    def is_scheduled(self, job: Callable[[], object]) -> bool:
-        """Whether ``job`` waits to run on the worker."""
-        parts = self._parts()
-        return parts is not None and job in parts.worker.scheduled()
-
-    def recall_now(self, query: str) -> RecallResult:
-        """Recall ``query`` in the current scope without sending the queue or waiting for
-        indexing first (the panel's search does both itself, step by step, on the worker)."""
-        session, parts = self._live(), self._part()
-        still = parts.queue.transcript_cells(session.scope.bank_id)
-        reader = Reader(session.settings, parts.connection, lambda: session.scope, lambda _: still)
-        return reader.recall(query)
-
-    def follow_memories(self, bank_id: str | None = None) -> bool:
-        """Ask the server once about the user's memories it accepted (of ``bank_id``, or any)
-        and is still indexing; the Recent feed follows. True while some still are."""
-        parts = self._part()
-        return follow_operations(
-            parts.connection.client, parts.queue, parts.queue.sent_memories(bank_id)
-        )
-
-    def operation_state(self, bank_id: str, operation_id: str) -> str:
-        """``indexing``, ``done``, ``failed: why`` or ``unknown`` for an operation of the server."""
-        return operation_state(self._part().connection.client, bank_id, operation_id)
-
-    def server_state(self) -> str:
-        """``ok (Hindsight 1.1.0)``, or what is wrong with the server and what to do (asks it)."""
-        return server_state(self._part().connection.client, NOTEBOOK_COMMAND)
-
-    def explain(self, error: HindsightError) -> str:
-        """``error`` as one line saying what it means and what to do."""
-        return self._live().explain(error)
-
-    def document(self, document_id: str) -> dict[str, Any] | None:
-        """The document ``document_id`` of the current bank as the server stores it."""
-        return self._part().connection.client.document(self._live().scope.bank_id, document_id)
-
-    def refresh_model(self, model_id: str) -> str | None:
-        """Ask the server to refresh a mental model; its operation id ("" if none), or None
-        when there is no such model."""
-        return self._part().mental_models.refresh(model_id)
-
-    def timeline(self, by: str | None = None) -> TimelineCounts:
-        """The whole bank's memories per period, read now without waiting for the queue:
-        what the panel's Timeline tab draws (on the worker)."""
-        return self._part().overview.timeline(by, settle=False)
-
-    def entity_map(self, top: int = 20) -> EntityMap:
-        """The bank's ``top`` entities and their co-occurrences (the panel's Map tab)."""
-        return self._part().overview.entity_map(top=top)
-
-    def forget(self, memory: str, reason: str = "") -> Outcome:
-        """Forget a memory (an id or a retain id), as ``%hindsight forget`` does; asks the
-        server, so the panel calls it on the worker. Raises ``InputError`` (one line) or
-        ``HindsightError``."""
-        return self._part().curator.forget(memory, reason)
-
-    def restore(self, memory: str) -> Outcome:
-        """Bring a forgotten memory back (``%hindsight restore``); on the worker."""
-        return self._part().curator.restore(memory)
-
-    def delete(self, document: str, yes: bool = False) -> Outcome:
-        """Delete a document and its memories with ``yes``, else list them; on the worker."""
-        return self._part().curator.delete(document, yes)
-
-    def forgotten(self) -> Outcome:
-        """The forgotten memories of the scope, newest first (``.memory_ids``); on the worker."""
-        return self._part().curator.forgotten()
-
-    def panel_hub(self, make: Callable[[SessionView], T]) -> T:
-        """The UI's panel hub for this session: made by ``make`` on first use, then kept here.
-
-        Every ``%hindsight panel`` of a kernel shares one hub (one worker job, one snapshot for
-        all of them), and that hub goes with the session. So it lives in this slot, which has
-        the session's lifetime, rather than in a registry keyed by session. The session never
-        reads the slot and cannot name its type (``_session`` imports nothing from ``_ui``),
-        hence the factory.
-        """
-        with self._lock:
-            if self._panel_hub is None:
-                self._panel_hub = make(self)
-            return cast(T, self._panel_hub)
-
-
-log.addHandler(logging.NullHandler())  # never print from the worker into a cell
-
-
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is at the time (kernels and test runners replace it;
-    a stream captured at import may be closed by then)."""
-
-    @property
-    def stream(self) -> object:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: object) -> None:
-        pass
-
-
-_DEBUG_HANDLER = _CurrentStderr()
-
-
-_DEBUG_HANDLER.setFormatter(logging.Formatter("hindsight_magic %(levelname)s: %(message)s"))
-
-
-def configure_logging(debug: bool) -> None:
-    """With ``debug`` on, show the ``hindsight_magic`` logger's debug records on stderr."""
-    if debug:
-        log.setLevel(logging.DEBUG)
-        if _DEBUG_HANDLER not in log.handlers:
-            log.addHandler(_DEBUG_HANDLER)
-    else:
-        log.setLevel(logging.NOTSET)
-        log.removeHandler(_DEBUG_HANDLER)
-
-
-def in_kernel() -> bool:
-    """Whether this process is a Jupyter kernel (whoever started it)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        from ipykernel.connect import get_connection_file
-
-        return bool(get_connection_file())
-    except Exception:
-        return False
-
-
-def kernel_id() -> str | None:
-    """The Jupyter kernel id from the connection file, when running in a kernel."""
-    if "ipykernel" not in sys.modules:
-        return None
-    try:
-        from ipykernel.connect import get_connection_file
-
-        name = os.path.basename(get_connection_file())
-    except Exception:
-        return None
-    match = re.fullmatch(r"kernel-(.+)\.json", name)
-    return match.group(1) if match else None
-
-
-MAX_NOTICES = 50
-
-
-class Notices:
-    """A bounded queue of one-line notices (thread-safe: ``deque`` appends and pops are)."""
-
-    def __init__(self) -> None:
-        self._notices: deque[str] = deque(maxlen=MAX_NOTICES)
-
-    def add(self, text: str) -> None:
-        """Leave one line for the user."""
-        self._notices.append(text)
-
-    def retention_failed(self, batch: Batch, message: str) -> None:
-        """The queue's ``on_failure``: the server refused a batch for good."""
-        count = plural(batch.count, "memory", "memories")
-        self.add(
-            f"Memory retention failed for {count}: {message} "
-            "(kept: %hindsight retry re-sends, %hindsight retry --drop discards)"
-        )
-
-    def pending(self) -> tuple[str, ...]:
-        """The notices not yet shown, without taking them."""
-        return tuple(self._notices)
-
-    def take(self) -> list[str]:
-        """The notices not yet shown, oldest first (each is returned once)."""
-        taken = []
-        while self._notices:
-            taken.append(self._notices.popleft())
-        return taken
 
 
 Session = HindsightSession  # its public name: what ``project_session`` returns
