@@ -23,7 +23,7 @@ import math
 import os
 import unicodedata
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from urllib.parse import urlsplit
 
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
@@ -92,6 +92,7 @@ class SettingTrait:
 
     name: str | None
     help: str
+    metadata: dict[str, Any]  # traitlets': ``config``, ``affects``
 
     def convert(self, value: Any) -> Any:
         raise NotImplementedError
@@ -334,6 +335,8 @@ SCOPE_MODES: tuple[str, ...] = ("global", "per-project", "per-project-tagged")
 BUDGETS: tuple[str, ...] = ("low", "mid", "high")
 EXTRACTION_MODES: tuple[str, ...] = ("server", "chunks", "concise", "verbose", "verbatim")
 FALLBACK_API_URL = "http://localhost:8888"
+# what a change of a setting rebuilds in a session (its trait's ``affects`` tag)
+Affects = Literal["connection", "scope", "autoretain", "mental_models", "logging"]
 KEY_VARIABLES = ("HINDSIGHT_API_KEY", "HINDSIGHT_API_TOKEN")
 
 
@@ -471,6 +474,15 @@ class HindsightSettings(Configurable):
     def setting_names(cls) -> tuple[str, ...]:
         """Every setting's name, in declaration order."""
         return tuple(n for n, v in vars(HindsightSettings).items() if isinstance(v, SettingTrait))
+
+    @classmethod
+    def affects(cls, name: str) -> Affects | None:
+        """What a change of setting ``name`` rebuilds in a session (None: nothing, it is read
+        when used)."""
+        tag = cls._setting(name).metadata.get("affects")
+        if tag is not None and tag not in get_args(Affects):
+            raise ValueError(f"setting {name}: unknown affects tag {tag!r}")
+        return cast("Affects | None", tag)
 
     @classmethod
     def environment_variables(cls) -> tuple[str, ...]:

@@ -463,3 +463,12 @@ def test_settings_like_a_kernel_read_the_profiles_config_files(
     assert "scoping" in lines[0]
     assert "Ignored." in lines[0]
     assert settings_like_a_kernel(str(tmp_path / "none")).bank_id == "jupyter"
+
+
+def test_every_setting_says_what_its_change_rebuilds_in_words_a_session_knows() -> None:
+    """A session rebuilds what a setting's ``affects`` tag names, by a table keyed on
+    ``Affects``: a tag outside it would be a change nothing follows."""
+    tags = {name: HindsightSettings.affects(name) for name in HindsightSettings.setting_names()}
+    assert tags["api_url"] == "connection"
+    assert tags["bank_id"] == "scope"
+    assert tags["recall_budget"] is None  # read when used

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from .._text import one_line, plural
 from .items import Batch, MemoryItem, Route, form_batches
@@ -38,6 +39,7 @@ from .journal_file import (
     HeldRow,
     JournalError,
     JournalFile,
+    JournalKind,
     JournalRow,
     journal_error,
     journal_path,
@@ -49,7 +51,7 @@ log = logging.getLogger("hindsight_magic")
 RETRY_S = 5.0
 QUICK_RETRY_S = 0.2
 # retried at once, no line: transient, or (corrupt) the reopen moves the file aside and says so
-QUIET_KINDS = {"locked", "replaced", "corrupt"}
+QUIET_KINDS: frozenset[JournalKind] = frozenset({"locked", "replaced", "corrupt"})
 ROTATE_BYTES = CAPACITY // 2  # past this, new memories go to a fresh spool
 
 Notify = Callable[[str], None]
@@ -62,7 +64,7 @@ class JournalOp:
     Row ids are read from the items when written (a rewrite may have renumbered them).
     """
 
-    kind: str
+    kind: Literal["batched", "failed", "delete"]
     items: list[MemoryItem]
     operation_id: str | None = None
     error: str | None = None

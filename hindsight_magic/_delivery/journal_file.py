@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._errors import Error
 from .._machine import data_dir, pid_exists
@@ -90,7 +90,13 @@ def journal_path(setting: str) -> Path | None:
 
 # -- failures ----------------------------------------------------------------------------------
 
-_SQLITE_KINDS = {
+RowState = Literal["pending", "spilled", "batched", "failed"]  # a row's ``state`` column
+JournalKind = Literal[
+    "error", "corrupt", "full", "readonly", "denied", "cantopen", "locked", "closed", "replaced"
+]  # why the file cannot be used (``REASONS`` words them)
+
+
+_SQLITE_KINDS: dict[int, JournalKind] = {
     # SQLite's primary result codes (the sqlite3 module names them from Python 3.11 on; they
     # are fixed by SQLite's C API): CORRUPT, NOTADB, FULL, READONLY, PERM, CANTOPEN, BUSY
     11: "corrupt",
@@ -101,7 +107,7 @@ _SQLITE_KINDS = {
     14: "cantopen",
     5: "locked",
 }
-_SQLITE_TEXTS = (  # SQLite's own message for each code above
+_SQLITE_TEXTS: tuple[tuple[str, JournalKind], ...] = (  # SQLite's words for each code above
     ("malformed", "corrupt"),
     ("not a database", "corrupt"),
     ("disk is full", "full"),
@@ -111,7 +117,7 @@ _SQLITE_TEXTS = (  # SQLite's own message for each code above
     ("unable to open database file", "cantopen"),
     ("database is locked", "locked"),
 )
-_OS_KINDS = {
+_OS_KINDS: dict[int, JournalKind] = {
     errno.ENOSPC: "full",
     errno.EDQUOT: "full",
     errno.EROFS: "readonly",
@@ -132,7 +138,9 @@ REASONS = {
 class JournalError(Error):
     """The journal file cannot be used right now; ``kind`` says why (see the module doc)."""
 
-    def __init__(self, message: str, kind: str = "error", detail: str | None = None) -> None:
+    def __init__(
+        self, message: str, kind: JournalKind = "error", detail: str | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.detail = detail or message
@@ -143,7 +151,7 @@ class JournalError(Error):
         return REASONS.get(self.kind, self.detail)
 
 
-def kind_of(error: BaseException) -> str:
+def kind_of(error: BaseException) -> JournalKind:
     """The kind of a ``sqlite3.Error`` or ``OSError``."""
     if isinstance(error, JournalError):
         return error.kind
@@ -169,7 +177,7 @@ def journal_error(path: Path, error: BaseException) -> JournalError:
     return JournalError(f"cannot use the journal {path}: {error}", kind, str(error))
 
 
-def _folder_kind(folder: Path) -> str:
+def _folder_kind(folder: Path) -> JournalKind:
     try:
         if os.statvfs(folder).f_flag & os.ST_RDONLY:
             return "readonly"
@@ -315,7 +323,7 @@ class JournalRow:
     bank_id: str
     tags: tuple[str, ...] | None
     item: MemoryItem
-    state: str
+    state: RowState
     operation_id: str | None
     error: str | None
 
@@ -327,7 +335,7 @@ class HeldRow:
     bank_id: str
     tags: tuple[str, ...] | None
     item: MemoryItem
-    state: str = "pending"
+    state: RowState = "pending"
     operation_id: str | None = None
     error: str | None = None
 
@@ -699,7 +707,7 @@ class JournalFile:
             by_ids(db, "update items set state = 'pending' where id in", [r.id for r in rows])
         return rows
 
-    def rows(self, state: str) -> list[JournalRow]:
+    def rows(self, state: RowState) -> list[JournalRow]:
         """All of this owner's rows in ``state``, oldest first."""
         with self._using() as db:
             return self._select(db, "state = ?", -1, state)
@@ -738,7 +746,7 @@ class JournalFile:
             found += [e for e in map(decode, lines) if e is not None and e[0] == bank_id]
         return found
 
-    def count(self, state: str) -> int:
+    def count(self, state: RowState) -> int:
         """How many of this owner's rows are in ``state``."""
         with self._using() as db:
             row = db.execute(

@@ -44,7 +44,7 @@ from .items import (
     is_transcript,
 )
 from .journal import Journal, Notify, Recovered
-from .journal_file import HeldRow, JournalError, JournalFile
+from .journal_file import HeldRow, JournalError, JournalFile, RowState
 from .recent import RecentFeed
 
 log = logging.getLogger("hindsight_magic")
@@ -516,7 +516,8 @@ class RetainQueue:
     def held_rows(self) -> list[HeldRow]:
         """What memory holds, as the journal writes it back after a while without it."""
         with self.lock:
-            batches = [(b, "failed") for b in self._failed] + [(b, "batched") for b in self._outbox]
+            batches: list[tuple[Batch, RowState]] = [(b, "failed") for b in self._failed]
+            batches += [(b, "batched") for b in self._outbox]
             if self._in_flight is not None:
                 batches.append((self._in_flight, "batched"))
             kept = [

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, Literal
 
 from .._text import one_line
 from .items import is_transcript
@@ -28,8 +28,17 @@ RECENT_ITEMS = 50
 TEXT_CHARS = 80
 HEAD_CHARS = 4 * TEXT_CHARS  # what is kept of each text: enough for one short line
 
-QUEUED, RETRYING, SENT, INDEXED, FAILED = "queued", "retrying", "sent", "indexed", "failed"
-CANCELLED, FORGOTTEN, DELETED = "cancelled", "forgotten", "deleted"
+RecentState = Literal[
+    "queued", "retrying", "sent", "indexed", "failed", "cancelled", "forgotten", "deleted"
+]
+QUEUED: Final = "queued"
+RETRYING: Final = "retrying"
+SENT: Final = "sent"
+INDEXED: Final = "indexed"
+FAILED: Final = "failed"
+CANCELLED: Final = "cancelled"
+FORGOTTEN: Final = "forgotten"
+DELETED: Final = "deleted"
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ class RecentItem:
 
     text: str  # its text on one line, shortened
     queued_at: float  # time.time() of the enqueue
-    state: str = QUEUED  # queued, retrying, sent, indexed, failed, cancelled, forgotten, deleted
+    state: RecentState = QUEUED
     error: str = ""  # why it failed or is retried (one line)
     bank_id: str = ""
     operation_id: str = ""  # the accepted batch's operation, once sent
@@ -68,7 +77,8 @@ class _Slot:
         self.item: MemoryItem | None = item  # dropped once sent: the feed keeps no transcripts
         self.document_id = item.document_id
         self.queued_at = self.changed_at = now
-        self.state, self.error, self.bank_id, self.operation_id = QUEUED, "", "", ""
+        self.state: RecentState = QUEUED
+        self.error, self.bank_id, self.operation_id = "", "", ""
         self.head = item.content[:HEAD_CHARS]  # as queued: a later append merges into it
         self.transcript = is_transcript(item)
         self.text: str | None = None  # made on first read, not on the kernel thread
@@ -117,7 +127,7 @@ class RecentFeed:
         """Failed items are going out again (``%hindsight retry``)."""
         self._set(batch, QUEUED, "")
 
-    def curated(self, document_ids: Iterable[str], state: str) -> None:
+    def curated(self, document_ids: Iterable[str], state: RecentState) -> None:
         """The user cancelled, forgot or deleted these memories (by their retain ids)."""
         wanted = set(document_ids)
         now = self._wall()
@@ -151,7 +161,9 @@ class RecentFeed:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _set(self, batch: Batch, state: str, error: str, bank: str = "", op: str = "") -> None:
+    def _set(
+        self, batch: Batch, state: RecentState, error: str, bank: str = "", op: str = ""
+    ) -> None:
         objects = {id(item) for item in batch.items}
         rows = {row for item in batch.items for row in item.journal_ids}
         appends = [i for i in batch.items if i.update_mode == "append" and i.document_id]
@@ -175,7 +187,7 @@ class RecentFeed:
                     if state == SENT:
                         slot.item = None
 
-    def _finish(self, operation_ids: set[str], state: str, error: str) -> None:
+    def _finish(self, operation_ids: set[str], state: RecentState, error: str) -> None:
         now = self._wall()
         with self._lock:
             for slot in self._slots:

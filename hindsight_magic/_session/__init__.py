@@ -70,7 +70,7 @@ from .._memory.overview import BankOverview
 from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
-from .._settings import SettingsError, bank_id_problem, tag_problem
+from .._settings import Affects, SettingsError, bank_id_problem, tag_problem
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
 from .view import SessionView
@@ -263,17 +263,18 @@ class HindsightSession:
         return scope_problem(scope)
 
     def _setting_changed(self, change: Any) -> None:
-        name = change["name"]
-        affects = type(self.settings).class_traits()[name].metadata.get("affects")
-        with self._lock:
-            if affects in ("connection", "scope"):
-                self._reroute(connection=affects == "connection")
-            elif affects == "autoretain":
-                self._parts.autoretain.configure()
-            elif affects == "mental_models":
-                self._parts.mental_models.reload()
-            elif affects == "logging":
-                configure_logging(self.settings.debug)
+        """Rebuild what the changed setting's ``affects`` tag names (``_settings.Affects``)."""
+        affects: Affects | None = self.settings.affects(change["name"])
+        rebuild: dict[Affects, Callable[[], object]] = {
+            "connection": lambda: self._reroute(connection=True),
+            "scope": lambda: self._reroute(connection=False),
+            "autoretain": self._parts.autoretain.configure,
+            "mental_models": self._parts.mental_models.reload,
+            "logging": lambda: configure_logging(self.settings.debug),
+        }
+        if affects is not None:
+            with self._lock:
+                rebuild[affects]()
 
     def set_project(self, label: str) -> None:
         """Use ``label`` as the project (``%hindsight scope --project``, or a new folder);
