@@ -50,7 +50,7 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
         return None
     from hindsight_client import Hindsight
 
-    from hindsight_magic._delivery.sender import own_document_id
+    from hindsight_magic._delivery.items import own_document_id
     from hindsight_magic._memory.provenance import RETAIN_MAGIC, provenance_metadata
     from hindsight_magic._text import local_timestamp
 

@@ -9,9 +9,11 @@ so that ``%load_ext`` stays cheap.
 from __future__ import annotations
 
 import functools
+import itertools
+import os
 import random
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +24,12 @@ from .._capture.transcript import count_cells
 from .._errors import Error
 from .._text import encodable
 
+# How many memories go together, in one place: the queue sends once SEND_AT_ITEMS wait (or
+# after its window), one request carries at most MAX_BATCH_ITEMS, and a batch a read waits
+# on is sent synchronously (the server extracts before it replies) up to SYNC_MAX_ITEMS.
+SEND_AT_ITEMS = 16
 MAX_BATCH_ITEMS = 256
+SYNC_MAX_ITEMS = 16
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
 
@@ -85,6 +92,30 @@ class MemoryItem:
             entities=tuple(str(e["text"]) for e in data.get("entities") or ()),
             **kept,
         )
+
+
+OWN_ID_PREFIX = "hm-"  # marks the document ids made here (a memory's retain id)
+
+
+_id_stem: tuple[int, str, Iterator[int]] = (-1, "", itertools.count())  # (pid, stem, counter)
+
+
+def own_document_id(update_mode: str | None) -> str | None:
+    """A new document id for a memory queued without one (none for an append: it needs its
+    document's). Made when the memory is queued and kept in the journal with it.
+
+    ``hm-<random>-<n>``: one random stem per process (a forked child makes its own) and a
+    counter, because ``uuid4`` per memory asks the OS for randomness, a call that releases
+    the GIL on the kernel thread and lets the worker keep it.
+    """
+    global _id_stem
+    if update_mode == "append":
+        return None
+    pid, stem, counter = _id_stem
+    if pid != os.getpid():
+        pid, stem, counter = os.getpid(), f"{OWN_ID_PREFIX}{uuid.uuid4().hex}-", itertools.count(1)
+        _id_stem = (pid, stem, counter)
+    return f"{stem}{next(counter)}"
 
 
 @functools.lru_cache(maxsize=256)
@@ -174,6 +205,7 @@ class Batch:
     attempts: int = 0
     next_attempt_at: float = 0.0
     error: str | None = None
+    for_read: bool = False  # a read waits on its bank: sent synchronously when it can be
 
     @property
     def count(self) -> int:

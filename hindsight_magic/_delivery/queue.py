@@ -31,6 +31,7 @@ from .items import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
     MAX_BATCH_ITEMS,
+    SEND_AT_ITEMS,
     Backoff,
     Batch,
     FlushOutcome,
@@ -49,7 +50,6 @@ from .recent import RecentFeed
 
 log = logging.getLogger("hindsight_magic")
 
-FLUSH_BATCH_SIZE = 16
 FLUSH_WINDOW_S = 5.0
 MEMORY_CAP = 10_000
 RECENT_OPERATIONS = 64
@@ -84,7 +84,7 @@ class RetainQueue:
         *,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
-        batch_size: int = FLUSH_BATCH_SIZE,
+        batch_size: int = SEND_AT_ITEMS,
         window_s: float = FLUSH_WINDOW_S,
         max_batch_items: int = MAX_BATCH_ITEMS,
         backoff_base_s: float = BACKOFF_BASE_S,
@@ -363,7 +363,8 @@ class RetainQueue:
 
     @contextmanager
     def reading(self, bank_id: str) -> Iterator[None]:
-        """While in this block, ``bank_id``'s batches with the user's memories go first."""
+        """While in this block, ``bank_id``'s batches with the user's memories go first, marked
+        ``for_read`` (the sender sends those synchronously)."""
         with self.lock:
             self._reading.append(bank_id)
         try:
@@ -432,6 +433,7 @@ class RetainQueue:
                 return None
             self._outbox.remove(batch)
             self._in_flight = batch
+            batch.for_read = batch.route.bank_id in self._reading
             return batch
 
     def accepted(self, batch: Batch, indexed: bool) -> None:

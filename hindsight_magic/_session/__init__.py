@@ -39,19 +39,18 @@ from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer
 from .._capture.redact import SecretValues
-from .._delivery.items import FlushOutcome, Route, new_item
-from .._delivery.journal import open_journal
-from .._delivery.journal_file import JournalError
-from .._delivery.queue import RetainQueue, SentOperation
-from .._delivery.sender import (
+from .._delivery.indexing import (
     READ_WAIT_S,
-    BatchSender,
     ReadReady,
     TranscriptWatch,
-    own_document_id,
     prepare_read,
     send_queued_elsewhere,
 )
+from .._delivery.items import FlushOutcome, Route, new_item, own_document_id
+from .._delivery.journal import open_journal
+from .._delivery.journal_file import JournalError
+from .._delivery.queue import RetainQueue, SentOperation
+from .._delivery.sender import BatchSender
 from .._delivery.worker import Worker
 from .._diagnosis import explain, probe_identity
 from .._errors import HindsightError

@@ -13,10 +13,11 @@ if TYPE_CHECKING:
     from .._api.client import Connection
     from .._capture.autoretain import AutoRetainer
     from .._capture.redact import SecretValues
+    from .._delivery.indexing import TranscriptWatch
     from .._delivery.items import Batch
     from .._delivery.journal_file import JournalFile
     from .._delivery.queue import RetainQueue
-    from .._delivery.sender import BatchSender, TranscriptWatch
+    from .._delivery.sender import BatchSender
     from .._delivery.worker import Worker
     from .._memory.archive import Archiver
     from .._memory.curation import Curator

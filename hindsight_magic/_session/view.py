@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from .._delivery.sender import follow_operations, operation_state
+from .._delivery.indexing import follow_operations, operation_state
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
 from .._memory.reading import Reader
 

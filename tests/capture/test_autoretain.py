@@ -19,8 +19,7 @@ from helpers import FakeClock, delivery, held
 
 from hindsight_magic._capture import autoretain as hook
 from hindsight_magic._capture.transcript import PIECE_CHARS, SOURCE_CAP
-from hindsight_magic._delivery.items import Batch, MemoryItem, Route
-from hindsight_magic._delivery.sender import OWN_ID_PREFIX
+from hindsight_magic._delivery.items import OWN_ID_PREFIX, Batch, MemoryItem, Route
 from hindsight_magic._text import local_timestamp
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]

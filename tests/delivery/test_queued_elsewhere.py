@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from helpers import RunningServer
 
+from hindsight_magic._delivery.indexing import send_queued_elsewhere
 from hindsight_magic._delivery.items import Route, new_item
-from hindsight_magic._delivery.sender import send_queued_elsewhere
 from hindsight_magic._session import HindsightSession
 from hindsight_magic._settings import HindsightSettings
 
@@ -60,17 +60,13 @@ class RecordingSender:
 
     def __init__(self) -> None:
         self.sent: list[list[str]] = []
-        self.reading_banks: list[str] = []
+        self.reading_banks: list[str] = []  # the banks of the batches marked for a read
         self.client = None
-
-    def reading(self, bank_id: str) -> Any:
-        import contextlib
-
-        self.reading_banks.append(bank_id)
-        return contextlib.nullcontext()
 
     def __call__(self, batch: Any) -> bool:
         self.sent.append([item.content for item in batch.items])
+        if batch.for_read:
+            self.reading_banks.append(batch.route.bank_id)
         return True
 
 

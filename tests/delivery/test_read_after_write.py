@@ -225,7 +225,7 @@ def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_every_memory_gets_a_document_id_of_its_own_and_a_forked_child_new_ones():
-    from hindsight_magic._delivery.sender import own_document_id
+    from hindsight_magic._delivery.items import own_document_id
 
     ids = [own_document_id(None) for _ in range(10_000)]
     assert len(set(ids)) == len(ids)

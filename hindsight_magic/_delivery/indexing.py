@@ -1,0 +1,198 @@
+"""What the server has indexed: a read's wait for the user's memories, and following sent work.
+
+**Read-after-write** (``prepare_read``, before every ``%recall``/``%%reflect``): the queue is
+flushed while the sender knows a read waits on the bank, and the read waits only for the
+memories the user queued (``%retain``, ``hm.retain``): those batches go first and synchronously
+where that is idempotent, so the server answers once they are indexed. What went async with
+the user's memories (a big batch, or a server that refuses synchronous retains) is polled until
+indexed. Everything together is bounded by ``READ_WAIT_S``.
+
+Auto-retain transcripts are sent meanwhile but never waited for: the server takes seconds to
+index one (1.8-5.8 s for three cells here, against a recall of 0.2-0.4 s), so even a 1 s wait
+would almost always be spent in vain and double the read. Instead the read reports how many
+cells are not searchable yet (sent and not seen indexed, or not sent), and the result says so.
+
+The worker also follows what went out asynchronously: the transcripts until indexed
+(``TranscriptWatch``), and, for the panel's Recent feed, the user's memories
+(``follow_operations``, ``operation_state``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from .._errors import HindsightError
+from .items import SYNC_MAX_ITEMS, Route, form_batches
+
+if TYPE_CHECKING:
+    from .._api.client import HindsightClient
+    from .journal_file import Spooled
+    from .queue import RetainQueue
+    from .sender import BatchSender
+
+READ_WAIT_S = 15.0  # a cold or busy server can need seconds for its first items
+WATCH_EVERY_S = 1.0  # how often accepted transcripts are asked about while being indexed
+WATCH_FOR_S = 300.0  # after this long an unfinished transcript is not asked about again
+INDEXING_POLL_S = 0.05
+
+
+class ReadReady(NamedTuple):
+    """What ``prepare_read`` achieved."""
+
+    transcript_cells: int  # auto-retained cells the server cannot find yet (not waited for)
+    indexed: bool  # every memory the user queued was found indexed within the wait
+
+
+def prepare_read(
+    bank_id: str,
+    sender: BatchSender,
+    queue: RetainQueue,
+    working: Callable[[], bool],
+    wait_s: float = READ_WAIT_S,
+) -> ReadReady:
+    """Send the memories the user queued and wait (at most ``wait_s``) until the server can
+    find those of ``bank_id``."""
+    deadline = time.monotonic() + wait_s
+    with queue.reading(bank_id):
+        queue.request_memories()
+        queue.wait_memories_tried(bank_id, wait_s, working)
+    operations = queue.take_recent(bank_id)
+    left = max(0.0, deadline - time.monotonic())
+    indexed = wait_until_indexed(sender.client, operations, left)
+    if indexed:
+        queue.indexed(operation_id for _, operation_id in operations)
+    return ReadReady(queue.transcript_cells(bank_id), indexed)
+
+
+def send_queued_elsewhere(
+    bank_id: str,
+    sender: BatchSender,
+    queued: Iterable[Spooled],
+    wait_s: float = READ_WAIT_S,
+) -> int:
+    """Send, before a read, the memories of ``bank_id`` that other processes queued and have not
+    delivered (``JournalFile.queued_elsewhere``), synchronously, so the read finds them; returns
+    how many were sent.
+
+    Only memories with their own document id go (never a transcript's append, which would be
+    appended twice): re-sending a document id replaces that document, so when their kernel
+    sends them too, under the same ids, the server still keeps each memory once. Their journal
+    rows are not touched: the kernel that queued a memory stays the one that delivers it.
+    """
+    seen: set[str] = set()
+    entries = []
+    for bank, tags, item in queued:
+        own = bank == bank_id and item.document_id and item.update_mode != "append"
+        if own and item.document_id not in seen:
+            seen.add(str(item.document_id))
+            entries.append((Route(bank, tags), item))
+    if not entries:
+        return 0
+    deadline = time.monotonic() + wait_s
+    went_async = []
+    for batch in form_batches(entries, SYNC_MAX_ITEMS):
+        batch.for_read = True
+        if not sender(batch):
+            went_async.append((batch.route, batch.operation_id))
+    wait_until_indexed(sender.client, went_async, max(0.0, deadline - time.monotonic()))
+    return len(entries)
+
+
+class TranscriptWatch:
+    """Follows the transcripts the server accepted until it has indexed them (a worker job),
+    so that a read can say how many cells are not searchable yet without asking the server.
+
+    Started when a transcript is accepted asynchronously; asks about each one every
+    ``WATCH_EVERY_S`` while any is pending, for at most ``WATCH_FOR_S`` after it was sent.
+    """
+
+    def __init__(
+        self,
+        sender: BatchSender,
+        queue: RetainQueue,
+        scheduler: Callable[[Callable[[], object], float], object],
+    ) -> None:
+        self._sender = sender
+        self._queue = queue
+        self._schedule = scheduler
+        self._first_seen: dict[str, float] = {}  # operation id → when the watch first saw it
+
+    def start(self) -> None:
+        """Look again in ``WATCH_EVERY_S`` (nothing is scheduled twice)."""
+        self._schedule(self.check, WATCH_EVERY_S)
+
+    def check(self) -> None:
+        """Ask the server about every transcript still being indexed; look again if any is."""
+        now = time.monotonic()
+        sent = self._queue.sent_transcripts()
+        for op in sent:
+            self._first_seen.setdefault(op.operation_id, now)
+        follow_operations(
+            self._sender.client, self._queue, [(op.route, op.operation_id) for op in sent]
+        )
+        left = {op.operation_id for op in self._queue.sent_transcripts()}
+        self._first_seen = {op: t for op, t in self._first_seen.items() if op in left}
+        waiting = any(now - t < WATCH_FOR_S for t in self._first_seen.values())
+        if waiting:
+            self.start()
+
+
+def operation_state(client: HindsightClient, bank_id: str, operation_id: str) -> str:
+    """Where the server is with an accepted batch: ``indexing`` (pending or processing),
+    ``done`` (completed, or an operation it no longer reports), ``failed: <why>``, or
+    ``unknown`` when it cannot be asked now."""
+    try:
+        reply = client.operation(bank_id, operation_id)
+    except HindsightError:
+        return "unknown"
+    status = (reply or {}).get("status")
+    if status in ("pending", "processing"):
+        return "indexing"
+    if status in ("failed", "cancelled"):
+        return f"failed: {(reply or {}).get('error_message') or f'the server indexing {status}'}"
+    return "done"
+
+
+def follow_operations(
+    client: HindsightClient, queue: RetainQueue, operations: Iterable[tuple[Route, str]]
+) -> bool:
+    """Ask once about each accepted operation; mark those done in the queue (and its feed) or
+    failed in the feed. True while some are still being indexed (or cannot be asked)."""
+    done, still = [], False
+    for route, operation_id in operations:
+        state = operation_state(client, route.bank_id, operation_id)
+        if state in ("indexing", "unknown"):
+            still = True
+        elif state == "done":
+            done.append(operation_id)
+        else:
+            queue.feed.index_failed(operation_id, f"indexing {state}")
+            done.append(operation_id)
+    queue.indexed(done)
+    return still
+
+
+def wait_until_indexed(
+    client: HindsightClient,
+    operations: Iterable[tuple[Route, str]],
+    timeout_s: float = READ_WAIT_S,
+    poll_s: float = INDEXING_POLL_S,
+) -> bool:
+    """Poll each (route, operation id) until none is being indexed, at most ``timeout_s``.
+
+    True when none was seen still being indexed (one the server cannot report now counts as
+    done: the read that follows will say what is wrong with the server).
+    """
+    waiting = list(operations)
+    deadline = time.monotonic() + timeout_s
+    while waiting and time.monotonic() < deadline:
+        waiting = [
+            (route, operation_id)
+            for route, operation_id in waiting
+            if operation_state(client, route.bank_id, operation_id) == "indexing"
+        ]
+        if waiting:
+            time.sleep(poll_s)
+    return not waiting
