@@ -77,9 +77,17 @@ class MemoryItem:
             body["resolve_entities"] = False
         return body
 
+    def stored(self) -> dict[str, Any]:
+        """The form the spool and the journal keep: the wire form, and how many queued
+        memories it carries when appends were merged into it."""
+        data = self.to_json()
+        if self.parts > 1:
+            data["parts"] = self.parts
+        return data
+
     @classmethod
-    def from_json(cls, data: dict[str, Any], **kept: Any) -> MemoryItem:
-        """The item ``to_json`` stored (``kept``: the journal's own fields, ``parts`` …)."""
+    def from_stored(cls, data: dict[str, Any], journal_ids: tuple[int, ...] = ()) -> MemoryItem:
+        """The item ``stored`` kept (``journal_ids``: its rows, when read from the journal)."""
         tags = data.get("tags")
         return cls(
             content=data["content"],
@@ -90,7 +98,8 @@ class MemoryItem:
             document_id=data.get("document_id"),
             update_mode=data.get("update_mode"),
             entities=tuple(str(e["text"]) for e in data.get("entities") or ()),
-            **kept,
+            parts=int(data.get("parts") or 1),
+            journal_ids=journal_ids,
         )
 
 

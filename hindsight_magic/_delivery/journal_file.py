@@ -347,17 +347,13 @@ class HeldRow:
 
 
 def body_of(item: MemoryItem) -> str:
-    """The stored form of an item (``parts`` > 1: appends merged into it)."""
-    data = item.to_json()
-    if item.parts > 1:
-        data["parts"] = item.parts
-    return json.dumps(data)
+    """The ``body`` column of an item."""
+    return json.dumps(item.stored())
 
 
 def item_from(body: str, row_id: int) -> MemoryItem:
     """The item a row stores."""
-    data: dict[str, Any] = json.loads(body)
-    return MemoryItem.from_json(data, parts=int(data.get("parts") or 1), journal_ids=(row_id,))
+    return MemoryItem.from_stored(json.loads(body), journal_ids=(row_id,))
 
 
 def row_from(found: tuple[Any, ...]) -> JournalRow:

@@ -42,7 +42,7 @@ def spool_path(journal: Path, owner: str, generation: int) -> Path:
 
 def encode(route: Route, item: MemoryItem) -> bytes:
     """One line: the memory's route and its stored form."""
-    record = {"bank": route.bank_id, "tags": list(route.tags or ()), "item": item.to_json()}
+    record = {"bank": route.bank_id, "tags": list(route.tags or ()), "item": item.stored()}
     return json.dumps(record, separators=(",", ":")).encode() + b"\n"
 
 
@@ -50,7 +50,7 @@ def decode(line: bytes) -> tuple[str, tuple[str, ...] | None, MemoryItem] | None
     """(bank, tags, item) of a spooled line; None for a line that cannot be read."""
     try:
         record = json.loads(line)
-        item = MemoryItem.from_json(record["item"])
+        item = MemoryItem.from_stored(record["item"])
         return str(record["bank"]), tuple(record["tags"]) or None, item
     except (ValueError, KeyError, TypeError):
         return None
