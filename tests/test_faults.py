@@ -258,6 +258,9 @@ SKIP = "# hindsight: skip\n"  # the test's own cells stay out of auto-retain
 BURST = 1000
 KILL_AT = 500
 OUTAGE_S = 20.0
+# a cell every 20 ms during the outage (no one runs cells faster): over a thousand cells to
+# time, without thousands of auto-retained transcripts for the server to index afterwards
+ORDINARY_EVERY_S = 0.02
 
 
 def test_server_killed_mid_burst_and_back_20s_later_loses_and_doubles_nothing(
@@ -301,6 +304,7 @@ def test_server_killed_mid_burst_and_back_20s_later_loses_and_doubles_nothing(
         while not restart.done.is_set():  # the notebook goes on while the server is away
             n = len(cells)
             assert run("ordinary", f"total_{n} = sum(range(10_000))\ntotal_{n}").strip()
+            restart.done.wait(ORDINARY_EVERY_S)
         restart.join()
         assert kernel.run(f"{SKIP}print(_hm_net)").strip() == "[]"  # no cell used the network
         in_kernel = json.loads(kernel.run(f"{SKIP}import json; print(json.dumps(_hm_cells))"))
