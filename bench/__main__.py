@@ -86,6 +86,7 @@ class Sizes:
     distractor_cells: int
     settle_consolidation: bool = True  # section 12 asks once the banks are consolidated
     planted_sessions: int = 3  # section 12's sessions with planted facts
+    latency_questions: int | None = None  # section 12 times the same-bank recalls of these
 
 
 FULL = Sizes(
@@ -93,8 +94,8 @@ FULL = Sizes(
     30, 3, 870, 30, 10, 10, 10_000, 7, 140,
 )  # fmt: skip
 QUICK = Sizes(
-    3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 30.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1,
+    3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
+    120, 1, 20, False, 1, 8,
 )  # fmt: skip
 
 
@@ -183,6 +184,7 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
                     sizes.distractor_cells,
                     sizes.settle_consolidation,
                     sizes.planted_sessions,
+                    sizes.latency_questions,
                 )
             )
 

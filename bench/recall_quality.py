@@ -340,9 +340,10 @@ def ask(
     by_hand: ByHand,
     bm25: BM25Notebooks,
     ext_bank: str,
+    latency_questions: int | None = None,
 ) -> dict[str, Any]:
     """Every question three ways (and each strict paraphrase, reported beside); then the
-    extension and a raw recall of its bank, alternating."""
+    extension and a raw recall of its bank, alternating (the first ``latency_questions``)."""
     scores = {system: Scores() for system in SYSTEMS}
     strict = {system: Scores() for system in SYSTEMS}
     extension(questions[0][2].question)  # warm up (the session's first load, connections)
@@ -356,7 +357,7 @@ def ask(
             strict["by hand"].add(fact, by_hand.recall(fact.strict))
             strict["BM25"].add(fact, bm25.search(fact.strict))
     same_bank: dict[str, list[float]] = {"extension": [], "by hand": []}
-    for round_, (_, _, fact) in enumerate(questions):
+    for round_, (_, _, fact) in enumerate(questions[:latency_questions]):
         pair: list[tuple[str, Callable[[str], list[str]]]] = [
             ("extension", extension),
             ("by hand", functools.partial(by_hand.recall, bank_id=ext_bank)),
@@ -389,11 +390,13 @@ def measure(
     cells_each: int = 140,
     settle_consolidation: bool = True,
     planted: int = 3,
+    latency_questions: int | None = None,
 ) -> dict[str, Any]:
     """Both sizes, three systems each; the figures as a JSON-able dict. The questions are
     asked once the server has indexed both banks and (``settle_consolidation``) consolidated
     them, so both ways are asked of a bank at rest; a smoke run skips the second wait, and
-    may plant fewer than the three sessions (``planted``)."""
+    may plant fewer than the three sessions (``planted``) and time the same-bank recalls of
+    the first ``latency_questions`` only."""
     ext_bank, hand_bank = new_bank("recall-ext"), new_bank("recall-hand")
     sessions = planted_sessions()[:planted]
     questions = facts(sessions)
@@ -434,7 +437,7 @@ def measure(
                 progress(
                     f"{size}: asking {len(questions)} questions three ways …", "recall-quality"
                 )
-                figures = ask(questions, recall, by_hand, bm25, ext_bank)
+                figures = ask(questions, recall, by_hand, bm25, ext_bank, latency_questions)
                 figures["memories"] = {
                     "extension": bank_memories(url, ext_bank),
                     "by hand": bank_memories(url, hand_bank),
