@@ -799,9 +799,13 @@ def search(panel: Any, query: str) -> float:
 DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
 
 
-def search_until_found(panel: Any, query: str, timeout_s: float) -> dict[str, str]:
+def search_until_found(
+    panel: Any, query: str, timeout_s: float, expect: str | None = None
+) -> dict[str, str]:
     """Search until the results are final (a loaded server may index for longer than a
-    search waits: the panel then says so, and the user searches again); memory → provenance."""
+    search waits: the panel then says so, and the user searches again) and, with ``expect``,
+    until that memory is among them (a server under load may answer a search with nothing
+    for a while after it said the memory was indexed); memory → provenance."""
     deadline = time.monotonic() + timeout_s
     for attempt in itertools.count():
         asked = f"{query} {'?' * attempt}".strip()  # each answer names its own question
@@ -812,8 +816,10 @@ def search_until_found(panel: Any, query: str, timeout_s: float) -> dict[str, st
             "search done",
             until=lambda text, asked=asked: f"“{asked}”: " in text and DONE.search(text),
         )
-        if STILL_INDEXING not in state or time.monotonic() > deadline:
-            return dict(results(panel))
+        found = dict(results(panel))
+        settled = STILL_INDEXING not in state and (expect is None or expect in found)
+        if settled or time.monotonic() > deadline:
+            return found
     raise AssertionError("unreachable")
 
 

@@ -511,7 +511,7 @@ def test_forget_and_restore_in_the_panel_against_the_real_server(
     kernel_nb.run(f"%retain {fact}")
     assert kernel_nb.magics.session.flush(30).settled
     panel = show(kernel_nb)
-    assert fact in search_until_found(panel, query, 120)
+    assert fact in search_until_found(panel, query, 120, expect=fact)
     row = result_row(panel, fact)
     memory_id = next(r.memory_id for r in panel.snapshot.search.rows if r.text == fact)
     assert memory_id in recalled(kernel_nb, query)
