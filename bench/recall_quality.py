@@ -445,9 +445,11 @@ def measure(
                 figures["notebook cells"] = len(bm25.cells)
                 result["sizes"][size] = figures
         finally:
-            import hindsight_magic as hm
+            from hindsight_magic._functions import SESSIONS
 
-            hm.flush(5)
+            # sent and closed now: its journal is in the folder about to be removed, and a
+            # session left open would write it there again at exit
+            SESSIONS.process().close(5)
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
