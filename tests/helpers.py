@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -173,6 +174,17 @@ def settled(bank: httpx.Client, timeout_s: float = 60.0) -> None:
         return True
 
     wait_for(idle, timeout_s, "the bank's pending operations", every_s=0.2)
+
+
+def server_settled(url: str, timeout_s: float = 120.0, banks: int = 20) -> None:
+    """Wait until the server has no work left for its most recently written banks: a test that
+    loads the machine on purpose starts from a quiet server, not from an earlier test's
+    consolidation (which, starved of CPU, kept the server from answering for 30 s)."""
+    listed = httpx.get(f"{url}/v1/default/banks", params={"limit": banks}, timeout=30).json()
+    for bank in listed.get("banks", []):
+        path = f"{url}/v1/default/banks/{quote(bank['bank_id'], safe='')}"
+        with httpx.Client(base_url=path, timeout=30) as client:
+            settled(client, timeout_s)
 
 
 # -- clocks and senders ------------------------------------------------------------------------
