@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import Error, HindsightError, InputError
 from ._functions import (
+    add_layer,
     clone,
     context,
     correct,
@@ -40,11 +41,13 @@ from ._functions import (
     forgotten,
     history,
     latest,
+    layers,
     memory_map,
     project_session,
     purge_matching,
     recall,
     reflect,
+    remove_layer,
     restore,
     retain,
     snapshot,
@@ -56,6 +59,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._functions import FlushResult
     from ._memory.curation import Outcome
+    from ._memory.layers import LayerList
     from ._memory.parsed_replies import RecalledMemory, Sources
     from ._memory.provenance import Provenance
     from ._memory.results import RecallResult, ReflectResult
@@ -68,6 +72,7 @@ __all__ = [
     "FlushResult",
     "HindsightError",
     "InputError",
+    "LayerList",
     "MemoryMap",
     "Outcome",
     "Provenance",
@@ -80,6 +85,7 @@ __all__ = [
     "Sources",
     "Timeline",
     "__version__",
+    "add_layer",
     "clone",
     "context",
     "correct",
@@ -89,12 +95,14 @@ __all__ = [
     "forgotten",
     "history",
     "latest",
+    "layers",
     "load_ipython_extension",
     "memory_map",
     "project_session",
     "purge_matching",
     "recall",
     "reflect",
+    "remove_layer",
     "restore",
     "retain",
     "snapshot",
@@ -107,6 +115,7 @@ __all__ = [
 # modules behind them would make ``import hindsight_magic`` cost what ``%load_ext`` does.
 _LAZY = {
     "FlushResult": "._functions",
+    "LayerList": "._memory.layers",
     "MemoryMap": "._ui.pictures",
     "Outcome": "._memory.curation",
     "Provenance": "._memory.provenance",

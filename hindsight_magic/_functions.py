@@ -34,6 +34,7 @@ from ._text import one_line, plural
 if TYPE_CHECKING:
     from ._memory.archive import Progress
     from ._memory.curation import Outcome
+    from ._memory.layers import LayerList
     from ._memory.results import RecallResult, ReflectResult
     from ._memory.timewindow import TimeWindow, When
     from ._session import HindsightSession
@@ -238,6 +239,7 @@ def recall(
     types: str | Sequence[str] | None = None,
     since: When | None = None,
     until: When | None = None,
+    layer: str | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
@@ -260,6 +262,11 @@ def recall(
     (four times ``max_tokens``) is asked for, and the memories outside the window are left
     out here before the best ``max_tokens`` of the rest are kept. The headline says the window
     back (``… between 3 Nov and today``); ``.window`` keeps it.
+
+    When the session reads layers (``layers()``, ``add_layer``), every layer is asked at once
+    and the memories are ranked together, each with its ``.layer`` (``mine`` for your own
+    bank); ``layer`` narrows the recall to one of them. A layer that cannot be read is left
+    out, and ``.skipped`` says why.
     """
     if not query.strip():
         raise InputError("Nothing to search for: give a query.")
@@ -270,7 +277,12 @@ def recall(
     types = _names(types, "type") if types is not None else None
     window = _window(since, until)
     return (session or current_session()).recall(
-        query.strip(), budget=budget, max_tokens=max_tokens, types=types, window=window
+        query.strip(),
+        budget=budget,
+        max_tokens=max_tokens,
+        types=types,
+        window=window,
+        layer=layer.strip() if isinstance(layer, str) else layer,
     )
 
 
@@ -288,6 +300,10 @@ def reflect(
     ``str`` (Markdown) that also keeps ``.query`` and ``.based_on``: the memories (with their
     ``.provenance``), mental models and directives the answer drew on, listed under it as
     **Based on**. ``sources=False`` does not ask for them (``.based_on`` is None).
+
+    When the session reads layers, the answer comes from your own bank with the layers' best
+    memories for the question given to the server as context; **Based on** lists them with
+    their layer.
     """
     if not question.strip():
         raise InputError("Nothing to reflect on: give a question.")
@@ -410,6 +426,35 @@ def status(*, check_server: bool = True, session: HindsightSession | None = None
     from ._ui.status import status_report
 
     return status_report((session or current_session()).view(), check_server)
+
+
+# -- layers: banks read beside the session's own ----------------------------------------------
+
+
+def layers(*, session: HindsightSession | None = None) -> LayerList:
+    """The banks this session reads: its own (``mine``, the only one written) and its layers
+    (a course's or a team's bank), each with how many memories it holds now or why it cannot be
+    read. ``%recall`` and ``recall`` ask them all at once and label every memory with its
+    layer; nothing here writes to a layer. This is a rule of this client, not a permission on
+    the server: anyone with the server's key can write any bank."""
+    return (session or current_session()).layers()
+
+
+def add_layer(
+    bank: str, *, name: str | None = None, session: HindsightSession | None = None
+) -> LayerList:
+    """Read the bank ``bank`` beside your own, labelled ``name`` (default: the bank's id) in
+    every result: ``add_layer("intro-ml-2026", name="course")``. The bank must be on the
+    server. For the session only; to keep it, set ``HINDSIGHT_LAYERS="course=intro-ml-2026"``
+    (NAME=BANK pairs, comma-separated) before starting the kernel."""
+    if not isinstance(bank, str) or not bank.strip():
+        raise InputError("Name the bank to read as a layer: add_layer('intro-ml-2026').")
+    return (session or current_session()).add_layer(_bank_name(bank.strip()), name)
+
+
+def remove_layer(name: str, *, session: HindsightSession | None = None) -> LayerList:
+    """Stop reading the layer ``name``; its bank and memories are untouched."""
+    return (session or current_session()).remove_layer(str(name).strip())
 
 
 # -- tending memory: the same operations as ``%hindsight forget`` and the others --------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
@@ -331,6 +332,41 @@ class Names(SettingTrait, _ListTrait):
         raise ValueError("Input should be a comma-separated list of names")
 
 
+MINE = "mine"  # the label of the bank a session writes, beside its layers
+_LAYER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+LAYER_NAME_RULE = (
+    f"a layer's name is 1-40 letters, digits, '-', '_' or '.' (not {MINE!r}, which is your own "
+    "bank)"
+)
+
+
+def layer_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a layer, or None."""
+    if not _LAYER_NAME.fullmatch(name) or name == MINE:
+        return LAYER_NAME_RULE
+    return None
+
+
+class LayerPairs(Names):
+    """Banks read beside the session's own, as ``NAME=BANK`` pairs (comma-separated in a
+    string): each name once, each a name ``layer_name_problem`` accepts, each bank a bank id."""
+
+    def convert(self, value: Any) -> list[str]:
+        pairs, names = [], set()
+        for pair in super().convert(value):
+            name, equals, bank = (part.strip() for part in pair.partition("="))
+            if not equals or not name or not bank:
+                raise ValueError(f"write each layer as NAME=BANK, not {pair!r}")
+            problem = layer_name_problem(name) or bank_id_problem(bank)
+            if problem:
+                raise ValueError(problem)
+            if name in names:
+                raise ValueError(f"the layer name {name!r} is given twice")
+            names.add(name)
+            pairs.append(f"{name}={bank}")
+        return pairs
+
+
 SCOPE_MODES: tuple[str, ...] = ("global", "per-project", "per-project-tagged")
 BUDGETS: tuple[str, ...] = ("low", "mid", "high")
 EXTRACTION_MODES: tuple[str, ...] = ("server", "chunks", "concise", "verbose", "verbatim")
@@ -408,6 +444,11 @@ class HindsightSettings(Configurable):
     )
     recall_types = Names(
         ("world", "experience"), help="Memory types recalled (comma-separated)."
+    ).tag(config=True)
+    layers = LayerPairs(
+        (),
+        help="Banks read beside your own, NAME=BANK pairs (comma-separated): recall and "
+        "reflect read them too, nothing here writes to them.",
     ).tag(config=True)
     request_timeout_ms = Count(30_000, above=0, help="Timeout of other requests (ms).").tag(
         config=True, affects="connection"

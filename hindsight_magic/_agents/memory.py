@@ -86,27 +86,31 @@ def memory_data(handle: str, memory: RecalledMemory) -> dict[str, Any]:
         "provenance": plain_text(memory.provenance_line()),
         "tags": [plain_text(tag) for tag in memory.tags or ()],
         "score": score,
+        "layer": memory.layer,
     }
 
 
-def memory_line(handle: str, memory: RecalledMemory) -> str:
+def memory_line(handle: str, memory: RecalledMemory, layered: bool = False) -> str:
     """``#1 The lab is cold [world] — agent (claude-code) · 2 minutes ago · id 5f3a…`` for the
-    model: one line, escaped for the ``<memories>`` block."""
+    model: one line, escaped for the ``<memories>`` block (``layered``: ``layer: course``
+    first among the details)."""
     parts = [prompt_text(one_line(memory.text, MEMORY_CHARS))]
     if memory.type:
         parts.append(f"[{prompt_text(memory.type)}]")
-    details = [memory.provenance_line()]
+    details = [f"layer: {memory.layer}" if layered else "", memory.provenance_line()]
     if memory.tags:
         details.append(f"tags: {', '.join(memory.tags)}")
     details.append(f"id {memory.id}")
     return f"{handle} {' '.join(parts)} — {prompt_text(' · '.join(d for d in details if d))}"
 
 
-def memories_block(headline: str, memories: Sequence[tuple[str, RecalledMemory]]) -> str:
+def memories_block(
+    headline: str, memories: Sequence[tuple[str, RecalledMemory]], layered: bool = False
+) -> str:
     """The headline, then the memories in a ``<memories>`` block with the data sentence."""
     if not memories:
         return headline
-    lines = "\n".join(memory_line(handle, memory) for handle, memory in memories)
+    lines = "\n".join(memory_line(handle, memory, layered) for handle, memory in memories)
     return f"{headline}\n<memories>\n{DATA_NOT_INSTRUCTIONS}\n{lines}\n</memories>"
 
 
@@ -206,11 +210,16 @@ class ProjectMemory:
             else f"No relevant memories found{window} in project {session.label} "
             f"(as of {as_of} UTC)."
         )
+        for skipped in found.skipped:
+            headline += f" {plain_text(skipped)}."
         data = {
             **self._where(session),
             "memories": [memory_data(handle, memory) for handle, memory in kept],
         }
-        return Answer(memories_block(headline, kept), data)
+        if found.layers:
+            data["layers"] = list(found.layers)
+            data["skipped"] = [plain_text(line) for line in found.skipped]
+        return Answer(memories_block(headline, kept, bool(found.layers)), data)
 
     def retain(
         self,

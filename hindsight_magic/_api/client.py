@@ -315,6 +315,15 @@ class HindsightClient:
         memories = self.list_memories(bank_id, limit=1)
         return bool(memories.get("items") or memories.get("total"))
 
+    def memory_count(self, bank_id: str) -> int | None:
+        """How many memories a bank holds (the ``total`` of one row of ``GET …/memories/list``,
+        read now, not the cached stats); None: there is no such bank."""
+        missing = {"total": None}
+        path = f"{bank_path(bank_id)}/memories/list"
+        reply = self._listing("listMemories", path, {"limit": 1}, None, None, missing)
+        total = reply.get("total")
+        return total if isinstance(total, int) else None if total is None else 0
+
     def bank_config(self, bank_id: str) -> dict[str, Any] | None:
         """``GET …/banks/{bank}/config``: the settings in force for the bank (its own over the
         server's); None when the bank does not exist yet."""

@@ -58,6 +58,12 @@ RECALL_OPTIONS = MagicOptions(
         " ``today``/``yesterday``; your local time",
     ),
     Option("until", str, "WHEN", "only memories recorded up to WHEN; a day includes all of it"),
+    Option(
+        "layer",
+        str,
+        "NAME",
+        "only this layer (``mine`` is your own bank; ``%hindsight layer list`` names the rest)",
+    ),
     Option("var", identifier, "NAME", "also store the result in NAME"),
     text="QUERY",
 )
@@ -210,7 +216,8 @@ class HindsightMagics(Magics, HindsightSettings):
         {options}
 
         Each memory is shown with where it came from (notebook · cell · how long ago), its
-        tags and score. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
+        tags and score, and, when the session reads layers (a course or team bank beside your
+        own), its layer. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
         ``.scores``, ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()``
         gives a ``<memories>`` block to paste into an LLM prompt. Queued
         memories are sent first, so what you just retained can be found (about a second later).
@@ -227,6 +234,7 @@ class HindsightMagics(Magics, HindsightSettings):
             types=options.get("types"),
             since=options.get("since"),
             until=options.get("until"),
+            layer=options.get("layer"),
             session=self.session,
         )
         return self._store_var(options, result)

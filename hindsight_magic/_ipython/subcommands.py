@@ -406,6 +406,17 @@ def cmd_map(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     return _functions.memory_map(entity, top=args.top, session=ctx.session)
 
 
+def cmd_layer(ctx: HandlerContext, args: argparse.Namespace) -> Any:
+    """List, add or remove the banks this session reads beside its own (a course's, a team's):
+    recall and reflect read them all, each memory labelled with its layer; nothing writes to
+    them."""
+    if args.verb == "add":
+        return _functions.add_layer(args.bank, name=args.as_name, session=ctx.session)
+    if args.verb == "remove":
+        return _functions.remove_layer(args.name, session=ctx.session)
+    return _functions.layers(session=ctx.session)
+
+
 def transfer_row(transfer: _functions.Transfer) -> Subcommand:
     """The row of a transfer (restore, snapshot, clone): the words and call the command line
     shares (``_functions.TRANSFERS``)."""
@@ -492,6 +503,21 @@ SUBCOMMANDS: dict[str, Subcommand] = {
             default="list",
             usage="%hindsight models [list | show ID | refresh [ID] | seed | delete ID "
             "| history ID | reload]",
+        ),
+    ),
+    "layer": Subcommand(
+        "banks read beside your own: layer [list | add BANK [--as NAME] | remove NAME]",
+        cmd_layer,
+        Verbs(
+            {
+                "list": Words(),
+                "add": Words(
+                    arg("bank", metavar="BANK"), arg("--as", dest="as_name", metavar="NAME")
+                ),
+                "remove": Words(arg("name", metavar="NAME")),
+            },
+            default="list",
+            usage="%hindsight layer [list | add BANK [--as NAME] | remove NAME]",
         ),
     ),
     "forget": Subcommand(

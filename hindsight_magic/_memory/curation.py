@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
 from .._capture.redact import redact
 from .._capture.transcript import own_text
 from .._errors import HindsightError, InputError
+from .._settings import MINE
 from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
+from .layers import layer_refusal
 from .provenance import age
 
 if TYPE_CHECKING:
@@ -163,6 +165,7 @@ class Curator:
         if not ref:
             raise CurationError("Name a memory: #N from the last %recall, its id or a retain id.")
         if MEMORY_ID.fullmatch(ref):
+            self._refuse_a_layers(ref.lower(), ref)
             return Target(ref.lower(), None, shown=ref)
         return Target(None, encodable(ref), shown=ref)
 
@@ -178,6 +181,9 @@ class Curator:
             span = f" (#1–#{len(last)})" if len(last) > 1 else " (#1)" if last else ""
             raise CurationError(f"{shown} is out of range: the last %recall found {found}{span}.")
         memory = last[number - 1]
+        layer = getattr(memory, "layer", MINE)
+        if layer != MINE:
+            raise CurationError(layer_refusal(layer, shown))
         if memory.id is None:
             raise CurationError(f"{shown} has no id from the server, so it cannot be curated.")
         if last.bank_id != self._scope().bank_id:
@@ -186,6 +192,17 @@ class Curator:
                 f"{self._scope().bank_id!r}: switch back with %hindsight scope, or %recall again."
             )
         return Target(memory.id, memory.document_id, memory.text, memory.type, shown)
+
+    def _refuse_a_layers(self, memory_id: str, shown: str) -> None:
+        """A memory id the last recall read from a layer is refused (layers are read only)."""
+        last = self._last_recall()
+        if last is None:
+            return
+        for n in range(len(last)):
+            memory = last[n]
+            layer = getattr(memory, "layer", MINE)
+            if layer != MINE and (memory.id or "").lower() == memory_id:
+                raise CurationError(layer_refusal(layer, shown))
 
     def _bank(self) -> str:
         return self._scope().bank_id

@@ -18,6 +18,8 @@ from pydantic import BaseModel, PrivateAttr, model_validator
 
 from .._api.replies import Memory, ReflectDirective, ReflectMentalModel
 from .._capture.transcript import own_text
+from .._settings import MINE
+from .layers import layer_refusal
 from .provenance import Provenance, provenance_line, provenance_of
 
 if TYPE_CHECKING:
@@ -31,6 +33,9 @@ class RecalledMemory(Memory):
 
     _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
     _curator: Curator | None = PrivateAttr(default=None)
+    layer: str = MINE
+    """The layer this memory was read from: ``mine`` (the session's own bank) or a layer's
+    name (``%hindsight layer list``); only ``mine`` can be curated here."""
 
     @model_validator(mode="after")
     def _remembered(self) -> RecalledMemory:
@@ -46,6 +51,11 @@ class RecalledMemory(Memory):
         """``fieldwork.ipynb · cell 14 · 3 days ago`` (what is known)."""
         return provenance_line(self, now)
 
+    def in_layer(self, name: str) -> RecalledMemory:
+        """This memory, labelled as read from the layer ``name``."""
+        self.layer = name
+        return self
+
     def tended_by(self, curator: Curator) -> RecalledMemory:
         """This memory, curated through ``curator`` (the session that recalled it)."""
         self._curator = curator
@@ -54,6 +64,8 @@ class RecalledMemory(Memory):
     def _curation(self) -> tuple[Curator, str]:
         from .curation import CurationError  # curation imports this module
 
+        if self.layer != MINE:
+            raise CurationError(layer_refusal(self.layer))
         if self._curator is None or not self.id:
             raise CurationError(
                 "This memory is not tied to a session: use hm.forget(memory.id) and the others."

@@ -31,6 +31,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import AUTORETAIN
+from .._settings import MINE
 from .._text import parse_iso
 from .scope import git_main_root
 
@@ -264,9 +265,11 @@ def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     return SEPARATOR.join(part for part in parts if part)
 
 
-def memory_details(memory: Memory, now: datetime | None = None) -> str:
-    """``fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81`` (what is known)."""
-    parts = [provenance_line(memory, now)]
+def memory_details(memory: Memory, now: datetime | None = None, layered: bool = False) -> str:
+    """``fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81`` (what is known);
+    ``layered`` (the session reads layers): ``layer: course · …`` first."""
+    parts = [f"layer: {getattr(memory, 'layer', MINE)}" if layered else ""]
+    parts.append(provenance_line(memory, now))
     if memory.tags:
         parts.append(f"tags: {', '.join(memory.tags)}")
     score = memory.scores.final if memory.scores else None
@@ -275,9 +278,12 @@ def memory_details(memory: Memory, now: datetime | None = None) -> str:
     return SEPARATOR.join(part for part in parts if part)
 
 
-def memory_line(memory: Memory, now: datetime | None = None, shown: str | None = None) -> str:
+def memory_line(
+    memory: Memory, now: datetime | None = None, shown: str | None = None, layered: bool = False
+) -> str:
     """``The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · score 0.81``
-    (``shown``: what to show of its text, an excerpt, instead of all of it)."""
+    (``shown``: what to show of its text, an excerpt, instead of all of it; ``layered``: the
+    memory's layer first among the details)."""
     line = (memory.text if shown is None else shown) + (f" [{memory.type}]" if memory.type else "")
-    details = memory_details(memory, now)
+    details = memory_details(memory, now, layered)
     return f"{line} — {details}" if details else line

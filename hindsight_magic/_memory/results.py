@@ -82,7 +82,9 @@ class RecallResult(Sequence["RecalledMemory"]):
     ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
     many auto-retained cells the server could not search yet (the headline says so).
     ``.window`` is the time window the memories were recalled from (``--since``/``--until``),
-    or None; the headline says it back ("… since yesterday").
+    or None; the headline says it back ("… since yesterday"). When the session reads layers,
+    ``.layers`` names the ones asked and every memory shows its ``.layer`` (``mine`` for the
+    session's own bank); ``.skipped`` says, a line each, which layers could not be read.
     """
 
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
@@ -96,8 +98,12 @@ class RecallResult(Sequence["RecalledMemory"]):
         *,
         still_indexing: int = 0,
         window: TimeWindow | None = None,
+        layers: tuple[str, ...] = (),
+        skipped: tuple[str, ...] = (),
     ) -> None:
         self.query = query
+        self.layers = layers
+        self.skipped = skipped
         self.memories = _recalled(memories) if memories else []
         self.bank_id = bank_id
         self.as_of = as_of or datetime.now(timezone.utc)
@@ -137,6 +143,15 @@ class RecallResult(Sequence["RecalledMemory"]):
         when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
         return f"Found {count}{window} ({when}):"
 
+    def notices(self) -> str:
+        """The layers skipped, a line each ('' when none)."""
+        return "\n".join(f"({plain_text(line)}.)" for line in self.skipped)
+
+    def _heading(self) -> str:
+        """The headline, and under it the notices."""
+        notices = self.notices()
+        return f"{self.headline()}\n{notices}" if notices else self.headline()
+
     def shown(self, memory: RecalledMemory) -> str:
         """What is shown of ``memory``: all of a one-line memory; of a longer one (a notebook
         cell), the lines that answer the query, on one line (``_memory/excerpt.py``)."""
@@ -144,12 +159,13 @@ class RecallResult(Sequence["RecalledMemory"]):
 
     def __repr__(self) -> str:
         if not self.memories:
-            return self.headline()
+            return self._heading()
+        layered = bool(self.layers)
         lines = [
-            f"#{n} {plain_text(memory_line(m, self.as_of, self.shown(m)))}"
+            f"#{n} {plain_text(memory_line(m, self.as_of, self.shown(m), layered))}"
             for n, m in enumerate(self.memories, 1)
         ]
-        return own_text(f"{self.headline()}\n\n" + "\n\n".join(lines))
+        return own_text(f"{self._heading()}\n\n" + "\n\n".join(lines))
 
     __str__ = __repr__
 
@@ -162,6 +178,8 @@ class RecallResult(Sequence["RecalledMemory"]):
             line = f"- {prompt_text(memory.text)}"
             if memory.type:
                 line += f" [{prompt_text(memory.type)}]"
+            if self.layers:
+                line += f" (layer: {prompt_text(memory.layer)})"
             if memory.mentioned_at:
                 line += f" ({prompt_text(memory.mentioned_at)})"
             lines.append(line)
@@ -172,27 +190,31 @@ class RecallResult(Sequence["RecalledMemory"]):
         )
 
     def _repr_markdown_(self) -> str:
+        notices = self.notices().splitlines()  # the headline: the extension's own words
+        heading = "\n\n".join([self.headline(), *(markdown_text(line) for line in notices)])
         if not self.memories:
-            return self.headline()  # the extension's own words: nothing to escape
+            return heading
         # one line per memory, as in the HTML table: a blank line would end the list item
-        lines = [
-            f"- **#{n}** {markdown_text(_folded(memory_line(m, self.as_of, self.shown(m))))}"
-            for n, m in enumerate(self.memories, 1)
-        ]
-        return f"{self.headline()}\n\n" + "\n".join(lines)
+        layered = bool(self.layers)
+        shown = [_folded(memory_line(m, self.as_of, self.shown(m), layered)) for m in self]
+        lines = [f"- **#{n}** {markdown_text(line)}" for n, line in enumerate(shown, 1)]
+        return f"{heading}\n\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str:
         esc = html_text
+        heading = "".join(f"<p>{esc(line)}</p>" for line in self._heading().splitlines())
         if not self.memories:
-            return f"<p>{esc(self.headline())}</p>"
+            return heading
+        layered = bool(self.layers)
         rows = []
         for n, memory in enumerate(self.memories, 1):
             score = memory.scores.final if memory.scores else None
             where = provenance_of(memory)
             exact = [utc_minute_text(memory.mentioned_at, " UTC"), where.notebook or ""]
             title = SEPARATOR.join(part for part in exact if part)
+            layer = f"<td>{esc(memory.layer)}</td>" if layered else ""
             rows.append(
-                f"<tr><td title='{esc(memory.id or '')}'>#{n}</td>"
+                f"<tr><td title='{esc(memory.id or '')}'>#{n}</td>{layer}"
                 f"<td style='text-align:left'>{_memory_html(memory.text, self.query)}</td>"
                 f"<td>{esc(memory.type or '')}</td>"
                 f"<td style='text-align:left' title='{esc(title)}'>"
@@ -202,8 +224,9 @@ class RecallResult(Sequence["RecalledMemory"]):
                 "</tr>"
             )
         return (
-            f"<p>{esc(self.headline())}</p><table><thead><tr>"
-            "<th>#</th><th style='text-align:left'>memory</th><th>type</th>"
+            f"{heading}<table><thead><tr><th>#</th>"
+            + ("<th>layer</th>" if layered else "")
+            + "<th style='text-align:left'>memory</th><th>type</th>"
             "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
             "<tbody>" + "".join(rows) + "</tbody></table>"
         )
@@ -229,13 +252,16 @@ class ReflectResult(str):
     ``.directives``), or None when they were not asked for; the plain-text and Markdown forms
     list them under the answer (a collapsible **Based on** in notebooks). ``still_indexing`` is
     how many auto-retained cells the server could not search yet; a note under the answer says
-    so.
+    so. ``layered``: the session reads layers, so each memory of **Based on** shows its layer;
+    ``skipped`` says, a line each, which layers could not be read.
     """
 
     query: str
     based_on: Sources | None
     as_of: datetime
     still_indexing: int
+    layered: bool
+    skipped: tuple[str, ...]
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
 
     def __new__(
@@ -246,12 +272,16 @@ class ReflectResult(str):
         as_of: datetime | None = None,
         *,
         still_indexing: int = 0,
+        layered: bool = False,
+        skipped: tuple[str, ...] = (),
     ) -> ReflectResult:
         self = super().__new__(cls, text.strip() or NO_REFLECTION)
         self.query = query
         self.based_on = based_on
         self.as_of = as_of or datetime.now(timezone.utc)
         self.still_indexing = still_indexing
+        self.layered = layered
+        self.skipped = skipped
         own_text(str(self))  # print(answer) shows the answer itself
         return self
 
@@ -262,17 +292,19 @@ class ReflectResult(str):
     def __repr__(self) -> str:
         parts = [plain_text(str(self))]
         if self.based_on is not None:
-            parts.append(sources_text(self.based_on, self.as_of))
+            parts.append(sources_text(self.based_on, self.as_of, self.layered))
         if self.still_indexing:
             parts.append(self._note())
+        parts += [f"({plain_text(line)}.)" for line in self.skipped]
         return own_text("\n\n".join(parts))
 
     def _repr_markdown_(self) -> str:
         parts = [markdown_answer(str(self))]
         if self.based_on is not None:
-            parts.append(sources_markdown(self.based_on, self.as_of))
+            parts.append(sources_markdown(self.based_on, self.as_of, self.layered))
         if self.still_indexing:
             parts.append(f"_{markdown_text(self._note())}_")
+        parts += [f"_{markdown_text(f'({line}.)')}_" for line in self.skipped]
         return "\n\n".join(parts)
 
 
@@ -281,12 +313,16 @@ TEXT_CHARS = 240
 NOTHING = "Based on: no memories, mental models or directives."
 
 
-def _groups(sources: Sources, now: datetime | None) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(heading, [(text, details)]) for each kind of source that is present."""
+def _groups(
+    sources: Sources, now: datetime | None, layered: bool = False
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(heading, [(text, details)]) for each kind of source that is present (``layered``:
+    each memory's layer first among its details)."""
     memories = []
     for memory in sources.memories:
         kind = f" [{memory.type}]" if memory.type else ""
-        memories.append((one_line(memory.text, TEXT_CHARS) + kind, memory_details(memory, now)))
+        details = memory_details(memory, now, layered)
+        memories.append((one_line(memory.text, TEXT_CHARS) + kind, details))
     models = [
         (one_line(m.name, TEXT_CHARS), "" if m.name == m.id else m.id)
         for m in sources.mental_models
@@ -312,9 +348,9 @@ def _more(total: int) -> str:
     return f"… and {total - SHOWN_PER_KIND} more (in .based_on)"
 
 
-def sources_text(sources: Sources, now: datetime | None = None) -> str:
+def sources_text(sources: Sources, now: datetime | None = None, layered: bool = False) -> str:
     """``Based on:`` and an indented list per kind of source."""
-    groups = _groups(sources, now)
+    groups = _groups(sources, now, layered)
     if not groups:
         return NOTHING
     lines = [f"Based on ({summary(sources)}):"]
@@ -328,10 +364,10 @@ def sources_text(sources: Sources, now: datetime | None = None) -> str:
     return "\n".join(lines)
 
 
-def sources_markdown(sources: Sources, now: datetime | None = None) -> str:
+def sources_markdown(sources: Sources, now: datetime | None = None, layered: bool = False) -> str:
     """A collapsed ``<details>`` **Based on** block (escaped HTML, valid inside Markdown)."""
     esc = _html_line
-    groups = _groups(sources, now)
+    groups = _groups(sources, now, layered)
     if not groups:
         return f"_{esc(NOTHING)}_"
     parts = [f"<details><summary><b>Based on</b> ({esc(summary(sources))})</summary>"]

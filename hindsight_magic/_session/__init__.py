@@ -64,12 +64,22 @@ from .._machine import (
 )
 from .._memory.archive import Archiver
 from .._memory.curation import Curator
+from .._memory.layers import (
+    Layer,
+    LayerError,
+    LayerList,
+    layer_states,
+    layers_of,
+    pairs_of,
+    with_layer,
+    without_layer,
+)
 from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
 from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
-from .._settings import Affects, SettingsError, bank_id_problem, tag_problem
+from .._settings import MINE, Affects, SettingsError, bank_id_problem, tag_problem
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
 from .view import SessionView
@@ -427,11 +437,12 @@ class HindsightSession:
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
+        layer: str | None = None,
     ) -> RecallResult:
-        """The memories of the current scope that answer ``query``, best first, after what
-        was queued is sent and indexed (``hm.recall``)."""
+        """The memories of the current scope and the layers that answer ``query``, best
+        first, after what was queued is sent and indexed (``hm.recall``)."""
         return self._parts.reader.recall(
-            query, budget=budget, max_tokens=max_tokens, types=types, window=window
+            query, budget=budget, max_tokens=max_tokens, types=types, window=window, layer=layer
         )
 
     def reflect(
@@ -444,6 +455,35 @@ class HindsightSession:
     ) -> ReflectResult:
         """The server's answer to ``question`` from the current scope (``hm.reflect``)."""
         return self._parts.reader.reflect(question, context=context, budget=budget, sources=sources)
+
+    def layers(self) -> LayerList:
+        """The banks this session reads, its own (``mine``) first, with their memory counts
+        now (``hm.layers``)."""
+        mine = Layer(MINE, self.scope.bank_id)
+        states = layer_states(self._parts.connection.client, [mine, *self._layers()])
+        return LayerList(states)
+
+    def add_layer(self, bank_id: str, name: str | None = None) -> LayerList:
+        """Read ``bank_id`` beside this session's own bank, as ``name`` (``hm.add_layer``);
+        the bank must be on the server."""
+        layers = with_layer(self._layers(), bank_id, name, self.scope.bank_id)
+        client = self._parts.connection.client
+        if client.memory_count(bank_id) is None:
+            raise LayerError(
+                f"There is no bank {bank_id!r} on the server at {client.base_url}: check the "
+                "name (a course's bank is made by restoring its snapshot, "
+                "%hindsight layer add COURSE.zip)."
+            )
+        self.settings.set_setting("layers", pairs_of(layers))
+        return self.layers()
+
+    def remove_layer(self, name: str) -> LayerList:
+        """Stop reading the layer ``name`` (``hm.remove_layer``); its bank is untouched."""
+        self.settings.set_setting("layers", pairs_of(without_layer(self._layers(), name)))
+        return self.layers()
+
+    def _layers(self) -> tuple[Layer, ...]:
+        return layers_of(self.settings.layers)
 
     def latest(self, limit: int) -> RecallResult:
         """The newest ``limit`` memories of the current scope (``hm.latest``)."""

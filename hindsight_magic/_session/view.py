@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from .._delivery.indexing import follow_operations, operation_state
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
+from .._memory.layers import Layer, layer_states, layers_of
 from .._memory.reading import Reader
+from .._settings import MINE
 
 if TYPE_CHECKING:
     from .._capture.autoretain import AutoRetainStatus
@@ -157,6 +159,20 @@ class SessionView:
     def model_rows(self) -> list[tuple[str, str]]:
         """The "Mental models" rows of the status report."""
         return self._part().mental_models.status_rows()
+
+    def layer_rows(self, check_server: bool) -> list[tuple[str, str]]:
+        """The "Layers" rows of the status report (none when the session reads no layer): each
+        layer's bank, and with ``check_server`` its memory count now or why it cannot be read
+        (asked at once, at most 5 s)."""
+        session = self._live()
+        layers = layers_of(session.settings.layers)
+        if not layers:
+            return []
+        mine = Layer(MINE, session.scope.bank_id)
+        if not check_server:
+            return [(layer.name, f"bank {layer.bank_id}") for layer in (mine, *layers)]
+        states = layer_states(self._part().connection.client, [mine, *layers])
+        return [(state.layer.name, state.line()) for state in states]
 
     def curated(self) -> str:
         """What this session curated: ``2 forgotten, 1 deleted`` ('' when nothing)."""

@@ -75,6 +75,9 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
     )
     if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load
         view.wait_first_model_load()
+    layers = view.layer_rows(check_server)
+    if layers:
+        report.add("Layers (read beside your own; only 'mine' is written)", layers)
     report.add("Mental models", view.model_rows())
     report.add(
         "Session",

@@ -20,6 +20,7 @@ from helpers import (
     closing_all,
     free_port,
     server_settled,
+    settled,
     wait_for,
 )
 from kernels import Kernel
@@ -188,6 +189,30 @@ def test_an_agent_in_project_b_does_not_see_project_a(
     found = agent_b.call("recall", query=f"{word} survey May")
     assert word not in found.content[0].text
     assert found.structured_content["tags"] == [f"project:{folder_b.name.lower()}"]
+
+
+def test_the_agents_recall_labels_each_memory_with_its_layer(
+    mcp_client: Any, project_dir: Path, env: dict[str, str], hindsight_server: RunningServer
+) -> None:
+    word = token()
+    course = f"course-{uuid.uuid4().hex[:10]}"
+    course_fact = f"Course rule {word}: calibrate the {word} sensor every morning."
+    with httpx.Client(base_url=f"{hindsight_server.url}/v1/default/banks/{course}") as bank:
+        bank.post(
+            "/memories", json={"items": [{"content": course_fact}]}, timeout=60
+        ).raise_for_status()
+        settled(bank)
+    agent = mcp_client(project_dir, {**env, "HINDSIGHT_LAYERS": f"course={course}"})
+    my_fact = f"The {word} sensor drifted 2 degrees today."
+    agent.text("retain", text=my_fact)
+    found = agent.call("recall", query=f"{word} sensor calibrate drift")
+    text = found.content[0].text
+    assert "layer: course" in next(line for line in text.splitlines() if course_fact in line)
+    assert "layer: mine" in next(line for line in text.splitlines() if my_fact in line)
+    layers = {m["text"]: m["layer"] for m in found.structured_content["memories"]}
+    assert layers[course_fact] == "course"
+    assert layers[my_fact] == "mine"
+    assert found.structured_content["layers"] == ["mine", "course"]
 
 
 def test_a_planted_key_never_reaches_the_server_or_the_output(

@@ -51,7 +51,8 @@ from ..._delivery.recent import (
 )
 from ..._errors import HindsightError, InputError
 from ..._memory.curation import CURATED_TYPES, OWN_ID
-from ..._memory.provenance import provenance_line
+from ..._memory.provenance import SEPARATOR, provenance_line
+from ..._settings import MINE
 from ..._text import one_line, plural
 
 if TYPE_CHECKING:
@@ -77,12 +78,14 @@ class ResultRow:
     score: str
     memory_id: str = ""
     document_id: str = ""
+    layer: str = MINE
 
     @property
     def curable(self) -> bool:
         """Whether the server curates this memory: a fact with an id (an observation is derived
-        from facts, so the server refuses to forget it: its sources are forgotten instead)."""
-        return bool(self.memory_id) and self.type in ("", *CURATED_TYPES)
+        from facts, so the server refuses to forget it: its sources are forgotten instead) of
+        the session's own bank (a layer is only read)."""
+        return bool(self.memory_id) and self.type in ("", *CURATED_TYPES) and self.layer == MINE
 
 
 @dataclass(frozen=True)
@@ -190,15 +193,19 @@ def result_rows(result: RecallResult) -> tuple[ResultRow, ...]:
     rows = []
     for memory in list(result)[:MAX_RESULTS]:
         score = memory.scores.final if memory.scores else None
+        where = provenance_line(memory)
+        if result.layers:  # the session reads layers: say which one each memory is from
+            where = SEPARATOR.join(part for part in (f"layer: {memory.layer}", where) if part)
         rows.append(
             ResultRow(
                 text=memory.text,
                 type=memory.type or "",
-                provenance=provenance_line(memory),
+                provenance=where,
                 tags=", ".join(memory.tags or []),
                 score="" if score is None else f"{score:.3f}",
                 memory_id=memory.id or "",
                 document_id=memory.document_id or "",
+                layer=memory.layer,
             )
         )
     return tuple(rows)
