@@ -353,7 +353,10 @@ class LayerPairs(Names):
 
     def convert(self, value: Any) -> list[str]:
         pairs, names = [], set()
-        for pair in super().convert(value):
+        given = super().convert(value)  # a list from code may hold "a=x,b=y" strings too
+        for pair in (part for text in given for part in text.split(",")):
+            if not pair.strip():
+                continue
             name, equals, bank = (part.strip() for part in pair.partition("="))
             if not equals or not name or not bank:
                 raise ValueError(f"write each layer as NAME=BANK, not {pair!r}")

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import bank_settings, ensure_bank
 from .._settings import MINE
 from .._text import encodable, prompt_text
-from .layers import Layer, Skipped, ask_each, chosen, layers_of
+from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
 
@@ -166,15 +166,18 @@ class Reader:
         before_read: Callable[[str], int],
         curator: Curator | None = None,
         model_names: Callable[[], Mapping[str, str]] = dict,
+        asking: LayerAsking | None = None,
     ) -> None:
         """``curator``: what recalled memories curate through (``memory.forget()``);
-        ``model_names``: mental model id → name, for an answer's Based on."""
+        ``model_names``: mental model id → name, for an answer's Based on; ``asking``: the
+        session's threads that ask the layers."""
         self._settings = settings
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
         self._model_names = model_names
         self._curator = curator
+        self._asking = asking or LayerAsking()
         self.last_recall: RecallResult | None = None  # what ``#3`` refers to
 
     def warm_up(self) -> None:
@@ -256,7 +259,7 @@ class Reader:
                 min_semantic=0.0,
             )
 
-        replies, skipped = ask_each(asked, ask, s.recall_timeout_ms / 1000 + 1)
+        replies, skipped = self._asking.ask(asked, ask, s.recall_timeout_ms / 1000 + 1)
         from .parsed_replies import parse_recall
 
         memories = []

@@ -66,6 +66,7 @@ from .._memory.archive import Archiver
 from .._memory.curation import Curator
 from .._memory.layers import (
     Layer,
+    LayerAsking,
     LayerError,
     LayerList,
     layer_states,
@@ -175,6 +176,7 @@ class HindsightSession:
             self._before_read,
             secrets,
         )
+        layer_asking = LayerAsking()
         reader = Reader(
             settings,
             connection,
@@ -182,6 +184,7 @@ class HindsightSession:
             self._before_read,
             curator,
             mental_models.names,
+            layer_asking,
         )
         overview = BankOverview(connection, lambda: self.scope, self._before_read, curator)
         self._parts = Parts(
@@ -202,6 +205,7 @@ class HindsightSession:
             ),
             mental_models=mental_models,
             reader=reader,
+            layer_asking=layer_asking,
             curator=curator,
             overview=overview,
             archiver=Archiver(
@@ -460,7 +464,8 @@ class HindsightSession:
         """The banks this session reads, its own (``mine``) first, with their memory counts
         now (``hm.layers``)."""
         mine = Layer(MINE, self.scope.bank_id)
-        states = layer_states(self._parts.connection.client, [mine, *self._layers()])
+        parts = self._parts
+        states = layer_states(parts.connection.client, [mine, *self._layers()], parts.layer_asking)
         return LayerList(states)
 
     def add_layer(self, bank_id: str, name: str | None = None) -> LayerList:
@@ -664,6 +669,7 @@ class HindsightSession:
         left = self._parts.worker.close(timeout_s)
         if left:
             log.warning("Hindsight: %d memories were not delivered before unload", left)
+        self._parts.layer_asking.close()
         self._parts.connection.close()
         return left
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .._delivery.worker import Worker
     from .._memory.archive import Archiver
     from .._memory.curation import Curator
+    from .._memory.layers import LayerAsking
     from .._memory.mental_models import MentalModelCache
     from .._memory.overview import BankOverview
     from .._memory.reading import Reader
@@ -42,6 +43,7 @@ class Parts:
     autoretain: AutoRetainer
     mental_models: MentalModelCache
     reader: Reader
+    layer_asking: LayerAsking
     curator: Curator
     overview: BankOverview
     archiver: Archiver

@@ -171,7 +171,8 @@ class SessionView:
         mine = Layer(MINE, session.scope.bank_id)
         if not check_server:
             return [(layer.name, f"bank {layer.bank_id}") for layer in (mine, *layers)]
-        states = layer_states(self._part().connection.client, [mine, *layers])
+        parts = self._part()
+        states = layer_states(parts.connection.client, [mine, *layers], parts.layer_asking)
         return [(state.layer.name, state.line()) for state in states]
 
     def curated(self) -> str:
@@ -226,7 +227,13 @@ class SessionView:
         indexing first (the panel's search does both itself, step by step, on the worker)."""
         session, parts = self._live(), self._part()
         still = parts.queue.transcript_cells(session.scope.bank_id)
-        reader = Reader(session.settings, parts.connection, lambda: session.scope, lambda _: still)
+        reader = Reader(
+            session.settings,
+            parts.connection,
+            lambda: session.scope,
+            lambda _: still,
+            asking=parts.layer_asking,
+        )
         return reader.recall(query)
 
     def follow_memories(self, bank_id: str | None = None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from helpers import render_markdown, visible_text
@@ -12,8 +13,8 @@ from helpers import render_markdown, visible_text
 from hindsight_magic._errors import HindsightError
 from hindsight_magic._memory.layers import (
     Layer,
+    LayerAsking,
     LayerError,
-    ask_each,
     chosen,
     layers_of,
     with_layer,
@@ -83,7 +84,9 @@ def test_a_recall_narrowed_to_an_unknown_layer_names_the_ones_there_are() -> Non
         chosen(MINE, (COURSE,), "team")
 
 
-def test_every_layer_is_asked_at_once_and_a_slow_or_failing_one_is_skipped() -> None:
+def test_every_layer_is_asked_at_once_and_a_slow_or_failing_one_is_skipped(
+    asking: LayerAsking,
+) -> None:
     asked: list[str] = []
     both_waiting = threading.Barrier(3, timeout=5)  # mine, course and team at the same time
 
@@ -95,7 +98,7 @@ def test_every_layer_is_asked_at_once_and_a_slow_or_failing_one_is_skipped() -> 
         return f"reply of {layer.bank_id}"
 
     started = time.monotonic()
-    answers, skipped = ask_each([MINE, COURSE, TEAM], ask, deadline_s=1.0)
+    answers, skipped = asking.ask([MINE, COURSE, TEAM], ask, deadline_s=1.0)
     assert time.monotonic() - started < 2.5  # one deadline, not the slow layer's time
     assert answers == {"mine": "reply of jupyter", "course": "reply of intro-ml-2026"}
     assert [s.line() for s in skipped] == [
@@ -107,7 +110,7 @@ def test_every_layer_is_asked_at_once_and_a_slow_or_failing_one_is_skipped() -> 
             raise HindsightError("recall", "recall failed: 500 boom", 500)
         return "ok"
 
-    answers, skipped = ask_each([MINE, COURSE], failing, deadline_s=5)
+    answers, skipped = asking.ask([MINE, COURSE], failing, deadline_s=5)
     assert answers == {"mine": "ok"}
     assert (
         skipped[0].line()
@@ -115,14 +118,24 @@ def test_every_layer_is_asked_at_once_and_a_slow_or_failing_one_is_skipped() -> 
     )
 
 
-def test_the_own_banks_failure_is_still_an_error() -> None:
+def test_the_own_banks_failure_is_still_an_error(asking: LayerAsking) -> None:
     def failing(layer: Layer) -> str:
         if layer.writable:
             raise HindsightError("recall", "recall failed: 500 boom", 500)
         return "ok"
 
     with pytest.raises(HindsightError, match="boom"):
-        ask_each([MINE, COURSE], failing, deadline_s=5)
+        asking.ask([MINE, COURSE], failing, deadline_s=5)
+
+
+@pytest.fixture
+def asking() -> Iterator[LayerAsking]:
+    """The threads a session asks its layers on, let go after the test."""
+    threads = LayerAsking()
+    try:
+        yield threads
+    finally:
+        threads.close()
 
 
 def memory(text: str, layer: str) -> RecalledMemory:
@@ -184,3 +197,9 @@ def test_a_reflect_gives_the_layers_memories_as_data_and_lists_them_with_their_l
     shown = visible_text(render_markdown(answer._repr_markdown_()))
     assert "layer: course" in shown
     assert "layer" not in repr(ReflectResult("Stratify.", "folds?", sources))
+
+
+def test_layers_given_in_code_are_read_like_the_environments() -> None:
+    assert HindsightSettings(layers="course=a, team=b").layers == ["course=a", "team=b"]
+    assert HindsightSettings(layers=["course=a,team=b"]).layers == ["course=a", "team=b"]
+    assert HindsightSettings(layers="").layers == []
