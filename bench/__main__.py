@@ -25,6 +25,7 @@ from . import (
     delivery,
     first_recall,
     latency,
+    layers,
     load_cost,
     mcp,
     pictures,
@@ -87,6 +88,9 @@ class Sizes:
     settle_consolidation: bool = True  # section 12 asks once the banks are consolidated
     planted_sessions: int = 3  # section 12's sessions with planted facts
     latency_questions: int | None = None  # section 12 times the same-bank recalls of these
+    recall_layers: bool = True  # section 12 also asks with its sessions over two layers
+    layer_memories: int = 300  # section 13: memories in one bank, and split over three layers
+    layer_rounds: int = 3  # section 13: rounds over its questions
 
 
 FULL = Sizes(
@@ -95,7 +99,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1, 8,
+    120, 1, 20, False, 1, 8, False, 30, 1,
 )  # fmt: skip
 
 
@@ -130,7 +134,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 13))
+SECTIONS = tuple(str(n) for n in range(1, 14))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -185,7 +189,14 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
                     sizes.settle_consolidation,
                     sizes.planted_sessions,
                     sizes.latency_questions,
+                    sizes.recall_layers,
                 )
+            )
+
+        if wanted("13"):
+            progress("layers: a recall over three layers vs. one bank …")
+            sections["13"] = layers.rows(
+                layers.measure(url, sizes.layer_memories, sizes.layer_rounds)
             )
 
         if wanted("6"):

@@ -375,6 +375,83 @@ def ask(
     return summary
 
 
+def _cloned(http: Any, bank_id: str, target: str) -> None:
+    """``bank_id`` copied on the server into the new bank ``target`` (waits for the copy)."""
+    reply = http.post(f"/v1/default/banks/{bank_id}/clone", params={"target_bank_id": target})
+    reply.raise_for_status()
+    operation = reply.json()["operation_id"]
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        state = http.get(f"/v1/default/banks/{bank_id}/operations/{operation}").json()
+        if state.get("status") in ("completed", "failed", "cancelled"):
+            if state["status"] != "completed":
+                raise RuntimeError(f"clone {bank_id} → {target}: {state}")
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"clone {bank_id} → {target} did not finish in 600 s")
+
+
+def _documents_by_notebook(http: Any, bank_id: str) -> dict[str, set[str]]:
+    """The bank's documents, grouped by the notebook their memories name."""
+    grouped: dict[str, set[str]] = defaultdict(set)
+    offset = 0
+    while True:
+        listed = http.get(
+            f"/v1/default/banks/{bank_id}/memories/list", params={"limit": 500, "offset": offset}
+        ).json()
+        for memory in listed.get("items", []):
+            notebook = (memory.get("metadata") or {}).get("notebook")
+            if notebook and memory.get("document_id"):
+                grouped[notebook].add(memory["document_id"])
+        offset += 500
+        if offset >= int(listed.get("total") or 0):
+            return grouped
+
+
+def layered_hits(
+    url: str,
+    ext_bank: str,
+    project: Path,
+    questions: Sequence[tuple[Session, int, Fact]],
+    notebooks: Sequence[str],
+) -> dict[str, Any]:
+    """The extension's hit@5 with the sessions spread over two layers (issue 35): the bank
+    cloned twice on the server, each copy keeping every other session's documents; a session
+    whose own bank is one copy reads the other as a layer, and is asked every question."""
+    import hindsight_magic as hm
+
+    own, other = new_bank("recall-own"), new_bank("recall-layer")
+    halves = {own: set(notebooks[0::2]), other: set(notebooks[1::2])}
+    scores = Scores()
+    try:
+        with raw_client(url) as http:
+            for bank in (own, other):
+                _cloned(http, ext_bank, bank)
+                for notebook, documents in _documents_by_notebook(http, bank).items():
+                    if notebook not in halves[bank]:
+                        for document in documents:
+                            http.delete(f"/v1/default/banks/{bank}/documents/{document}")
+                settle_bank(http, bank, 1800)
+            counts = {bank: bank_counts(http, bank)[0] for bank in (own, other)}
+        saved = dict(os.environ)
+        os.environ.update(HINDSIGHT_BANK_ID=own, HINDSIGHT_LAYERS=f"other={other}")
+        try:
+            session = hm.project_session(project)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        try:
+            for _, _, fact in questions:
+                texts = [m.text for m in hm.recall(fact.question, session=session)]
+                scores.add(fact, texts)
+        finally:
+            session.close()
+    finally:
+        for bank in (own, other):
+            delete_bank(url, bank)
+    return {**scores.summary(), "memories": counts}
+
+
 def bank_memories(url: str, bank_id: str) -> int:
     with raw_client(url) as http:
         return bank_counts(http, bank_id)[0]
@@ -391,6 +468,7 @@ def measure(
     settle_consolidation: bool = True,
     planted: int = 3,
     latency_questions: int | None = None,
+    layered: bool = False,
 ) -> dict[str, Any]:
     """Both sizes, three systems each; the figures as a JSON-able dict. The questions are
     asked once the server has indexed both banks and (``settle_consolidation``) consolidated
@@ -438,6 +516,11 @@ def measure(
                     f"{size}: asking {len(questions)} questions three ways …", "recall-quality"
                 )
                 figures = ask(questions, recall, by_hand, bm25, ext_bank, latency_questions)
+                ran = [session.notebook for session in (*sessions, *batch)]
+                if layered and len(dict.fromkeys(ran)) >= 2:
+                    progress(f"{size}: the sessions spread over two layers …", "recall-quality")
+                    notebooks = list(dict.fromkeys(ran))
+                    figures["layers"] = layered_hits(url, ext_bank, project, questions, notebooks)
                 figures["memories"] = {
                     "extension": bank_memories(url, ext_bank),
                     "by hand": bank_memories(url, hand_bank),
@@ -462,6 +545,7 @@ def measure(
 # -- the table ----------------------------------------------------------------------------
 
 SMALL_BAR, GROWN_BAR, LATENCY_BAR = 0.9, 0.8, 1.2  # issue 33
+LAYER_BAR = 0.05  # issue 35: spread over two layers, hit@5 within this of one bank
 
 
 def _row(table: list[Row], size: str, what: str, value: str, **kw: Any) -> None:
@@ -545,6 +629,19 @@ def rows(figures: dict[str, Any]) -> Section:
             bar=f"≤ {LATENCY_BAR}",
             passed=same["ratio"] <= LATENCY_BAR,
         )
+        layered = got.get("layers")
+        if layered is not None:
+            apart = layered["hit@5"] - ext["hit@5"]
+            held = layered["memories"]
+            row(
+                "hit@5 of the extension with the sessions spread over two layers (its own bank "
+                "every other session, a layer the rest: "
+                f"{' + '.join(num(count) for count in held.values())} memories)",
+                num(layered["hit@5"]),
+                n=str(layered["questions"]),
+                bar=f"≥ one bank's − {LAYER_BAR}",
+                passed=apart >= -LAYER_BAR,
+            )
         memories = got["memories"]
         row(
             "memories in the bank: extension / by hand; notebook cells",
@@ -558,7 +655,10 @@ def rows(figures: dict[str, Any]) -> Section:
         "extension's defaults; the same executed cells are retained by hand (one document "
         "each) and read back from the `.ipynb` files for BM25. The second size adds "
         "distractor sessions of unrelated work. A question is found when a result contains "
-        "its fact's answer. `python -m bench.recall_quality` runs this section alone."
+        "its fact's answer. With the sessions spread over two layers, the bank is cloned "
+        "twice on the server and each copy keeps every other session's documents; a session "
+        "whose own bank is one copy reads the other as a layer. `python -m "
+        "bench.recall_quality [--layers]` runs this section alone."
     ]
     return table, notes
 
@@ -567,9 +667,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.recall_quality")
     parser.add_argument("--distractors", type=int, default=7, help="distractor sessions")
     parser.add_argument("--cells", type=int, default=140, help="cells per distractor session")
+    parser.add_argument(
+        "--layers", action="store_true", help="also ask with the sessions spread over two layers"
+    )
     args = parser.parse_args(argv)
     with bench_server() as server:
-        figures = measure(server.url, args.distractors, args.cells)
+        figures = measure(server.url, args.distractors, args.cells, layered=args.layers)
     table, notes = rows(figures)
     print(markdown_table(table))
     for note in notes:

@@ -245,6 +245,17 @@ def check_figures(out: str) -> None:
         if "recall latency ratio on the same bank" in row[1]:
             assert 0.2 < number(row[2]) < 5, row
 
+    # 13: layers: both recalls timed, the ratio of their medians, the merge in milliseconds
+    one, *_ = table.stats("`hm.recall` of one bank holding")
+    three, *_ = table.stats("`hm.recall` over three layers holding the same")
+    assert table.median("three layers ÷ one bank") == pytest.approx(three / one, rel=0.02)
+    merge, *_ = table.stats("the merge's own time")
+    assert 0 < merge < 0.05, merge
+    both = re.fullmatch(r"(\d+) / (\d+) of (\d+)", table.row("in the top 5: one bank /")[2])
+    assert both, table.row("in the top 5: one bank /")
+    assert 0 < int(both.group(1)) <= int(both.group(3)), both.group(0)  # real questions, found
+    assert int(both.group(2)) <= int(both.group(3)), both.group(0)
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
