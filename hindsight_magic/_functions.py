@@ -441,12 +441,29 @@ def layers(*, session: HindsightSession | None = None) -> LayerList:
 
 
 def add_layer(
-    bank: str, *, name: str | None = None, session: HindsightSession | None = None
+    bank: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    session: HindsightSession | None = None,
 ) -> LayerList:
     """Read the bank ``bank`` beside your own, labelled ``name`` (default: the bank's id) in
     every result: ``add_layer("intro-ml-2026", name="course")``. The bank must be on the
     server. For the session only; to keep it, set ``HINDSIGHT_LAYERS="course=intro-ml-2026"``
-    (NAME=BANK pairs, comma-separated) before starting the kernel."""
+    (NAME=BANK pairs, comma-separated) before starting the kernel.
+
+    ``bank`` may be a snapshot (a path ending in ``.zip``, with its manifest beside it, as
+    ``snapshot`` makes it): it is restored into the bank its manifest names, once (a bank of
+    that name that already holds memories is read as it is), then read as a layer."""
+    if _is_archive(bank):
+        from ._ui.progress import progress_for
+
+        path = Path(os.fspath(bank)).expanduser()
+        progress = progress_for(_running_shell())
+        try:
+            return (session or current_session()).add_layer_archive(path, name, progress)
+        except InputError as error:
+            progress.close(str(error))
+            raise
     if not isinstance(bank, str) or not bank.strip():
         raise InputError("Name the bank to read as a layer: add_layer('intro-ml-2026').")
     return (session or current_session()).add_layer(_bank_name(bank.strip()), name)

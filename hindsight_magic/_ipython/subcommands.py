@@ -506,7 +506,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "layer": Subcommand(
-        "banks read beside your own: layer [list | add BANK [--as NAME] | remove NAME]",
+        "banks read beside your own: layer [list | add BANK|PATH.zip [--as NAME] | remove NAME]",
         cmd_layer,
         Verbs(
             {
@@ -517,7 +517,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "remove": Words(arg("name", metavar="NAME")),
             },
             default="list",
-            usage="%hindsight layer [list | add BANK [--as NAME] | remove NAME]",
+            usage="%hindsight layer [list | add BANK|PATH.zip [--as NAME] | remove NAME]",
         ),
     ),
     "forget": Subcommand(

@@ -98,8 +98,10 @@ def pairs_of(layers: Sequence[Layer]) -> list[str]:
 
 def chosen(mine: Layer, layers: Sequence[Layer], only: str | None) -> list[Layer]:
     """The layers a read asks: the session's own bank and every layer, or the one named
-    ``only`` (``--layer NAME``); ``LayerError`` for a name this session does not read."""
-    everything = [mine, *layers]
+    ``only`` (``--layer NAME``); ``LayerError`` for a name this session does not read. A
+    layer naming the session's own bank (set in the environment, say) is read once, as
+    ``mine``: read twice, each memory would come back twice."""
+    everything = [mine, *(layer for layer in layers if layer.bank_id != mine.bank_id)]
     if only is None:
         return everything
     for layer in everything:
@@ -257,9 +259,11 @@ class LayerList(tuple[LayerState, ...]):
     ``.problem``."""
 
     HEADING = "Layers (recall and reflect read them all; only 'mine' is written):"
+    note = ""  # what adding a layer did first (a snapshot restored), shown above the list
 
     def __repr__(self) -> str:
-        lines = [self.HEADING]
+        lines = [plain_text(self.note)] if self.note else []
+        lines.append(self.HEADING)
         lines += [f"  {state.layer.name} — {plain_text(state.line())}" for state in self]
         return "\n".join(lines)
 
@@ -269,8 +273,9 @@ class LayerList(tuple[LayerState, ...]):
             f"<td style='text-align:left'>{html_text(state.line())}</td></tr>"
             for state in self
         )
+        note = f"<p>{html_text(self.note)}</p>" if self.note else ""
         return (
-            f"<p>{html_text(self.HEADING)}</p><table><thead><tr><th>layer</th>"
+            f"{note}<p>{html_text(self.HEADING)}</p><table><thead><tr><th>layer</th>"
             f"<th style='text-align:left'>bank</th></tr></thead><tbody>{rows}</tbody></table>"
         )
 

@@ -62,7 +62,7 @@ from .._machine import (
     papermill_input,
     resolve_api_url,
 )
-from .._memory.archive import Archiver
+from .._memory.archive import Archiver, Manifest, manifest_path
 from .._memory.curation import Curator
 from .._memory.layers import (
     Layer,
@@ -481,6 +481,23 @@ class HindsightSession:
             )
         self.settings.set_setting("layers", pairs_of(layers))
         return self.layers()
+
+    def add_layer_archive(self, archive: Path, name: str | None, progress: Progress) -> LayerList:
+        """Read a snapshot as a layer: restored once into the bank its manifest names (left as
+        it is when that bank already holds memories), then read like any layer."""
+        manifest = Manifest.read(manifest_path(archive))  # names the bank; checked first
+        bank = manifest.bank
+        layers = with_layer(self._layers(), bank, name, self.scope.bank_id)
+        client = self._parts.connection.client
+        if client.memory_count(bank):
+            note = f"Bank {bank!r} is already on the server: read as it is, not restored again."
+            progress.close(note)
+        else:
+            note = self._parts.archiver.restore(archive, bank, False, progress).headline
+        self.settings.set_setting("layers", pairs_of(layers))
+        listed = self.layers()
+        listed.note = note
+        return listed
 
     def remove_layer(self, name: str) -> LayerList:
         """Stop reading the layer ``name`` (``hm.remove_layer``); its bank is untouched."""

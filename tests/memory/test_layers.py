@@ -82,6 +82,7 @@ def test_a_recall_narrowed_to_an_unknown_layer_names_the_ones_there_are() -> Non
     assert chosen(MINE, (COURSE,), "mine") == [MINE]
     with pytest.raises(LayerError, match="this session reads mine, course"):
         chosen(MINE, (COURSE,), "team")
+    assert chosen(MINE, (COURSE, Layer("again", "jupyter")), None) == [MINE, COURSE]
 
 
 def test_every_layer_is_asked_at_once_and_a_slow_or_failing_one_is_skipped(

@@ -197,3 +197,92 @@ def test_a_papermill_run_reads_the_layers_hindsight_layers_names(
     ran = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     printed = "".join(output.get("text", "") for output in ran.cells[1].outputs)
     assert "layer: course" in line_with(printed, course_fact), printed
+
+
+def test_a_course_snapshot_is_restored_once_and_read_as_a_layer(
+    student: Notebook, hindsight_server: RunningServer, course_bank: str, tmp_path: Path
+) -> None:
+    import hindsight_magic as hm
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    word = token()
+    course_fact = f"Course rule {word}: plot the residuals before trusting the fit."
+    plant(hindsight_server, course_bank, course_fact)
+    settings = HindsightSettings(
+        api_url=hindsight_server.url, bank_id=course_bank, scoping="global", journal_path="off"
+    )
+    teacher = HindsightSession(settings, start_worker=False)
+    try:
+        hm.snapshot(tmp_path / "course.zip", session=teacher)
+    finally:
+        teacher.close()
+    gone = httpx.delete(f"{hindsight_server.url}/v1/default/banks/{course_bank}", timeout=60)
+    gone.raise_for_status()  # as on a new server: the course is not on it
+
+    added = shown(student, f"%hindsight layer add {tmp_path / 'course.zip'} --as course")
+    assert added.splitlines()[0].startswith(f"Restored bank '{course_bank}' from course.zip")
+    assert f"course — bank {course_bank} ·" in added
+    found = shown(student, f"%recall {word} residuals fit")
+    assert "layer: course" in line_with(found, course_fact), found
+
+    student.run("%hindsight layer remove course")
+    again = shown(student, f"%hindsight layer add {tmp_path / 'course.zip'} --as course")
+    assert again.splitlines()[0] == (
+        f"Bank '{course_bank}' is already on the server: read as it is, not restored again."
+    )
+    refused = shown(student, f"%hindsight layer add {tmp_path / 'missing.zip'}")
+    assert refused.startswith("No manifest beside the archive"), refused
+    assert "\n" not in refused
+
+
+class CutOff(httpx.BaseTransport):
+    """The real server, except that requests for one bank find nothing listening (as a team
+    server that is down would)."""
+
+    def __init__(self, bank: str) -> None:
+        self._bank = f"/banks/{bank}/"
+        self._real = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self._bank in request.url.path:
+            raise httpx.ConnectError("connection refused", request=request)
+        return self._real.handle_request(request)
+
+    def close(self) -> None:
+        self._real.close()
+
+
+def test_a_layer_that_cannot_be_reached_is_skipped_and_the_rest_answer(
+    hindsight_server: RunningServer, bank_id: str, course_bank: str
+) -> None:
+    import hindsight_magic as hm
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    word = token()
+    course_fact = f"Course rule {word}: log every seed you use."
+    plant(hindsight_server, course_bank, course_fact)
+    team = f"team-{uuid.uuid4().hex[:8]}"
+    plant(hindsight_server, team, f"Team note {word}: the seed is 7.")
+    settings = HindsightSettings(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        scoping="global",
+        layers=f"course={course_bank},team={team}",
+        journal_path="off",
+        mental_models=False,
+    )
+    session = HindsightSession(settings, start_worker=False, transport=CutOff(team))
+    try:
+        result = hm.recall(f"{word} seed", session=session)
+        listed = repr(hm.layers(session=session))
+    finally:
+        session.close()
+    text = repr(result)
+    assert course_fact in text
+    assert "Team note" not in text
+    skipped = [line for line in text.splitlines() if "skipped" in line]
+    assert len(skipped) == 1, text
+    assert skipped[0].startswith(f"(Layer 'team' (bank {team}) was skipped: ")
+    assert f"team — bank {team} · cannot be read: " in listed
