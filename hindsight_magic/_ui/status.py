@@ -77,7 +77,7 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
         view.wait_first_model_load()
     layers = view.layer_rows(check_server)
     if layers:
-        report.add("Layers (read beside your own; only 'mine' is written)", layers)
+        report.add("Layers", layers)  # read beside the own bank ('mine'), never written
     report.add("Mental models", view.model_rows())
     report.add(
         "Session",

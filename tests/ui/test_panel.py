@@ -845,6 +845,35 @@ def test_search_finds_a_retained_fact_with_its_provenance(
 
 
 @pytest.mark.integration
+def test_the_panel_shows_the_layers_and_labels_each_result_with_its_layer(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    token = uuid.uuid4().hex[:8]
+    course_bank, course_fact = f"course-{token}", f"Course rule {token}: weigh the zebras twice."
+    with httpx.Client(base_url=f"{hindsight_server.url}/v1/default/banks/{course_bank}") as http:
+        http.post("/memories", json={"items": [{"content": course_fact}]}, timeout=60)
+    kernel_nb.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        mental_model_auto_seed="false",
+        layers=f"course={course_bank}",
+    )
+    panel = show(kernel_nb)
+    header = html.unescape(panel.w_header.value)
+    assert "Layers (only 'mine' is written)" in header
+    assert f"bank {course_bank}" in header
+    found = search_until_found(panel, f"{token} zebras weigh", 120, expect=course_fact)
+    assert found[course_fact].startswith("layer: course · "), found
+    row = next(
+        r for r in panel.browser.result_rows.shown if course_fact in html.unescape(r.cell.value)
+    )
+    forget, delete = row.buttons
+    assert forget.disabled  # a layer is only read here
+    assert forget.tooltip == "From the layer 'course': read only here"
+    assert delete.layout.visibility == "hidden"
+
+
+@pytest.mark.integration
 def test_session_document_shows_what_auto_retain_sent(
     kernel_nb: Any, hindsight_server: Any, bank_id: str
 ) -> None:

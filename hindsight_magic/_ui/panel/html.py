@@ -122,11 +122,14 @@ def _health_color(health: str) -> str:
 
 
 def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
-    """The Status tab's title, then the Server and Scope rows side by side."""
+    """The Status tab's title, then the Server and Scope rows side by side, and the layers
+    (the banks read beside the own one) when there are any."""
     server = sections.get("Server", [])
     blocks = section_html("Server", "server", server) + section_html(
         "Scope", "scope", sections.get("Scope", [])
     )
+    if sections.get("Layers"):
+        blocks += section_html("Layers (only 'mine' is written)", "layers", sections["Layers"])
     return (
         f"<div style='font-size:14px;font-weight:700'>{html_text(heading)}</div>"
         f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"

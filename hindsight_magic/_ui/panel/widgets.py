@@ -38,6 +38,7 @@ from ..._delivery.recent import (
     RecentItem,
 )
 from ..._memory.mental_models import MentalModel
+from ..._settings import MINE
 from .browser import (
     DELETING,
     FORGETTING,
@@ -519,12 +520,14 @@ def memory_click(key: str, mark: str) -> Click:
 def result_spec(index: int, row: ResultRow, curation: CurationView) -> RowSpec:
     """A search result's row: its HTML, Forget/Restore and Delete… (the document, confirmed)."""
     mark = curation.result_mark(row)
-    if row.curable:
+    if row.layer != MINE:  # a layer is only read here
+        forget = Click("Forget", tooltip=f"From the layer {row.layer!r}: read only here")
+    elif row.curable:
         forget = memory_click(row.memory_id, mark)
     else:
         forget = Click("Forget", tooltip=NOT_CURABLE)
     delete = Click()
-    if row.document_id and mark not in (DELETING, DELETED):
+    if row.document_id and row.layer == MINE and mark not in (DELETING, DELETED):
         pending = curation.delete.document_id == row.document_id
         delete = Click(
             "Delete…",
