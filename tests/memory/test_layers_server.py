@@ -62,6 +62,12 @@ def student(notebook: Notebook, hindsight_server: RunningServer, bank_id: str) -
     return notebook
 
 
+def read_as_course(book: Notebook, server: RunningServer, bank: str, fact: str) -> None:
+    """The teacher's ``fact`` planted in ``bank``, which ``book`` then reads as ``course``."""
+    plant(server, bank, fact)
+    assert book.run(f"%hindsight layer add {bank} --as course").error is None
+
+
 def remembered(book: Notebook, fact: str, query: str) -> None:
     assert book.run(f"%retain {fact}").error is None
     wait_for(lambda: fact in shown(book, f"%recall --layer mine {query}"), 60, fact)
@@ -84,10 +90,11 @@ def test_a_course_fact_and_my_own_come_back_from_one_recall_each_labelled(
     assert line_with(added, "course —").endswith(f"bank {course_bank} · {count}"), added
     assert "mine —" in added
 
-    both = shown(student, f"%recall {word} stratified folds imbalanced labels")
+    cell = student.run(f"%recall {word} stratified folds imbalanced labels")
+    assert cell.error is None, cell.text
+    result, both = cell.result, repr(cell.result)
     assert "layer: course" in line_with(both, course_fact), both
     assert "layer: mine" in line_with(both, my_fact), both
-    result = student.ip.user_ns["_"]
     assert {m.layer for m in result if word in m.text} == {"course", "mine"}
     html = result._repr_html_()
     assert "<td>course</td>" in html
@@ -116,8 +123,7 @@ def test_every_write_path_refuses_a_layers_memory_and_the_course_bank_is_unchang
 ) -> None:
     word = token()
     course_fact = f"Course rule {word}: never tune on the test split."
-    plant(hindsight_server, course_bank, course_fact)
-    student.run(f"%hindsight layer add {course_bank} --as course")
+    read_as_course(student, hindsight_server, course_bank, course_fact)
     with rest(hindsight_server, course_bank) as course:
         before = course.get("/memories/list", params={"limit": 100}).json()
 
@@ -286,3 +292,18 @@ def test_a_layer_that_cannot_be_reached_is_skipped_and_the_rest_answer(
     assert len(skipped) == 1, text
     assert skipped[0].startswith(f"(Layer 'team' (bank {team}) was skipped: ")
     assert f"team — bank {team} · cannot be read: " in listed
+
+
+def test_reflect_gives_the_course_to_the_server_and_lists_it_with_its_layer(
+    student: Notebook, hindsight_server: RunningServer, course_bank: str
+) -> None:
+    word = token()
+    course_fact = f"Course rule {word}: report the confidence interval with every estimate."
+    remembered(student, f"My note {word}: the estimate was 0.42.", word)
+    read_as_course(student, hindsight_server, course_bank, course_fact)
+    cell = student.run(f"%%reflect\nWhat should I report with the {word} estimate?")
+    assert cell.error is None, cell.text
+    answer = cell.result
+    based_on = repr(answer).split("Based on", 1)[1]
+    assert "layer: course" in line_with(based_on, course_fact), based_on
+    assert {m.layer for m in answer.based_on.memories if course_fact in m.text} == {"course"}
