@@ -151,8 +151,9 @@ def test_an_agent_retain_said_found_is_found_by_a_kernel_beside_a_cpu_burner(
     hindsight_server: RunningServer,
 ) -> None:
     """What the agent's retain guarantees when it returns is true: when it says the notebooks
-    find it now, the next read does; when it says the server is still indexing or too slow and
-    the memory is queued, the memory is found once the load is gone."""
+    find it now, the next read does (unless that read itself times out on the starved server:
+    then the memory must be found once the load is gone); when it says the server is still
+    indexing or too slow and the memory is queued, the memory is found once the load is gone."""
     agent = mcp_client(project_dir, env)
     kernel = kernel_in(project_dir)
     later = []
@@ -162,7 +163,9 @@ def test_an_agent_retain_said_found_is_found_by_a_kernel_beside_a_cpu_burner(
             fact = f"The {word} sensor drifts after 40 minutes."
             said = agent.call("retain", text=fact).content[0].text
             shown = kernel.run(f"%recall {word} sensor drifts")  # at once, no waiting
-            if "finds it now" in said:
+            if "finds it now" in said and "timed out" in shown:
+                later.append((word, fact))  # the read itself could not be done in time here
+            elif "finds it now" in said:
                 assert fact in shown, (said, shown)
             else:  # the agent was told the memory is not there yet, and why
                 assert "still indexing" in said or "The memory is queued" in said, said
