@@ -216,40 +216,23 @@ def layer_states(
     deadline_s: float = 5.0,
 ) -> list[LayerState]:
     """Each layer's memory count, asked at once (at most ``deadline_s``): a bank that is not
-    on the server, or a server that does not answer, is said so."""
-    if not layers:
-        return []
+    on the server, or a server that fails or does not answer, is said so, never raised."""
 
-    def count(layer: Layer) -> int | None:
-        return client.memory_count(layer.bank_id)
+    def state(place: Layer) -> LayerState:
+        layer = layers[int(place.name)]
+        try:
+            count = client.memory_count(layer.bank_id)
+        except HindsightError as error:
+            return LayerState(layer, None, str(error))
+        if count is None and not layer.writable:  # the own bank: nothing retained yet
+            return LayerState(layer, None, "there is no such bank on the server")
+        return LayerState(layer, count or 0)
 
-    # each layer is asked as a non-writable one, so that every failure is a state, not raised
-    asked = [Layer(str(n), layer.bank_id) for n, layer in enumerate(layers)]
-    answers, skipped = (
-        asking.ask(asked, count, deadline_s) if len(asked) > 1 else _one(asked, count)
-    )
-    why = {int(s.name): s.reason for s in skipped}
-    states = []
-    for n, layer in enumerate(layers):
-        if n in why:
-            states.append(LayerState(layer, None, why[n]))
-        elif answers.get(str(n)) is None and layer.writable:  # nothing retained yet
-            states.append(LayerState(layer, 0))
-        elif answers.get(str(n)) is None:
-            states.append(LayerState(layer, None, "there is no such bank on the server"))
-        else:
-            states.append(LayerState(layer, answers[str(n)]))
-    return states
-
-
-def _one(
-    layers: Sequence[Layer], count: Callable[[Layer], int | None]
-) -> tuple[dict[str, int | None], list[Skipped]]:
-    layer = layers[0]
-    try:
-        return {layer.name: count(layer)}, []
-    except HindsightError as error:
-        return {}, [Skipped(layer.name, layer.bank_id, str(error))]
+    # asked by place, not by name: even the own bank's lateness is a state, not an error
+    places = [Layer(str(n), layer.bank_id) for n, layer in enumerate(layers)]
+    answers, _ = asking.ask(places, state, deadline_s) if layers else ({}, [])
+    late = f"no answer in {deadline_s:.0f} s"
+    return [answers.get(str(n), LayerState(layer, None, late)) for n, layer in enumerate(layers)]
 
 
 class LayerList(tuple[LayerState, ...]):
