@@ -13,7 +13,6 @@ import argparse
 import os
 import shlex
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -35,7 +34,15 @@ from . import (
     retain_tail,
     transfers,
 )
-from .common import bench_server, delete_bank, load_average, machine_line, progress, raw_client
+from .common import (
+    bench_server,
+    delete_bank,
+    load_average,
+    machine_line,
+    progress,
+    raw_client,
+    temporary_journal,
+)
 from .report import Row, Section, document, merged, num
 from .sections import (
     curation_rows,
@@ -149,94 +156,91 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
     def wanted(*keys: str) -> bool:
         return only is None or any(key in only for key in keys)
 
-    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        if wanted("5"):
-            progress("load cost and the first recall: fresh processes …")
-            lc = load_cost.measure(url, sizes.load_runs, sizes.cold_load_runs)
-            sections["5"] = load_rows(lc, first_recall.measure(url, sizes.first_recall_runs))
+    if wanted("5"):
+        progress("load cost and the first recall: fresh processes …")
+        lc = load_cost.measure(url, sizes.load_runs, sizes.cold_load_runs)
+        sections["5"] = load_rows(lc, first_recall.measure(url, sizes.first_recall_runs))
 
-        if wanted("2"):
-            progress("read-after-write vs. by hand …")
-            sections["2"] = read_after_write_rows(read_after_write.measure(url, sizes.raw_runs))
+    if wanted("2"):
+        progress("read-after-write vs. by hand …")
+        sections["2"] = read_after_write_rows(read_after_write.measure(url, sizes.raw_runs))
 
-        if wanted("8"):
-            progress("forget-then-recall vs. by hand …")
-            sections["8"] = curation_rows(curation.measure(url, sizes.curation_runs))
+    if wanted("8"):
+        progress("forget-then-recall vs. by hand …")
+        sections["8"] = curation_rows(curation.measure(url, sizes.curation_runs))
 
-        if wanted("9"):
-            progress(f"snapshot and restore of {sizes.transfer_documents} documents vs. by hand …")
-            sections["9"] = transfer_rows(
-                transfers.measure(url, sizes.transfer_runs, sizes.transfer_documents)
+    if wanted("9"):
+        progress(f"snapshot and restore of {sizes.transfer_documents} documents vs. by hand …")
+        sections["9"] = transfer_rows(
+            transfers.measure(url, sizes.transfer_runs, sizes.transfer_documents)
+        )
+
+    if wanted("10"):
+        progress("the MCP server: start-up and its own time per tool call …")
+        sections["10"] = mcp_rows(mcp.measure(url, sizes.mcp_runs, sizes.mcp_starts))
+
+    if wanted("11"):
+        progress(f"timeline and map of {num(sizes.picture_memories)} memories …")
+        sections["11"] = picture_rows(
+            pictures.measure(url, sizes.picture_runs, sizes.picture_memories)
+        )
+
+    if wanted("12"):
+        progress("recall quality: notebook sessions in kernels, questions three ways …")
+        sections["12"] = recall_quality.rows(
+            recall_quality.measure(
+                url,
+                sizes.distractors,
+                sizes.distractor_cells,
+                sizes.settle_consolidation,
+                sizes.planted_sessions,
+                sizes.latency_questions,
+                sizes.recall_layers,
             )
+        )
 
-        if wanted("10"):
-            progress("the MCP server: start-up and its own time per tool call …")
-            sections["10"] = mcp_rows(mcp.measure(url, sizes.mcp_runs, sizes.mcp_starts))
+    if wanted("13"):
+        progress("layers: a recall over three layers vs. one bank …")
+        sections["13"] = layers.rows(layers.measure(url, sizes.layer_memories, sizes.layer_rounds))
 
-        if wanted("11"):
-            progress(f"timeline and map of {num(sizes.picture_memories)} memories …")
-            sections["11"] = picture_rows(
-                pictures.measure(url, sizes.picture_runs, sizes.picture_memories)
-            )
-
-        if wanted("12"):
-            progress("recall quality: notebook sessions in kernels, questions three ways …")
-            sections["12"] = recall_quality.rows(
-                recall_quality.measure(
-                    url,
-                    sizes.distractors,
-                    sizes.distractor_cells,
-                    sizes.settle_consolidation,
-                    sizes.planted_sessions,
-                    sizes.latency_questions,
-                    sizes.recall_layers,
-                )
-            )
-
-        if wanted("13"):
-            progress("layers: a recall over three layers vs. one bank …")
-            sections["13"] = layers.rows(
-                layers.measure(url, sizes.layer_memories, sizes.layer_rounds)
-            )
-
-        if wanted("6"):
-            progress("auto-retain: cost per cell, transcript work …")
-            os.environ["HINDSIGHT_JOURNAL_PATH"] = os.path.join(tmp, "autoretain.sqlite3")
+    if wanted("6"):
+        progress("auto-retain: cost per cell, transcript work …")
+        with temporary_journal():
             cost = autoretain.measure_cost(url, sizes.blocks, sizes.cells_per_block)
             banks = [os.environ["HINDSIGHT_BANK_ID"]]
             work = autoretain.measure_transcripts(url, sizes.transcript_rounds)
             banks.append(os.environ["HINDSIGHT_BANK_ID"])
             session_sizes = autoretain.measure_bytes(url, sizes.session_cells)
             banks.append(os.environ["HINDSIGHT_BANK_ID"])
-            for bank_id in banks:
-                delete_bank(url, bank_id)
-            sections["6"] = autoretain_rows(cost, work, session_sizes, sizes.session_cells)
+        for bank_id in banks:
+            delete_bank(url, bank_id)
+        sections["6"] = autoretain_rows(cost, work, session_sizes, sizes.session_cells)
 
-        if wanted("7"):
-            progress("recall and reflect latency …")
-            lat = latency.measure(
-                url, sizes.recall_rounds, sizes.reflect_rounds, sizes.facts, sizes.settle_s
-            )
-            sections["7"] = latency_rows(lat)
+    if wanted("7"):
+        progress("recall and reflect latency …")
+        lat = latency.measure(
+            url, sizes.recall_rounds, sizes.reflect_rounds, sizes.facts, sizes.settle_s
+        )
+        sections["7"] = latency_rows(lat)
 
-        if wanted("1"):
-            progress("retain call cost, alternating with the client …")
-            sections["1"] = retain_rows(
-                retain_cost.measure(url, sizes.magic_runs, sizes.client_runs, sizes.http_runs)
-            )
+    if wanted("1"):
+        progress("retain call cost, alternating with the client …")
+        sections["1"] = retain_rows(
+            retain_cost.measure(url, sizes.magic_runs, sizes.client_runs, sizes.http_runs)
+        )
 
-        if wanted("3"):
-            progress("the %retain tail, 1 and several kernels …")
-            tail = retain_tail.measure(
-                url, sizes.tail_calls, sizes.tail_kernels, quiet_timeout_s=sizes.tail_quiet_s
-            )
-            sections["3"] = tail_rows(tail)
+    if wanted("3"):
+        progress("the %retain tail, 1 and several kernels …")
+        tail = retain_tail.measure(
+            url, sizes.tail_calls, sizes.tail_kernels, quiet_timeout_s=sizes.tail_quiet_s
+        )
+        sections["3"] = tail_rows(tail)
 
-        if wanted("4"):
-            progress(f"delivery of {num(sizes.delivery_count)} memories …")
-            sections["4"] = delivery_rows(
-                delivery.measure(url, sizes.delivery_count, sizes.delivery_runs)
-            )
+    if wanted("4"):
+        progress(f"delivery of {num(sizes.delivery_count)} memories …")
+        sections["4"] = delivery_rows(
+            delivery.measure(url, sizes.delivery_count, sizes.delivery_runs)
+        )
     rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
     notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"

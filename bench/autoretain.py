@@ -29,7 +29,7 @@ import time
 import uuid
 from typing import Any
 
-from .common import Stat, bench_server, quiet_shell, settled
+from .common import Stat, bench_server, quiet_shell, settled, temporary_journal
 
 # A realistic analysis cell: a few lines of code and a result (what auto-retain keeps).
 CELL = """\
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--session-cells", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=30, help="transcript builds timed")
     args = parser.parse_args(argv)
-    with bench_server() as server:
+    with bench_server() as server, temporary_journal():
         result = {
             "cost": measure_cost(server.url, args.blocks, args.cells),
             "transcripts": measure_transcripts(server.url, args.rounds),

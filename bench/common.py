@@ -122,6 +122,23 @@ def settled(session: Any) -> None:
 
 
 @contextlib.contextmanager
+def temporary_journal() -> Iterator[str]:
+    """``HINDSIGHT_JOURNAL_PATH`` on a fresh file in a temporary folder while the block runs,
+    then as it was, and the folder removed: sections that load the extension themselves must
+    not write a journal into the user's data dir."""
+    saved = os.environ.get("HINDSIGHT_JOURNAL_PATH")
+    with tempfile.TemporaryDirectory(prefix="bench-journal-") as tmp:
+        os.environ["HINDSIGHT_JOURNAL_PATH"] = path = os.path.join(tmp, "journal.sqlite3")
+        try:
+            yield path
+        finally:
+            if saved is None:
+                os.environ.pop("HINDSIGHT_JOURNAL_PATH", None)
+            else:
+                os.environ["HINDSIGHT_JOURNAL_PATH"] = saved
+
+
+@contextlib.contextmanager
 def loaded(shell: Any, url: str, bank_id: str, **extra: str) -> Iterator[Any]:
     """The extension loaded into ``shell`` for ``bank_id`` on a fresh journal (a temporary
     folder); yields its session, and unloads it (the folder goes) when the block ends."""

@@ -43,7 +43,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .common import (
     Stat,
@@ -57,6 +57,9 @@ from .common import (
 )
 from .recall_sessions import Fact, Session, distractor_sessions, facts, planted_sessions
 from .report import Row, Section, markdown_table, num, stat_row
+
+if TYPE_CHECKING:
+    from hindsight_magic import Session as HindsightSession
 
 TOP = 5
 MRR_DEPTH = 10
@@ -321,17 +324,24 @@ def timed(call: Callable[[str], list[str]], question: str) -> tuple[list[str], f
 # -- the run ------------------------------------------------------------------------------
 
 
-def extension_recall(project: Path, env: dict[str, str]) -> Callable[[str], list[str]]:
-    """``hm.recall`` from a new session in the project, as next week's kernel would ask."""
+def extension_recall(
+    project: Path, env: dict[str, str]
+) -> tuple[Callable[[str], list[str]], HindsightSession]:
+    """``hm.recall`` from a new session in the project, as next week's kernel would ask; and
+    that session, for the caller to close. The session is made here rather than taken from
+    wherever ``hm.recall`` runs: inside ``python -m bench`` an IPython shell exists, and a
+    session loaded into it would outlive the run and write its journal after the folder is
+    gone."""
     import hindsight_magic as hm
 
     os.environ.update(env)
     os.chdir(project)
+    session = hm.project_session(project)
 
     def recall(question: str) -> list[str]:
-        return [memory.text for memory in hm.recall(question)]
+        return [memory.text for memory in hm.recall(question, session=session)]
 
-    return recall
+    return recall, session
 
 
 def ask(
@@ -489,8 +499,9 @@ def measure(
             "HINDSIGHT_BANK_ID": ext_bank,
             "HINDSIGHT_JOURNAL_PATH": str(Path(tmp) / "journal.sqlite3"),
         }
+        asker: HindsightSession | None = None
         try:
-            recall = extension_recall(project, env)
+            recall, asker = extension_recall(project, env)
             for size, batch in (
                 (_sessions(len(sessions)), sessions),
                 (
@@ -528,11 +539,9 @@ def measure(
                 figures["notebook cells"] = len(bm25.cells)
                 result["sizes"][size] = figures
         finally:
-            from hindsight_magic._functions import SESSIONS
-
-            # sent and closed now: its journal is in the folder about to be removed, and a
-            # session left open would write it there again at exit
-            SESSIONS.process().close(5)
+            if asker is not None:
+                # closed now: its journal is in the folder about to be removed
+                asker.close(5)
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)

@@ -276,8 +276,19 @@ def test_the_committed_benchmarks_md_has_real_figures() -> None:
 
 
 @pytest.mark.integration
-def test_quick_benchmark_prints_real_figures(hindsight_server: RunningServer) -> None:
-    env = {**os.environ, "HINDSIGHT_BENCH_URL": hindsight_server.url}
+def test_quick_benchmark_prints_real_figures(
+    hindsight_server: RunningServer, tmp_path: Path
+) -> None:
+    # its own temporary and data folders, to see that the run leaves no file in either
+    temporary, data = tmp_path / "tmp", tmp_path / "data"
+    temporary.mkdir()
+    env = {
+        **os.environ,
+        "HINDSIGHT_BENCH_URL": hindsight_server.url,
+        "TMPDIR": str(temporary),
+        "HINDSIGHT_MAGIC_DATA_DIR": str(data),
+    }
+    env.pop("HINDSIGHT_JOURNAL_PATH", None)
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--quick"],
         cwd=ROOT,
@@ -293,6 +304,8 @@ def test_quick_benchmark_prints_real_figures(hindsight_server: RunningServer) ->
     assert "Made by `python -m bench --quick`" in done.stdout
     assert "## Not measurable here" in done.stdout
     assert "wrote" not in done.stderr  # quick mode leaves BENCHMARKS.md alone
+    left = [path for path in (*temporary.rglob("*"), *data.rglob("*")) if path.is_file()]
+    assert left == []  # no journal written after its folder went, none in the data dir
 
 
 @pytest.mark.integration
