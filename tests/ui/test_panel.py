@@ -836,7 +836,7 @@ def test_search_finds_a_retained_fact_with_its_provenance(
     assert session.flush(30).settled
     panel = show(kernel_nb)
     assert recent_states(panel)[0][:2] == ("sent", fact)  # accepted, not yet seen indexed
-    found = search_until_found(panel, f"zebra survey {token} stripes", 120)
+    found = search_until_found(panel, f"zebra survey {token} stripes", 120, expect=fact)
     assert fact in found, found
     assert "fieldwork.ipynb" in found[fact]  # its provenance: the notebook it was retained in
     assert "Found" in panel.browser.w_search_state.value
