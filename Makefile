@@ -7,6 +7,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The tests that need no server on two workers (pytest-xdist), a module each at a time: half
+# their time is spent waiting (on the worker threads and timers they test), so two workers
+# about halve it even on two cores. WORKERS= runs them in one process. The whole suite stays
+# in one process: it is CPU-bound (real servers, kernels), and two workers made it no faster
+# and its timing-bound tests flaky.
+WORKERS ?= --numprocesses 2 --dist loadfile
 
 .PHONY: demo test check lint unit install clean bench browser oldest
 
@@ -50,7 +56,7 @@ browser:
 	echo "      'browser') will be SKIPPED. To run it: sudo apt-get install chromium; make test."
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -m "not integration and not browser"
+	$(BIN)/python -m pytest $(WORKERS) -m "not integration and not browser"
 
 # The contributor's loop: lint, then every test that needs no server, kernel farm or browser.
 check: lint unit
