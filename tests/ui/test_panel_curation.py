@@ -396,6 +396,27 @@ def test_delete_lists_what_would_go_and_deletes_only_on_confirm(
     assert memory_id not in recalled(kernel_nb, "survey plot flooded")
 
 
+def test_the_search_line_says_found_only_once_its_results_are_shown(
+    kernel_nb: Any, fake: CuratedHindsight, dead_url: str
+) -> None:
+    """The search line and the results change on the worker's thread; whoever looks when the
+    line says "Found 1" (a user, a test) sees that result, not the rows before it."""
+    load_fake(kernel_nb, fake, dead_url)
+    fake.memory("Transect A is 400 m.", "hm-transect-a")
+    panel = show(kernel_nb)
+    seen: list[tuple[str, list[str]]] = []
+
+    def look(change: dict[str, Any]) -> None:  # runs as the line changes, on that thread
+        rows = [text_of(row.cell.value) for row in panel.browser.result_rows.shown]
+        seen.append((text_of(change["new"]), rows))
+
+    panel.browser.w_search_state.observe(look, names="value")
+    search(panel, "transect")
+    found = [rows for line, rows in seen if "Found" in line]
+    assert found, seen
+    assert all(any("Transect A" in row for row in rows) for rows in found), seen
+
+
 def test_confirm_deletes_only_the_document_its_preview_names(
     kernel_nb: Any, fake: CuratedHindsight, dead_url: str
 ) -> None:

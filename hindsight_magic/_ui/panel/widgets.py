@@ -679,13 +679,14 @@ class BrowserWidgets:
         caller holds the sync of ``leaves``)."""
         search, document, curation = snapshot.search, snapshot.document, snapshot.curation
         closed = snapshot.closed
-        self.w_search_state.value = search_state_html(search)
-        self.w_search_state.layout.display = "" if search.message else "none"
         self.w_search.disabled = closed
         if self._changed("results", (search.rows, curation.marks, curation.delete, closed)):
             specs = [result_spec(n, row, curation) for n, row in enumerate(search.rows)]
             self.result_rows.show(specs, closed)
             self.w_results.layout.display = "" if specs else "none"
+        # after the rows: the line saying "Found 3" is never shown above the previous results
+        self.w_search_state.value = search_state_html(search)
+        self.w_search_state.layout.display = "" if search.message else "none"
         if self._changed("delete", (curation.delete, closed)):
             self._show_delete(curation, closed)
         recent = snapshot.recent
