@@ -243,13 +243,19 @@ def is_transcript(item: MemoryItem) -> bool:
     return item.metadata.get("source") == AUTORETAIN
 
 
+# the back-off's own random numbers: drawing from the module's shared generator would move the
+# user's `random.seed(…)` sequence whenever the worker retries, so a seeded notebook would not
+# give the same numbers twice
+JITTER = random.Random()
+
+
 @dataclass(frozen=True)
 class Backoff:
     """Capped exponential back-off with jitter: try n waits min(cap, base·2ⁿ⁻¹) × [0.5, 1)."""
 
     base_s: float = BACKOFF_BASE_S
     cap_s: float = BACKOFF_CAP_S
-    jitter: Callable[[], float] = random.random
+    jitter: Callable[[], float] = JITTER.random
 
     def delay(self, attempts: int) -> float:
         """Seconds to wait after the ``attempts``-th failed try."""

@@ -19,7 +19,6 @@ worker's list of jobs, so one notify wakes the worker for any of them.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections import deque
@@ -30,6 +29,7 @@ from typing import NamedTuple
 from .items import (
     BACKOFF_BASE_S,
     BACKOFF_CAP_S,
+    JITTER,
     MAX_BATCH_ITEMS,
     SEND_AT_ITEMS,
     Backoff,
@@ -89,7 +89,7 @@ class RetainQueue:
         max_batch_items: int = MAX_BATCH_ITEMS,
         backoff_base_s: float = BACKOFF_BASE_S,
         backoff_cap_s: float = BACKOFF_CAP_S,
-        jitter: Callable[[], float] = random.random,
+        jitter: Callable[[], float] = JITTER.random,
         on_failure: Callable[[Batch, str], None] | None = None,  # quick: runs under the lock
         on_sent: Callable[[SentOperation], None] | None = None,  # likewise: a batch went async
         memory_cap: int = MEMORY_CAP,

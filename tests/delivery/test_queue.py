@@ -3,6 +3,7 @@ network)."""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -120,6 +121,24 @@ def test_backoff_doubles_then_is_capped(clock, sender):
         clock.advance(delay)
     assert delays == [1.0, 2.0, 4.0, 4.0, 4.0]
     assert len(sender.batches) == 5
+
+
+def test_retry_jitter_leaves_the_users_random_numbers_alone(clock, sender):
+    # a notebook that seeds `random` must get the same numbers whatever the worker retries
+    random.seed(2026)
+    expected = [random.random() for _ in range(3)]
+    queue, worker = delivery(sender, clock=clock, wall=lambda: 0.0)  # the default jitter
+    sender.failures = [HindsightError("x", "x request failed: down", kind="connect")] * 3
+    queue.enqueue(A, item("m"))
+    queue.request_flush()
+    random.seed(2026)
+    for _ in range(3):
+        worker.pump()
+        delay = queue.stats().retry_at
+        assert delay is not None
+        clock.advance(delay)
+    assert len(sender.batches) == 3  # three retries, each with a jittered back-off
+    assert [random.random() for _ in range(3)] == expected
 
 
 def test_jitter_spreads_retries_between_half_and_full_delay(clock, sender):
