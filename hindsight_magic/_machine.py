@@ -23,6 +23,7 @@ import re
 import shlex
 import socket
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -127,6 +128,19 @@ def read_state(home: Path) -> ServerInfo | None:
         return None
 
 
+def is_live_process(pid: int) -> bool:
+    """Whether ``pid`` runs: not gone, and not a zombie that exited and waits to be reaped
+    (which in a container whose first process does not reap may be forever)."""
+    import psutil
+
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True
+
+
 def is_hindsight_process(pid: int) -> bool:
     """Whether ``pid`` is a live (not zombie) process whose command line mentions hindsight.
 
@@ -183,7 +197,8 @@ class LocalServer:
     """What this machine shows about the local server (started by ``hindsight-magic server
     start``) behind a URL, without HTTP: its ``hindsight-api`` process, its data dir and its
     PostgreSQL. ``default_data_dir``: started without ``--data-dir``. ``pg_running`` is None
-    when unknown; ``pg_data`` is "" when unknown. ``_diagnosis.local_diagnosis`` words them."""
+    when unknown; ``pg_data`` is "" when unknown; ``pg_data_exists``: it still holds a database.
+    ``_diagnosis.local_diagnosis`` words them."""
 
     port: int
     pid: int
@@ -287,14 +302,21 @@ def _launched_api(
     return None
 
 
-def _postmaster_on(pg_port: int) -> tuple[int, str] | None:
-    """(pid, data dir) of the PostgreSQL listening on ``pg_port`` (its command line)."""
+def postmaster_process(
+    pg_port: int | None = None, pg_data: Path | None = None
+) -> tuple[int, str] | None:
+    """(pid, data dir) of the PostgreSQL listening on ``pg_port`` or serving ``pg_data``, found
+    by its command line (``postgres -D DATA … -p PORT``), so also when ``postmaster.pid`` was
+    deleted with its data: ``pg_ctl`` cannot see such a one."""
     import psutil
 
     for proc in psutil.process_iter(["cmdline"]):
         cmd = proc.info["cmdline"] or []
-        if _option(cmd, "-p") == str(pg_port) and _option(cmd, "-D"):
-            return proc.pid, _option(cmd, "-D") or ""
+        data = _option(cmd, "-D")
+        if not data or (pg_port is not None and _option(cmd, "-p") != str(pg_port)):
+            continue
+        if pg_data is None or data == str(pg_data):
+            return proc.pid, data
     return None
 
 
@@ -307,6 +329,12 @@ def _pg_port_of(pid: int) -> int | None:
         return urlsplit(url).port
     except (psutil.Error, ValueError):
         return None
+
+
+def _holds_database(pg_data: str) -> bool:
+    """Whether PostgreSQL's data folder still holds a database: after a deletion the folder may
+    be back without one (files a running PostgreSQL wrote meanwhile)."""
+    return bool(pg_data) and (Path(pg_data) / "PG_VERSION").is_file()
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -332,7 +360,7 @@ def _recorded(info: ServerInfo, home: Path, pid: int, default: bool) -> LocalSer
         pg_pid=pg_pid,
         pg_running=pg_running,
         pg_data=info.pg_data,
-        pg_data_exists=bool(info.pg_data) and Path(info.pg_data).is_dir(),
+        pg_data_exists=_holds_database(info.pg_data),
     )
 
 
@@ -340,7 +368,7 @@ def _orphan(port: int, pid: int, home: Path, default: bool) -> LocalServer:
     """The facts of a running server whose data dir (its ``state.json``) was deleted."""
     pg_port = _pg_port_of(pid)
     pg_running = _accepts(pg_port)
-    postmaster = _postmaster_on(pg_port) if pg_port and pg_running else None
+    postmaster = postmaster_process(pg_port=pg_port) if pg_port and pg_running else None
     pg_pid, pg_data = postmaster if postmaster else (None, "")
     return LocalServer(
         port=port,
@@ -353,7 +381,7 @@ def _orphan(port: int, pid: int, home: Path, default: bool) -> LocalServer:
         pg_pid=pg_pid,
         pg_running=pg_running,
         pg_data=pg_data,
-        pg_data_exists=bool(pg_data) and Path(pg_data).is_dir(),
+        pg_data_exists=_holds_database(pg_data),
     )
 
 
@@ -397,6 +425,38 @@ def local_server(url: str) -> LocalServer | None:
     except Exception:
         log.debug("Hindsight: could not look at the local server", exc_info=True)
         return None
+
+
+class DeletedDataWatch:
+    """Whether the local server behind a URL runs on after its data dir was deleted.
+
+    Such a server still accepts memories, but its PostgreSQL writes them into deleted files
+    (it notices only at its once-a-minute check), so they are lost when it stops; the sender
+    asks this before every batch and keeps the memories meanwhile. The server is looked up
+    (a process scan) once, and again at most every ``LOOK_EVERY_S`` once it stopped; each
+    batch then costs a check of its process and one ``stat``.
+    """
+
+    LOOK_EVERY_S = 30.0
+
+    def __init__(self) -> None:
+        self._servers: dict[str, tuple[int, Path] | None] = {}  # url → (pid, data dir)
+        self._looked: dict[str, float] = {}
+
+    def deleted_data_dir(self, url: str) -> str | None:
+        """The data dir of the local server at ``url`` when it was deleted under it; else None."""
+        found = self._servers.get(url)
+        now = time.monotonic()
+        stale = found is None or not is_live_process(found[0])
+        if stale and now - self._looked.get(url, -self.LOOK_EVERY_S) >= self.LOOK_EVERY_S:
+            self._looked[url] = now
+            local = local_server(url)
+            found = (local.pid, Path(local.data_dir)) if local and local.running else None
+            self._servers[url] = found
+        if found is None or not is_live_process(found[0]):
+            return None
+        folder = found[1]
+        return None if (server_home(folder) / "state.json").exists() else str(folder)
 
 
 # -- where this process runs ---------------------------------------------------------------------

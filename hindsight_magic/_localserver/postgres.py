@@ -17,17 +17,20 @@ arguments (the environment too) to its logger instead of our log, so the tools r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
+import time
 import warnings
 from pathlib import Path
 
-from .._machine import tail
+from .._machine import is_live_process, postmaster_process, tail
 from . import ServerError
 from .priority import nice_command
 
@@ -217,10 +220,28 @@ def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
     return pgdata, port, started
 
 
-def stop_postgres(pgdata: Path, log: Path) -> bool:
-    """Stop this data dir's PostgreSQL; return whether it was running."""
-    if _pg_running(pgdata) is None:
+def stop_postgres(pgdata: Path, log: Path, timeout_s: float = 60) -> bool:
+    """Stop this data dir's PostgreSQL; return whether it was running.
+
+    One whose data was deleted under it runs on for up to a minute (it checks its
+    ``postmaster.pid`` once a minute), holding its port and memory; ``pg_ctl`` cannot find it
+    without that file, so it is found by its command line and asked to shut down fast."""
+    if _pg_running(pgdata) is not None:
+        args = ["-D", str(pgdata), "-m", "fast", "-w", "-t", str(int(timeout_s)), "stop"]
+        _pg("pg_ctl", args, pg_account(), log)
+        return True
+    orphan = postmaster_process(pg_data=pgdata)
+    if orphan is None:
         return False
-    args = ["-D", str(pgdata), "-m", "fast", "-w", "-t", "60", "stop"]
-    _pg("pg_ctl", args, pg_account(), log)
+    with log.open("a") as out:
+        out.write(f"stopping PostgreSQL (pid {orphan[0]}): its data {pgdata} was deleted\n")
+    # PostgreSQL's fast shutdown, then its immediate one
+    for sig, wait_s in ((signal.SIGINT, timeout_s), (signal.SIGQUIT, 10.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(orphan[0], sig)
+        deadline = time.monotonic() + wait_s
+        while is_live_process(orphan[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not is_live_process(orphan[0]):
+            break
     return True
