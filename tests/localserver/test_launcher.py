@@ -15,7 +15,7 @@ import httpx
 import platformdirs
 import psutil
 import pytest
-from helpers import needs_server_extra, wait_for
+from helpers import PLANTED_KEY, RunningServer, needs_server_extra, wait_for
 
 from hindsight_magic import _machine as discovery
 from hindsight_magic import _machine as paths
@@ -337,17 +337,18 @@ def test_start_is_idempotent_persistent_and_stops(data_dir: Path) -> None:
 
 
 @pytest.mark.integration
-def test_auth_needs_the_key_and_never_records_it(data_dir: Path) -> None:
-    key = "hm-test-key-6f1c2d"
-    info = server.start(port=free_port(), data_dir=data_dir, api_key=key, extra_env=QUIET)
+def test_auth_needs_the_key_and_never_records_it(keyed_server: RunningServer) -> None:
+    assert keyed_server.data_dir is not None  # the session's server, started with PLANTED_KEY
+    info = server.status(keyed_server.data_dir)
+    assert info is not None
     assert info.auth is True
     banks = f"{info.url}/v1/default/banks"
     assert httpx.get(f"{info.url}/health").status_code == 200
     assert httpx.get(banks).status_code == 401
-    assert httpx.get(banks, headers={"Authorization": f"Bearer {key}"}).status_code == 200
-    assert key not in (server.server_home(data_dir) / "state.json").read_text()
-    assert key not in Path(info.log_path).read_text()
-    assert server.stop(data_dir) is True
+    key = {"Authorization": f"Bearer {PLANTED_KEY}"}
+    assert httpx.get(banks, headers=key).status_code == 200
+    assert PLANTED_KEY not in (server.server_home(keyed_server.data_dir) / "state.json").read_text()
+    assert PLANTED_KEY not in Path(info.log_path).read_text()
 
 
 @pytest.mark.integration
