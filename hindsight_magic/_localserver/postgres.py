@@ -220,14 +220,16 @@ def ensure_postgres(home: Path, log: Path) -> tuple[Path, int, bool]:
     return pgdata, port, started
 
 
-def stop_postgres(pgdata: Path, log: Path, timeout_s: float = 60) -> bool:
-    """Stop this data dir's PostgreSQL; return whether it was running.
+def stop_postgres(pgdata: Path, log: Path, timeout_s: float = 60, immediate: bool = False) -> bool:
+    """Stop this data dir's PostgreSQL (``immediate``: with no shutdown checkpoint, for data
+    about to be deleted); return whether it was running.
 
     One whose data was deleted under it runs on for up to a minute (it checks its
     ``postmaster.pid`` once a minute), holding its port and memory; ``pg_ctl`` cannot find it
     without that file, so it is found by its command line and asked to shut down fast."""
     if _pg_running(pgdata) is not None:
-        args = ["-D", str(pgdata), "-m", "fast", "-w", "-t", str(int(timeout_s)), "stop"]
+        mode = "immediate" if immediate else "fast"
+        args = ["-D", str(pgdata), "-m", mode, "-w", "-t", str(int(timeout_s)), "stop"]
         _pg("pg_ctl", args, pg_account(), log)
         return True
     orphan = postmaster_process(pg_data=pgdata)
