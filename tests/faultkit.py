@@ -13,6 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -49,13 +50,17 @@ class ServerReader:
             offset += limit
 
     def documents(self) -> dict[str, str]:
-        """Document id → original text, every page."""
-        texts = {}
-        for item in list(self._pages("documents", "items", 100)):
-            doc = self.http.get(f"{BANKS}/{self.bank}/documents/{item['id']}")
+        """Document id → original text, every page. The texts are read four at a time: a
+        thousand documents read one by one from a server busy indexing took 16 s."""
+
+        def text(document_id: str) -> str:
+            doc = self.http.get(f"{BANKS}/{self.bank}/documents/{document_id}")
             doc.raise_for_status()
-            texts[item["id"]] = doc.json().get("original_text") or ""
-        return texts
+            return doc.json().get("original_text") or ""
+
+        ids = [item["id"] for item in self._pages("documents", "items", 100)]
+        with ThreadPoolExecutor(4) as pool:
+            return dict(zip(ids, pool.map(text, ids), strict=True))
 
     def memory_texts(self) -> list[str]:
         """The text of every memory (fact) the server extracted, every page."""
