@@ -23,6 +23,7 @@ import re
 import shlex
 import socket
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -315,7 +316,7 @@ def postmaster_process(
         data = _option(cmd, "-D")
         if not data or (pg_port is not None and _option(cmd, "-p") != str(pg_port)):
             continue
-        if pg_data is None or data == str(pg_data):
+        if pg_data is None or _same(Path(data), pg_data):
             return proc.pid, data
     return None
 
@@ -432,31 +433,70 @@ class DeletedDataWatch:
 
     Such a server still accepts memories, but its PostgreSQL writes them into deleted files
     (it notices only at its once-a-minute check), so they are lost when it stops; the sender
-    asks this before every batch and keeps the memories meanwhile. The server is looked up
-    (a process scan) once, and again at most every ``LOOK_EVERY_S`` once it stopped; each
-    batch then costs a check of its process and one ``stat``.
+    asks this before every batch and keeps the memories meanwhile. The server's process is
+    looked up (``local_server``: a process scan) once, and again at most every
+    ``LOOK_EVERY_S`` while none is found or it stopped. Each batch then reads, from that
+    process, whether it runs and its working dir (``<data dir>/server``, which follows a
+    renamed folder and keeps its path when deleted), and the ``state.json`` there: the data
+    dir counts as deleted when that file is gone or names another server. Safe to call from
+    any thread; never raises (a check must not fail a send).
     """
 
     LOOK_EVERY_S = 30.0
 
     def __init__(self) -> None:
-        self._servers: dict[str, tuple[int, Path] | None] = {}  # url → (pid, data dir)
+        self._servers: dict[str, Any] = {}  # url → its psutil.Process, or None
         self._looked: dict[str, float] = {}
+        self._lock = threading.Lock()
 
     def deleted_data_dir(self, url: str) -> str | None:
         """The data dir of the local server at ``url`` when it was deleted under it; else None."""
-        found = self._servers.get(url)
-        now = time.monotonic()
-        stale = found is None or not is_live_process(found[0])
-        if stale and now - self._looked.get(url, -self.LOOK_EVERY_S) >= self.LOOK_EVERY_S:
-            self._looked[url] = now
-            local = local_server(url)
-            found = (local.pid, Path(local.data_dir)) if local and local.running else None
-            self._servers[url] = found
-        if found is None or not is_live_process(found[0]):
+        try:
+            with self._lock:
+                return self._deleted(url)
+        except Exception:
+            log.debug("Hindsight: could not look at the local server's data dir", exc_info=True)
             return None
-        folder = found[1]
-        return None if (server_home(folder) / "state.json").exists() else str(folder)
+
+    def _deleted(self, url: str) -> str | None:
+        proc = self._servers.get(url)
+        now = time.monotonic()
+        if (proc is None or not _runs(proc)) and (
+            now - self._looked.get(url, -self.LOOK_EVERY_S) >= self.LOOK_EVERY_S
+        ):
+            self._looked[url] = now
+            proc = self._server_process(url)
+            self._servers[url] = proc
+        if proc is None or not _runs(proc):
+            return None
+        home = Path(proc.cwd())
+        state = read_state(home)
+        return None if state is not None and state.pid == proc.pid else str(home.parent)
+
+    @staticmethod
+    def _server_process(url: str) -> Any:
+        """The launcher-started ``hindsight-api`` serving ``url``'s own port, or None."""
+        import psutil
+
+        local = local_server(url)
+        port = urlsplit(url).port
+        if local is None or not local.running or (port is not None and local.port != port):
+            return None  # (at the fallback URL it may report a server on another port)
+        try:
+            return psutil.Process(local.pid)
+        except psutil.Error:
+            return None
+
+
+def _runs(proc: Any) -> bool:
+    """Whether a ``psutil.Process`` still runs: the same process (``is_running`` compares its
+    start time, so a reused pid is not it) and not a zombie."""
+    import psutil
+
+    try:
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
 
 
 # -- where this process runs ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ The real server's cases are in ``tests/localserver/test_vanishing.py``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -29,7 +30,14 @@ from hindsight_magic._diagnosis import (
 )
 from hindsight_magic._errors import HindsightError
 from hindsight_magic._localserver import actions, launcher
-from hindsight_magic._machine import LOCAL_PORT, LocalServer, ServerInfo, local_server, server_home
+from hindsight_magic._machine import (
+    LOCAL_PORT,
+    DeletedDataWatch,
+    LocalServer,
+    ServerInfo,
+    local_server,
+    server_home,
+)
 from hindsight_magic._settings import FALLBACK_API_URL
 from hindsight_magic._ui import doctor
 
@@ -238,3 +246,36 @@ def test_a_server_the_launcher_did_not_start_is_not_judged(
     stand_ins.append(proc)
     time.sleep(0.3)
     assert local_server(f"http://127.0.0.1:{port}") is None  # no state file, no launcher marker
+
+
+def test_the_watch_holds_memories_only_while_the_server_runs_without_its_data_dir(
+    tmp_path: Path, stand_ins: list[subprocess.Popen[bytes]]
+) -> None:
+    data = tmp_path / "data"
+    home = server_home(data)
+    home.mkdir(parents=True)
+    port, pg_port = free_port(), free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = stand_in(stand_ins, home, port, pg_port)
+    record(home, proc.pid, port, pg_port, tmp_path / "pg")
+    wait_for(lambda: local_server(url), 10, "the recorded stand-in")
+    watch = DeletedDataWatch()
+    assert watch.deleted_data_dir(url) is None  # its data dir is there
+    assert watch.deleted_data_dir("http://hs.test:8899") is None  # not this machine
+    assert watch.deleted_data_dir(f"http://127.0.0.1:{free_port()}") is None  # not ours
+
+    moved = tmp_path / "moved"
+    data.rename(moved)  # renamed, not deleted: the server still has its data
+    assert watch.deleted_data_dir(url) is None
+    shutil.rmtree(moved)
+    assert watch.deleted_data_dir(url) == str(moved)  # deleted: hold the memories
+
+    # a new server started from the same (new) folder does not make the old one safe
+    new_home = server_home(moved)
+    new_home.mkdir(parents=True)
+    record(new_home, dead_pid(), free_port(), pg_port, tmp_path / "pg")
+    assert watch.deleted_data_dir(url) == str(moved)
+
+    proc.kill()
+    proc.wait()
+    assert watch.deleted_data_dir(url) is None  # gone: nothing to hold memories for

@@ -17,7 +17,6 @@ arguments (the environment too) to its logger instead of our log, so the tools r
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -238,9 +237,14 @@ def stop_postgres(pgdata: Path, log: Path, timeout_s: float = 60, immediate: boo
     with log.open("a") as out:
         out.write(f"stopping PostgreSQL (pid {orphan[0]}): its data {pgdata} was deleted\n")
     # PostgreSQL's fast shutdown, then its immediate one
-    for sig, wait_s in ((signal.SIGINT, timeout_s), (signal.SIGQUIT, 10.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+    steps = [(signal.SIGINT, timeout_s)] if not immediate else []
+    for sig, wait_s in (*steps, (signal.SIGQUIT, 10.0)):
+        try:
             os.kill(orphan[0], sig)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False  # another user's: not ours to stop
         deadline = time.monotonic() + wait_s
         while is_live_process(orphan[0]) and time.monotonic() < deadline:
             time.sleep(0.1)
