@@ -245,10 +245,9 @@ def test_the_data_dir_deleted_while_it_runs(notebook: Notebook, local: Local, ca
     postmaster = int((Path(info.pg_data) / "postmaster.pid").read_text().split()[0])
     shutil.rmtree(local.data_dir)
     shutil.rmtree(info.pg_data, ignore_errors=True)
-    # PostgreSQL runs on without its data until its once-a-minute check of postmaster.pid, and
-    # would store what it is sent into the deleted files: the memories retained in that minute
-    # must wait in the journal, and `server stop` must stop it too
-    assert accepts(info.pg_port)
+    # PostgreSQL runs on without its data until its once-a-minute check of postmaster.pid (so
+    # almost always through this test), and would store what it is sent into the deleted
+    # files: the memories retained in that minute must wait, and `server stop` must stop it
     # it may also write files during the deletion (seen in CI: `initdb` then refused the
     # folder); make that case certain where the data dir stays deleted, the restart clears them
     if not Path(info.pg_data).is_relative_to(local.data_dir):
