@@ -135,11 +135,22 @@ def is_live_process(pid: int) -> bool:
     import psutil
 
     try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+        return _runs(psutil.Process(pid))
     except psutil.NoSuchProcess:
         return False
+
+
+def _runs(proc: Any) -> bool:
+    """Whether a ``psutil.Process`` still runs: the same process (``is_running`` compares its
+    start time, so a reused pid is not it) and not a zombie; another user's counts as running."""
+    import psutil
+
+    try:
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.AccessDenied:
         return True
+    except psutil.Error:
+        return False
 
 
 def is_hindsight_process(pid: int) -> bool:
@@ -486,17 +497,6 @@ class DeletedDataWatch:
             return psutil.Process(local.pid)
         except psutil.Error:
             return None
-
-
-def _runs(proc: Any) -> bool:
-    """Whether a ``psutil.Process`` still runs: the same process (``is_running`` compares its
-    start time, so a reused pid is not it) and not a zombie."""
-    import psutil
-
-    try:
-        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
-    except psutil.Error:
-        return False
 
 
 # -- where this process runs ---------------------------------------------------------------------
