@@ -179,10 +179,11 @@ class Notebook:
         settings = {"auto_retain": "false", "mental_models": "false", "scoping": "global"}
         return self.load(api_url=url, bank_id=bank, **{**settings, **env})
 
-    def run(self, source: str) -> Cell:
-        """Run ``source`` as a cell with history (as a user's cell would)."""
+    def run(self, source: str, cell_id: str | None = None) -> Cell:
+        """Run ``source`` as a cell with history (as a user's cell would); ``cell_id``: the
+        id a notebook front end sends with it (JupyterLab's, nbformat 4.5)."""
         self.capsys.readouterr()
-        outcome = self.ip.run_cell(source, store_history=True)
+        outcome = self.ip.run_cell(source, store_history=True, cell_id=cell_id)
         captured = self.capsys.readouterr()
         error = outcome.error_before_exec or outcome.error_in_exec
         return Cell(outcome.result, captured.out + captured.err, error)

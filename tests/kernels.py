@@ -21,8 +21,10 @@ class Kernel:
         )
         self._pid: int | None = None
 
-    def run(self, code: str, timeout_s: float = 120) -> str:
-        """Execute one cell (stored in history); return its text output and errors."""
+    def run(self, code: str, timeout_s: float = 120, cell_id: str | None = None) -> str:
+        """Execute one cell (stored in history); return its text output and errors.
+        ``cell_id``: sent as JupyterLab sends it (``metadata.cellId`` of the request), which
+        the kernel hands to ``post_run_cell`` as ``info.cell_id``."""
         chunks: list[str] = []
 
         def hook(msg: dict[str, Any]) -> None:
@@ -34,7 +36,20 @@ class Kernel:
             elif msg["msg_type"] in ("execute_result", "display_data"):
                 chunks.append(content["data"].get("text/plain", ""))
 
-        self.client.execute_interactive(code, timeout=timeout_s, output_hook=hook)
+        session = self.client.session
+        make = session.msg
+        if cell_id is not None:
+
+            def with_cell_id(kind: str, content: Any = None, **kwargs: Any) -> Any:
+                if kind == "execute_request":
+                    kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "cellId": cell_id}
+                return make(kind, content, **kwargs)
+
+            session.msg = with_cell_id  # type: ignore[method-assign]
+        try:
+            self.client.execute_interactive(code, timeout=timeout_s, output_hook=hook)
+        finally:
+            session.msg = make  # type: ignore[method-assign]
         return "".join(chunks)
 
     @property

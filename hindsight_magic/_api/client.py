@@ -484,6 +484,20 @@ class HindsightClient:
         """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
         return self._get_one("getDocument", bank_id, "documents", document_id)
 
+    def list_documents(
+        self, bank_id: str, *, q: str | None = None, limit: int = 100, offset: int = 0
+    ) -> dict[str, Any]:
+        """``GET …/documents``: ``{items, total}``, the last written first, each with its
+        ``memory_unit_count`` (valid memories only: a document whose memories were all
+        invalidated counts 0) and ``document_metadata``; ``q`` matches the id or the text (at
+        most the server's first 1 000 matches); a bank that does not exist yet has none."""
+        params: dict[str, Any] = {"limit": limit, "offset": offset}
+        if q is not None:
+            params["q"] = encodable(q)
+        path = f"{bank_path(bank_id)}/documents"
+        empty = {"items": [], "total": 0}
+        return self._listing("listDocuments", path, params, None, None, missing=empty)
+
     # -- curation ---------------------------------------------------------------------------
 
     def get_memory(self, bank_id: str, memory_id: str) -> dict[str, Any] | None:

@@ -33,6 +33,10 @@ class Memory(BaseModel):
     metadata: dict[str, Any] | None = None
     tags: list[str] | None = None
     scores: Scores | None = None
+    # what a listing says of a memory's curation (a recall returns valid memories only)
+    state: str | None = None
+    invalidated_at: str | None = None
+    invalidation_reason: str | None = None
 
 
 class ReflectMentalModel(BaseModel):

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .entities import entities_of
+from .identity import CellPlan
 from .transcript import (
     MIN_TRANSCRIPT_CHARS,
     CellText,
@@ -53,6 +54,8 @@ MAX_DEFERRED = 500  # …or once this many cells are waiting
 
 # One executed cell as the hook keeps it: (number, source, ran_at, ExecutionResult).
 CellRun = tuple[int, str, float, Any]
+# One memory to queue: (ran_at, cells, text, document id, when the version it replaces ran).
+Piece = tuple[float, tuple[int, ...], str, str | None, str | None]
 # (result text, error text, stdout) of an executed cell.
 Outputs = tuple[str | None, str | None, str | None]
 
@@ -75,7 +78,17 @@ class Retain(Protocol):
         source: str = ...,
         cells: Sequence[int] = ...,
         entities: Sequence[str] = ...,
+        document_id: str | None = ...,
+        replaces: str | None = ...,
     ) -> object: ...
+
+
+class PlanCell(Protocol):
+    """Decides what a cell that ran becomes (the session's, over ``_memory.versions``): None
+    when nothing is to be sent — its version is the cell's current one — else the plan of a
+    new version (its identity names each piece's document)."""
+
+    def __call__(self, entry: Entry) -> CellPlan | None: ...
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,7 @@ class Entry:
     ran_at: float
     cell: CellText
     pieces: list[str]
+    cell_id: str | None = None  # Jupyter's id of the cell, when the front end sent one
 
     def entities(self, piece: str | None = None) -> tuple[str, ...]:
         """What the cell names (or, for one ``piece`` of a cut cell, what that piece names)."""
@@ -104,6 +118,7 @@ class AutoRetainStatus:
     until_next: int
     retained: int  # cells queued as memories (a window's cells each time in ``last-cells``)
     last_error: str | None
+    unchanged: int = 0  # cells re-run unchanged: nothing was sent for them
 
 
 def error_text(result: Any) -> str | None:
@@ -135,13 +150,18 @@ class AutoRetainer:
         worker: Scheduler,
         secrets: Callable[[], list[str]],
         outputs_of: Callable[[Any], Outputs] = plain_outputs,
+        plan: PlanCell | None = None,
     ) -> None:
+        """``plan``: what keeps re-runs from multiplying memories (each cell a document per
+        version, an unchanged re-run sending nothing); without it every run is new."""
         self._settings = settings
         self._session_id = session_id
         self._queue_memory = retain
         self._worker = worker
         self._secrets = secrets
         self.outputs_of = outputs_of
+        self._plan = plan
+        self._unchanged = 0
         self._raw: deque[CellRun] = deque(maxlen=MAX_UNPROCESSED)
         self._lock = threading.Lock()
         self._since_last: list[Entry] = []  # the counted cells not retained yet
@@ -214,7 +234,8 @@ class AutoRetainer:
                 if cleaned is None:
                     continue
                 self._counted += 1
-                entry = Entry(ran_at, cleaned, cell_pieces(cleaned))
+                cell_id = getattr(getattr(result, "info", None), "cell_id", None) or None
+                entry = Entry(ran_at, cleaned, cell_pieces(cleaned), cell_id)
                 self._since_last.append(entry)
                 self._recent.append(entry)
                 while len(self._recent) > window:
@@ -229,22 +250,30 @@ class AutoRetainer:
     def _retain(self, mode: str) -> bool:
         """Queue the memories of the cells since the last retain (``last-cells``: of the
         window), each with its cells and entities."""
+        memories: list[Piece] = []
         if mode == "last-cells":
             entries = list(self._recent)
             packed = pack_pieces((entry.cell.number, entry.pieces) for entry in entries)
             by_cell = {entry.cell.number: entry for entry in entries}
-            memories = [(by_cell[cells[0]].ran_at, cells, text) for cells, text in packed]
-        else:
             memories = [
-                (entry.ran_at, (entry.cell.number,), piece)
-                for entry in self._since_last
-                for piece in entry.pieces
+                (by_cell[cells[0]].ran_at, cells, text, None, None) for cells, text in packed
             ]
+        else:
             by_cell = {entry.cell.number: entry for entry in self._since_last}
+            for entry in self._since_last:
+                send, plan = self._planned(entry)
+                if not send:
+                    continue
+                for n, piece in enumerate(entry.pieces, 1):
+                    document_id = plan.identity.document_id(n) if plan else None
+                    replaces = plan.replaces if plan else None
+                    memories.append(
+                        (entry.ran_at, (entry.cell.number,), piece, document_id, replaces)
+                    )
         self._since_last = []
         self._needed = self._settings.retain_every_n_cells
         queued, retained = 0, set[int]()
-        for ran_at, cells, text in memories:
+        for ran_at, cells, text, document_id, replaces in memories:
             if len(text.split("\n", 1)[-1].strip()) < MIN_TRANSCRIPT_CHARS:
                 continue  # ``x = 1``: nothing a question could be about
             found = [
@@ -260,6 +289,8 @@ class AutoRetainer:
                     source=AUTORETAIN,
                     cells=cells,
                     entities=found,
+                    document_id=document_id,
+                    replaces=replaces,
                 )
             except Exception as error:  # the queue is closed: nothing to retain into
                 self._last_error = str(error)
@@ -272,6 +303,22 @@ class AutoRetainer:
         self._retained += len(retained)
         log.debug("Hindsight: auto-retain queued %d memories", queued)
         return True
+
+    def _planned(self, entry: Entry) -> tuple[bool, CellPlan | None]:
+        """(whether to send the cell, its plan): nothing is sent for an unchanged re-run; with
+        no planner, or when it failed, the cell is sent as new, without a plan (nothing lost).
+        """
+        if self._plan is None:
+            return True, None
+        try:
+            plan = self._plan(entry)
+        except Exception:
+            log.warning("Hindsight: could not tell a cell's earlier versions", exc_info=True)
+            return True, None
+        if plan is None:
+            self._unchanged += 1
+            return False, None
+        return True, plan
 
     def status(self, process: bool = True) -> AutoRetainStatus:
         """Counters for status and the panel.
@@ -291,4 +338,5 @@ class AutoRetainer:
             until_next=max(0, settings.retain_every_n_cells - len(self._since_last)),
             retained=self._retained,
             last_error=self._last_error,
+            unchanged=self._unchanged,
         )

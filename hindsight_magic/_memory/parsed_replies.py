@@ -36,6 +36,10 @@ class RecalledMemory(Memory):
     layer: str = MINE
     """The layer this memory was read from: ``mine`` (the session's own bank) or a layer's
     name (``%hindsight layer list``); only ``mine`` can be curated here."""
+    copies: int = 0
+    """How many other memories say the same (earlier runs of the same cell from before
+    versions were kept, the same text retained twice, a cell's other valid version) and were
+    folded into this one, so that a recall shows each cell once."""
 
     @model_validator(mode="after")
     def _remembered(self) -> RecalledMemory:

@@ -9,6 +9,8 @@ session and how it was written::
     cells           12-14         (auto-retain: the cells of the transcript, first-last)
     kernel_session  9f0c…
     run             2026-12-02T06:00:12Z  (a headless run — papermill, nbclient: when it began)
+    replaces        2026-12-01T06:00:09+01:00  (a cell's new version: when the one it
+                                               replaced ran; ``_memory/versions.py``)
     source          %retain | autoretain | python api | agent
     agent           claude-code   (an AI agent's memory: its MCP client's name …)
     agent_version   2.0.14        (… and version)
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import AUTORETAIN
 from .._settings import MINE
-from .._text import parse_iso
+from .._text import parse_iso, utc_minute_text
 from .scope import git_main_root
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ AGENT_NAME = "agent"
 AGENT_VERSION = "agent_version"
 PROJECT = "project"
 RUN = "run"
+REPLACES = "replaces"
 LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
 
 RETAIN_MAGIC = "%retain"
@@ -73,6 +76,7 @@ class Provenance:
     agent_version: str | None = None
     project: str | None = None
     run: str | None = None  # when the headless run (papermill, nbclient) that wrote it began
+    replaces: str | None = None  # a cell's new version: when the version it replaced ran
 
     @property
     def notebook_name(self) -> str | None:
@@ -134,13 +138,15 @@ def provenance_metadata(
     cells: Iterable[int] = (),
     run: str | None = None,
     agent: AgentOrigin | None = None,
+    replaces: str | None = None,
 ) -> dict[str, str]:
     """The ``metadata`` of a memory the extension writes (only the parts that are known).
 
     ``cells`` are a transcript's for auto-retain (``cells``: first-last), else the cell that
     ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``); ``run`` is set in headless
     runs, where many runs of one notebook must be told apart. An ``agent``'s memory is
-    ``source: agent`` with the agent's name, version and project.
+    ``source: agent`` with the agent's name, version and project; a cell's new version says
+    when the version it ``replaces`` ran.
     """
     meta = {SOURCE: source, KERNEL_SESSION: kernel_session}
     if agent is not None:
@@ -149,6 +155,8 @@ def provenance_metadata(
         meta[NOTEBOOK] = portable_notebook(notebook)
     if run:
         meta[RUN] = run
+    if replaces:
+        meta[REPLACES] = replaces
     span = cell_range(cells)
     if span:
         meta[CELLS if source == AUTORETAIN else RETAIN_CELL] = span
@@ -197,6 +205,7 @@ def provenance_of(memory: Memory) -> Provenance:
         agent_version=_text(meta, AGENT_VERSION),
         project=_text(meta, PROJECT),
         run=_text(meta, RUN),
+        replaces=_text(meta, REPLACES),
     )
 
 
@@ -249,9 +258,30 @@ def age(stamp: str | None, now: datetime | None = None) -> str:
     return "just now"
 
 
+def revision_text(memory: Memory) -> str:
+    """``replaces the version of 2026-12-03 18:00 UTC`` for a cell's new version, ``superseded
+    on …`` (or ``forgotten on …``) for a memory read as of a moment before that happened,
+    ``and 4 earlier copies`` for a memory others were folded into (``versions.collapse``);
+    those that apply, or ``""``."""
+    replaces = provenance_of(memory).replaces
+    parts = []
+    if replaces:
+        parts.append(f"replaces the version of {utc_minute_text(replaces, ' UTC')}")
+    invalidated = getattr(memory, "invalidated_at", None)
+    if invalidated:  # read as of a moment before it was superseded or forgotten
+        reason = str(getattr(memory, "invalidation_reason", "") or "")
+        done = "superseded" if reason.startswith("superseded") else "forgotten"
+        parts.append(f"{done} on {utc_minute_text(invalidated, ' UTC')}")
+    copies = int(getattr(memory, "copies", 0) or 0)
+    if copies:
+        parts.append(f"and {copies} earlier {'copy' if copies == 1 else 'copies'}")
+    return SEPARATOR.join(parts)
+
+
 def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     """``fieldwork.ipynb · cell 14 · 3 days ago`` (``report.ipynb · run 2026-12-02T06:00 · cell
-    4 · …`` from a headless run): what is known of where and when, or ``""``.
+    4 · …`` from a headless run): what is known of where and when, or ``""``; then, for a
+    cell's new version, which version it replaces, and how many copies were folded into it.
 
     An agent's memory shows ``agent (claude-code)``; a memory with neither notebook nor cell
     nor agent (written by something else) shows its document id.
@@ -262,6 +292,7 @@ def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     if not any(parts) and provenance.document_id:
         parts.append(f"document {provenance.document_id}")
     parts.append(age(memory.mentioned_at, now))
+    parts.append(revision_text(memory))
     return SEPARATOR.join(part for part in parts if part)
 
 

@@ -26,7 +26,14 @@ from .._text import (
     utc_minute_text,
 )
 from .excerpt import excerpt
-from .provenance import SEPARATOR, memory_details, memory_line, provenance_line, provenance_of
+from .provenance import (
+    SEPARATOR,
+    memory_details,
+    memory_line,
+    provenance_line,
+    provenance_of,
+    revision_text,
+)
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
@@ -82,7 +89,9 @@ class RecallResult(Sequence["RecalledMemory"]):
     ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
     many auto-retained cells the server could not search yet (the headline says so).
     ``.window`` is the time window the memories were recalled from (``--since``/``--until``),
-    or None; the headline says it back ("… since yesterday"). When the session reads layers,
+    or None; the headline says it back ("… since yesterday"). ``.historical`` names the moment
+    of an as-of recall (``as of 3 Nov``; ``.as_of`` is that moment), '' for memory as it is
+    now. When the session reads layers,
     ``.layers`` names the ones asked and every memory shows its ``.layer`` (``mine`` for the
     session's own bank); ``.skipped`` says, a line each, which layers could not be read.
     """
@@ -100,8 +109,10 @@ class RecallResult(Sequence["RecalledMemory"]):
         window: TimeWindow | None = None,
         layers: tuple[str, ...] = (),
         skipped: tuple[str, ...] = (),
+        historical: str = "",
     ) -> None:
         self.query = query
+        self.historical = historical
         self.layers = layers
         self.skipped = skipped
         self.memories = _recalled(memories) if memories else []
@@ -141,6 +152,10 @@ class RecallResult(Sequence["RecalledMemory"]):
             return f"{NO_MEMORIES[:-1]}{window}" + (f" ({indexing})." if indexing else ".")
         count = plural(len(self.memories), "relevant memory", "relevant memories")
         when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
+        if self.historical:  # an as-of read: the extension's own words for the moment
+            when = f"memory as it was {self.historical}, {utc_minute(self.as_of)} UTC" + (
+                f"; {indexing}" if indexing else ""
+            )
         return f"Found {count}{window} ({when}):"
 
     def notices(self) -> str:
@@ -182,6 +197,9 @@ class RecallResult(Sequence["RecalledMemory"]):
                 line += f" (layer: {prompt_text(memory.layer)})"
             if memory.mentioned_at:
                 line += f" ({prompt_text(memory.mentioned_at)})"
+            revision = revision_text(memory)
+            if revision:
+                line += f" ({prompt_text(revision)})"
             lines.append(line)
         bullets = "\n\n".join(lines)
         return (

@@ -11,7 +11,9 @@ and who gets what:
 - ``worker`` (delivery): the one background thread; it sends the queue's batches through a
   ``BatchSender`` (ensure-bank, identity, the refused-key message) and runs every other part's
   background jobs (``submit``);
-- ``autoretain`` (capture): cells → transcripts, queued through ``retain``;
+- ``autoretain`` (capture): cells → transcripts, queued through ``retain``, each cell a
+  document per version that ``versions`` (memory) plans: an unchanged re-run sends nothing, a
+  changed cell supersedes its earlier version;
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
 - ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue
   (and, in a session that ``reads_others``, what other kernels queued for the bank: an agent's
@@ -37,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection, Timeouts
 from .._capture import redact
-from .._capture.autoretain import AutoRetainer
+from .._capture.autoretain import AutoRetainer, Entry
+from .._capture.identity import CellPlan, NotebookCells, identify
 from .._capture.redact import SecretValues
 from .._delivery.indexing import (
     READ_WAIT_S,
@@ -77,9 +80,10 @@ from .._memory.layers import (
 )
 from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
-from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
+from .._memory.provenance import PYTHON_API, AgentOrigin, portable_notebook, provenance_metadata
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
+from .._memory.versions import CellVersions
 from .._settings import MINE, Affects, SettingsError, bank_id_problem, tag_problem
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
@@ -97,7 +101,7 @@ if TYPE_CHECKING:
     from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
     from .._memory.overview import EntityMap, TimelineCounts
     from .._memory.results import RecallResult, ReflectResult
-    from .._memory.timewindow import TimeWindow
+    from .._memory.timewindow import AsOf, TimeWindow
     from .._settings import HindsightSettings
 
 
@@ -162,6 +166,7 @@ class HindsightSession:
             **(queue_options or {}),
         )
         worker = Worker(queue, sender)
+        versions = CellVersions(connection, worker.submit)
         recovered = queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
@@ -175,6 +180,7 @@ class HindsightSession:
             queue.cancel,
             self._before_read,
             secrets,
+            lambda bank_id: versions.forget_bank(bank_id),
         )
         layer_asking = LayerAsking()
         reader = Reader(
@@ -187,6 +193,7 @@ class HindsightSession:
             layer_asking,
         )
         overview = BankOverview(connection, lambda: self.scope, self._before_read, curator)
+        self._notebook_cells = NotebookCells()
         self._parts = Parts(
             connection=connection,
             notices=notices,
@@ -202,11 +209,13 @@ class HindsightSession:
                 retain=self.retain,
                 worker=worker,
                 secrets=secrets,
+                plan=self._plan_cell,
             ),
             mental_models=mental_models,
             reader=reader,
             layer_asking=layer_asking,
             curator=curator,
+            versions=versions,
             overview=overview,
             archiver=Archiver(
                 connection,
@@ -335,6 +344,7 @@ class HindsightSession:
         cells: Sequence[int] = (),
         agent: AgentOrigin | None = None,
         entities: Sequence[str] = (),
+        replaces: str | None = None,
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -342,11 +352,12 @@ class HindsightSession:
 
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
         its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``,
-        the ``agent`` that wrote it); ``entities``: what it names, when known (a cell's).
+        the ``agent`` that wrote it); ``entities``: what it names, when known (a cell's);
+        ``replaces``: a cell's new version says when the version it replaces ran.
         """
         scope = self.scope
         meta = provenance_metadata(
-            source, self.session_id, self.notebook, cells, self.run_id, agent
+            source, self.session_id, self.notebook, cells, self.run_id, agent, replaces
         )
         item = new_item(
             content,
@@ -361,6 +372,46 @@ class HindsightSession:
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id
+
+    def _plan_cell(self, entry: Entry) -> CellPlan | None:
+        """What a cell that ran becomes (``_memory/versions.py``): its identity — Jupyter's
+        cell id, else (headless runs) the id its notebook file gives its source, else its
+        position in the run, else its source — in this project and notebook; None when its
+        version is already the cell's current one. Runs on the worker."""
+        notebook = self.notebook
+        where = f"{self.label}\x1f{portable_notebook(notebook)}" if notebook else self.session_id
+        headless = self.run_id is not None and entry.cell_id is None
+        in_file = (
+            self._notebook_cells.cell_id(self._notebook_file(), entry.cell.source)
+            if headless
+            else None
+        )
+        identity = identify(
+            entry.pieces,
+            source=entry.cell.source,
+            number=entry.cell.number,
+            where=where,
+            cell_id=entry.cell_id,
+            in_file=in_file,
+            headless=headless and notebook is not None,
+        )
+        name = f"cell {entry.cell.number}"
+        if notebook:
+            name += f" of {portable_notebook(notebook)}"
+        ran_at = local_timestamp(entry.ran_at)
+        return self._parts.versions.plan(
+            self.scope.bank_id, identity, len(entry.pieces), ran_at, name
+        )
+
+    def _notebook_file(self) -> Path | None:
+        """The notebook file a headless run executes, when it can be found."""
+        from pathlib import Path
+
+        notebook = self._headless_notebook
+        if not notebook:
+            return None
+        path = Path(notebook)
+        return path if path.is_file() else None
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""
@@ -442,11 +493,19 @@ class HindsightSession:
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
         layer: str | None = None,
+        as_of: AsOf | None = None,
     ) -> RecallResult:
         """The memories of the current scope and the layers that answer ``query``, best
-        first, after what was queued is sent and indexed (``hm.recall``)."""
+        first, after what was queued is sent and indexed (``hm.recall``); ``as_of``: as
+        memory was then."""
         return self._parts.reader.recall(
-            query, budget=budget, max_tokens=max_tokens, types=types, window=window, layer=layer
+            query,
+            budget=budget,
+            max_tokens=max_tokens,
+            types=types,
+            window=window,
+            layer=layer,
+            as_of=as_of,
         )
 
     def reflect(
@@ -558,6 +617,10 @@ class HindsightSession:
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``; without, list what would go."""
         return self._parts.curator.delete(document, yes)
+
+    def dedupe(self, yes: bool = False) -> Outcome:
+        """Copies and cells' older versions still valid: listed, tidied with ``yes``."""
+        return self._parts.curator.dedupe(yes)
 
     def purge_matching(self, text: str, yes: bool = False) -> Outcome:
         """Delete every document with a memory whose text contains ``text`` (``yes``), or

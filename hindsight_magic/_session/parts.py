@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .._memory.mental_models import MentalModelCache
     from .._memory.overview import BankOverview
     from .._memory.reading import Reader
+    from .._memory.versions import CellVersions
 
 
 @dataclass(eq=False)
@@ -45,6 +46,7 @@ class Parts:
     reader: Reader
     layer_asking: LayerAsking
     curator: Curator
+    versions: CellVersions
     overview: BankOverview
     archiver: Archiver
 

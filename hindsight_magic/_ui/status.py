@@ -71,6 +71,7 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
             ("cells counted", str(auto.counted)),
             ("next retain in", f"{auto.until_next} cells"),
             ("cells retained", str(auto.retained)),
+            ("cells unchanged", f"{auto.unchanged} (run again as they were: nothing sent)"),
         ],
     )
     if check_server:  # mental models: a status check waits (≤ 1.5 s) for the first load

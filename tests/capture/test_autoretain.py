@@ -18,6 +18,7 @@ import pytest
 from helpers import FakeClock, delivery, held
 
 from hindsight_magic._capture import autoretain as hook
+from hindsight_magic._capture.identity import cell_document
 from hindsight_magic._capture.transcript import PIECE_CHARS, SOURCE_CAP
 from hindsight_magic._delivery.items import OWN_ID_PREFIX, Batch, MemoryItem, Route
 from hindsight_magic._text import local_timestamp
@@ -140,7 +141,8 @@ def test_full_session_retains_each_new_cell_once_as_its_own_memory(loaded: Any) 
         f"[cell {n}]\n{source}" for n, source in zip(first, SOURCES[:3], strict=True)
     ]
     assert [item.metadata["cells"] for item in items] == [str(n) for n in first]
-    assert all(OWN_ID.fullmatch(item.document_id or "") for item in items)  # a document each
+    # a document each, named by the cell and its version (``_capture/identity.py``)
+    assert all(cell_document(item.document_id) for item in items)
     assert len({item.document_id for item in items}) == 3
     assert all(item.update_mode is None for item in items)
     assert all(item.context == "jupyter" for item in items)
