@@ -59,6 +59,12 @@ RECALL_OPTIONS = MagicOptions(
     ),
     Option("until", str, "WHEN", "only memories recorded up to WHEN; a day includes all of it"),
     Option(
+        "as_of",
+        str,
+        "WHEN",
+        "memory as it was then: the versions of cells valid at WHEN, nothing recorded after",
+    ),
+    Option(
         "layer",
         str,
         "NAME",
@@ -209,6 +215,7 @@ class HindsightMagics(Magics, HindsightSettings):
             memories = %recall --budget high what did we decide about outliers?
             %recall --since 2026-11-03 --until today flux calibration
             %recall --until "3 Nov" what did we believe before the re-run?
+            %recall --as-of yesterday what tenure cut-off do we use?
 
             %%recall --max-tokens 2048
             What do we know about the refunds table?
@@ -235,6 +242,7 @@ class HindsightMagics(Magics, HindsightSettings):
             since=options.get("since"),
             until=options.get("until"),
             layer=options.get("layer"),
+            as_of=options.get("as_of"),
             session=self.session,
         )
         return self._store_var(options, result)

@@ -32,11 +32,16 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import bank_settings, ensure_bank
+from .._capture.identity import cell_document
 from .._settings import MINE
 from .._text import encodable, prompt_text
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
+from .versions import collapse
+
+AS_OF_PAGE = 100
+AS_OF_CAP = 1000  # invalidated memories an as-of recall reads at most, per bank
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
     from .curation import Curator
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
-    from .timewindow import TimeWindow
+    from .timewindow import AsOf, TimeWindow
 
 
 LATEST_QUERY = "(the newest memories)"
@@ -196,6 +201,7 @@ class Reader:
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
         layer: str | None = None,
+        as_of: AsOf | None = None,
     ) -> RecallResult:
         """Ranked memories for ``query`` (a bank that does not exist yet has none): a wider
         pool from the server, ordered by meaning, then words (``ranked``), cut to
@@ -206,26 +212,37 @@ class Reader:
 
         With layers (``_memory/layers.py``), every layer's pool is asked for at once and the
         joined pool is ranked as one; ``layer`` narrows the recall to one layer (``mine`` is
-        the session's own bank)."""
+        the session's own bank).
+
+        With ``as_of``, memory as it was then: what was recorded before it and still valid
+        at it — so a cell's version that was superseded after it, not the one that replaced
+        it (``as_of_pool``). Each cell shows once (``versions.collapse``)."""
         s, scope = self._settings, self._scope()
         mine = Layer(MINE, scope.bank_id, scope.recall_tags, scope.tags_match)
         layers = layers_of(s.layers)
         asked = chosen(mine, layers, layer)
         still_indexing = self._before_read(scope.bank_id) if mine in asked else 0
         max_tokens = max_tokens or s.recall_max_tokens
+        user_window = window
+        if as_of is not None:
+            window = as_of.window(window)
         pool = widened(max_tokens, WINDOW_WIDENING if window else POOL_WIDENING)
         memories, skipped = self._pooled(asked, query, budget, pool, types, window)
+        if as_of is not None:
+            memories = self._as_of_pool(asked, memories, as_of, types)
         if window is not None:
             memories = within(memories, window)
-        memories = fitting(ranked(memories, query), max_tokens)
+        memories = fitting(collapse(ranked(memories, query)), max_tokens)
         if self._curator is not None:
             memories = [memory.tended_by(self._curator) for memory in memories]
         result = RecallResult(
             query,
             memories,
             scope.bank_id,
+            as_of.at if as_of is not None else None,
             still_indexing=still_indexing,
-            window=window,
+            window=user_window,
+            historical=as_of.label if as_of is not None else "",
             layers=tuple(one.name for one in asked) if layers else (),
             skipped=tuple(item.line() for item in skipped),
         )
@@ -271,6 +288,54 @@ class Reader:
             memories += [memory.in_layer(one.name) for memory in parse_recall(replies[one.name])]
         return memories, skipped
 
+    def _as_of_pool(
+        self,
+        asked: Sequence[Layer],
+        pool: list[RecalledMemory],
+        as_of: AsOf,
+        types: Sequence[str] | None,
+    ) -> list[RecalledMemory]:
+        """``pool`` (valid now) as of ``as_of``: with the memories recorded before it that
+        were invalidated after it (a cell's superseded version, a memory forgotten since),
+        which a recall never returns, listed from each layer's bank.
+
+        The server ranks only what it returns, so a listed memory borrows the similarity of
+        its cell's version in the pool (the same cell, mostly the same words), else is ranked
+        by its words alone."""
+        client, kinds = self._connection.client, types or self._settings.recall_types
+        similar = {
+            cell.key: memory.scores
+            for memory in pool
+            if (cell := cell_document(memory.document_id)) is not None
+        }
+        end = as_of.window(None).server_range()["end_date"]
+        for one in asked:
+            offset = 0
+            while offset < AS_OF_CAP:
+                reply = client.list_memories(
+                    one.bank_id,
+                    state="invalidated",
+                    tags=one.tags,
+                    tags_match=one.tags_match,
+                    time_field="mentioned_at",
+                    end_date=end,
+                    limit=AS_OF_PAGE,
+                    offset=offset,
+                )
+                page = listed_memories(reply, None)
+                offset += len(page)
+                for memory in page:
+                    invalidated = server_time(memory.invalidated_at) or as_of.at
+                    if memory.type not in kinds or invalidated < as_of.at:
+                        continue
+                    cell = cell_document(memory.document_id)
+                    if cell is not None and cell.key in similar:
+                        memory.scores = similar[cell.key]
+                    pool.append(memory.in_layer(one.name))
+                if len(page) < AS_OF_PAGE or offset >= int(reply.get("total") or 0):
+                    break
+        return pool
+
     def latest(self, limit: int) -> RecallResult:
         """The scope's newest memories (``GET …/memories/list``), newest first, forgotten ones
         left out, after ``before_read`` sent what was queued: what an agent reads to catch up.
@@ -287,7 +352,7 @@ class Reader:
             )
             memories += listed_memories(reply, self._curator)
         memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)
-        memories = memories[:limit]
+        memories = collapse(memories)[:limit]
         result = RecallResult(LATEST_QUERY, memories, scope.bank_id, still_indexing=still_indexing)
         self.last_recall = result  # ``#3`` names the third of them
         return result

@@ -233,3 +233,43 @@ def _utc(moment: datetime) -> str:
 def server_time(value: object) -> datetime | None:
     """A timestamp from the server (ISO text, UTC when it has no offset), or ``None``."""
     return parse_iso(value) if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """A moment to read memory as it was: the versions valid then, nothing recorded after.
+
+    WHEN is read as ``--until`` reads it: a day means the end of that day."""
+
+    at: datetime  # aware
+    label: str  # "on 3 Nov", "yesterday", "today 14:30": the moment, as the headline says it
+
+    @classmethod
+    def parse(cls, when: When, *, now: datetime | None = None) -> AsOf:
+        """``when`` as an ``AsOf``; ``WhenError`` (one line) when it is not a WHEN, or lies in
+        the future (memory cannot be read as it will be)."""
+        now = _aware(now)
+        bound = parse_when(when, now=now, name="--as-of")
+        at = bound.at + timedelta(days=1) if bound.whole_day else bound.at
+        if bound.at > now:
+            raise WhenError(
+                f"--as-of ({_shown(bound.at, now)}) is in the future: memory can be read as it "
+                "was, not as it will be; leave --as-of out for now."
+            )
+        shown = _shown(bound.at, now)
+        on = "" if shown.startswith(("today", "yesterday")) else "on "
+        return cls(min(at, now), on + shown)
+
+    def holds(self, recorded: datetime | None, invalidated: datetime | None) -> bool:
+        """Whether a memory recorded at ``recorded`` and invalidated at ``invalidated`` (None:
+        still valid) was in memory at this moment."""
+        if recorded is None or recorded >= self.at:
+            return False
+        return invalidated is None or invalidated >= self.at
+
+    def window(self, window: TimeWindow | None) -> TimeWindow:
+        """``window`` (or none) closed at this moment: nothing recorded after it."""
+        if window is None:
+            return TimeWindow(None, self.at, f"as it was {self.label}")
+        end = self.at if window.end is None else min(window.end, self.at)
+        return TimeWindow(window.start, end, f"{window.label}, as it was {self.label}")
