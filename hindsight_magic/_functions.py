@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ._memory.curation import Outcome
     from ._memory.layers import LayerList
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import TimeWindow, When
+    from ._memory.timewindow import AsOf, TimeWindow, When
     from ._session import HindsightSession
     from ._ui.display import Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
@@ -240,6 +240,7 @@ def recall(
     since: When | None = None,
     until: When | None = None,
     layer: str | None = None,
+    as_of: When | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
@@ -267,6 +268,15 @@ def recall(
     and the memories are ranked together, each with its ``.layer`` (``mine`` for your own
     bank); ``layer`` narrows the recall to one of them. A layer that cannot be read is left
     out, and ``.skipped`` says why.
+
+    ``as_of`` (a WHEN, read as ``until`` reads it) answers with memory as it was then: what
+    was recorded before it and valid at it. A notebook cell that was changed since shows the
+    version it had then (marked ``superseded on …``), never the one that replaced it; a
+    memory forgotten since is back, one retained since is not there.
+
+    Each notebook cell shows once: the versions a re-run left, and copies of one text, are
+    folded into its newest (``.copies`` counts them); a cell's new version says which one it
+    replaces, and when.
     """
     if not query.strip():
         raise InputError("Nothing to search for: give a query.")
@@ -276,6 +286,7 @@ def recall(
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
     types = _names(types, "type") if types is not None else None
     window = _window(since, until)
+    moment = _as_of(as_of)
     return (session or current_session()).recall(
         query.strip(),
         budget=budget,
@@ -283,6 +294,7 @@ def recall(
         types=types,
         window=window,
         layer=layer.strip() if isinstance(layer, str) else layer,
+        as_of=moment,
     )
 
 
@@ -728,12 +740,29 @@ def purge_matching(
     return (session or current_session()).purge_matching(text, yes)
 
 
+def dedupe(*, yes: bool = False, session: HindsightSession | None = None) -> Outcome:
+    """Tidy what the current scope holds twice. Recall already shows each cell and each text
+    once; this cleans the bank for good: the copies of one text kept before cell versions
+    were (every re-run of a notebook, a ``%retain`` line retained twice) are deleted, the
+    newest of each kept, and a cell's older versions that are still valid (two kernels
+    racing) are superseded (kept, reversible). Without ``yes=True`` nothing is changed: the
+    result lists what would be."""
+    return (session or current_session()).dedupe(yes)
+
+
 def _window(since: When | None, until: When | None) -> TimeWindow | None:
     """The window ``since``…``until`` name (None when neither is given); a bad WHEN is an
     ``InputError`` saying what to write."""
     from ._memory.timewindow import TimeWindow
 
     return TimeWindow.parse(since, until)
+
+
+def _as_of(when: When | None) -> AsOf | None:
+    """The moment ``as_of`` names (None when not given); a bad WHEN is an ``InputError``."""
+    from ._memory.timewindow import AsOf
+
+    return AsOf.parse(when) if when is not None else None
 
 
 def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:

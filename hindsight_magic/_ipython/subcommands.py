@@ -393,6 +393,12 @@ def cmd_purge_matching(ctx: HandlerContext, args: argparse.Namespace) -> Outcome
     return _functions.purge_matching(" ".join(args.text), yes=args.yes, session=ctx.session)
 
 
+def cmd_dedupe(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """Copies of one memory and cells' older versions still valid: listed, tidied with
+    ``--yes``."""
+    return _functions.dedupe(yes=args.yes, session=ctx.session)
+
+
 def cmd_timeline(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """Memories per day, week or month, by fact type and notebook: a figure (a table in a
     terminal)."""
@@ -556,6 +562,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "delete every memory containing TEXT (a leaked key): purge-matching TEXT [--yes]",
         cmd_purge_matching,
         Words(arg("text", nargs="+"), YES),
+    ),
+    "dedupe": Subcommand(
+        "tidy copies (re-runs kept before versions were, a text retained twice) and cells' "
+        "older versions still valid: dedupe [--yes]",
+        cmd_dedupe,
+        Words(YES),
     ),
     "timeline": Subcommand(
         "memories per day/week/month, by type and notebook, as a figure: "

@@ -29,13 +29,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
 
+from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
 from .._errors import HindsightError, InputError
 from .._settings import MINE
 from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
 from .layers import layer_refusal
-from .provenance import age
+from .provenance import age, cells_text, provenance_of
+from .versions import (
+    FACT_TYPES,
+    SUPERSEDED,
+    CellVersion,
+    read_history,
+    redundant,
+    supersede_others,
+    what_changed,
+)
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -50,7 +60,9 @@ HANDLE = re.compile(r"#(\d+)")
 LISTED = 10  # memories named in a preview; the rest are counted
 PAGE = 100
 PURGE_CAP = 2_000  # memories a purge reads at most (the server scans the bank for each page)
-CURATED_TYPES = ("world", "experience")
+DEDUPE_CAP = 20_000  # memories a dedupe reads at most
+DEDUPE_PAGE = 500
+CURATED_TYPES = FACT_TYPES
 SHORT_ID = 8
 
 
@@ -143,7 +155,11 @@ class Curator:
         cancel: Callable[[Iterable[str]], Cancelled],
         settle: Callable[[str], object],
         secrets: Callable[[], Sequence[str]],
+        versions_changed: Callable[[str], object] = lambda bank_id: None,
     ) -> None:
+        """``versions_changed(bank)``: a cell's versions were changed here (a restore, a
+        dedupe), so what the session knows of them must be read again."""
+        self._versions_changed = versions_changed
         self._connection = connection
         self._scope = scope
         self._last_recall = last_recall
@@ -215,7 +231,7 @@ class Curator:
         """``2 forgotten, 1 deleted`` (what this session curated; '' when nothing)."""
         with self._lock:
             counts = dict(self.counts)
-        order = ("cancelled", "forgotten", "restored", "corrected", "deleted")
+        order = ("cancelled", "forgotten", "restored", "corrected", "deleted", "superseded")
         return ", ".join(f"{counts[a]} {a}" for a in order if counts.get(a))
 
     # -- the server's answers, as lines -------------------------------------------------------
@@ -338,16 +354,38 @@ class Curator:
             self._count("restored", len(facts))
             return Outcome(
                 f"Restored {plural(len(facts), 'memory', 'memories')} of {target.shown}: "
-                "back in recall.",
+                f"back in recall{self._made_current(target.document_id)}.",
                 [str(f.get("text", "")) for f in facts[:LISTED]],
                 tuple(str(f.get("id")) for f in facts),
                 (target.document_id,),
             )
         memory = self._patch(target, state="valid")
         self._count("restored")
+        cell = cell_document(str(memory.get("document_id") or ""))
+        if cell is not None:  # a version of a cell: all of it comes back, as the current one
+            return self.restore(str(memory["document_id"]))
         return Outcome(
             f"Restored {target.shown}: {_quoted(str(memory.get('text') or ''))} is back in recall.",
             memory_ids=(str(target.memory_id),),
+        )
+
+    def _made_current(self, document_id: str) -> str:
+        """After a version of a cell was restored: every other valid version superseded, so
+        it is the cell's current one; the words that say so ('' for any other document)."""
+        cell = cell_document(document_id)
+        if cell is None:
+            return ""
+        client, bank = self._connection.client, self._bank()
+        prefix = f"{CELL_DOCUMENT}{cell.key}-"
+        reason = f"{SUPERSEDED} a restored version ({_now_minute()})"
+        done = supersede_others(client, bank, prefix, cell.version, reason)
+        self._versions_changed(bank)
+        if not done:
+            return ", as the cell's current version"
+        self._count("superseded", len(done))
+        return (
+            ", as the cell's current version (the version of "
+            f"{utc_minute_text(done[0].stored_at, ' UTC')} is superseded, and kept)"
         )
 
     def correct(self, ref: str, text: str) -> Outcome:
@@ -381,6 +419,9 @@ class Curator:
         client, bank = self._connection.client, self._bank()
         if target.memory_id is None:
             assert target.document_id is not None
+            cell = cell_document(target.document_id)
+            if cell is not None:
+                return self._cell_history(cell, target.shown, "")
             document = client.document(bank, target.document_id)
             if document is None:
                 raise CurationError(
@@ -392,6 +433,9 @@ class Curator:
             lines += [_event_line(e) for e in events]
             return Outcome(f"History of {target.shown} (newest change first):", lines)
         memory = self._memory(target.memory_id, target.shown)
+        cell = cell_document(str(memory.get("document_id") or ""))
+        if cell is not None:
+            return self._cell_history(cell, target.shown, _cell_label(memory))
         state = str(memory.get("state") or "valid")
         now = f"now ({state}): {one_line(str(memory.get('text') or ''), 200)}"
         if state == "invalidated" and memory.get("invalidation_reason"):
@@ -415,6 +459,102 @@ class Curator:
                 said = one_line(str(document.get("original_text") or ""), 200)
                 lines.append(f"{when}: retained as: {said}")
         return Outcome(f"History of {target.shown} (newest first):", lines)
+
+    def _cell_history(self, cell: CellDocument, shown: str, label: str) -> Outcome:
+        """The versions of a notebook cell, newest first: when each was stored, whether it is
+        current or when it was superseded, and what it changed (so a value's past shows)."""
+        client, bank = self._connection.client, self._bank()
+        versions = read_history(client, bank, f"{CELL_DOCUMENT}{cell.key}-")
+        if not versions:
+            raise CurationError(f"No versions of {shown} in bank {bank!r}: it may still be queued.")
+        lines = []
+        for n, version in enumerate(versions):
+            before: CellVersion | None = versions[n + 1] if n + 1 < len(versions) else None
+            lines.append(_version_line(version, before, first=n + 1 == len(versions)))
+        name = f" ({label})" if label else ""
+        count = plural(len(versions), "version", "versions")
+        return Outcome(
+            f"History of {shown}{name}: {count}, newest first (%hindsight restore ID brings "
+            "one back as the current version):",
+            lines,
+            document_ids=tuple(d for v in versions for d in v.documents),
+        )
+
+    def dedupe(self, yes: bool = False) -> Outcome:
+        """Tidy what a bank holds twice: the copies of one text left before versions were kept
+        (re-runs, a ``%retain`` line retained twice) are deleted for good, the newest of each
+        kept; a cell's older versions still valid are superseded (kept, reversible). Without
+        ``yes`` it lists what it would do and changes nothing."""
+        scope, client = self._scope(), self._connection.client
+        memories: list[dict[str, Any]] = []
+        complete = True
+        for fact_type in CURATED_TYPES:
+            offset = 0
+            while True:
+                reply = client.list_memories(
+                    scope.bank_id,
+                    fact_type=fact_type,
+                    offset=offset,
+                    **scope.listing("valid", DEDUPE_PAGE),
+                )
+                page = _items(reply)
+                memories += page
+                offset += len(page)
+                if len(page) < DEDUPE_PAGE or offset >= int(reply.get("total") or 0):
+                    break
+                if len(memories) >= DEDUPE_CAP:
+                    complete = False
+                    break
+        found = redundant(memories, complete)
+        partly = "" if complete else f" (of the newest {len(memories)} memories)"
+        if not found.documents and not found.stale:
+            return Outcome(f"Nothing to tidy in bank {scope.bank_id!r}{partly}: no copies.")
+        copies = sum(len(texts) for texts in found.documents.values())
+        parts = []
+        if found.documents:
+            parts.append(
+                f"delete {plural(len(found.documents), 'document', 'documents')} holding "
+                f"{plural(copies, 'copy', 'copies')} of memories kept elsewhere"
+            )
+        if found.stale:
+            parts.append(
+                f"supersede {plural(len(found.stale), 'memory', 'memories')} of cells' "
+                "earlier versions (kept, reversible)"
+            )
+        listed = [t for texts in found.documents.values() for t in texts] + list(
+            found.stale.values()
+        )
+        if not yes:
+            more = f"… and {len(listed) - LISTED} more. " if len(listed) > LISTED else ""
+            return Outcome(
+                f"Would {' and '.join(parts)} in bank {scope.bank_id!r}{partly}:",
+                listed[:LISTED],
+                tuple(found.stale),
+                tuple(found.documents),
+                done=False,
+                footer=f"{more}Nothing was changed: run again with --yes (yes=True in "
+                "Python) to tidy them.",
+            )
+        deleted = 0
+        for document_id in found.documents:
+            if client.delete_document(scope.bank_id, document_id) is not None:
+                deleted += 1
+        reason = f"{SUPERSEDED} a newer version of the same cell ({_now_minute()})"
+        for memory_id in found.stale:
+            client.update_memory(scope.bank_id, memory_id, state="invalidated", reason=reason)
+        self._count("deleted", deleted)
+        self._count("superseded", len(found.stale))
+        self._versions_changed(scope.bank_id)
+        done = []
+        if deleted:
+            done.append(f"deleted {plural(deleted, 'document', 'documents')} of copies")
+        if found.stale:
+            done.append(f"superseded {plural(len(found.stale), 'memory', 'memories')}")
+        return Outcome(
+            f"Tidied bank {scope.bank_id!r}{partly}: {' and '.join(done) or 'nothing left to do'}.",
+            document_ids=tuple(found.documents),
+            memory_ids=tuple(found.stale),
+        )
 
     def forgotten(self) -> Outcome:
         """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
@@ -561,6 +701,38 @@ class Curator:
             headline = f"{count} {shown}, from {docs}:"
             return _preview(headline, found, list(documents), "delete those documents")
         return self._delete_documents(list(documents), shown, yes=True)
+
+
+def _now_minute() -> str:
+    """``2026-12-04 09:12``, now, in the kernel's local time."""
+    return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _cell_label(memory: dict[str, Any]) -> str:
+    """``cell 4 of churn.ipynb`` (what the memory's provenance says), or ''."""
+    from .._api.replies import Memory
+
+    provenance = provenance_of(Memory.model_validate(memory))
+    cell = cells_text(provenance)
+    name = provenance.notebook_name
+    return f"{cell} of {name}" if cell and name else cell or name or ""
+
+
+def _version_line(version: CellVersion, before: CellVersion | None, first: bool) -> str:
+    """``2026-12-04 09:12 UTC · current · changed: a → b · hm-cell-….1``."""
+    parts = [utc_minute_text(version.stored_at, " UTC")]
+    if version.valid:
+        parts.append("current")
+    else:
+        when = utc_minute_text(version.superseded_at, " UTC")
+        forgot = version.reason and not version.reason.startswith(SUPERSEDED)
+        parts.append(f"{'forgotten' if forgot else 'superseded'} {when}".strip())
+    if before is not None:
+        parts.append(f"changed: {what_changed(before.text, version.text)}")
+    elif first:
+        parts.append(f"first version: {one_line(version.text, 120)}")
+    parts.append(version.documents[0])
+    return " · ".join(parts)
 
 
 def like_literal(text: str) -> str:

@@ -1,0 +1,223 @@
+"""Memory that stays current, on the real server: a notebook run again adds nothing, a changed
+cell supersedes its earlier version (kept, with a reason), recall shows one memory per cell and
+says what replaced what, an as-of recall reads memory as it was, a cell's history lists its
+versions and restoring one makes it current again; a bank filled before versions were kept is
+shown collapsed and ``%hindsight dedupe`` tidies it.
+
+The cells run in a real IPython shell with the ids JupyterLab sends (``info.cell_id``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Notebook
+from helpers import RunningServer, settled, wait_for
+
+pytestmark = pytest.mark.integration
+
+SETUP = "import math\nrows = list(range(10))"
+DEFINITION = "# we define churn as no purchase in 90 days\nCHURN_DAYS = 90\nCHURN_DAYS"
+CUTOFF = "# tenure cut-off: customers under {} months are new\nTENURE_CUTOFF_MONTHS = {}"
+QUESTION = "what tenure cut-off do we use for new customers?"
+
+
+class Bank:
+    """The test's bank on the server, read as a user's own tools would."""
+
+    def __init__(self, url: str, bank_id: str) -> None:
+        self.http = httpx.Client(base_url=f"{url}/v1/default/banks/{bank_id}", timeout=30)
+
+    def documents(self) -> dict[str, int]:
+        """Every document id with how many valid memories it holds."""
+        items = self.http.get("/documents", params={"limit": 500}).json()["items"]
+        return {d["id"]: int(d["memory_unit_count"]) for d in items}
+
+    def memories(self, document_id: str, state: str = "invalidated") -> list[dict[str, Any]]:
+        params = {"document_id": document_id, "state": state, "limit": 50}
+        return list(self.http.get("/memories/list", params=params).json()["items"])
+
+    def settled(self) -> None:
+        settled(self.http, 120)
+
+
+@pytest.fixture
+def bank(hindsight_server: RunningServer, bank_id: str) -> Iterator[Bank]:
+    yield Bank(hindsight_server.url, bank_id)
+
+
+@pytest.fixture
+def book(
+    notebook: Notebook, hindsight_server: RunningServer, bank_id: str, tmp_path: Any
+) -> Notebook:
+    """The extension loaded with auto-retain on (every 3 cells), as a notebook churn.ipynb."""
+    notebook.monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "churn.ipynb"))
+    notebook.connect(hindsight_server.url, bank_id, auto_retain="true")
+    return notebook
+
+
+def run_all(book: Notebook, months: int = 2) -> None:
+    """Run the notebook's three cells top to bottom and send what they left."""
+    for cell_id, source in (
+        ("setup", SETUP),
+        ("definition", DEFINITION),
+        ("cutoff", CUTOFF.format(months, months)),
+    ):
+        cell = book.run(source, cell_id=cell_id)
+        assert cell.error is None, cell.text
+    book.run("%hindsight autoretain now")
+    assert "Traceback" not in book.run("%hindsight flush").text
+
+
+def cutoff_documents(bank: Bank) -> dict[str, int]:
+    documents = bank.documents()
+    return {d: n for d, n in documents.items() if d.startswith("hm-cell-")}
+
+
+def test_a_rerun_sends_nothing_and_a_changed_cell_supersedes_its_earlier_version(
+    book: Notebook, bank: Bank
+) -> None:
+    for _ in range(3):
+        run_all(book)
+    bank.settled()
+    first = cutoff_documents(bank)
+    assert len(first) == 3, first  # three cells, three documents: the re-runs added none
+    assert set(first.values()) == {1}
+    status = book.run("%hindsight status").text
+    assert "unchanged" in status  # the re-runs are counted as such
+
+    before_edit = datetime.now().astimezone()
+    time.sleep(1.5)
+    run_all(book, months=3)
+    bank.settled()
+    documents = wait_for(
+        lambda: cutoff_documents(bank),
+        60,
+        "the earlier version superseded",
+        until=lambda docs: len(docs) == 4 and sorted(docs.values()) == [0, 1, 1, 1],
+    )
+    (old,) = [d for d, n in documents.items() if n == 0]
+    (superseded,) = bank.memories(old)
+    assert "2 months" in superseded["text"]
+    assert superseded["invalidation_reason"].startswith("superseded by cell ")
+    assert "churn.ipynb" in superseded["invalidation_reason"]
+
+    # recall: the revision first, saying it replaced an earlier version; the old one nowhere
+    result = book.run(f"r = %recall {QUESTION}\nr").result
+    assert "3 months" in result[0].text
+    assert "replaces the version of" in repr(result).split("\n\n")[1]
+    assert all("2 months" not in memory.text for memory in result)
+    assert len({m.document_id.rsplit("-", 1)[0] for m in result}) == len(result)  # a cell once
+    assert "replaces the version of" in result._repr_html_()
+    assert "replaces the version of" in result._repr_markdown_()
+    assert "replaces the version of" in result.as_context()
+
+    # as of a moment before the edit: the earlier decision, and not the revision
+    was = book.run(f"r = %recall --as-of '{before_edit.isoformat()}' {QUESTION}\nr").result
+    texts = " ".join(m.text for m in was)
+    assert "2 months" in texts
+    assert "3 months" not in texts
+    assert "superseded on" in repr(was)
+    assert "memory as it was" in repr(was).splitlines()[0]
+
+    # its history lists both versions, with what changed
+    history = book.run("h = %hindsight history #1\nh").result
+    shown = repr(history)
+    assert "2 versions" in shown
+    assert "current" in shown and "superseded" in shown
+    current = history.items[0]
+    assert "current" in current
+    removed, added = current.split("changed: ")[1].split(" → ")
+    assert "TENURE_CUTOFF_MONTHS = 2" in removed
+    assert "TENURE_CUTOFF_MONTHS = 3" in added
+
+    # restoring the earlier version makes it the current one again
+    restored = book.run(f"%hindsight restore {old}").text
+    assert "current version" in restored, restored
+    after = wait_for(lambda: cutoff_documents(bank), 30, until=lambda d: d[old] == 1)
+    assert sorted(after.values()) == [0, 1, 1, 1]  # the revision is superseded in turn
+    again = book.run(f"r = %recall {QUESTION}\nr").result
+    assert "2 months" in again[0].text
+
+
+def test_an_undone_edit_brings_its_version_back_without_sending_it(
+    book: Notebook, bank: Bank
+) -> None:
+    run_all(book, months=2)
+    bank.settled()
+    first = set(cutoff_documents(bank))
+    run_all(book, months=3)
+    bank.settled()
+    (edited,) = wait_for(lambda: set(cutoff_documents(bank)) - first, 60, "the edit stored")
+    (original,) = [d for d in first if d.split("-")[3] == edited.split("-")[3]]
+    wait_for(lambda: cutoff_documents(bank)[original], 60, until=lambda n: n == 0)
+    run_all(book, months=2)  # the edit undone
+    bank.settled()
+    documents = wait_for(
+        lambda: cutoff_documents(bank),
+        60,
+        "the first version valid again, the edit superseded",
+        until=lambda d: d[original] == 1 and d[edited] == 0,
+    )
+    assert len(documents) == 4  # nothing new was stored
+    result = book.run(f"r = %recall {QUESTION}\nr").result
+    assert "2 months" in result[0].text
+    assert all("3 months" not in memory.text for memory in result)
+
+
+def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
+    book: Notebook, bank: Bank
+) -> None:
+    run_all(book)
+    bank.settled()
+    found = book.run(f"r = %recall {QUESTION}\nr").result
+    assert "2 months" in found[0].text
+    assert "Forgot" in book.run('%hindsight forget #1 --reason "not a decision after all"').text
+    run_all(book)
+    bank.settled()
+    time.sleep(3)  # a revival would have happened by now
+    result = book.run(f"r = %recall {QUESTION}\nr").result
+    assert all("2 months" not in memory.text for memory in result)
+
+
+def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
+    book: Notebook, bank: Bank
+) -> None:
+    """A bank the earlier extension filled: every run of a cell its own document."""
+    text = "# the refunds table double-counts Q3; dedupe on order_id\nrefunds = load()"
+    items = [
+        {
+            "content": f"[cell {n}]\n{text}",
+            "document_id": f"hm-{'0' * 31}{n}-{n}",
+            "timestamp": f"2026-11-0{n}T10:00:00+00:00",
+            "metadata": {"source": "autoretain", "cells": str(n), "notebook": "churn.ipynb"},
+        }
+        for n in range(1, 6)
+    ]
+    reply = bank.http.post("/memories", json={"items": items, "async": False}, timeout=120)
+    assert reply.status_code == 200, reply.text
+    book.run('%retain The refunds table is reloaded every Monday.')
+    book.run('%retain The refunds table is reloaded every Monday.')
+
+    result = book.run("r = %recall refunds table order_id\nr").result
+    refunds = [m for m in result if "double-counts" in m.text]
+    assert len(refunds) == 1
+    assert refunds[0].copies == 4
+    assert "and 4 earlier copies" in repr(result)
+    mondays = [m for m in result if "Monday" in m.text]
+    assert len(mondays) == 1 and mondays[0].copies == 1
+
+    preview = book.run("%hindsight dedupe").text
+    assert "Would delete 5 documents" in preview, preview
+    assert "Nothing was changed" in preview
+    assert len(bank.documents()) == 7  # a preview changes nothing
+    done = book.run("%hindsight dedupe --yes").text
+    assert "deleted 5 documents" in done, done
+    assert len(bank.documents()) == 2
+    after = book.run("r = %recall refunds table order_id\nr").result
+    assert [m.copies for m in after if "double-counts" in m.text] == [0]
