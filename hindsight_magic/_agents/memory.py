@@ -174,10 +174,12 @@ class ProjectMemory:
         until: str | None = None,
         tags: Sequence[str] | None = None,
         max_results: int | None = None,
+        as_of: str | None = None,
     ) -> Answer:
         """The memories most relevant to ``query``: inside the time window and carrying every
         tag given, best first, at most ``max_results``. The window is ``hm.recall``'s (a
-        filter on when each memory was recorded; WHEN as ``%recall --since`` takes it)."""
+        filter on when each memory was recorded; WHEN as ``%recall --since`` takes it);
+        ``as_of`` reads memory as it was then (``hm.recall``'s ``as_of``)."""
         if not query or not query.strip():
             raise ToolFailure("Nothing to search for: give a query (say, 'churn table dedupe').")
         count = DEFAULT_RESULTS if max_results is None else max_results
@@ -190,6 +192,7 @@ class ProjectMemory:
                 max_tokens=WIDE_MAX_TOKENS if wanted else None,
                 since=since.strip() if since and since.strip() else None,
                 until=until.strip() if until and until.strip() else None,
+                as_of=as_of.strip() if as_of and as_of.strip() else None,
                 session=s,
             )
         )

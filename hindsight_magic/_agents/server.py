@@ -180,12 +180,20 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
             # strict: a boolean is not a count (lax validation took `true` for 1)
             Field(strict=True, description="At most this many memories (1-50, default 10)."),
         ] = None,
+        as_of: Annotated[
+            str | None,
+            Field(
+                description="Memory as it was then (2026-11-03, yesterday, 3d): the versions "
+                "of notebook cells valid at that time, nothing recorded after."
+            ),
+        ] = None,
     ) -> Any:
         """Search this project's long-term memory (shared with its notebooks) for what is
         known about a topic: decisions, data quirks, conventions, results. Returns the best
         memories first, each with where it came from (notebook and cell, or agent), its age,
-        a handle (#N) and an id for forget."""
-        return run(lambda: memory.recall(query, since, until, tags, max_results))
+        a handle (#N) and an id for forget; a notebook cell once, saying which earlier
+        version it replaces."""
+        return run(lambda: memory.recall(query, since, until, tags, max_results, as_of))
 
     @tool()
     def retain(

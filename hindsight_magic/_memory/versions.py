@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._capture.identity import CellIdentity, CellPlan, cell_document
 from .._errors import HindsightError
@@ -41,7 +41,6 @@ from .._text import parse_iso
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .parsed_replies import RecalledMemory
 
 log = logging.getLogger("hindsight_magic")
 
@@ -266,7 +265,20 @@ def _same_text(text: str) -> str:
     return " ".join(_HEADER.sub("", text.strip()).split())
 
 
-def collapse(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
+class Foldable(Protocol):
+    """What ``collapse`` reads of a recalled memory (``parsed_replies.RecalledMemory``)."""
+
+    id: str | None
+    text: str
+    document_id: str | None
+    mentioned_at: str | None
+    copies: int
+
+
+M = TypeVar("M", bound=Foldable)
+
+
+def collapse(memories: Sequence[M]) -> list[M]:
     """One memory per cell, and one per text: ``memories`` (best first) with every later
     version, piece or copy of a cell folded into one, at the rank of the best of them.
 
@@ -275,7 +287,7 @@ def collapse(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
     memories that say the same thing (the same cell run again before versions were kept, the
     same ``%retain`` line twice, a cell in two copies of a notebook). Pieces of one version
     (a long cell cut in parts) are not copies: only the best of them is shown."""
-    groups: list[list[RecalledMemory]] = []
+    groups: list[list[M]] = []
     by_key: dict[str, int] = {}
     for memory in memories:
         found = cell_document(memory.document_id)
@@ -292,17 +304,17 @@ def collapse(memories: Sequence[RecalledMemory]) -> list[RecalledMemory]:
     return [_one_of(group) for group in groups]
 
 
-def _one_of(group: list[RecalledMemory]) -> RecalledMemory:
+def _one_of(group: list[M]) -> M:
     """The memory a group is shown as: the newest version's best piece, with the other
     versions and copies counted."""
     if len(group) == 1:
         return group[0]
 
-    def version(memory: RecalledMemory) -> str:
+    def version(memory: M) -> str:
         found = cell_document(memory.document_id)
         return found.version if found else f"id:{memory.id or memory.document_id}"
 
-    newest = max(group, key=lambda m: (parse_iso(m.mentioned_at) or EPOCH))
+    newest = max(group, key=lambda m: parse_iso(m.mentioned_at) or EPOCH)
     shown = next(m for m in group if version(m) == version(newest))
     versions = {version(m) for m in group} - {version(shown)}
     shown.copies = len(versions) + sum(m.copies for m in group if m is not shown)

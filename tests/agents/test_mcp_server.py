@@ -62,7 +62,7 @@ def test_the_sdk_client_lists_retains_recalls_reflects_and_forgets(
     assert all(tool.description for tool in tools.values())
     for tool in tools.values():  # as written, not with the docstring's indentation
         assert not re.search(r"\n\s", tool.description or ""), tool.description
-    assert {"query", "since", "until", "tags", "max_results"} <= set(
+    assert {"query", "since", "until", "tags", "max_results", "as_of"} <= set(
         tools["recall"].input_schema["properties"]
     )
     word = token()
@@ -179,6 +179,49 @@ def test_an_agent_retain_said_found_is_found_by_a_kernel_beside_a_cpu_burner(
             until=lambda text, fact=fact: fact in text,
         )
         assert fact in found
+
+
+def test_the_agent_reads_a_revised_cell_as_current_and_as_of_before_the_revision(
+    mcp_client: Any, project_dir: Path, env: dict[str, str]
+) -> None:
+    """A notebook cell changed between two runs: the agent's recall shows the revision,
+    saying it replaced an earlier version; as of a moment before, the earlier one."""
+    import time
+    from datetime import datetime
+
+    word = token()
+    cell = "# the {w} threshold: flag sessions over {n} minutes\n{w}_threshold = {n}"
+    kernel = Kernel(
+        {**env, "HINDSIGHT_AUTO_RETAIN": "true", "JPY_SESSION_NAME": "sessions.ipynb"},
+        project_dir,
+    )
+    try:
+        kernel.run("%load_ext hindsight_magic")
+        for minutes in (30, 45):
+            if minutes == 45:
+                before = datetime.now().astimezone().isoformat()
+                time.sleep(1.5)
+            kernel.run(cell.format(w=word, n=minutes), cell_id="threshold")
+            kernel.run("%hindsight autoretain now")
+            kernel.run("%hindsight flush")
+            time.sleep(1)
+    finally:
+        kernel.shutdown()
+    agent = mcp_client(project_dir, env)
+    query = f"what is the {word} threshold for sessions?"
+    now = wait_for(
+        lambda: agent.text("recall", query=query),
+        60,
+        "the revision indexed and the earlier version superseded",
+        every_s=1,
+        until=lambda text: f"{word}_threshold = 45" in text and "= 30" not in text,
+    )
+    line = next(line for line in now.splitlines() if f"{word}_threshold = 45" in line)
+    assert "replaces the version of" in line
+    was = agent.text("recall", query=query, as_of=before)
+    assert f"{word}_threshold = 30" in was
+    assert f"{word}_threshold = 45" not in was
+    assert "as-of" in error_line(agent.call("recall", query=query, as_of="the day before"))
 
 
 def test_an_agent_in_project_b_does_not_see_project_a(

@@ -201,8 +201,8 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
     ]
     reply = bank.http.post("/memories", json={"items": items, "async": False}, timeout=120)
     assert reply.status_code == 200, reply.text
-    book.run('%retain The refunds table is reloaded every Monday.')
-    book.run('%retain The refunds table is reloaded every Monday.')
+    book.run("%retain The refunds table is reloaded every Monday.")
+    book.run("%retain The refunds table is reloaded every Monday.")
 
     result = book.run("r = %recall refunds table order_id\nr").result
     refunds = [m for m in result if "double-counts" in m.text]

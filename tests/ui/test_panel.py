@@ -23,11 +23,12 @@ import uuid
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
-from helpers import FakeHindsight, now_iso, wait_for
+from helpers import FakeHindsight, now_iso, poll, wait_for
 from IPython.display import display
 from IPython.utils.capture import capture_output
 
@@ -784,6 +785,7 @@ def results(panel: Any) -> list[tuple[str, str]]:
         for text, origin in re.findall(
             r"class='hm-result-text'[^>]*>(.*?)</td>.*?class='hm-result-provenance'[^>]*>(.*?)</td>",
             value,
+            re.DOTALL,  # a notebook cell's text runs over several lines
         )
     ]
 
@@ -842,6 +844,53 @@ def test_search_finds_a_retained_fact_with_its_provenance(
     assert "Found" in panel.browser.w_search_state.value
     assert "<td class='hm-result-type'" in panel.browser.result_rows.html()
     assert recent_states(panel)[0] == ("indexed", fact, "")  # the search waited for indexing
+
+
+@pytest.mark.integration
+def test_the_panels_search_reads_memory_as_it_was_before_a_cell_changed(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.monkeypatch.setenv("JPY_SESSION_NAME", "studies/churn.ipynb")
+    kernel_nb.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        mental_models="false",
+        auto_retain="true",
+        scoping="global",
+    )
+    token = uuid.uuid4().hex[:8]
+    cell = "# the {t} cut-off: tenure under {n} months is new\ncutoff_{t} = {n}"
+    kernel_nb.run(cell.format(t=token, n=2), cell_id="cutoff")
+    kernel_nb.run("%hindsight autoretain now")
+    assert kernel_nb.magics.session.flush(30).settled
+    time.sleep(1.5)
+    before = datetime.now().astimezone().isoformat(timespec="seconds")
+    time.sleep(1.5)
+    kernel_nb.run(cell.format(t=token, n=3), cell_id="cutoff")
+    kernel_nb.run("%hindsight autoretain now")
+    assert kernel_nb.magics.session.flush(30).settled
+    panel = show(kernel_nb)
+    query = f"{token} cut-off tenure"
+    new, old = f"cutoff_{token} = 3", f"cutoff_{token} = 2"
+
+    def origin_of(found: dict[str, str], code: str) -> str | None:
+        return next((where for text, where in found.items() if code in text), None)
+
+    now = poll(lambda: search_until_found(panel, query, 60), 120, until=lambda f: origin_of(f, new))
+    assert "replaces the version of" in str(origin_of(now, new))
+    assert origin_of(now, old) is None
+    panel.browser.w_as_of_box.value = before
+    was = poll(lambda: search_until_found(panel, query, 60), 120, until=lambda f: origin_of(f, old))
+    assert origin_of(was, new) is None
+    assert "superseded on" in str(origin_of(was, old))
+    panel.browser.w_as_of_box.value = "the day before"
+    search(panel, query)
+    wait_for(
+        lambda: html.unescape(panel.browser.w_search_state.value),
+        10,
+        "the refusal shown in the search's line",
+        until=lambda line: "Cannot read 'the day before' as a time for --as-of" in line,
+    )
 
 
 @pytest.mark.integration

@@ -52,6 +52,7 @@ from ..._delivery.recent import (
 from ..._errors import HindsightError, InputError
 from ..._memory.curation import CURATED_TYPES, OWN_ID
 from ..._memory.provenance import SEPARATOR, provenance_line
+from ..._memory.timewindow import AsOf
 from ..._settings import MINE
 from ..._text import one_line, plural
 
@@ -244,8 +245,10 @@ class MemoryBrowser:
 
     # -- kernel thread ----------------------------------------------------------------------
 
-    def search(self, query: str) -> None:
-        """Search button: recall ``query`` on the worker (a newer search replaces this one)."""
+    def search(self, query: str, as_of: str = "") -> None:
+        """Search button: recall ``query`` on the worker (a newer search replaces this one),
+        as memory was at ``as_of`` when one is given (a WHEN, as ``%recall --as-of`` takes
+        it: a bad one is said in the search's line)."""
         query = query.strip()
         with self._lock:
             self._generation += 1  # a search still running is forgotten
@@ -253,9 +256,15 @@ class MemoryBrowser:
             if not query:
                 self.search_view = SearchView(message="Type what to search for, then Search.")
                 return
+            try:
+                moment = AsOf.parse(as_of) if as_of.strip() else None
+            except InputError as error:
+                self.search_view = SearchView(query, False, one_line(str(error), 300))
+                return
             self.search_view = SearchView(query, True, SEARCHING.format(query))
         deadline = time.monotonic() + SEARCH_WAIT_S
-        self._submit(functools.partial(self._search_step, generation, query, deadline, True))
+        step = functools.partial(self._search_step, generation, query, deadline, True, moment)
+        self._submit(step)
 
     def toggle_document(self) -> None:
         """Show all of the session document, or its beginning again."""
@@ -340,7 +349,14 @@ class MemoryBrowser:
 
     # -- worker thread ----------------------------------------------------------------------
 
-    def _search_step(self, generation: int, query: str, deadline: float, first: bool) -> None:
+    def _search_step(
+        self,
+        generation: int,
+        query: str,
+        deadline: float,
+        first: bool,
+        as_of: AsOf | None = None,
+    ) -> None:
         """One step of a search, on the worker: as ``%recall`` does, send the user's memories and
         wait (never sleeping on the worker: the step comes back) until the server has indexed
         them; auto-retain's transcripts are not waited for, and the message says how many
@@ -356,10 +372,12 @@ class MemoryBrowser:
             waiting = session.memories_waiting(bank) or session.follow_memories(bank)
             if waiting and time.monotonic() < deadline:
                 self._show_search(generation, SearchView(query, True, SEARCHING.format(query)))
-                step = functools.partial(self._search_step, generation, query, deadline, False)
+                step = functools.partial(
+                    self._search_step, generation, query, deadline, False, as_of
+                )
                 self._submit(step, STEP_S)
                 return
-            result = session.recall_now(query)  # the user's memories were sent and waited for
+            result = session.recall_now(query, as_of)  # the user's memories were sent already
         except Exception as error:  # shown as one line in the panel
             view = SearchView(query, False, f"Search failed: {self._failure(error)}")
         else:

@@ -137,9 +137,10 @@ class PanelHub:
         session.pause_autoretain(paused)
         self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
 
-    def search(self, query: str) -> None:
-        """Search button: recall ``query`` on the worker; the results table follows."""
-        self.browser.search(query)
+    def search(self, query: str, as_of: str = "") -> None:
+        """Search button: recall ``query`` (as memory was at ``as_of``, when given) on the
+        worker; the results table follows."""
+        self.browser.search(query, as_of)
         self._schedule(0.0)
 
     def refresh_model(self, model_id: str) -> None:

@@ -571,8 +571,16 @@ class BrowserWidgets:
             placeholder="Search this bank's memories…",
             layout=widgets.Layout(width="420px"),
         )
+        self.w_as_of_box = widgets.Text(
+            placeholder="as of (e.g. yesterday)",
+            tooltip="memory as it was then: an ISO date or time, 3d, yesterday; empty for now",
+            layout=widgets.Layout(width="160px"),
+        )
         self.w_search = button(
-            "Search", "hm-search", "search", lambda: act("search", self.w_search_box.value)
+            "Search",
+            "hm-search",
+            "search",
+            lambda: act("search", self.w_search_box.value, self.w_as_of_box.value),
         )
         self.w_search_state = widgets.HTML()
         self.w_delete = widgets.HTML()
@@ -624,6 +632,7 @@ class BrowserWidgets:
         )  # opened: list them again (the panel's opening listed them once)
         for widget, name in [
             (self.w_search_box, "hm-search-box"),
+            (self.w_as_of_box, "hm-as-of-box"),
             (self.w_search_state, "hm-search-state"),
             (self._delete_box, "hm-delete"),
             (self.w_results, "hm-results"),
@@ -632,7 +641,7 @@ class BrowserWidgets:
             (self.w_forgotten, "hm-forgotten"),
         ]:
             widget.add_class(name)
-        self._search_row = widgets.HBox([self.w_search_box, self.w_search])
+        self._search_row = widgets.HBox([self.w_search_box, self.w_as_of_box, self.w_search])
         self._doc_buttons = widgets.HBox([self.w_doc_toggle, self.w_doc_reload])
         self.document_box = widgets.VBox([self.w_document, self._doc_buttons])  # Status tab
         self.w_search_title = widgets.HTML(value=title("Search memory"))
@@ -659,7 +668,7 @@ class BrowserWidgets:
 
     def containers(self) -> Iterator[widgets.Widget]:
         """The rest, for ``close``."""
-        yield from (self.w_search_box, self.w_search_title, self._search_row)
+        yield from (self.w_search_box, self.w_as_of_box, self.w_search_title, self._search_row)
         yield from (self._doc_buttons, self.document_box, self.box)
         yield from (self._delete_buttons, self._delete_box, self.w_results, self.w_recent)
         yield from (self.w_results_head, *self._spacers, self._results_head, self._forgotten_box)
