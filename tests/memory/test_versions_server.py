@@ -10,7 +10,6 @@ The cells run in a real IPython shell with the ids JupyterLab sends (``info.cell
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -47,8 +46,8 @@ class Bank:
 
 
 @pytest.fixture
-def bank(hindsight_server: RunningServer, bank_id: str) -> Iterator[Bank]:
-    yield Bank(hindsight_server.url, bank_id)
+def bank(hindsight_server: RunningServer, bank_id: str) -> Bank:
+    return Bank(hindsight_server.url, bank_id)
 
 
 @pytest.fixture
@@ -129,7 +128,8 @@ def test_a_rerun_sends_nothing_and_a_changed_cell_supersedes_its_earlier_version
     history = book.run("h = %hindsight history #1\nh").result
     shown = repr(history)
     assert "2 versions" in shown
-    assert "current" in shown and "superseded" in shown
+    assert "current" in shown
+    assert "superseded" in shown
     current = history.items[0]
     assert "current" in current
     removed, added = current.split("changed: ")[1].split(" → ")
@@ -210,7 +210,8 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
     assert refunds[0].copies == 4
     assert "and 4 earlier copies" in repr(result)
     mondays = [m for m in result if "Monday" in m.text]
-    assert len(mondays) == 1 and mondays[0].copies == 1
+    assert len(mondays) == 1
+    assert mondays[0].copies == 1
 
     preview = book.run("%hindsight dedupe").text
     assert "Would delete 5 documents" in preview, preview
