@@ -25,9 +25,10 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._capture.identity import cell_document
 from .._errors import InputError
 from .._text import encodable, one_line, plain_text, plural
-from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
+from .provenance import AGENT, AGENT_NAME, NOTEBOOK, REPLACES, SOURCE
 from .timewindow import TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
 
 if TYPE_CHECKING:
@@ -95,6 +96,15 @@ class TimelineCounts:
     window: TimeWindow | None = None
     truncated: bool = False  # stopped after MAX_PAGES pages
     counted: str = ""  # which memories of the bank: ``tagged project:churn, or untagged``
+    revised: tuple[tuple[date, int], ...] = ()  # period → cells revised in it (a new version)
+
+    def revisions(self) -> dict[date, int]:
+        """period → how many notebook cells were revised in it: a new version replaced an
+        earlier one (every period present)."""
+        table = dict.fromkeys(self.periods, 0)
+        for period, count in self.revised:
+            table[period] = table.get(period, 0) + count
+        return table
 
     @property
     def total(self) -> int:
@@ -254,6 +264,7 @@ class BankOverview:
             self._before_read(scope.bank_id)
         zone = local_zone()
         per_day: Counter[tuple[date, str, str]] = Counter()
+        revised: Counter[date] = Counter()
         truncated = True
         listing = scope.listing("valid", PAGE)
         span = window.server_range() if window else {}
@@ -266,12 +277,18 @@ class BankOverview:
                 moment = server_time(item.get(TIME_FIELD)) or server_time(item.get("date"))
                 if moment is None or (window is not None and not window.contains(moment)):
                     continue
-                per_day[(moment.astimezone(zone).date(), _fact_type(item), _notebook(item))] += 1
+                day = moment.astimezone(zone).date()
+                per_day[(day, _fact_type(item), _notebook(item))] += 1
+                if _revises(item):
+                    revised[day] += 1
             if len(items) < PAGE:
                 truncated = False
                 break
         counts = self._counted(scope.bank_id, per_day, by, window, truncated)
-        return replace(counts, counted=scope_phrase(scope))
+        in_periods: Counter[date] = Counter()
+        for day, count in revised.items():
+            in_periods[period_start(day, counts.by)] += count
+        return replace(counts, counted=scope_phrase(scope), revised=tuple(in_periods.items()))
 
     @staticmethod
     def _counted(
@@ -381,6 +398,16 @@ class BankOverview:
 def _fact_type(item: Mapping[str, Any]) -> str:
     kind = item.get("fact_type") or item.get("type")
     return kind if kind in FACT_TYPES else "world"
+
+
+def _revises(item: Mapping[str, Any]) -> bool:
+    """Whether a listed memory is a cell's new version (its first piece: a cell cut in parts
+    is revised once)."""
+    meta = item.get("metadata")
+    if not isinstance(meta, dict) or not meta.get(REPLACES):
+        return False
+    cell = cell_document(str(item.get("document_id") or ""))
+    return cell is None or cell.piece == 1
 
 
 def _notebook(item: Mapping[str, Any]) -> str:

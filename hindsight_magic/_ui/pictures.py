@@ -203,13 +203,16 @@ class Timeline(Picture):
             return "\n".join(lines)
         width = max(len(self._period_name(p)) for p in counts.periods)
         header = f"{'period':<{width}}  " + "  ".join(f"{t:>11}" for t in FACT_TYPES)
-        lines += ["", header + "  " + f"{'total':>6}"]
+        lines += ["", header + "  " + f"{'total':>6}  {'cells revised':>13}"]
+        revisions = counts.revisions()
         for period, by_type in counts.per_type().items():
             if not by_type:
                 continue
             cells = "  ".join(f"{by_type[t]:>11}" for t in FACT_TYPES)
             total = sum(by_type.values())
-            lines.append(f"{self._period_name(period):<{width}}  {cells}  {total:>6}")
+            revised = revisions.get(period) or ""
+            line = f"{self._period_name(period):<{width}}  {cells}  {total:>6}  {revised:>13}"
+            lines.append(line.rstrip())
         names = [(plain_text(one_line(n, 40)), c) for n, c in counts.notebooks()]
         width = max(len("from"), *(len(n) for n, _ in names))
         lines += ["", f"{'from':<{width}}  {'memories':>8}"]
@@ -231,6 +234,7 @@ class Timeline(Picture):
         positions = list(range(len(counts.periods)))
         per_type = counts.per_type()
         self._stack(by_type, positions, [(t, TYPE_COLOURS[t]) for t in FACT_TYPES], per_type)
+        self._mark_revisions(by_type, positions, counts.revisions(), per_type)
         by_type.set_title(plain_text(counts.describe()), loc="left", fontsize=11)
         by_type.set_ylabel("by type")
         notebooks = [name for name, _ in counts.notebooks()]
@@ -252,6 +256,29 @@ class Timeline(Picture):
         by_notebook.set_xticks(positions[::step])
         by_notebook.set_xticklabels([self._period_name(p) for p in counts.periods[::step]])
         by_notebook.tick_params(axis="x", labelrotation=30)
+
+    @staticmethod
+    def _mark_revisions(
+        axes: Axes,
+        positions: Sequence[int],
+        revisions: dict[date, int],
+        per_type: dict[date, Any],
+    ) -> None:
+        """``↻ N`` above each period in which notebook cells were revised (a new version
+        replaced an earlier one, which is kept: ``%hindsight history #N``)."""
+        for x, period in zip(positions, per_type, strict=True):
+            revised = revisions.get(period, 0)
+            if revised:
+                top = sum(per_type[period].values())
+                axes.annotate(
+                    f"↻ {revised}",
+                    (x, top),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=7,
+                    color="#8c564b",
+                )
 
     @staticmethod
     def _stack(

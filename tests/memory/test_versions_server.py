@@ -136,6 +136,11 @@ def test_a_rerun_sends_nothing_and_a_changed_cell_supersedes_its_earlier_version
     assert "TENURE_CUTOFF_MONTHS = 2" in removed
     assert "TENURE_CUTOFF_MONTHS = 3" in added
 
+    # the timeline marks where the cell was revised
+    timeline = book.run("t = %hindsight timeline\nt").result
+    assert sum(timeline.counts.revisions().values()) == 1
+    assert "cells revised" in timeline.text()
+
     # restoring the earlier version makes it the current one again
     restored = book.run(f"%hindsight restore {old}").text
     assert "current version" in restored, restored
