@@ -147,6 +147,18 @@ def is_skipped(source: str) -> bool:
     return bool(ours) and len(ours) + len(comments) == len(lines)
 
 
+def without_own_magics(source: str) -> str:
+    """``source`` without the lines that run this extension's line magics.
+
+    A cell mixing them with code keeps its code: a ``%retain`` line is already its own memory,
+    and a ``%recall``/``%reflect`` line is a question asked, not something decided; kept, it
+    would be what the same question finds first the next time, above the answer.
+    """
+    if "%" not in source:
+        return source
+    return "\n".join(line for line in source.split("\n") if not OWN_MAGIC.match(line))
+
+
 def cap(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters with a visible marker."""
     if len(text) <= limit:
@@ -184,11 +196,11 @@ def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = 
 def clean_cell(
     cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()
 ) -> CellText | None:
-    """The parts of ``cell`` that are retained (per ``outputs``: none|result|all), each
-    redacted (``secrets`` plus credential shapes) before it is capped; None when its source
-    has nothing worth keeping."""
+    """The parts of ``cell`` that are retained (per ``outputs``: none|result|all; its source
+    without the lines running this extension's magics), each redacted (``secrets`` plus
+    credential shapes) before it is capped; None when its source has nothing worth keeping."""
     secrets = list(secrets)
-    source = _clean(cell.source, SOURCE_CAP, secrets, output=False)
+    source = _clean(without_own_magics(cell.source), SOURCE_CAP, secrets, output=False)
     if not source:
         return None
     result = error = stdout = None

@@ -390,6 +390,38 @@ def test_format_cell_strips_memory_tags_from_source_and_outputs() -> None:
     assert entry == "[cell 5]\nprompt = ctx + q\n[result]\nAnswer: 42\n[output]\nprinted"
 
 
+@pytest.mark.parametrize(
+    ("source", "kept"),
+    [
+        ("%recall which tenure cut-off do we use?\ndf = load()", "df = load()"),
+        ("df = load()\nfound = %recall tenure cut-off\nfound[0]", "df = load()\nfound[0]"),
+        ("m=%recall --budget high outliers\nplot(m)", "plot(m)"),
+        ("%reflect what did we decide?\nsummary()", "summary()"),
+        (
+            "%retain Churn means 90 days without an order.\nchurned = days > 90",
+            "churned = days > 90",
+        ),
+        (
+            "%hindsight flush\n# the split\ntrain, test = split(df)",
+            "# the split\ntrain, test = split(df)",
+        ),
+        ("  %recall indented question\nx = fit()", "x = fit()"),
+        ("%load_ext hindsight_magic\nimport pandas as pd", "import pandas as pd"),
+        # not ours: kept as written
+        ("%time fit()\n%load_ext autoreload", "%time fit()\n%load_ext autoreload"),
+        (
+            "%matplotlib inline\nprint('%recall in a string')",
+            "%matplotlib inline\nprint('%recall in a string')",
+        ),
+    ],
+)
+def test_a_cell_mixing_our_magics_with_code_keeps_only_the_code(source: str, kept: str) -> None:
+    """The question a user asked (``%recall``/``%reflect``) is not a memory of what they decided,
+    and a ``%retain`` text is its own memory already: only the cell's code is its memory."""
+    assert not is_skipped(source)
+    assert format_cell(CellText(9, source), "none") == f"[cell 9]\n{kept}"
+
+
 def test_format_cell_result_that_is_only_memories_is_dropped() -> None:
     cell = CellText(6, "m.as_context()", result="<memories>\n- a\n- b\n</memories>")
     assert format_cell(cell) == "[cell 6]\nm.as_context()"
