@@ -507,11 +507,41 @@ def notebook_from_env() -> str | None:
     return os.environ.get("JPY_SESSION_NAME") or None
 
 
-def papermill_input() -> str | None:
-    """The notebook papermill is running, read from the command line of the process that
-    started this kernel (``papermill report.ipynb out.ipynb …``); None elsewhere. Papermill
-    tells its kernel nothing else, and ``pm.execute_notebook`` called from a script leaves no
-    trace: then the ``notebook`` setting (``HINDSIGHT_NOTEBOOK``) names it."""
+@dataclass(frozen=True)
+class HeadlessNotebook:
+    """The notebook a headless run executes: as its command line names it (what provenance
+    shows, as the user wrote it) and where it is (its absolute path, for reading the file;
+    None for a URL papermill reads, or when the runner's working directory cannot be read)."""
+
+    name: str
+    path: Path | None
+
+
+# the commands that run a notebook in a kernel they start, as the kernel's parent runs them:
+# ``papermill``, ``jupyter nbconvert --execute`` (``jupyter`` execs ``jupyter-nbconvert``),
+# ``python -m nbconvert``, ``jupyter execute`` (``jupyter-execute``)
+_RUNNERS = {
+    "papermill": "papermill",
+    "jupyter-nbconvert": "nbconvert",
+    "nbconvert": "nbconvert",
+    "jupyter-execute": "execute",
+}
+# options whose values may end in ``.ipynb`` without being the notebook run (how many values):
+# papermill's parameters (``-p source old.ipynb``), nbconvert's and ``jupyter execute``'s output
+_VALUES = {"-p": 2, "--parameters": 2, "-r": 2, "--parameters_raw": 2}
+_VALUES |= {"--output": 1, "--output-dir": 1}
+
+
+def headless_notebook() -> HeadlessNotebook | None:
+    """The notebook a headless runner executes in this kernel, read from the command line of
+    the process that started it (``papermill report.ipynb out.ipynb``, ``jupyter nbconvert
+    --execute report.ipynb``, ``jupyter execute report.ipynb`` …); None elsewhere. These
+    runners tell their kernel nothing else, and ``pm.execute_notebook`` called from a script
+    leaves no trace: then the ``notebook`` setting (``HINDSIGHT_NOTEBOOK``) names it.
+
+    nbconvert and ``jupyter execute`` may be given several notebooks: each runs in a kernel of
+    its own, started in the notebook's folder, which tells them apart when their folders
+    differ (None when they do not)."""
     try:
         import psutil
 
@@ -519,9 +549,58 @@ def papermill_input() -> str | None:
         args = parent.cmdline() if parent is not None else []
     except Exception:  # no permission, a process gone, no psutil: nothing to read
         return None
-    if not any("papermill" in os.path.basename(arg) for arg in args[:3]):
+    at = next((n for n, arg in enumerate(args[:3]) if _runner(arg)), None)
+    if parent is None or at is None:
         return None
-    return next((arg for arg in args[1:] if arg.endswith(".ipynb")), None)
+    given = _notebooks(args[at + 1 :])
+    if _runner(args[at]) == "papermill":
+        given = given[:1]  # the second is the notebook it writes
+    try:
+        folder: Path | None = Path(parent.cwd())
+    except Exception:  # another user's process, or gone
+        folder = None
+    found = [HeadlessNotebook(name, _absolute(name, folder)) for name in given]
+    if len(found) > 1:  # several run one after another: this kernel runs in its one's folder
+        here = Path.cwd()
+        found = [one for one in found if one.path and _same(one.path.parent, here)]
+    return found[0] if len(found) == 1 else None
+
+
+def _runner(arg: str) -> str | None:
+    """Which runner ``arg`` (a command line's program or module) names, if one."""
+    name = os.path.basename(arg).lower().removesuffix(".exe").removesuffix("-script.py")
+    return _RUNNERS.get(name.removesuffix(".py"))
+
+
+def _notebooks(args: list[str]) -> list[str]:
+    """The ``.ipynb`` arguments of a runner's command line that are not an option's value."""
+    found, skip = [], 0
+    for arg in args:
+        if skip:
+            skip -= 1
+        elif arg in _VALUES:
+            skip = _VALUES[arg]
+        elif arg.endswith(".ipynb") and not arg.startswith("-"):
+            found.append(arg)
+    return found
+
+
+def _absolute(name: str, folder: Path | None) -> Path | None:
+    """``name`` as an absolute path, against ``folder`` (the runner's working directory)."""
+    if "://" in name:  # papermill also reads s3://, gs://, http:// …
+        return None
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        if folder is None:
+            return None
+        path = folder / path
+    return Path(os.path.normpath(path))
+
+
+def headless_notebook_path() -> Path | None:
+    """The absolute path of the notebook a headless runner executes (see ``headless_notebook``)."""
+    found = headless_notebook()
+    return found.path if found is not None else None
 
 
 def in_kernel() -> bool:

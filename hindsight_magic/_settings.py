@@ -437,7 +437,8 @@ class HindsightSettings(Configurable):
     ).tag(config=True)
     retain_context = Text("jupyter", help="Default 'context' of retained items.").tag(config=True)
     notebook = Text(
-        help="The notebook named in provenance where Jupyter does not say (papermill, nbclient)."
+        help="The notebook named in provenance where neither Jupyter nor a runner's command line"
+        " says (pm.execute_notebook, nbclient)."
     ).tag(config=True)
     recall_budget = Choice(BUDGETS, "mid", help="Recall/reflect budget: low, mid or high.").tag(
         config=True

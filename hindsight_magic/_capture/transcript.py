@@ -13,9 +13,9 @@ re-retain what it found. Two marks keep it out, both set by the result classes t
 - ``SHOWN``: the last texts those objects rendered as (``own_text``), so the same text printed
   with ``print`` or put in an f-string is cut out of the cell's printed output and value; and
   so is a line *derived* from them (``r[0].text.upper()``, ``r[0].text.split()``,
-  ``[m.text[:60] for m in r]``): one whose words run, for at least half of its four-word
-  shingles, as a remembered text's words run. The shingles are made on the worker, when a
-  transcript is built; the kernel thread only keeps the text's beginning.
+  ``sorted(set(words))``, a pandas Series of the texts …): ``derived.py`` tells them by their
+  words. What they are compared by is made on the worker, when a transcript is built; the
+  kernel thread only keeps the text's beginning.
 
 And the ``<memories>``/``<mental_models>`` blocks of ``%hindsight context`` and ``as_context()``
 are stripped wherever they appear, as the reference system strips them on the way in.
@@ -32,6 +32,7 @@ from typing import Any
 
 from .._machine import EMBEDDED_CHARS
 from .._text import BLOCK_NAMES
+from .derived import WORDS, Fingerprint, Known
 from .redact import redact
 
 SKIP_MARKER = re.compile(r"^\s*#\s*hindsight\s*:\s*skip\b", re.IGNORECASE)
@@ -55,8 +56,6 @@ PIECE_CHARS = EMBEDDED_CHARS  # what the embedding model reads whole: see ``cell
 OWN_RESULT = "_hindsight_result_"  # a class attribute: True on every result type of ours
 SHOWN_TEXTS = 256  # how many rendered texts are remembered (a recall brings dozens) …
 SHOWN_HEAD = 4096  # … by their beginning and length (a recall may be megabytes)
-SHINGLE = 4  # words in a run compared to tell a line derived from a shown text
-WORDS = re.compile(r"[^\W_]+")
 
 
 def is_own_result(value: Any) -> bool:
@@ -74,8 +73,8 @@ class ShownTexts:
         self._texts: deque[tuple[str, int]] = deque(maxlen=size)  # (beginning, length)
         self._head = head
         self._lock = threading.Lock()
-        self._shingled: dict[str, frozenset[tuple[str, ...]]] = {}  # worker's cache, by head
-        self._union: tuple[list[str], frozenset[tuple[str, ...]]] = ([], frozenset())
+        self._prints: dict[str, Fingerprint] = {}  # the worker's cache, by head
+        self._known: tuple[list[str], Known] = ([], Known([]))
 
     def add(self, text: str) -> None:
         """Remember ``text`` (only its beginning and length are kept)."""
@@ -94,33 +93,19 @@ class ShownTexts:
                 start = text.find(head)
         if not shown or not WORDS.search(text):
             return text
-        known = self._known([head for head, _ in shown])
-        kept = [line for line in text.split("\n") if not _derived(line, known)]
-        return "\n".join(kept)
+        lines = text.split("\n")
+        derived = self._joined([head for head, _ in shown]).derived(lines)
+        return "\n".join(line for line, cut in zip(lines, derived, strict=True) if not cut)
 
-    def _known(self, heads: list[str]) -> frozenset[tuple[str, ...]]:
-        """The four-word shingles of the remembered texts: each text's made once, and their
-        union made again only when what is remembered changed (a recall), not for each cell."""
-        if heads == self._union[0]:
-            return self._union[1]
-        cache = {head: self._shingled.get(head) or shingles(head) for head in heads}
-        self._shingled = cache  # only what is still remembered
-        self._union = (heads, frozenset().union(*cache.values()))
-        return self._union[1]
-
-
-def shingles(text: str) -> frozenset[tuple[str, ...]]:
-    """``text``'s runs of ``SHINGLE`` words, lower-cased, punctuation and quotes ignored."""
-    words = WORDS.findall(text.lower())
-    return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))
-
-
-def _derived(line: str, known: frozenset[tuple[str, ...]]) -> bool:
-    """Whether at least half of ``line``'s shingles (and two or more) are a shown text's."""
-    own = shingles(line)
-    if len(own) < 2:
-        return False
-    return 2 * len(own & known) >= len(own)
+    def _joined(self, heads: list[str]) -> Known:
+        """The remembered texts' fingerprints: each text's made once, and joined again only
+        when what is remembered changed (a recall), not for each cell."""
+        if heads == self._known[0]:
+            return self._known[1]
+        prints = {head: self._prints.get(head) or Fingerprint.of(head) for head in heads}
+        self._prints = prints  # only what is still remembered
+        self._known = (heads, Known(list(prints.values())))
+        return self._known[1]
 
 
 SHOWN = ShownTexts()
@@ -145,6 +130,18 @@ def is_skipped(source: str) -> bool:
     ours = [line for line in lines if OWN_MAGIC.match(line)]
     comments = [line for line in lines if line.lstrip().startswith("#")]
     return bool(ours) and len(ours) + len(comments) == len(lines)
+
+
+def without_own_magics(source: str) -> str:
+    """``source`` without the lines that run this extension's line magics.
+
+    A cell mixing them with code keeps its code: a ``%retain`` line is already its own memory,
+    and a ``%recall``/``%reflect`` line is a question asked, not something decided; kept, it
+    would be what the same question finds first the next time, above the answer.
+    """
+    if "%" not in source:
+        return source
+    return "\n".join(line for line in source.split("\n") if not OWN_MAGIC.match(line))
 
 
 def cap(text: str, limit: int) -> str:
@@ -184,11 +181,11 @@ def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = 
 def clean_cell(
     cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()
 ) -> CellText | None:
-    """The parts of ``cell`` that are retained (per ``outputs``: none|result|all), each
-    redacted (``secrets`` plus credential shapes) before it is capped; None when its source
-    has nothing worth keeping."""
+    """The parts of ``cell`` that are retained (per ``outputs``: none|result|all; its source
+    without the lines running this extension's magics), each redacted (``secrets`` plus
+    credential shapes) before it is capped; None when its source has nothing worth keeping."""
     secrets = list(secrets)
-    source = _clean(cell.source, SOURCE_CAP, secrets, output=False)
+    source = _clean(without_own_magics(cell.source), SOURCE_CAP, secrets, output=False)
     if not source:
         return None
     result = error = stdout = None

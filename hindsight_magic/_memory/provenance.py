@@ -8,7 +8,7 @@ session and how it was written::
     retain_cell     14            (%retain, or hindsight_magic.retain in a cell: that cell)
     cells           12-14         (auto-retain: the cells of the transcript, first-last)
     kernel_session  9f0c…
-    run             2026-12-02T06:00:12Z  (a headless run — papermill, nbclient: when it began)
+    run             2026-12-02T06:00:12Z  (a headless run — papermill, nbconvert: when it began)
     replaces        2026-12-01T06:00:09+01:00  (a cell's new version: when the one it
                                                replaced ran; ``_memory/versions.py``)
     source          %retain | autoretain | python api | agent
@@ -75,7 +75,7 @@ class Provenance:
     agent: str | None = None
     agent_version: str | None = None
     project: str | None = None
-    run: str | None = None  # when the headless run (papermill, nbclient) that wrote it began
+    run: str | None = None  # when the headless run (papermill, nbconvert) that wrote it began
     replaces: str | None = None  # a cell's new version: when the version it replaced ran
 
     @property

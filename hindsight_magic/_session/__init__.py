@@ -58,11 +58,12 @@ from .._delivery.worker import Worker
 from .._diagnosis import explain, probe_identity
 from .._errors import HindsightError
 from .._machine import (
+    HeadlessNotebook,
     configure_logging,
+    headless_notebook,
     in_kernel,
     kernel_id,
     notebook_from_env,
-    papermill_input,
     resolve_api_url,
 )
 from .._memory.archive import Archiver, Manifest, manifest_path
@@ -248,16 +249,18 @@ class HindsightSession:
     @property
     def notebook(self) -> str | None:
         """The notebook's path: as Jupyter tells it, else the ``notebook`` setting, else the
-        notebook papermill runs (headless runs), else None."""
-        return self._notebook() or self.settings.notebook or self._headless_notebook
+        notebook a headless runner executes (papermill, nbconvert), else None."""
+        headless = self._headless_notebook.name if self._headless_notebook else None
+        return self._notebook() or self.settings.notebook or headless
 
-    def _headless(self) -> tuple[str | None, str | None]:
-        """(the notebook papermill runs, this run's id) in a kernel Jupyter Server did not
-        start — papermill, nbclient, ``jupyter execute`` — where many runs of one notebook
-        must be told apart; (None, None) elsewhere. Read once: a ``%retain`` must stay cheap."""
+    def _headless(self) -> tuple[HeadlessNotebook | None, str | None]:
+        """(the notebook a headless runner executes, this run's id) in a kernel Jupyter Server
+        did not start — papermill, nbconvert, ``jupyter execute``, nbclient — where many runs of
+        one notebook must be told apart; (None, None) elsewhere. Read once: a ``%retain`` must
+        stay cheap."""
         if self._notebook() or not in_kernel():
             return None, None
-        return papermill_input(), self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return headless_notebook(), self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _connect(self, connection: Connection) -> None:
         s = self.settings

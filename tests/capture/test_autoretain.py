@@ -381,6 +381,25 @@ def test_memory_blocks_in_outputs_never_feed_back(notebook: Any, dead_url: str) 
     assert ("[output]\nvisible" in content) == RECORDS_STREAMS
 
 
+def test_a_cell_mixing_our_magics_with_code_is_retained_as_its_code(loaded: Any) -> None:
+    """A ``%retain`` line is its own memory and a ``%hindsight`` line is not the user's work:
+    the cell's memory is its code alone. (A ``%recall`` question among code, which needs a
+    server to run, is ``test_findable_server``'s.)"""
+    session = session_of(loaded)
+    run(loaded, "%hindsight config retain_every_n_cells=1")
+    run(loaded, "%retain Churn means 90 days without an order.\nchurn_days = 90  # the definition")
+    run(loaded, "status = %hindsight status\nsplit_seed = 20240611  # the split we keep")
+    memories = transcripts(session)
+    assert [item.content.split("\n", 1)[1] for item in memories] == [
+        "churn_days = 90  # the definition",
+        "split_seed = 20240611  # the split we keep",
+    ]
+    retained = [
+        item.content for item in queued(session) if item.metadata.get("source") != "autoretain"
+    ]
+    assert retained == ["Churn means 90 days without an order."]  # the %retain text, once
+
+
 # -- the hook is silent and robust -----------------------------------------------------------
 
 

@@ -207,3 +207,45 @@ def test_the_readme_s_map_example_works_on_the_default_server(
     assert cell.error is None, cell.text
     shown = notebook.ip.user_ns["_map"]
     assert [m.text for m in shown.memories] == [fact]
+
+
+def test_a_question_asked_in_a_cell_of_code_does_not_outrank_its_answer(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """A cell asking ``%recall`` among its code is retained as its code: asked again, the
+    question finds the decision first, not the cell that asked it."""
+    notebook.load(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        scoping="global",
+        retain_every_n_cells="1",
+        mental_models="false",
+    )
+    question = "which tenure cut-off do we use for churn?"
+    cells = [
+        "tenure_cutoff_months = 3  # churn: customers under 3 months of tenure are trials, dropped",
+        "regions = ['north', 'south', 'east', 'west']  # the four sales regions",
+        f"%recall {question}\nmonthly_orders = {{region: 0 for region in regions}}",
+    ]
+    for source in cells:
+        cell = notebook.run(source)
+        assert cell.error is None, cell.text
+    session = notebook.magics.session
+    session._parts.autoretain.process(force=True)
+    session.flush(60)
+
+    client = session._parts.connection.client
+
+    def stored() -> str:  # the cells as the server stores them (a document a cell)
+        listed = client.list_memories(bank_id, limit=500).get("items", [])
+        ids = {str(m["document_id"]) for m in listed if m.get("document_id")}
+        texts = [str((client.document(bank_id, i) or {}).get("original_text")) for i in ids]
+        text = "\n".join(texts)
+        return text if "monthly_orders" in text else ""
+
+    text = wait_for(stored, timeout_s=60, what="the question's cell on the server")
+    assert question not in text, text
+    answer = notebook.run(f"found = __import__('hindsight_magic').recall({question!r})")
+    assert answer.error is None, answer.text
+    found = notebook.ip.user_ns["found"]
+    assert "tenure_cutoff_months = 3" in found[0].text, [m.text for m in found]

@@ -5,7 +5,8 @@ A newcomer's cell ``hm.recall('pump')`` sent the recall's own text back in the n
 (``[result] Found 1 relevant memory … - The pump runs at 40 Hz.``), so every recall shown
 re-retained what it found. Each way a result reaches a cell's output is one cell here: the
 Python API as the cell's value, a variable shown later, a ``print`` and an f-string, a status
-report; the cell's own source and its other output must still be retained.
+report, a text's words listed, sorted or counted; the cell's own source and its other output
+must still be retained.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def test_results_shown_in_cells_are_never_retained(
         "print(hm.recall('pump speed'))",  # the text, printed
         "print(f\"answer: {hm.reflect('How fast is the pump?', sources=False)}\")",
         "hm.status(check_server=False)",  # a status report
+        "r[0].text.split()",  # its words, shown one to a line
+        "sorted(set(r[0].text.split()))",  # … sorted
+        "__import__('collections').Counter(r[0].text.split())",  # … counted
         "print('the analysis printed this line')",  # the cell's own output: kept
     ]
     for source in cells:
@@ -69,5 +73,5 @@ def test_results_shown_in_cells_are_never_retained(
         'print(f"answer: {hm.reflect(',
     ]
     text = wait_for(stored, timeout_s=60, what="the cells on the server")
-    for ours in ("40 Hz", "Found ", "relevant memor", "mock response", "Queue:"):
+    for ours in ("40 Hz", "weekdays", "Found ", "relevant memor", "mock response", "Queue:"):
         assert ours not in text, f"{ours!r} was retained:\n{text}"

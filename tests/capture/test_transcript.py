@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import collections
+import json
 import random
 import re
+import textwrap
+from collections.abc import Callable
 
+import pandas
 import pytest
+from IPython.lib.pretty import pretty
 
 from hindsight_magic._capture.autoretain import plain_outputs
+from hindsight_magic._capture.derived import words_of
 from hindsight_magic._capture.redact import (
     CREDENTIAL_SHAPES,
     REDACTED,
@@ -390,6 +397,38 @@ def test_format_cell_strips_memory_tags_from_source_and_outputs() -> None:
     assert entry == "[cell 5]\nprompt = ctx + q\n[result]\nAnswer: 42\n[output]\nprinted"
 
 
+@pytest.mark.parametrize(
+    ("source", "kept"),
+    [
+        ("%recall which tenure cut-off do we use?\ndf = load()", "df = load()"),
+        ("df = load()\nfound = %recall tenure cut-off\nfound[0]", "df = load()\nfound[0]"),
+        ("m=%recall --budget high outliers\nplot(m)", "plot(m)"),
+        ("%reflect what did we decide?\nsummary()", "summary()"),
+        (
+            "%retain Churn means 90 days without an order.\nchurned = days > 90",
+            "churned = days > 90",
+        ),
+        (
+            "%hindsight flush\n# the split\ntrain, test = split(df)",
+            "# the split\ntrain, test = split(df)",
+        ),
+        ("  %recall indented question\nx = fit()", "x = fit()"),
+        ("%load_ext hindsight_magic\nimport pandas as pd", "import pandas as pd"),
+        # not ours: kept as written
+        ("%time fit()\n%load_ext autoreload", "%time fit()\n%load_ext autoreload"),
+        (
+            "%matplotlib inline\nprint('%recall in a string')",
+            "%matplotlib inline\nprint('%recall in a string')",
+        ),
+    ],
+)
+def test_a_cell_mixing_our_magics_with_code_keeps_only_the_code(source: str, kept: str) -> None:
+    """The question a user asked (``%recall``/``%reflect``) is not a memory of what they decided,
+    and a ``%retain`` text is its own memory already: only the cell's code is its memory."""
+    assert not is_skipped(source)
+    assert format_cell(CellText(9, source), "none") == f"[cell 9]\n{kept}"
+
+
 def test_format_cell_result_that_is_only_memories_is_dropped() -> None:
     cell = CellText(6, "m.as_context()", result="<memories>\n- a\n- b\n</memories>")
     assert format_cell(cell) == "[cell 6]\nm.as_context()"
@@ -539,22 +578,57 @@ def test_a_cell_whose_value_is_a_result_of_ours_keeps_no_value() -> None:
 
 
 MEMORY = "The walrus census moved to drones in March because the boats scared the herd away."
-
-
-@pytest.mark.parametrize(
-    "derived",
-    [
-        MEMORY.upper(),  # r[0].text.upper()
-        repr(MEMORY.split()),  # r[0].text.split()
-        repr([MEMORY[:60], MEMORY[:60]]),  # [m.text[:60] for m in r]
-        f"Note to self: {MEMORY.lower()}",  # an f-string around it
-    ],
+CELL_MEMORY = (  # an auto-retained cell, as recall returns it
+    "[cell 4]\ntenure_cutoff_months = 3  # churn: customers under 3 months of tenure are"
+    " trials, dropped"
 )
-def test_a_line_derived_from_a_recalled_memory_is_cut_out(derived: str) -> None:
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+DERIVED_FORMS: dict[str, Callable[[str], object]] = {  # what a user makes of a recalled text
+    "upper": str.upper,  # r[0].text.upper()
+    "f-string": lambda text: f"Note to self: {text.lower()}",
+    "first characters, twice": lambda text: [text[:60], text[:60]],  # [m.text[:60] for m in r]
+    "split": _words,  # r[0].text.split(), which IPython shows one word to a line
+    "splitlines": str.splitlines,
+    "tuple of words": lambda text: tuple(_words(text)),
+    "set of words": lambda text: set(_words(text)),
+    "sorted words": lambda text: sorted(_words(text)),
+    "sorted lower-cased words": lambda text: sorted({w.lower().strip(".,:") for w in text.split()}),
+    "reversed words, joined": lambda text: " ".join(reversed(_words(text))),
+    "Counter of words": lambda text: collections.Counter(_words(text)),
+    "enumerated words": lambda text: list(enumerate(_words(text))),
+    "characters": list,  # list(text): spells it out one character to a line
+    "textwrap.wrap": lambda text: textwrap.wrap(text, 30),
+    "textwrap.fill": lambda text: textwrap.fill(text, 30),
+    "pandas Series": lambda text: pandas.Series([text, text.upper()]),
+    "pandas DataFrame": lambda text: pandas.DataFrame({"text": [text], "type": ["world"]}),
+    "dict by id": lambda text: {"4b00730f-a031": text, "66f52acf-b3d5": text[:50]},
+    "JSON": lambda text: json.dumps([{"id": "4b00730f", "text": text}]),
+    "JSON, indented": lambda text: json.dumps({"memories": [{"text": text}]}, indent=2),
+}
+
+
+@pytest.mark.parametrize("memory", [MEMORY, CELL_MEMORY], ids=["sentence", "cell"])
+@pytest.mark.parametrize("form", DERIVED_FORMS, ids=list(DERIVED_FORMS))
+def test_a_line_derived_from_a_recalled_memory_is_cut_out(form: str, memory: str) -> None:
+    """Whatever a cell makes of a recalled text, shown as IPython shows a value (a long list one
+    item to a line), none of the text's words are left; the cell's own lines around it are."""
     shown = ShownTexts()
-    shown.add(MEMORY)  # as a recalled memory registers its text
-    printed = f"rows loaded: 120\n{derived}\nmean OD 0.412 at 6 h"
-    assert shown.strip(printed) == "rows loaded: 120\nmean OD 0.412 at 6 h"
+    shown.add(memory)  # as a recalled memory registers its text
+    derived = DERIVED_FORMS[form](memory)
+    printed = derived if isinstance(derived, str) else pretty(derived)
+    before, after = "rows loaded: 120", "mean OD 0.412 at 6 h"
+    kept = shown.strip(f"{before}\n{printed}\n{after}").split("\n")
+    assert kept[0] == before, kept
+    assert kept[-1] == after, kept
+    # at most an id, a header, a dtype, or a number beside one (``Counter({'3': 2,``)
+    left = words_of("\n".join(kept[1:-1]))
+    assert len(left) <= 4, kept
+    assert not {word for word in left if not word.isdigit()} & set(words_of(memory)), kept
 
 
 def test_the_user_s_own_lines_stay_even_when_they_share_a_few_words() -> None:
@@ -563,3 +637,42 @@ def test_the_user_s_own_lines_stay_even_when_they_share_a_few_words() -> None:
     own = "the census moved to a new schedule; walrus counts are in table 3"
     assert shown.strip(own) == own
     assert ShownTexts().strip(MEMORY) == MEMORY  # nothing shown: nothing is derived
+
+
+def test_what_is_left_of_a_list_once_its_items_are_cut_goes_with_them() -> None:
+    shown = ShownTexts()
+    shown.add(MEMORY)
+    assert shown.strip(pretty(list(MEMORY))) == ""  # no ``' ',`` and ``'.']`` lines left
+    words = pretty(MEMORY.split())
+    assert shown.strip(f"rows: 3\n{words}\n\n{words}\n---") == "rows: 3"
+    assert shown.strip(f"{words}\n\ndone") == "\ndone"  # a blank line before one's own stays
+
+
+TRIPS = pandas.DataFrame(
+    {"trips": [120, 98, 143, 77], "duration": [12.3, 11.0, 14.2, 9.8]},
+    index=pandas.Index(["north", "south", "east", "west"], name="region"),
+)
+
+
+@pytest.mark.parametrize(
+    ("recalled", "own"),
+    [
+        # a re-run's new values under the labels of the table a recalled cell showed
+        (f"[cell 12]\nsummary\n[result]\n{TRIPS!r}", repr(TRIPS + 7)),
+        (f"[result]\n{TRIPS[['trips']]!r}", repr(TRIPS[["trips"]] + 7)),
+        # the user's own list of words, many of them the recalled text's
+        (MEMORY, pretty(["walrus", "herd", "boats", "census", "march", "drones", "seals", "ice"])),
+        # a new table of the regions a recalled cell named
+        (
+            "[cell 3]\nregions = ['north', 'south', 'east', 'west']  # the four sales regions",
+            pretty({"north": 130, "south": 98, "east": 143, "west": 77, "total sales": 448}),
+        ),
+    ],
+    ids=["re-run table", "re-run column", "own word list", "new table of named rows"],
+)
+def test_the_user_s_own_output_stays_beside_what_it_shares_with_a_recalled_text(
+    recalled: str, own: str
+) -> None:
+    shown = ShownTexts()
+    shown.add(recalled)
+    assert shown.strip(own) == own

@@ -1,8 +1,10 @@
-"""Headless runs remember where they came from: a notebook run by papermill or nbclient writes its
-name and a run id into every memory's provenance, and recall shows them.
+"""Headless runs remember where they came from: a notebook run by papermill, nbconvert or
+``jupyter execute`` writes its name and a run id into every memory's provenance, and recall
+shows them.
 
-Real papermill runs (its command line, and ``pm.execute_notebook`` with ``HINDSIGHT_NOTEBOOK``)
-against the real server; what is checked is what the server stored and what recall shows.
+Real runs (papermill's command line, ``pm.execute_notebook`` with ``HINDSIGHT_NOTEBOOK``,
+``jupyter nbconvert --execute``, ``python -m nbconvert``, ``jupyter execute``) against the real
+server; what is checked is what the server stored and what recall shows.
 """
 
 from __future__ import annotations
@@ -103,3 +105,61 @@ def test_a_run_from_python_is_named_by_the_notebook_setting(
     memory = wait_for(lambda: stored(hindsight_server, bank_id, fact), 60, "the memory")
     assert memory["metadata"]["notebook"] == "nightly.ipynb"
     assert RUN.fullmatch(memory["metadata"]["run"])
+
+
+def analysis(folder: Path) -> Path:
+    """``runs/churn.ipynb``: loads the extension, states a decision in a cell of code, prints
+    where the notebook is as the kernel finds it, and has auto-retain send what it kept."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext hindsight_magic"),
+        nbformat.v4.new_code_cell("churn_window_days = 90  # churn: no order in the last 90 days"),
+        nbformat.v4.new_code_cell(
+            "from hindsight_magic._machine import headless_notebook_path\n"
+            "print(headless_notebook_path())"
+        ),
+        nbformat.v4.new_code_cell("%hindsight autoretain now"),
+        nbformat.v4.new_code_cell("%hindsight flush --timeout 30"),
+    ]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    (folder / "runs").mkdir()
+    path = folder / "runs" / "churn.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [str(BIN / "jupyter"), "nbconvert", "--to", "notebook", "--execute", "runs/churn.ipynb"],
+        [sys.executable, "-m", "nbconvert", "--execute", "--to=notebook", "runs/churn.ipynb"],
+        [str(BIN / "jupyter"), "execute", "runs/churn.ipynb", "--output=churn.nbconvert.ipynb"],
+    ],
+    ids=["jupyter nbconvert", "python -m nbconvert", "jupyter execute"],
+)
+def test_an_nbconvert_run_names_its_notebook(
+    tmp_path: Path, hindsight_server: RunningServer, bank_id: str, command: list[str]
+) -> None:
+    """With auto-retain on, the cell's memory names the notebook as the command gave it, and
+    the kernel finds the notebook's file (resolved against the runner's folder, not its own:
+    nbconvert starts the kernel in the notebook's)."""
+    notebook = analysis(tmp_path)
+    env = environment(hindsight_server, bank_id, tmp_path)
+    env["HINDSIGHT_AUTO_RETAIN"] = "true"
+    run_command(command, env, tmp_path, 300)
+
+    def decision() -> dict[str, Any] | None:
+        reply = httpx.get(
+            f"{hindsight_server.url}/v1/default/banks/{bank_id}/memories/list", timeout=30
+        )
+        items = reply.json().get("items", []) if reply.status_code == 200 else []
+        return next((m for m in items if "churn_window_days" in m["text"]), None)
+
+    meta = wait_for(decision, 60, "the cell's memory")["metadata"]
+    assert meta.get("notebook") == "runs/churn.ipynb", meta
+    assert RUN.fullmatch(meta["run"]), meta
+    executed = nbformat.read(tmp_path / "runs" / "churn.nbconvert.ipynb", as_version=4)
+    assert executed.cells[2].outputs[0]["text"].strip() == str(notebook)
