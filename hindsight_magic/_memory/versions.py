@@ -50,6 +50,7 @@ LIST_CAP = 1000  # the server's own cap on a ``q`` search of documents
 RELIST_AFTER_S = 60.0  # a listing that failed (server down) is tried again after this
 SETTLE_WAIT_S = 2.0  # how often a supersede waits for the new version to be on the server …
 SETTLE_GIVE_UP_S = 1800.0  # … and how long, at most (the old version then stays valid)
+SETTLE_POLL_S = 0.25  # how often a flush or an exit asks whether the new version is there
 FACT_TYPES = ("world", "experience")  # what the server lets be curated
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -234,6 +235,17 @@ class CellVersions:
                     client.update_memory(bank_id, str(memory["id"]), state="valid")
                     revived = True
         return revived
+
+    def settle_until(self, timeout_s: float) -> bool:
+        """``settle`` again and again for at most ``timeout_s``, while new versions are being
+        indexed: a flush, and a kernel's exit (a headless run ends right after its last cell),
+        leave no earlier version valid when it can be helped. Whether nothing is left."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.settle()
+            if not self.pending() or time.monotonic() >= deadline:
+                return not self.pending()
+            time.sleep(SETTLE_POLL_S)
 
     def pending(self) -> int:
         """How many supersedes wait for their new version (or for the server)."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hindsight_magic")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
+SETTLE_S = 20.0  # a flush or an exit waits at most this for changed cells' new versions
 STARTUP_DELAY_S = 0.3
 PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
@@ -408,13 +410,8 @@ class HindsightSession:
 
     def _notebook_file(self) -> Path | None:
         """The notebook file a headless run executes, when it can be found."""
-        from pathlib import Path
-
-        notebook = self._headless_notebook
-        if not notebook:
-            return None
-        path = Path(notebook)
-        return path if path.is_file() else None
+        found = self._headless_notebook
+        return found.path if found is not None and found.path and found.path.is_file() else None
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""
@@ -424,7 +421,12 @@ class HindsightSession:
         """Queue due transcripts, send everything now, wait until each batch was tried."""
         timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
         self._parts.autoretain.process()
-        return self._parts.worker.flush(timeout)
+        started = time.monotonic()
+        outcome = self._parts.worker.flush(timeout)
+        if self._parts.versions.pending():  # changed cells: their earlier versions superseded
+            spare = min(SETTLE_S, timeout - (time.monotonic() - started))
+            self._parts.versions.settle_until(max(spare, 0.0))
+        return outcome
 
     def retry_failed(self) -> int:
         """Re-send permanently failed memories through the current connection."""
@@ -752,6 +754,8 @@ class HindsightSession:
         left = self._parts.worker.close(timeout_s)
         if left:
             log.warning("Hindsight: %d memories were not delivered before unload", left)
+        elif self._parts.versions.pending():  # a headless run ends right after its last cell
+            self._parts.versions.settle_until(SETTLE_S)
         self._parts.layer_asking.close()
         self._parts.connection.close()
         return left

@@ -163,3 +163,79 @@ def test_an_nbconvert_run_names_its_notebook(
     assert RUN.fullmatch(meta["run"]), meta
     executed = nbformat.read(tmp_path / "runs" / "churn.nbconvert.ipynb", as_version=4)
     assert executed.cells[2].outputs[0]["text"].strip() == str(notebook)
+
+
+def nightly(folder: Path) -> Path:
+    """``nightly.ipynb``: a parameters cell, a model's AUC that depends on the parameter, a
+    decision that does not, then auto-retain sends what it kept."""
+    notebook = nbformat.v4.new_notebook()
+    parameters = nbformat.v4.new_code_cell("seed = 1")
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext hindsight_magic"),
+        parameters,
+        nbformat.v4.new_code_cell("# holdout AUC of the churn model\nauc = 0.80 + seed / 100\nauc"),
+        nbformat.v4.new_code_cell("churn_window_days = 90  # churn: no order in the last 90 days"),
+        nbformat.v4.new_code_cell("%hindsight autoretain now"),
+        nbformat.v4.new_code_cell("%hindsight flush --timeout 30"),
+    ]
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = folder / "nightly.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_nightly_papermill_runs_add_only_what_changed(
+    tmp_path: Path, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """Papermill sends no cell ids: each cell is named by the id the notebook file gives its
+    source (the injected parameters cell, not in the file, by its position). Three runs with
+    one seed leave one document per cell; a new seed changes the AUC, whose earlier version is
+    superseded, and its history shows both values."""
+    nightly(tmp_path)
+    papermill = Path(sys.executable).with_name("papermill")
+    env = {**environment(hindsight_server, bank_id, tmp_path), "HINDSIGHT_AUTO_RETAIN": "true"}
+    bank = f"{hindsight_server.url}/v1/default/banks/{bank_id}"
+
+    def run(seed: int) -> None:
+        command = [str(papermill), "nightly.ipynb", "out.ipynb", "-p", "seed", str(seed)]
+        run_command([*command, "--cwd", str(tmp_path)], env, tmp_path, 300)
+
+    def documents() -> dict[str, int]:
+        items = httpx.get(f"{bank}/documents", params={"limit": 100}, timeout=30).json()["items"]
+        return {d["id"]: d["memory_unit_count"] for d in items}
+
+    for _ in range(3):
+        run(1)
+    first = wait_for(documents, 60, "the first run's cells", until=lambda d: len(d) >= 3)
+    assert len(first) == 3, first  # the injected parameters, the AUC and the decision: once
+    assert all(d.startswith("hm-cell-") for d in first)
+    run(4)
+    after = wait_for(
+        documents,
+        60,
+        "the AUC and the parameters superseded",
+        until=lambda d: sorted(d.values()) == [0, 0, 1, 1, 1],
+    )
+    assert len(after) == 5
+    import hindsight_magic as hm
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    settings = HindsightSettings(api_url=hindsight_server.url, bank_id=bank_id, scoping="global")
+    session = HindsightSession(settings, start_worker=False)
+    try:
+        found = hm.recall("holdout AUC of the churn model", session=session)
+        auc = next(m for m in found if "holdout AUC" in m.text)
+        assert "0.84" in auc.text
+        assert "replaces the version of" in repr(found)
+        history = repr(hm.history(auc, session=session))
+    finally:
+        session.close()
+    assert "2 versions" in history
+    assert "0.81" in history
+    assert "0.84" in history
