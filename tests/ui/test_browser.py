@@ -120,6 +120,31 @@ def _notebook(path: Path) -> None:
     nbformat.write(book, str(path))
 
 
+CUTOFF = "# tenure cut-off: customers under {n} months are new\nTENURE_CUTOFF_MONTHS = {n}"
+RERUN_CELLS = [
+    "%load_ext hindsight_magic",
+    "import math\nsegments = ['new', 'settled', 'loyal']",
+    CUTOFF.format(n=2),
+    "churn_days = 90  # churn: no purchase in the last 90 days",
+    "%hindsight autoretain now\n%hindsight flush --timeout 60",
+    "%recall what tenure cut-off do we use for new customers?",
+]
+
+
+def _reruns_notebook(path: Path) -> None:
+    """``reruns.ipynb``: a few cells of an analysis, one of them a decision, then a recall."""
+    import nbformat
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(source) for source in RERUN_CELLS]
+    book.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(book, str(path))
+
+
 def _history(url: str, bank_id: str) -> None:
     """The bank's past: memories other notebooks retained over the last days (with their
     timestamps and provenance), so the Timeline tab has bars per day and per notebook."""
@@ -149,6 +174,7 @@ def lab(hindsight_server: Any, bank_id: str, tmp_path: Path) -> Iterator[Lab]:
     root, home = tmp_path / "churn-analysis", tmp_path / "home"  # the project label
     root.mkdir()
     _notebook(root / "panel.ipynb")
+    _reruns_notebook(root / "reruns.ipynb")
     settings = home / "lab-settings"
     for name, values in QUIET_LAB.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
@@ -370,3 +396,75 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
             page.screenshot(path=str(ARTIFACTS / "browser-page.png"), full_page=True)
             browser.close()
     print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the browser")
+
+
+def _browser() -> Any:
+    chromium = shutil.which("chromium")
+    _require("Debian's chromium (apt-get install chromium)", chromium is not None)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _require("the playwright package (pip install playwright)", False)
+    return chromium, sync_playwright
+
+
+def test_run_all_twice_then_an_edit_leaves_one_memory_per_cell(lab: Lab) -> None:
+    """Run All twice, edit the decision cell, Run All again: ``%recall`` shows each cell once,
+    the edited decision as the current one, saying it replaced an earlier version."""
+    chromium, sync_playwright = _browser()
+    from playwright.sync_api import expect
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.set_default_timeout(60_000)
+        try:
+            page.goto(f"{lab.url}/lab/tree/reruns.ipynb?token={lab.token}")
+            idle = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
+            expect(idle).to_be_visible(timeout=120_000)
+            choose = page.get_by_role("button", name="Select", exact=True)
+            if choose.is_visible():
+                choose.click()
+            cells = page.locator(".jp-Notebook .jp-Cell")
+            expect(cells).to_have_count(len(RERUN_CELLS))
+            recall_output = cells.nth(len(RERUN_CELLS) - 1).locator(".jp-OutputArea-output")
+
+            def run_all() -> None:
+                page.get_by_role("menuitem", name="Run", exact=True).click()
+                page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+                expect(recall_output).to_contain_text("relevant memor", timeout=120_000)
+                expect(idle).to_be_visible(timeout=120_000)
+
+            run_all()
+            run_all()
+            editor = cells.nth(2).locator(".cm-content")
+            editor.click()
+            page.keyboard.press("Control+a")
+            page.keyboard.type(CUTOFF.format(n=3))
+            expect(editor).to_contain_text("TENURE_CUTOFF_MONTHS = 3")
+            run_all()
+
+            def cutoff_rows() -> Any:
+                return recall_output.locator("tbody tr").filter(has_text="TENURE_CUTOFF_MONTHS")
+
+            deadline = time.monotonic() + 120
+            while True:  # the edit is indexed, and the earlier version superseded, in seconds
+                rows = cutoff_rows()
+                texts = [rows.nth(n).inner_text() for n in range(rows.count())]
+                if (len(texts) == 1 and "= 3" in texts[0]) or time.monotonic() > deadline:
+                    break
+                cells.nth(len(RERUN_CELLS) - 1).click()
+                page.keyboard.press("Control+Enter")  # ask again
+                expect(idle).to_be_visible(timeout=120_000)
+                time.sleep(1)
+            assert len(texts) == 1, texts  # one memory for the cell: its current version
+            assert "TENURE_CUTOFF_MONTHS = 3" in texts[0]
+            assert "replaces the version of" in texts[0]
+            segments = recall_output.locator("tbody tr").filter(has_text="segments")
+            assert segments.count() <= 1  # run three times, still one memory
+            page.screenshot(path=str(ARTIFACTS / "browser-reruns.png"), full_page=True)
+        finally:
+            browser.close()
