@@ -261,10 +261,14 @@ class HindsightClient:
         reflect_mission: str = "",
         retain_mission: str = "",
         extraction: BankExtraction | None = None,
+        name: str | None = None,
     ) -> dict[str, Any]:
         """``PUT /v1/default/banks/{bank}`` (idempotent); missions are left out when empty, and
-        so is the extraction mode unless one is given (with its chunk size)."""
+        so is the extraction mode unless one is given (with its chunk size), and the bank's
+        display ``name`` unless given."""
         body: dict[str, Any] = {}
+        if name is not None:
+            body["name"] = encodable(name)
         if reflect_mission.strip():
             body["reflect_mission"] = reflect_mission.strip()
         if retain_mission.strip():

@@ -24,7 +24,7 @@ import re
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -82,6 +82,49 @@ class NoProgress:
 
     def close(self, outcome: str) -> None:
         pass
+
+
+@dataclass(frozen=True)
+class LayerSnapshot:
+    """Which snapshot a layer's bank was restored from, as its name records it (``course
+    snapshot 2026-12-04T09:12:00Z 3fa9…``): a teacher's newer snapshot of the course replaces
+    it (re-published, with its cells' current versions), the same or an older one does not."""
+
+    created_at: str = ""
+    sha256: str = ""
+
+    @property
+    def replaced(self) -> bool:
+        """Whether a bank restored from a snapshot is there (to be replaced by a newer one)."""
+        return bool(self.sha256)
+
+    def older_than(self, manifest: Manifest) -> bool:
+        """Whether ``manifest`` is a newer snapshot than the one the bank holds."""
+        return (
+            self.replaced
+            and self.sha256 != manifest.sha256[:16]
+            and (manifest.created_at > self.created_at)
+        )
+
+    @staticmethod
+    def name_for(manifest: Manifest) -> str:
+        """The bank name that records ``manifest``'s snapshot."""
+        return f"{SNAPSHOT_NAME} {manifest.created_at} {manifest.sha256[:16]}"
+
+
+SNAPSHOT_NAME = "course snapshot"
+_SNAPSHOT = re.compile(rf"{SNAPSHOT_NAME} (\S+) ([0-9a-f]{{16}})$")
+
+
+def layer_snapshot(banks: Sequence[dict[str, Any]], bank_id: str) -> LayerSnapshot:
+    """The snapshot ``bank_id``'s name (in ``GET /banks``'s list) says it was restored from;
+    an empty one for a bank that was not restored as a layer (or is not there)."""
+    for bank in banks:
+        if bank.get("bank_id") == bank_id:
+            found = _SNAPSHOT.fullmatch(str(bank.get("name") or ""))
+            if found:
+                return LayerSnapshot(found.group(1), found.group(2))
+    return LayerSnapshot()
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ from .._machine import (
     notebook_from_env,
     resolve_api_url,
 )
-from .._memory.archive import Archiver, Manifest, manifest_path
+from .._memory.archive import Archiver, Manifest, layer_snapshot, manifest_path
 from .._memory.curation import Curator
 from .._memory.layers import (
     Layer,
@@ -553,11 +553,15 @@ class HindsightSession:
         bank = manifest.bank
         layers = with_layer(self._layers(), bank, name, self.scope.bank_id)
         client = self._parts.connection.client
-        if client.memory_count(bank):
+        held = layer_snapshot(client.list_banks(), bank)
+        if client.memory_count(bank) and not held.older_than(manifest):
             note = f"Bank {bank!r} is already on the server: read as it is, not restored again."
             progress.close(note)
-        else:
-            note = self._parts.archiver.restore(archive, bank, False, progress).headline
+        else:  # not there yet, or a newer snapshot of the course (re-published): it replaces
+            note = self._parts.archiver.restore(archive, bank, held.replaced, progress).headline
+            if held.replaced:
+                note += f" It replaces the snapshot of {held.created_at} for everyone reading it."
+            client.create_bank(bank, name=held.name_for(manifest))
         self.settings.set_setting("layers", pairs_of(layers))
         listed = self.layers()
         listed.note = note

@@ -307,3 +307,63 @@ def test_reflect_gives_the_course_to_the_server_and_lists_it_with_its_layer(
     based_on = repr(answer).split("Based on", 1)[1]
     assert "layer: course" in line_with(based_on, course_fact), based_on
     assert {m.layer for m in answer.based_on.memories if course_fact in m.text} == {"course"}
+
+
+def test_a_course_the_teacher_revised_shows_its_current_version_to_every_student(
+    student: Notebook, hindsight_server: RunningServer, course_bank: str, tmp_path: Path
+) -> None:
+    """The teacher re-runs the lecture with a cell changed: a student reading the course bank
+    sees the revision (saying it replaced an earlier version), not both; and a re-published
+    snapshot of the course replaces the one a student's layer was restored from."""
+    import time
+
+    from kernels import Kernel
+
+    word = token()
+    rule = "# course rule {w}: keep {n} percent of the data for the test set\n{w}_test = {n}"
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": course_bank,
+        "HINDSIGHT_SCOPING": "global",
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "teacher.sqlite3"),
+        "JPY_SESSION_NAME": "lecture.ipynb",
+        "HINDSIGHT_AUTO_RETAIN": "true",  # the student's shell has it off
+    }
+    teacher = Kernel(env, tmp_path)
+    try:
+        teacher.run("%load_ext hindsight_magic")
+        for percent, archive in ((20, "course-1.zip"), (25, "course-2.zip")):
+            teacher.run(rule.format(w=word, n=percent), cell_id="split")
+            teacher.run("%hindsight autoretain now")
+            teacher.run("%hindsight flush --timeout 60")
+            with rest(hindsight_server, course_bank) as client:
+                settled(client)
+            time.sleep(1)
+            teacher.run(f"%hindsight snapshot {tmp_path / archive}")
+    finally:
+        teacher.shutdown()
+
+    assert student.run(f"%hindsight layer add {course_bank} --as course").error is None
+    found = shown(student, f"%recall {word} test set percent")
+    line = line_with(found, f"{word}_test")
+    assert f"{word}_test = 25" in line, found
+    assert "replaces the version of" in line
+    assert f"{word}_test = 20" not in found
+
+    # on a server the course is not on yet: the first snapshot, then the re-published one
+    student.run("%hindsight layer remove course")
+    httpx.delete(f"{hindsight_server.url}/v1/default/banks/{course_bank}", timeout=60)
+    first = shown(student, f"%hindsight layer add {tmp_path / 'course-1.zip'} --as course")
+    assert first.startswith(f"Restored bank '{course_bank}' from course-1.zip"), first
+    old = shown(student, f"%recall {word} test set percent")
+    assert f"{word}_test = 20" in old
+    student.run("%hindsight layer remove course")
+    newer = shown(student, f"%hindsight layer add {tmp_path / 'course-2.zip'} --as course")
+    assert "It replaces the snapshot of" in newer.splitlines()[0], newer
+    now = shown(student, f"%recall {word} test set percent")
+    assert f"{word}_test = 25" in now
+    assert f"{word}_test = 20" not in now
+    student.run("%hindsight layer remove course")
+    again = shown(student, f"%hindsight layer add {tmp_path / 'course-1.zip'} --as course")
+    assert "already on the server: read as it is" in again  # an older snapshot never wins
