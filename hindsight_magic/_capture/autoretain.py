@@ -121,6 +121,11 @@ class AutoRetainStatus:
     unchanged: int = 0  # cells re-run unchanged: nothing was sent for them
 
 
+def _worth_sending(piece: str) -> bool:
+    """Whether a piece says enough to be asked about (``x = 1`` does not)."""
+    return len(piece.split("\n", 1)[-1].strip()) >= MIN_TRANSCRIPT_CHARS
+
+
 def error_text(result: Any) -> str | None:
     """``Type: message`` of the error an ``ExecutionResult`` carries (no traceback), or None."""
     error = result.error_in_exec or result.error_before_exec
@@ -261,6 +266,8 @@ class AutoRetainer:
         else:
             by_cell = {entry.cell.number: entry for entry in self._since_last}
             for entry in self._since_last:
+                if not any(_worth_sending(piece) for piece in entry.pieces):
+                    continue  # never sent, so never a version to replace either
                 send, plan = self._planned(entry)
                 if not send:
                     continue
@@ -274,8 +281,8 @@ class AutoRetainer:
         self._needed = self._settings.retain_every_n_cells
         queued, retained = 0, set[int]()
         for ran_at, cells, text, document_id, replaces in memories:
-            if len(text.split("\n", 1)[-1].strip()) < MIN_TRANSCRIPT_CHARS:
-                continue  # ``x = 1``: nothing a question could be about
+            if not _worth_sending(text):
+                continue
             found = [
                 name
                 for number in cells
