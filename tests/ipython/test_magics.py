@@ -12,6 +12,7 @@ import pytest
 from helpers import held, one_line, render_markdown, visible_text
 from IPython.core.error import UsageError
 
+import hindsight_magic
 from hindsight_magic._api.client import HindsightClient, Timeouts
 
 
@@ -290,6 +291,17 @@ def test_timeout_becomes_one_line(loaded: Any) -> None:
     _swap_client(loaded, slow)
     cell = loaded.run("%%reflect\nwhat now?")
     assert "reflect request timed out after 1s" in one_line(cell.text)
+
+
+def test_a_failed_magic_is_recorded_under_the_name_its_line_shows(loaded: Any) -> None:
+    cell = loaded.run("%recall anything")
+    line = one_line(cell.text)
+    # a kernel records ``type(error).__name__`` as the output's ``ename`` (papermill, nbclient
+    # and the demo report it), and auto-retain writes it into a cell's transcript
+    shown_name = line.split(":", 1)[0]
+    assert shown_name == type(cell.error).__name__ == "HindsightError", (line, cell.error)
+    assert isinstance(cell.error, hindsight_magic.HindsightError)  # what the README says
+    assert str(cell.error) in line  # the same words, wherever the error is read
 
 
 def test_debug_shows_the_full_traceback(loaded: Any) -> None:
