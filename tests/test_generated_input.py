@@ -96,9 +96,8 @@ def test_any_retain_line_queues_what_it_says_or_says_why_in_one_line(shell: Any,
         assert after == before  # refused: nothing queued
     else:
         assert after - before == outcome.count  # queued what it said, once each
-        assert (
-            repr(outcome) == f"{outcome.count} memor{'y' if outcome.count == 1 else 'ies'} queued."
-        )
+        said = f"{outcome.count} memor{'y' if outcome.count == 1 else 'ies'} queued."
+        assert repr(outcome).startswith(said)  # (then: the server is not answering, here)
 
 
 @budget(400)

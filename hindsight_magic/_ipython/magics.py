@@ -180,8 +180,10 @@ class HindsightMagics(Magics, HindsightSettings):
         and the kernel session — ``%recall`` shows them next to the memory.
 
         Returns at once with "1 memory queued."; a background worker sends the queue in
-        batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. Check delivery with
-        ``%hindsight status``; ``%hindsight flush`` sends now. From Python:
+        batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. When the server was
+        last found not answering, the line says so (once in full, then short): the memory waits
+        in the journal until it is back. Check delivery with ``%hindsight status``;
+        ``%hindsight flush`` sends now. From Python:
         ``hindsight_magic.retain(text, tags=…, context=…)``.
         """
         options, text = RETAIN_OPTIONS.parse(line)
