@@ -314,12 +314,17 @@ class HindsightSession:
         self._parts.mental_models.reload()
 
     def _warm_up(self) -> None:
-        """The worker's first job: import what sending and reading need (httpx, the reply
-        models) while the kernel is idle, not in a busy cell or the first ``%recall``; then ask
-        the server who it is, so a ``%retain`` can say at once that it is not answering."""
+        """The worker's first job, while the kernel is usually idle: first what a ``%retain``
+        on the kernel thread may need (redaction's plugins: a ``%retain`` that came half a
+        second after the load paid their import, 110-140 ms, racing this job's other imports;
+        the spool's first page, whose first write took it 0.3-14 ms), then what sending and
+        reading need (httpx, the reply models), so a busy cell or the
+        first ``%recall`` does not; then ask the server who it is, so a ``%retain`` can say at
+        once that it is not answering."""
+        redact.warm_up()
+        self._parts.queue.journal.warm_up()
         self._parts.sender.warm_up()
         self._parts.reader.warm_up()
-        redact.warm_up()
         self._parts.sender.probe()
 
     # -- writing ----------------------------------------------------------------------------
