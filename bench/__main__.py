@@ -23,6 +23,7 @@ from . import (
     curation,
     delivery,
     first_recall,
+    first_retain,
     latency,
     layers,
     load_cost,
@@ -98,6 +99,7 @@ class Sizes:
     recall_layers: bool = True  # section 12 also asks with its sessions over two layers
     layer_memories: int = 300  # section 13: memories in one bank, and split over three layers
     layer_rounds: int = 3  # section 13: rounds over its questions
+    first_retain_runs: int = 6  # section 5: fresh processes for each timing of the first %retain
 
 
 FULL = Sizes(
@@ -106,7 +108,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1, 8, False, 30, 1,
+    120, 1, 20, False, 1, 8, False, 30, 1, 1,
 )  # fmt: skip
 
 
@@ -157,9 +159,10 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
         return only is None or any(key in only for key in keys)
 
     if wanted("5"):
-        progress("load cost and the first recall: fresh processes …")
+        progress("load cost, the first recall and the first retain: fresh processes …")
         lc = load_cost.measure(url, sizes.load_runs, sizes.cold_load_runs)
-        sections["5"] = load_rows(lc, first_recall.measure(url, sizes.first_recall_runs))
+        first = first_recall.measure(url, sizes.first_recall_runs)
+        sections["5"] = load_rows(lc, first, first_retain.measure(url, sizes.first_retain_runs))
 
     if wanted("2"):
         progress("read-after-write vs. by hand …")

@@ -8,7 +8,9 @@ from .common import Stat
 from .report import Row, Section, num, stat, stat_row, unit
 
 
-def load_rows(lc: dict[str, Any], first: dict[str, Any]) -> Section:
+def load_rows(
+    lc: dict[str, Any], first: dict[str, Any], retain: dict[str, Any] | None = None
+) -> Section:
     ms = Stat.from_json(lc["ms"])
     widgets = lc["imported"]["ipywidgets"]
     rows = [
@@ -46,6 +48,7 @@ def load_rows(lc: dict[str, Any], first: dict[str, Any]) -> Section:
         ),
     ]
     rows += first_recall_rows(first)
+    rows += first_retain_rows(retain or {})
     imported = ", ".join(
         f"`{name}` {count}/{lc['runs']}"
         for name, count in lc["imported"].items()
@@ -87,7 +90,60 @@ def load_rows(lc: dict[str, Any], first: dict[str, Any]) -> Section:
             f"{first.get('hand', {}).get('found', 'n/a')} (by hand) memories (the fewest in any "
             "run)."
         )
+    if retain:
+        notes.append(first_retain_note(retain))
     return rows, notes
+
+
+def first_retain_rows(retain: dict[str, Any]) -> list[Row]:
+    """The first ``%retain`` of a new kernel, on the kernel thread (``bench.first_retain``)."""
+    if not retain:
+        return []
+    when = {
+        "0": "in the cell that loads the extension",
+        "0.5": "half a second after the load (the next cell)",
+        "2": "two seconds after the load",
+    }
+    rows = []
+    for text, what in (("prose", "prose naming a key"), ("assignment", "a quoted secret")):
+        for pause, words in when.items():
+            rows.append(
+                stat_row(
+                    "5",
+                    f"first `%retain` of a new kernel ({what}), {words}, fresh process",
+                    stat(retain[f"{text}@{pause}"], "first_ms"),
+                    "ms",
+                )
+            )
+    rows.append(
+        stat_row(
+            "5",
+            f"… the {retain['next']} `%retain` calls after it (each process's median)",
+            Stat.of(retain[key]["next_ms"]["median"] for key in retain if "@" in str(key)),
+            "µs",
+            scale=1000,
+        )
+    )
+    return rows
+
+
+def first_retain_note(retain: dict[str, Any]) -> str:
+    """How the first ``%retain`` rows were measured."""
+    return (
+        f"5: the first `%retain`: {retain['runs']} fresh processes for each text and pause, "
+        "alternating, with an IPython shell already built and a warm bytecode cache: the "
+        "process loads the extension, waits (0, 0.5 or 2 s: the worker starts its warm-up "
+        "0.3 s after the load), then times one `%retain` and the next "
+        f"{retain['next']} on the kernel thread. The texts: a fact in prose that names a key "
+        "(`The weather API key rotates monthly; …`), which detect-secrets' plugins cannot find "
+        "anything in and are not given; and a quoted assignment to `DB_PASSWORD`, which they "
+        "must read: in the loading cell the kernel thread imports them itself (the worker has "
+        "not started yet; with `requests`, 50-70 ms of CPU). Before the worker imported them "
+        "first and the prose was given to them, the prose took 73 ms in the loading cell and "
+        "110 ms half a second later, the quoted one 140 ms half a second later (racing the "
+        "warm-up's imports), and a first `%retain` two seconds later 1.1-1.5 ms (the spool's "
+        "first write, now done by the warm-up)."
+    )
 
 
 def first_recall_rows(first: dict[str, Any]) -> list[Row]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._api.errors import database_down
-from ._errors import Error, HindsightError
+from ._errors import HindsightError
 from ._machine import LocalServer, local_server
 from ._text import plain_text
 
@@ -24,13 +24,16 @@ if TYPE_CHECKING:
     from ._api.client import HindsightClient
 
 
-class ExplainedError(Error):
-    """A failure in the user's words, with the command to run, shown by IPython as one line
-    (``_render_traceback_``). The magics raise it; ``%hindsight config debug=true`` shows the
-    original traceback instead."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"HindsightError: {plain_text(str(self))}"]
+def in_words(error: HindsightError, message: str) -> HindsightError:
+    """``error`` with ``message`` (what it means and what to do, one line) as its text, shown by
+    IPython as that line, named as the class it is: still the public ``HindsightError``, so
+    ``except hindsight_magic.HindsightError`` catches it and a notebook records it (the output's
+    ``ename``, auto-retain's transcript) under the name the line shows. The magics raise it;
+    ``%hindsight config debug=true`` shows the original traceback instead."""
+    shown = HindsightError(error.operation, message, error.status_code, error.details, error.kind)
+    line = f"{type(shown).__name__}: {plain_text(message)}"
+    shown._render_traceback_ = lambda: [line]
+    return shown
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@
   need to tell their own kind apart subclass it (``SettingsError``, ``CurationError``,
   ``WhenError``, ``OverviewError``, ``ArchiveError``); callers catch ``InputError``.
 - ``HindsightError``: a Hindsight call failed (no reply, a timeout, an error reply). What it
-  means for the user, in words and commands, is ``_diagnosis``'s job.
-- ``_diagnosis.ExplainedError``: a failure already put into the user's words (a server failure
-  explained, a local server that would not start), which IPython shows as one line.
+  means for the user, in words and commands, is ``_diagnosis``'s job; ``_diagnosis.in_words``
+  makes the ``HindsightError`` the magics raise with those words, which IPython shows as one
+  line (a local server that would not start is one too).
 
 Failures that never reach the user (a journal that cannot be written, a closed queue) are
 ``Error`` subclasses beside the code that raises and handles them.
@@ -17,6 +17,7 @@ Failures that never reach the user (a journal that cannot be written, a closed q
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 ErrorKind = Literal["http", "timeout", "connect", "not_hindsight", "unconfirmed"]
@@ -37,6 +38,10 @@ class HindsightError(Error):
     reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
     ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
     """
+
+    # IPython's hook for showing an exception: set (by ``_diagnosis.in_words``) only on an error
+    # already in the user's words, which is then shown as that one line instead of a traceback
+    _render_traceback_: Callable[[], list[str]]
 
     def __init__(
         self,

@@ -228,7 +228,8 @@ def queue_text(
     ]
     from ._ui.display import RetainResult
 
-    return RetainResult(len(pieces), tuple(i for i in ids if i))
+    # the server's state as last seen (no request here): the line says when it is not answering
+    return RetainResult(len(pieces), tuple(i for i in ids if i), session.not_answering())
 
 
 def recall(

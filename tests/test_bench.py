@@ -178,6 +178,14 @@ def check_figures(out: str) -> None:
     hand_first, *_ = table.stats("by hand, fresh process")
     hand_recall, *_ = table.stats("… of which the `arecall` itself")
     assert 0 < hand_recall < hand_first < 60, (hand_recall, hand_first)
+    # the first %retain of a new kernel, on the kernel thread, and the calls after it
+    firsts = [row[1] for row in table.rows if row[1].startswith("first `%retain` of a new")]
+    assert len(firsts) == 6, firsts
+    for piece in firsts:
+        first_retain, *_ = table.stats(piece)
+        assert 0 < first_retain < 5, (piece, first_retain)
+    next_retain, *_ = table.stats("`%retain` calls after it")
+    assert 0 < next_retain < 5e-3, next_retain
 
     # 6: per-cell ratios near 1; the transcript work is timed on the worker; a retain's size
     # does not grow with the session

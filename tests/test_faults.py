@@ -133,8 +133,8 @@ def test_a_killed_kernels_500_memories_are_delivered_once_by_the_next_kernel(
     first = Kernel({**env, "HINDSIGHT_API_URL": dead_url}, tmp_path)
     kernels.append(first)
     assert "Error" not in first.run("%load_ext hindsight_magic")
-    for text in texts:
-        assert first.run(f"%retain {text}").strip() == "1 memory queued."
+    for text in texts:  # (then says the server is not answering, once the worker saw it)
+        assert first.run(f"%retain {text}").strip().startswith("1 memory queued.")
     flushed = first.run("%hindsight flush --timeout 2")
     assert "waiting to retry" in flushed, flushed  # the server is unreachable
     stats = kernel_stats(first)
@@ -300,7 +300,8 @@ def test_server_killed_mid_burst_and_back_20s_later_loses_and_doubles_nothing(
             if n == KILL_AT:
                 restart.kill_now_and_restart_after(OUTAGE_S)
             out = run("retain", f"%retain {text}")
-            assert out.strip().endswith("1 memory queued."), out  # (IPython may warn first)
+            # IPython may warn first; during the outage the line also says it is not answering
+            assert "1 memory queued." in out, out
         while not restart.done.is_set():  # the notebook goes on while the server is away
             n = len(cells)
             assert run("ordinary", f"total_{n} = sum(range(10_000))\ntotal_{n}").strip()

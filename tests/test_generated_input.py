@@ -23,7 +23,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
-from hindsight_magic._diagnosis import ExplainedError
+from hindsight_magic._errors import HindsightError
 from hindsight_magic._settings import HindsightSettings, SettingsError
 
 # any character a front end can send, lone surrogates and NUL included
@@ -77,7 +77,7 @@ def run(ip: Any, kind: str, name: str, line: str, cell: str | None = None) -> An
         if kind == "cell":
             return ip.run_cell_magic(name, line, cell or "")
         return ip.run_line_magic(name, line)
-    except (UsageError, ExplainedError) as error:
+    except (UsageError, HindsightError) as error:
         one_line(error)
         return error
 
@@ -96,9 +96,8 @@ def test_any_retain_line_queues_what_it_says_or_says_why_in_one_line(shell: Any,
         assert after == before  # refused: nothing queued
     else:
         assert after - before == outcome.count  # queued what it said, once each
-        assert (
-            repr(outcome) == f"{outcome.count} memor{'y' if outcome.count == 1 else 'ies'} queued."
-        )
+        said = f"{outcome.count} memor{'y' if outcome.count == 1 else 'ies'} queued."
+        assert repr(outcome).startswith(said)  # (then: the server is not answering, here)
 
 
 @budget(400)
@@ -121,7 +120,7 @@ def test_any_retain_cell_queues_what_it_says(shell: Any, line: str, body: str) -
 def test_any_recall_or_reflect_line_ends_in_one_line(shell: Any, line: str) -> None:
     for magic in ("recall", "reflect"):
         outcome = run(shell, "line", magic, line)
-        assert isinstance(outcome, UsageError | ExplainedError)  # bad input or no server
+        assert isinstance(outcome, UsageError | HindsightError)  # bad input or no server
 
 
 SUBCOMMAND_WORDS = [

@@ -22,6 +22,7 @@ import pytest
 from helpers import PLANTED_KEY, RunningServer, free_port, wait_for
 from kernels import Kernel
 
+from bench.common import settled
 from hindsight_magic._localserver import launcher as server
 
 pytestmark = pytest.mark.integration
@@ -301,8 +302,37 @@ def test_dead_server_keeps_items_pending_and_delivers_when_it_is_back(
         assert (stats.accepted, stats.retrying, stats.failed) == (5, 0, 0)
         for n in range(5):
             assert holding(url, bank_id, f"Outage fact number {n}")
+        # it answers again: the line no longer says it is not answering
+        assert str(notebook.run("%retain The bucket is back.").result) == "1 memory queued."
     finally:
         server.discard(data_dir)
+
+
+def test_retain_says_once_that_the_server_is_not_answering_until_it_is_back(
+    notebook: Any, dead_url: str, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    notebook.connect(dead_url, bank_id)
+    session = notebook.magics.session
+    settled(session)  # the worker's warm-up asked the server who it is, as a next cell finds it
+    first = notebook.run("%retain Outage note one: the cold-storage bucket moved.")
+    assert str(first.result) == (
+        f"1 memory queued. The Hindsight server at {dead_url} is not answering: it waits in "
+        "the journal and is sent when the server is back (%hindsight status)."
+    )
+    assert session._parts.queue.stats().requests == 0  # said before any memory was sent
+    notebook.run("%hindsight flush")  # tried and retrying now
+    second = notebook.run("%retain Outage note two: the bucket is in eu-west-2.")
+    assert str(second.result) == (
+        "1 memory queued. The server is still not answering: 2 memories wait in the journal."
+    )
+
+    notebook.run(f"%config HindsightMagics.api_url = {hindsight_server.url!r}")
+    back = notebook.run("%retain Outage note three: the bucket has versioning on.")
+    assert str(back.result) == "1 memory queued."
+    assert "3 memories accepted" in str(notebook.run("%hindsight flush").result)
+    for n in ("one", "two", "three"):
+        assert holding(hindsight_server.url, bank_id, f"Outage note {n}")
+    assert str(notebook.run("%retain Outage note four.").result) == "1 memory queued."
 
 
 # -- a real kernel where the user's notebook called nest_asyncio.apply() --------------------

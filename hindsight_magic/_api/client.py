@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -125,6 +126,9 @@ class HindsightClient:
         self._all: list[httpx.Client] = []
         self._lock = threading.Lock()
         self._identity: dict[str, Any] | None = None
+        # when a request first found nobody answering at the URL (no connection could be made;
+        # wall time), since the last reply: None while it answers, or before any request
+        self.unreachable_since: float | None = None
 
     def __repr__(self) -> str:
         auth = "with key" if self._api_key else "no key"
@@ -200,7 +204,9 @@ class HindsightClient:
                 timeout=timeout,
             )
         except httpx.HTTPError as error:
+            self._no_reply(error)
             raise failure(operation, error, timeout_s) from None
+        self.unreachable_since = None
         if allow_404 and response.status_code == 404:
             return None
         return json_reply(operation, response, need_json)
@@ -214,12 +220,24 @@ class HindsightClient:
         timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
         try:
             with self._http().stream("GET", path, timeout=timeout) as response:
+                self.unreachable_since = None
                 if response.status_code >= 400:
                     response.read()
                     json_reply(operation, response, need_json=False)
                 yield response
         except httpx.HTTPError as error:
+            self._no_reply(error)
             raise failure(operation, error, timeout_s) from None
+
+    def _no_reply(self, error: httpx.HTTPError) -> None:
+        """Note a request that got no reply: when no connection could be made, nobody answers
+        at the URL (from now, unless that was already so). A reply cut off or too slow says
+        neither that it answers nor that it does not."""
+        import httpx
+
+        refused = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
+        if refused and self.unreachable_since is None:
+            self.unreachable_since = time.time()
 
     @staticmethod
     def _model(bank_id: str, model_id: str) -> str:

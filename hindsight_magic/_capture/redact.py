@@ -10,7 +10,8 @@ before it is sent.
 detect-secrets (Yelp's, maintained, with a plugin per kind of secret) is used rather than a
 growing hand list for what needs context (an assignment's name, a URL's user part); its
 plugins run only on lines that name a likely secret (``_HINT``), so text without one costs a
-single search. Its entropy plugins are left out: they flag ordinary words.
+single search, and only on lines where they could find something (``_FINDABLE``). Its entropy
+plugins are left out: they flag ordinary words.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ SHAPE_MARKERS = (
 CACHE_TTL_S = 2.0
 # a line worth giving to detect-secrets: it names a likely secret, or holds a URL's user part
 _HINT = re.compile(r"pass|pwd|secret|key|token|cred|auth|://", re.IGNORECASE)
+# What the plugins need on such a line to find anything in a cell (``cell.py``): a quote (the
+# keyword detector's every form for Python quotes the value, and so does an AWS secret key's),
+# the ``@`` ending a URL's user part, or the start of an AWS key id. Prose without any (the API
+# key rotates monthly) cannot give a finding, so it needs no plugins: a kernel's first %retain
+# of it paid their import on the kernel thread (70-140 ms) when it came before the worker's.
+_FINDABLE = re.compile(r"['\"`@]|A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA")
 DETECT_LINE_MAX = 4096  # longer lines (data, a minified blob) keep only the shapes above
 MIN_DETECTED = 6  # a shorter "secret" (pw = 'x1') would redact that text everywhere
 
@@ -95,11 +102,16 @@ def _detected(text: str) -> str:
     """``text`` with the secrets detect-secrets' plugins find in its lines redacted."""
     if not _HINT.search(text):
         return text
+    lines = [
+        line
+        for line in text.splitlines()
+        if len(line) <= DETECT_LINE_MAX and _HINT.search(line) and _FINDABLE.search(line)
+    ]
+    if not lines:
+        return text
     plugins = _plugins()
     found: set[str] = set()
-    for line in text.splitlines():
-        if len(line) > DETECT_LINE_MAX or not _HINT.search(line):
-            continue
+    for line in lines:
         for plugin in plugins:
             for secret in plugin.analyze_line(filename="cell.py", line=line, line_number=0):
                 value = secret.secret_value or ""
@@ -112,8 +124,8 @@ def _detected(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _plugins() -> tuple[Any, ...]:
-    """detect-secrets' plugins for what a notebook holds (imported once, on the worker's
-    warm-up: the import takes about 0.1 s)."""
+    """detect-secrets' plugins for what a notebook holds (imported once, first thing in the
+    worker's warm-up: the import, with ``requests``, takes 50-70 ms of CPU)."""
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.basic_auth import BasicAuthDetector
     from detect_secrets.plugins.keyword import KeywordDetector

@@ -281,6 +281,18 @@ class QueueStats:
 
 
 @dataclass(frozen=True)
+class NotAnswering:
+    """The server stopped answering (no connection could be made), as the session last saw it:
+    what a ``%retain`` line says about the memories it queued."""
+
+    url: str
+    first: bool  # the first line since it stopped answering: said in full, later ones short
+    waiting: int  # memories held until it is back (the ones just queued included)
+    journal: bool  # held in the journal (else in this kernel's memory only)
+    journal_off: bool = False  # the setting turned the journal off (else it is down for now)
+
+
+@dataclass(frozen=True)
 class FlushOutcome:
     """What a flush left behind when it returned."""
 

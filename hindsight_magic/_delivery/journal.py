@@ -366,6 +366,13 @@ class Journal:
     def _spooled_only(self) -> bool:
         return bool(self._spilled) or bool(self._fresh)
 
+    def warm_up(self) -> None:
+        """Touch the spool where its next line goes (the worker's warm-up), so the first
+        ``%retain`` of a kernel writes into a page the file system already prepared."""
+        with self._lock:
+            if self._spool is not None and self._writable:
+                self._spool.touch()
+
     def _rotate_spool(self, file: JournalFile) -> None:
         """Past ``ROTATE_BYTES``, new memories go to a fresh spool; the old one is deleted once
         everything in it is in the file (the next ``ingest``)."""
@@ -377,6 +384,7 @@ class Journal:
         except JournalError as error:
             self.down(error)
             return
+        fresh.touch()  # before a %retain writes to it
         with self._lock:
             self._spool = fresh
             self._retired.append(spool)
@@ -479,6 +487,7 @@ class Journal:
             fresh_path = file.spool_path(self._generation + 1)
             ids, old = file.reconcile(kept, spilled, fresh_path.name)
             fresh = self._new_spool(file, register=False)
+            fresh.touch()
             with self._lock:
                 for entry, row in zip(kept, ids, strict=True):
                     entry.item.journal_ids = (row,)

@@ -31,6 +31,7 @@ What a read waits for, and following the server until it has indexed what was se
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -79,6 +80,14 @@ class BatchSender:
         A local server is looked up now too (psutil, a process scan)."""
         self._connection.client.warm_up()
         self._deleted_data.deleted_data_dir(self._connection.client.base_url)
+
+    def probe(self) -> None:
+        """Ask the server who it is now (``GET /version``, which the first send asks anyway),
+        so that a server not answering is known (``HindsightClient.unreachable_since``) before
+        a memory waits for it, and the first ``%retain`` line can say so; a failure is only
+        noted there."""
+        with contextlib.suppress(HindsightError):
+            self._connection.client.identity()
 
     def __call__(self, batch: Batch) -> bool:
         """Send ``batch``; True when the server has already indexed it (a synchronous send)."""

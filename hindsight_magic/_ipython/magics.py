@@ -3,8 +3,9 @@
 Each magic turns its line into a call of the public API (``hindsight_magic.retain`` …) on this
 kernel's session and returns what it returns; ``%hindsight`` hands its line to the subcommands'
 table with a ``HandlerContext`` (the session, these settings, the shell). Expected failures are
-one line (``UsageError`` for bad usage, ``ExplainedError`` for server trouble, in the
-session's words, with a hint); ``%hindsight config debug=true`` shows full tracebacks instead.
+one line (``UsageError`` for bad usage, a ``HindsightError`` for server trouble, in the
+session's words, with a hint: ``_diagnosis.in_words``); ``%hindsight config debug=true`` shows
+full tracebacks instead.
 The settings are this class's traits (inherited from ``HindsightSettings``): ``%config
 HindsightMagics.<name> = value``. The extension (``extension.py``) attaches it to a shell.
 """
@@ -20,7 +21,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 
 from .. import _functions
-from .._diagnosis import ExplainedError
+from .._diagnosis import in_words
 from .._errors import HindsightError, InputError
 from .._machine import notebook_from_env
 from .._memory.provenance import RETAIN_MAGIC
@@ -113,7 +114,7 @@ def user_facing(method: F) -> F:
         except HindsightError as error:
             if self.debug:
                 raise
-            raise ExplainedError(self.session.explain(error)) from None
+            raise in_words(error, self.session.explain(error)) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -185,8 +186,10 @@ class HindsightMagics(Magics, HindsightSettings):
         and the kernel session — ``%recall`` shows them next to the memory.
 
         Returns at once with "1 memory queued."; a background worker sends the queue in
-        batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. Check delivery with
-        ``%hindsight status``; ``%hindsight flush`` sends now. From Python:
+        batches (16 items or 5 s), and before any ``%recall``/``%%reflect``. When the server was
+        last found not answering, the line says so (once in full, then short): the memory waits
+        in the journal until it is back. Check delivery with ``%hindsight status``;
+        ``%hindsight flush`` sends now. From Python:
         ``hindsight_magic.retain(text, tags=…, context=…)``.
         """
         options, text = RETAIN_OPTIONS.parse(line)

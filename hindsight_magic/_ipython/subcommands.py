@@ -6,8 +6,8 @@ declares the words its subcommand takes (``parsing.Words`` or ``parsing.Verbs``)
 mistake is one ``UsageError`` line ending in the usage. A handler gets a ``HandlerContext`` and
 the parsed words; it asks the session's parts for data and picks the display object
 (``_ui.display``). Handlers that need heavier modules (the panel's widgets, the local server)
-import them when first run. Expected server trouble is ``_diagnosis.ExplainedError``: one line,
-with a hint."""
+import them when first run. Expected server trouble is a ``HindsightError`` in the user's words
+(``_diagnosis.in_words``): one line, with a hint."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from IPython.core.error import UsageError
 
 from .. import _functions
-from .._diagnosis import NOTEBOOK_COMMAND, ExplainedError
-from .._errors import InputError
+from .._diagnosis import NOTEBOOK_COMMAND, in_words
+from .._errors import HindsightError, InputError
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
 from .._text import plural, utc_minute_text
@@ -314,7 +314,8 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
         except ServerError as error:
             if error.log_tail:
                 print(error.log_tail, file=sys.stderr)
-            raise ExplainedError(str(error)) from None
+            failed = HindsightError("server start", str(error), kind="connect")
+            raise in_words(failed, str(error)) from None
         ctx.settings.set_setting("api_url", info.url)
         return Message(f"{text}\nThis session now uses it.")
     if action == "stop":

@@ -50,7 +50,7 @@ from .._delivery.indexing import (
     prepare_read,
     send_queued_elsewhere,
 )
-from .._delivery.items import FlushOutcome, Route, new_item, own_document_id
+from .._delivery.items import FlushOutcome, NotAnswering, Route, new_item, own_document_id
 from .._delivery.journal import open_journal
 from .._delivery.journal_file import JournalError
 from .._delivery.queue import RetainQueue, SentOperation
@@ -230,6 +230,7 @@ class HindsightSession:
             ),
         )
         self._closed = False
+        self._told_unreachable: float | None = None  # the outage a %retain line told of
         self._view = SessionView(self, self._parts)
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
@@ -327,11 +328,18 @@ class HindsightSession:
         self._parts.mental_models.reload()
 
     def _warm_up(self) -> None:
-        """The worker's first job: import what sending and reading need (httpx, the reply
-        models) while the kernel is idle, not in a busy cell or the first ``%recall``."""
+        """The worker's first job, while the kernel is usually idle: first what a ``%retain``
+        on the kernel thread may need (redaction's plugins: a ``%retain`` that came half a
+        second after the load paid their import, 110-140 ms, racing this job's other imports;
+        the spool's first page, whose first write took it 0.3-14 ms), then what sending and
+        reading need (httpx, the reply models), so a busy cell or the
+        first ``%recall`` does not; then ask the server who it is, so a ``%retain`` can say at
+        once that it is not answering."""
+        redact.warm_up()
+        self._parts.queue.journal.warm_up()
         self._parts.sender.warm_up()
         self._parts.reader.warm_up()
-        redact.warm_up()
+        self._parts.sender.probe()
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -412,6 +420,21 @@ class HindsightSession:
         """The notebook file a headless run executes, when it can be found."""
         found = self._headless_notebook
         return found.path if found is not None and found.path and found.path.is_file() else None
+
+    def not_answering(self) -> NotAnswering | None:
+        """Whether the server is not answering, as the last request to it found (the worker's
+        sends and its first probe, a read, a status check: no request is made here, so a
+        ``%retain`` says it at once), with what waits for it; None while it answers or before
+        anything was asked. ``first``: the first time this is asked since it stopped answering
+        (the line says it in full once, then short)."""
+        since = self._parts.connection.client.unreachable_since
+        if since is None:
+            return None
+        first, self._told_unreachable = since != self._told_unreachable, since
+        stats = self._parts.queue.stats()
+        waiting = stats.pending + stats.in_flight + stats.retrying
+        in_journal = stats.journal is not None and stats.journal_problem is None
+        return NotAnswering(self.api_url, first, waiting, in_journal, stats.journal is None)
 
     def take_notices(self) -> list[str]:
         """Background outcomes not yet shown to the user (each is shown once)."""

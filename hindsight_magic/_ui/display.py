@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .._capture.transcript import own_text
 from .._memory.mental_models import MentalModel, inventory_line
 from .._text import html_text, markdown_answer, markdown_text, plain_text, plural, utc_minute_text
+
+if TYPE_CHECKING:
+    from .._delivery.items import NotAnswering
 
 
 class Message:
@@ -40,12 +44,36 @@ class RetainResult(Message):
     ``%hindsight forget ID`` (or ``delete``) cancels one still queued, so it never reaches the
     server, and works on it once it is there."""
 
-    def __init__(self, count: int, ids: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, count: int, ids: tuple[str, ...] = (), not_answering: NotAnswering | None = None
+    ) -> None:
         self.count = count
         self.ids = ids
         # with ``retain(wait=…)``: whether the server had indexed them when it returned
         self.searchable: bool | None = None
-        super().__init__(f"{plural(count, 'memory', 'memories')} queued.")
+        text = f"{plural(count, 'memory', 'memories')} queued."
+        if not_answering is not None:
+            text += " " + waiting_line(count, not_answering)
+        super().__init__(text)
+
+
+def waiting_line(count: int, silent: NotAnswering) -> str:
+    """What a ``%retain`` line adds while the server is not answering: in full the first time
+    (where the memories wait, that they go once it is back, where to look), then short with
+    how many wait: repeating the whole sentence under every ``%retain`` is noise, and a plain
+    "queued." after it would read as if the server were back."""
+    where = "in the journal"
+    if not silent.journal:
+        why = "no journal" if silent.journal_off else "the journal cannot be written now"
+        where = f"in this kernel's memory ({why})"
+    if not silent.first:
+        waiting = plural(silent.waiting, "memory waits", "memories wait")
+        return f"The server is still not answering: {waiting} {where}."
+    they, are = ("it waits", "is") if count == 1 else ("they wait", "are")
+    return (
+        f"The Hindsight server at {silent.url} is not answering: {they} {where} and {are} sent "
+        "when the server is back (%hindsight status)."
+    )
 
 
 @dataclass

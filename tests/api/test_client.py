@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -250,6 +251,35 @@ def test_connect_error_message() -> None:
     assert error.status_code is None
     assert isinstance(error.details, httpx.ConnectError)
     assert error.transient
+
+
+def test_the_client_notes_when_nobody_answers_and_when_a_reply_comes_again() -> None:
+    faults: list[type[httpx.TransportError]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if faults:
+            raise faults.pop(0)("fault", request=request)
+        return httpx.Response(500, json={"detail": "failing, but answering"})
+
+    client, _ = make(handler)
+    assert client.unreachable_since is None  # nothing asked yet
+    faults += [httpx.ReadTimeout, httpx.RemoteProtocolError]  # slow or cut off: not "nobody"
+    for _ in range(2):
+        with pytest.raises(HindsightError):
+            client.list_banks()
+    assert client.unreachable_since is None
+    faults += [httpx.ConnectError, httpx.ConnectTimeout]
+    with pytest.raises(HindsightError):
+        client.list_banks()
+    since = client.unreachable_since
+    assert since is not None
+    assert since <= time.time()
+    with pytest.raises(HindsightError):
+        client.list_banks()
+    assert client.unreachable_since == since  # since the first, for as long as it lasts
+    with pytest.raises(HindsightError, match="failing, but answering"):
+        client.list_banks()
+    assert client.unreachable_since is None
 
 
 def test_connect_error_without_text_names_the_error_type() -> None:

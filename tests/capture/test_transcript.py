@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import collections
+import itertools
 import json
+import os
 import random
 import re
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas
 import pytest
+from helpers import run_script
 from IPython.lib.pretty import pretty
 
 from hindsight_magic._capture.autoretain import plain_outputs
@@ -293,6 +297,52 @@ def test_redact_common_notebook_secrets(name: str) -> None:
 def test_redact_leaves_words_about_passwords_alone() -> None:
     for text in ("my password is on the wiki", "config['password'] = pw", "x = 1  # key"):
         assert redact(text) == text
+
+
+def test_prose_naming_a_secret_does_not_import_the_plugins(tmp_path: Path) -> None:
+    # a kernel's first %retain of such prose, before the worker's warm-up had imported
+    # detect-secrets (and requests with it), paid that import on the kernel thread: 70-140 ms
+    script = (
+        "import sys\n"
+        "from hindsight_magic._capture.redact import redact\n"
+        "text = 'The weather API key rotates monthly; the job reads it from the vault.'\n"
+        "assert redact(text) == text\n"
+        "print(sorted(name for name in ('detect_secrets', 'requests') if name in sys.modules))\n"
+    )
+    done = run_script(script, dict(os.environ), tmp_path)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+SECRET_WORDS = (
+    "password", "passwd", "pwd", "secret", "api_key", "apikey", "auth_key", "private_key",
+    "db_pass", "client_key", "aws_secret_access_key", "contraseña", "token", "credentials",
+)  # fmt: skip
+UNQUOTED_FORMS = (
+    "{w} = {v}", "{w}={v}", "{w}: {v}", "{w} := {v}", "{w} => {v}", "{w} == {v}", "{w} != {v}",
+    "{v} == {w}", "{w}({v});", "{w} {v};", "{w}[0] = {v}", "export {W}={v}", "set {w} to {v}",
+    "{w}.assign({v})", "https://{w}.example.org/{v}", "postgresql://ana:{v}/{w}",
+)  # fmt: skip
+VALUES = ("hunter2hunter2", "tiger-lily-77", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+
+
+def test_the_plugins_find_nothing_on_a_line_they_are_not_given() -> None:
+    # lines that name a secret but hold no quote, no "@" and no AWS key id are not given to
+    # detect-secrets' plugins (_FINDABLE): they must find nothing there, in every form
+    from hindsight_magic._capture.redact import _FINDABLE, _plugins
+
+    skipped = quoted = 0
+    for word, form, value in itertools.product(SECRET_WORDS, UNQUOTED_FORMS, VALUES):
+        line = form.format(w=word, W=word.upper(), v=value)
+        assert _FINDABLE.search(line) is None, line
+        found = [s for p in _plugins() for s in p.analyze_line(filename="cell.py", line=line)]
+        assert not found, (line, found)
+        skipped += 1
+        # the same forms quoted are given to them, and the assignments are found
+        line = form.format(w=word, W=word.upper(), v=f'"{value}"')
+        assert _FINDABLE.search(line), line
+        quoted += value not in redact(line)
+    assert skipped == len(SECRET_WORDS) * len(UNQUOTED_FORMS) * len(VALUES)
+    assert quoted > skipped // 4  # not a vacuous grid: quoted, many of these are secrets
 
 
 DATAFRAME_REPR = (

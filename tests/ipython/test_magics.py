@@ -12,6 +12,8 @@ import pytest
 from helpers import held, one_line, render_markdown, visible_text
 from IPython.core.error import UsageError
 
+import hindsight_magic
+from bench.common import settled
 from hindsight_magic._api.client import HindsightClient, Timeouts
 
 
@@ -28,17 +30,36 @@ def loaded(notebook: Any, dead_url: str) -> Any:
 def test_retain_queues_without_touching_the_network(loaded: Any) -> None:
     cell = loaded.run("%retain The churn table double-counts Q3 refunds.")
     assert cell.error is None
-    assert str(cell.result) == "1 memory queued."
+    # (and that the server is not answering, if the worker's warm-up already asked it)
+    assert str(cell.result).startswith("1 memory queued.")
     stats = loaded.magics.session._parts.queue.stats()
     assert stats.pending == 1
     assert stats.requests == 0
+
+
+def test_without_a_journal_the_line_says_the_memories_wait_in_the_kernel(
+    notebook: Any, dead_url: str
+) -> None:
+    notebook.load(api_url=dead_url, journal_path="off", mental_models="false")
+    settled(notebook.magics.session)  # the worker's warm-up found nobody answering
+    cell = notebook.run("%%retain --split\nThe bucket moved.\n\nIt is in eu-west-2.")
+    assert str(cell.result) == (
+        f"2 memories queued. The Hindsight server at {dead_url} is not answering: they wait in "
+        "this kernel's memory (no journal) and are sent when the server is back "
+        "(%hindsight status)."
+    )
+    cell = notebook.run("%retain Versioning is on.")
+    assert str(cell.result) == (
+        "1 memory queued. The server is still not answering: 3 memories wait in this kernel's "
+        "memory (no journal)."
+    )
 
 
 def test_cell_retain_split_and_options(loaded: Any) -> None:
     cell = loaded.run(
         "%%retain --split --tags methods,cv --context review\nUse 5-fold CV.\n\nClip at 3 sigma.\n"
     )
-    assert str(cell.result) == "2 memories queued."
+    assert str(cell.result).startswith("2 memories queued.")  # (the server is not answering)
     pending = held(loaded.magics.session._parts.queue)
     assert [item.content for _, item in pending] == ["Use 5-fold CV.", "Clip at 3 sigma."]
     route, first = pending[0]
@@ -292,6 +313,17 @@ def test_timeout_becomes_one_line(loaded: Any) -> None:
     assert "reflect request timed out after 1s" in one_line(cell.text)
 
 
+def test_a_failed_magic_is_recorded_under_the_name_its_line_shows(loaded: Any) -> None:
+    cell = loaded.run("%recall anything")
+    line = one_line(cell.text)
+    # a kernel records ``type(error).__name__`` as the output's ``ename`` (papermill, nbclient
+    # and the demo report it), and auto-retain writes it into a cell's transcript
+    shown_name = line.split(":", 1)[0]
+    assert shown_name == type(cell.error).__name__ == "HindsightError", (line, cell.error)
+    assert isinstance(cell.error, hindsight_magic.HindsightError)  # what the README says
+    assert str(cell.error) in line  # the same words, wherever the error is read
+
+
 def test_debug_shows_the_full_traceback(loaded: Any) -> None:
     quiet = loaded.run("%recall anything")
     assert "no Hindsight server at" in one_line(quiet.text)
@@ -369,7 +401,7 @@ def test_load_twice_and_reload_leave_one_worker(notebook: Any, dead_url: str) ->
     notebook.run("%reload_ext hindsight_magic")
     assert notebook.magics is not first
     assert len(workers()) == before + 1
-    assert str(notebook.run("%retain after reload").result) == "1 memory queued."
+    assert str(notebook.run("%retain after reload").result).startswith("1 memory queued.")
 
 
 def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: str) -> None:

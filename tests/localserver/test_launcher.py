@@ -100,6 +100,34 @@ def test_the_worker_imports_what_sends_and_reads_need_soon_after_the_load(
     assert done.stdout.strip().splitlines()[-2:] == ["[False, False]", "[True, True]"]
 
 
+def test_the_worker_first_imports_what_a_retain_on_the_kernel_thread_needs(
+    tmp_path: Path,
+) -> None:
+    # a %retain naming a secret half a second after the load paid the import of redaction's
+    # plugins on the kernel thread (110-140 ms) while the worker was still importing httpx
+    code = (
+        "import sys, time\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+        "first = []\n"
+        "class Recorder:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        top = name.split('.')[0]\n"
+        "        if top in ('detect_secrets', 'httpx', 'pydantic') and top not in first:\n"
+        "            first.append(top)\n"
+        "sys.meta_path.insert(0, Recorder())\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'hindsight_magic')\n"
+        "time.sleep(3)\n"
+        "print(first)"
+    )
+    env = {**os.environ, "HINDSIGHT_MAGIC_DATA_DIR": str(tmp_path)}
+    env.update(HINDSIGHT_MENTAL_MODELS="false", HINDSIGHT_AUTO_RETAIN="false")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "['detect_secrets', 'httpx', 'pydantic']"
+
+
 def test_discovery_finds_a_live_hindsight_process_and_nothing_else(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
