@@ -21,6 +21,7 @@ Needs ``chromium`` on PATH (``apt-get install chromium``; ``.ci/run`` installs i
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -267,7 +268,10 @@ def _shoot(panel: Any, name: str, docs: bool = True) -> None:
         panel.screenshot(path=str(ROOT / "docs" / name))
 
 
-def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
+@contextlib.contextmanager
+def _opened(lab: Lab, notebook: str) -> Iterator[tuple[Any, Any]]:
+    """``notebook`` open in JupyterLab in Debian's headless chromium, its kernel idle: (the
+    page, the status bar's "Idle" locator). A screenshot of the page goes to ``artifacts/``."""
     chromium = shutil.which("chromium")
     _require("Debian's chromium (apt-get install chromium)", chromium is not None)
     try:
@@ -275,7 +279,6 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
     except ImportError:
         _require("the playwright package (pip install playwright)", False)
     ARTIFACTS.mkdir(exist_ok=True)
-    started = time.monotonic()
     with sync_playwright() as driver:
         browser = driver.chromium.launch(
             executable_path=chromium, headless=True, args=CHROMIUM_ARGS
@@ -283,188 +286,169 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(60_000)
         try:
-            page.goto(f"{lab.url}/lab/tree/panel.ipynb?token={lab.token}")
+            page.goto(f"{lab.url}/lab/tree/{notebook}?token={lab.token}")
             idle = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
             expect(idle).to_be_visible(timeout=120_000)  # the kernel started and connected
             choose = page.get_by_role("button", name="Select", exact=True)
             if choose.is_visible():  # a kernel-choice dialog, if this JupyterLab asks
                 choose.click()
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-
-            panel = page.locator(".hm-panel")
-            expect(panel).to_be_visible(timeout=120_000)
-            tabs = panel.locator(".hm-tabs").get_by_role("tab")
-            expect(tabs).to_have_text(TABS)
-            expect(tabs.first).to_have_attribute("aria-selected", "true")  # opens on Memory
-            expect(panel.locator(".hm-tab-memory .hm-search-box input")).to_be_visible()
-            expect(panel.locator(".hm-health")).to_contain_text("ok", timeout=90_000)
-            expect(panel.locator(".hm-health-auto")).to_have_text("auto-retain on")
-            _fits(panel)
-
-            _open(panel, "Status")
-            pending = panel.locator(".hm-queue-pending")
-            accepted = panel.locator(".hm-queue-accepted")
-            # the retains reached the panel (still pending, or already sent by the 5 s window)
-            deadline, seen = time.monotonic() + 60, []
-            while time.monotonic() < deadline:
-                seen.append((_number(pending.inner_text()), _number(accepted.inner_text())))
-                if seen[-1][0] > 0 or seen[-1][1] >= RETAINED:
-                    break
-                time.sleep(0.1)
-            assert seen[-1][0] > 0 or seen[-1][1] >= RETAINED, seen
-            expect(idle).to_be_visible(timeout=60_000)
-
-            panel.locator("button.hm-flush").click()
-            expect(panel.locator(".hm-notice")).to_contain_text("Flush requested.")
-            expect(pending).to_have_text("0", timeout=60_000)
-            expect(panel.locator(".hm-health-pending")).to_have_text("0 pending")
-            deadline = time.monotonic() + 60
-            while _number(accepted.inner_text()) < RETAINED and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert _number(accepted.inner_text()) >= RETAINED, accepted.inner_text()
-            assert panel.locator(".hm-queue-last-flush").inner_text() != "never"
-            _fits(panel)
-
-            _open(panel, "Memory")
-            done = panel.locator(".hm-search-message:not(.hm-search-busy)")
-            deadline = time.monotonic() + 150
-            for attempt in itertools.count():  # a loaded server can index for longer than a
-                query = "Is the churn table deduplicated" + "?" * (attempt + 1)  # search waits
-                panel.locator(".hm-search-box input").fill(query)
-                panel.locator("button.hm-search").click()
-                expect(done).to_contain_text(f"“{query}”: ", timeout=90_000)  # its answer
-                expect(done).to_contain_text(SEARCH_DONE)
-                if "still being indexed" not in done.inner_text():
-                    break
-                assert time.monotonic() < deadline, done.inner_text()
-            result = panel.locator(".hm-results .hm-result").filter(has_text="Browser test fact")
-            expect(result.first.locator(".hm-result-text")).to_contain_text(
-                "order_id", timeout=90_000
-            )
-            expect(result.first.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
-            expect(panel.locator(".hm-search-message")).to_contain_text("Found")
-            recent = panel.locator(".hm-recent .hm-recent-item")
-            expect(recent.first.locator(".hm-recent-state")).to_have_text("indexed")
-            expect(recent.filter(has_text="Browser test fact 5")).to_have_count(1)
-            _fits(panel)
-
-            _open(panel, "Status")
-            document = panel.locator(".hm-document-text")
-            expect(document).to_contain_text("churn_rows = 1200", timeout=60_000)
-
-            # the seeds have content once the memories are consolidated: re-list, open one
-            _open(panel, "Models")
-            models = panel.locator(".hm-models .hm-model")
-            deadline = time.monotonic() + 90
-            while models.count() == 0 and time.monotonic() < deadline:
-                panel.locator("button.hm-refresh").click()
-                time.sleep(2)
-            panel.locator(".hm-models").get_by_text("Project Conventions").first.click()
-            model = models.filter(has_text="mock response").first
-            expect(model.locator(".hm-model-content")).to_be_visible()
-            model.locator("button.hm-model-refresh").click()
-            expect(panel.locator(".hm-notice")).to_contain_text("refreshed.", timeout=60_000)
-            _fits(panel)
-
-            _open(panel, "Memory")
-            panel.locator(".hm-tab-memory").evaluate("box => { box.scrollTop = 0; }")
-            _shoot(panel, "panel-memory.png")
-
-            _open(panel, "Timeline")  # drawn on the worker; redrawn as the memories arrived
-            picture = panel.locator(".hm-tab-timeline img")
-            expect(picture).to_be_visible(timeout=60_000)
-            expected = len(HISTORY) + RETAINED
-            caption = panel.locator(".hm-timeline-caption")
-            deadline = time.monotonic() + 90
-            while _counted(caption.inner_text()) < expected and time.monotonic() < deadline:
-                time.sleep(0.5)  # accepted, then indexed: the tab follows (throttled)
-            assert _counted(caption.inner_text()) >= expected, caption.inner_text()
-            box = picture.bounding_box()
-            assert box is not None
-            assert box["width"] > 300, box
-            assert box["height"] > 150, box
-            _shoot(panel, "panel-timeline.png")
-
-            _open(panel, "Map")
-            expect(panel.locator(".hm-map-caption")).to_contain_text(
-                re.compile(r"drawn at|No entities|Could not"), timeout=60_000
-            )
-            expect(panel.locator(".hm-tab-map img")).to_be_visible()
-            _shoot(panel, "panel-map.png", docs=False)
+            yield page, idle
         finally:
-            page.screenshot(path=str(ARTIFACTS / "browser-page.png"), full_page=True)
+            page.screenshot(
+                path=str(ARTIFACTS / f"browser-{Path(notebook).stem}-page.png"), full_page=True
+            )
             browser.close()
+
+
+def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
+    started = time.monotonic()
+    with _opened(lab, "panel.ipynb") as (page, idle):
+        from playwright.sync_api import expect
+
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+        panel = page.locator(".hm-panel")
+        expect(panel).to_be_visible(timeout=120_000)
+        tabs = panel.locator(".hm-tabs").get_by_role("tab")
+        expect(tabs).to_have_text(TABS)
+        expect(tabs.first).to_have_attribute("aria-selected", "true")  # opens on Memory
+        expect(panel.locator(".hm-tab-memory .hm-search-box input")).to_be_visible()
+        expect(panel.locator(".hm-health")).to_contain_text("ok", timeout=90_000)
+        expect(panel.locator(".hm-health-auto")).to_have_text("auto-retain on")
+        _fits(panel)
+
+        _open(panel, "Status")
+        pending = panel.locator(".hm-queue-pending")
+        accepted = panel.locator(".hm-queue-accepted")
+        # the retains reached the panel (still pending, or already sent by the 5 s window)
+        deadline, seen = time.monotonic() + 60, []
+        while time.monotonic() < deadline:
+            seen.append((_number(pending.inner_text()), _number(accepted.inner_text())))
+            if seen[-1][0] > 0 or seen[-1][1] >= RETAINED:
+                break
+            time.sleep(0.1)
+        assert seen[-1][0] > 0 or seen[-1][1] >= RETAINED, seen
+        expect(idle).to_be_visible(timeout=60_000)
+
+        panel.locator("button.hm-flush").click()
+        expect(panel.locator(".hm-notice")).to_contain_text("Flush requested.")
+        expect(pending).to_have_text("0", timeout=60_000)
+        expect(panel.locator(".hm-health-pending")).to_have_text("0 pending")
+        deadline = time.monotonic() + 60
+        while _number(accepted.inner_text()) < RETAINED and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _number(accepted.inner_text()) >= RETAINED, accepted.inner_text()
+        assert panel.locator(".hm-queue-last-flush").inner_text() != "never"
+        _fits(panel)
+
+        _open(panel, "Memory")
+        done = panel.locator(".hm-search-message:not(.hm-search-busy)")
+        deadline = time.monotonic() + 150
+        for attempt in itertools.count():  # a loaded server can index for longer than a
+            query = "Is the churn table deduplicated" + "?" * (attempt + 1)  # search waits
+            panel.locator(".hm-search-box input").fill(query)
+            panel.locator("button.hm-search").click()
+            expect(done).to_contain_text(f"“{query}”: ", timeout=90_000)  # its answer
+            expect(done).to_contain_text(SEARCH_DONE)
+            if "still being indexed" not in done.inner_text():
+                break
+            assert time.monotonic() < deadline, done.inner_text()
+        result = panel.locator(".hm-results .hm-result").filter(has_text="Browser test fact")
+        expect(result.first.locator(".hm-result-text")).to_contain_text("order_id", timeout=90_000)
+        expect(result.first.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
+        expect(panel.locator(".hm-search-message")).to_contain_text("Found")
+        recent = panel.locator(".hm-recent .hm-recent-item")
+        expect(recent.first.locator(".hm-recent-state")).to_have_text("indexed")
+        expect(recent.filter(has_text="Browser test fact 5")).to_have_count(1)
+        _fits(panel)
+
+        _open(panel, "Status")
+        document = panel.locator(".hm-document-text")
+        expect(document).to_contain_text("churn_rows = 1200", timeout=60_000)
+
+        # the seeds have content once the memories are consolidated: re-list, open one
+        _open(panel, "Models")
+        models = panel.locator(".hm-models .hm-model")
+        deadline = time.monotonic() + 90
+        while models.count() == 0 and time.monotonic() < deadline:
+            panel.locator("button.hm-refresh").click()
+            time.sleep(2)
+        panel.locator(".hm-models").get_by_text("Project Conventions").first.click()
+        model = models.filter(has_text="mock response").first
+        expect(model.locator(".hm-model-content")).to_be_visible()
+        model.locator("button.hm-model-refresh").click()
+        expect(panel.locator(".hm-notice")).to_contain_text("refreshed.", timeout=60_000)
+        _fits(panel)
+
+        _open(panel, "Memory")
+        panel.locator(".hm-tab-memory").evaluate("box => { box.scrollTop = 0; }")
+        _shoot(panel, "panel-memory.png")
+
+        _open(panel, "Timeline")  # drawn on the worker; redrawn as the memories arrived
+        picture = panel.locator(".hm-tab-timeline img")
+        expect(picture).to_be_visible(timeout=60_000)
+        expected = len(HISTORY) + RETAINED
+        caption = panel.locator(".hm-timeline-caption")
+        deadline = time.monotonic() + 90
+        while _counted(caption.inner_text()) < expected and time.monotonic() < deadline:
+            time.sleep(0.5)  # accepted, then indexed: the tab follows (throttled)
+        assert _counted(caption.inner_text()) >= expected, caption.inner_text()
+        box = picture.bounding_box()
+        assert box is not None
+        assert box["width"] > 300, box
+        assert box["height"] > 150, box
+        _shoot(panel, "panel-timeline.png")
+
+        _open(panel, "Map")
+        expect(panel.locator(".hm-map-caption")).to_contain_text(
+            re.compile(r"drawn at|No entities|Could not"), timeout=60_000
+        )
+        expect(panel.locator(".hm-tab-map img")).to_be_visible()
+        _shoot(panel, "panel-map.png", docs=False)
     print(f"\nbrowser test: {time.monotonic() - started:.1f} s in the browser")
-
-
-def _browser() -> Any:
-    chromium = shutil.which("chromium")
-    _require("Debian's chromium (apt-get install chromium)", chromium is not None)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _require("the playwright package (pip install playwright)", False)
-    return chromium, sync_playwright
 
 
 def test_run_all_twice_then_an_edit_leaves_one_memory_per_cell(lab: Lab) -> None:
     """Run All twice, edit the decision cell, Run All again: ``%recall`` shows each cell once,
     the edited decision as the current one, saying it replaced an earlier version."""
-    chromium, sync_playwright = _browser()
-    from playwright.sync_api import expect
+    with _opened(lab, "reruns.ipynb") as (page, idle):
+        from playwright.sync_api import expect
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(
-            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
-        page.set_default_timeout(60_000)
-        try:
-            page.goto(f"{lab.url}/lab/tree/reruns.ipynb?token={lab.token}")
-            idle = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\| Idle$"))
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        expect(cells).to_have_count(len(RERUN_CELLS))
+        recall_output = cells.nth(len(RERUN_CELLS) - 1).locator(".jp-OutputArea-output")
+
+        def run_all() -> None:
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            expect(recall_output).to_contain_text("relevant memor", timeout=120_000)
             expect(idle).to_be_visible(timeout=120_000)
-            choose = page.get_by_role("button", name="Select", exact=True)
-            if choose.is_visible():
-                choose.click()
-            cells = page.locator(".jp-Notebook .jp-Cell")
-            expect(cells).to_have_count(len(RERUN_CELLS))
-            recall_output = cells.nth(len(RERUN_CELLS) - 1).locator(".jp-OutputArea-output")
 
-            def run_all() -> None:
-                page.get_by_role("menuitem", name="Run", exact=True).click()
-                page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-                expect(recall_output).to_contain_text("relevant memor", timeout=120_000)
-                expect(idle).to_be_visible(timeout=120_000)
+        run_all()
+        run_all()
+        editor = cells.nth(2).locator(".cm-content")
+        editor.click()
+        page.keyboard.press("Control+a")
+        page.keyboard.type(CUTOFF.format(n=3))
+        expect(editor).to_contain_text("TENURE_CUTOFF_MONTHS = 3")
+        run_all()
 
-            run_all()
-            run_all()
-            editor = cells.nth(2).locator(".cm-content")
-            editor.click()
-            page.keyboard.press("Control+a")
-            page.keyboard.type(CUTOFF.format(n=3))
-            expect(editor).to_contain_text("TENURE_CUTOFF_MONTHS = 3")
-            run_all()
+        def cutoff_rows() -> Any:
+            return recall_output.locator("tbody tr").filter(has_text="TENURE_CUTOFF_MONTHS")
 
-            def cutoff_rows() -> Any:
-                return recall_output.locator("tbody tr").filter(has_text="TENURE_CUTOFF_MONTHS")
-
-            deadline = time.monotonic() + 120
-            while True:  # the edit is indexed, and the earlier version superseded, in seconds
-                rows = cutoff_rows()
-                texts = [rows.nth(n).inner_text() for n in range(rows.count())]
-                if (len(texts) == 1 and "= 3" in texts[0]) or time.monotonic() > deadline:
-                    break
-                cells.nth(len(RERUN_CELLS) - 1).click()
-                page.keyboard.press("Control+Enter")  # ask again
-                expect(idle).to_be_visible(timeout=120_000)
-                time.sleep(1)
-            assert len(texts) == 1, texts  # one memory for the cell: its current version
-            assert "TENURE_CUTOFF_MONTHS = 3" in texts[0]
-            assert "replaces the version of" in texts[0]
-            segments = recall_output.locator("tbody tr").filter(has_text="segments")
-            assert segments.count() <= 1  # run three times, still one memory
-            page.screenshot(path=str(ARTIFACTS / "browser-reruns.png"), full_page=True)
-        finally:
-            browser.close()
+        deadline = time.monotonic() + 120
+        while True:  # the edit is indexed, and the earlier version superseded, in seconds
+            rows = cutoff_rows()
+            texts = [rows.nth(n).inner_text() for n in range(rows.count())]
+            if (len(texts) == 1 and "= 3" in texts[0]) or time.monotonic() > deadline:
+                break
+            cells.nth(len(RERUN_CELLS) - 1).click()
+            page.keyboard.press("Control+Enter")  # ask again
+            expect(idle).to_be_visible(timeout=120_000)
+            time.sleep(1)
+        assert len(texts) == 1, texts  # one memory for the cell: its current version
+        assert "TENURE_CUTOFF_MONTHS = 3" in texts[0]
+        assert "replaces the version of" in texts[0]
+        segments = recall_output.locator("tbody tr").filter(has_text="segments")
+        assert segments.count() <= 1  # run three times, still one memory
