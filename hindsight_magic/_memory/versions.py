@@ -94,8 +94,7 @@ class CellVersions:
         self._cells: dict[tuple[str, str], dict[str, VersionRecord]] = {}
         self._listed: dict[tuple[str, str], float | None] = {}  # → when to list again (failed)
         self._pending: list[_Supersede] = []
-        self.superseded = 0  # versions this kernel superseded (for status)
-        self.unchanged = 0  # cells re-run unchanged: nothing sent
+        self.superseded = 0  # earlier versions this kernel superseded
 
     # -- deciding (worker thread) -------------------------------------------------------------
 
@@ -113,7 +112,6 @@ class CellVersions:
             others = [r for v, r in known.items() if v != identity.version and r.valid]
             reason = f"{SUPERSEDED} {label}, {_local_minute(ran_at)}"
             if record is not None:
-                self.unchanged += 1
                 if record.valid and not others:
                     return None
                 revive = None if record.valid else record
