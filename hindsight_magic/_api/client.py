@@ -539,31 +539,6 @@ class HindsightClient:
         empty = {"items": [], "total": 0}
         return self._listing("listMemories", path, params, tags, tags_match, missing=empty)
 
-    def entities(
-        self,
-        bank_id: str,
-        *,
-        limit: int = 100,
-        tags: Sequence[str] | None = None,
-        tags_match: str | None = None,
-    ) -> dict[str, Any]:
-        """``GET …/entities``: ``{items, total}``, the most mentioned first."""
-        path = f"{bank_path(bank_id)}/entities"
-        return self._listing("listEntities", path, {"limit": limit}, tags, tags_match)
-
-    def entity_graph(
-        self,
-        bank_id: str,
-        *,
-        limit: int = 1000,
-        tags: Sequence[str] | None = None,
-        tags_match: str | None = None,
-    ) -> dict[str, Any]:
-        """``GET …/entities/graph``: ``{nodes, edges}`` in Cytoscape envelopes, at most
-        ``limit`` co-occurrence edges, the strongest first."""
-        path = f"{bank_path(bank_id)}/entities/graph"
-        return self._listing("entityGraph", path, {"limit": limit}, tags, tags_match)
-
     def _listing(
         self,
         operation: str,
