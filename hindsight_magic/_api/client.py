@@ -278,9 +278,10 @@ class HindsightClient:
         )
         return reply
 
-    def list_banks(self) -> list[dict[str, Any]]:
-        """``GET /v1/default/banks``."""
-        reply = self.call("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
+    def list_banks(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """``GET /v1/default/banks``: the first ``limit`` (default: the server's, 100)."""
+        params = {"limit": limit} if limit is not None else None
+        reply = self.call("listBanks", "GET", BANKS, timeout_s=self.timeouts.request, params=params)
         return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
 
     def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
