@@ -25,7 +25,9 @@ COMMAND = "hindsight-magic server"
 
 
 def _server_start(args: argparse.Namespace) -> int:
-    _, text = actions.start(port=args.port, data_dir=args.data_dir, wait_s=args.wait)
+    _, text = actions.start(
+        port=args.port, data_dir=args.data_dir, wait_s=args.wait, project=args.project
+    )
     print(text)
     return 0
 

@@ -35,23 +35,81 @@ from ._settings import FALLBACK_API_URL
 APP_NAME = "hindsight-magic"
 
 
-def data_dir() -> Path:
-    """The per-user data directory (created on first use).
+PROJECT_DATA_DIR = ".hindsight-magic"  # a project's own data dir, in its top folder
 
-    ``HINDSIGHT_MAGIC_DATA_DIR`` wins; otherwise the platform's usual place, from platformdirs:
-    ``$XDG_DATA_HOME/hindsight-magic`` (default ``~/.local/share/hindsight-magic``) on
-    Linux, ``~/Library/Application Support/hindsight-magic`` on macOS and
-    ``%LOCALAPPDATA%\\hindsight-magic`` on Windows.
+
+def data_dir(project: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory: the journal, the local server's data, the MCP token (created on
+    first use).
+
+    ``HINDSIGHT_MAGIC_DATA_DIR`` wins; then a project's own (``project_data_dir``: the folder
+    ``.hindsight-magic`` at the top of the project holding ``project``, default the working
+    folder), so that a clone with one keeps its server and journal apart from the others';
+    otherwise the per-user place, from platformdirs: ``$XDG_DATA_HOME/hindsight-magic``
+    (default ``~/.local/share/hindsight-magic``) on Linux, ``~/Library/Application
+    Support/hindsight-magic`` on macOS and ``%LOCALAPPDATA%\\hindsight-magic`` on Windows.
     """
     explicit = os.environ.get("HINDSIGHT_MAGIC_DATA_DIR", "").strip()
     if explicit:
-        path = Path(explicit).expanduser()
+        path = Path(explicit).expanduser().absolute()
+    elif (own := project_data_dir(project)) is not None:
+        return own
     else:
-        import platformdirs  # imported here: not needed when HINDSIGHT_MAGIC_DATA_DIR is set
-
-        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        path = user_data_dir()
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def user_data_dir() -> Path:
+    """The per-user data dir, from platformdirs: where every project without a data dir of its
+    own keeps its journal and its server (not created here)."""
+    import platformdirs  # imported here: not needed when HINDSIGHT_MAGIC_DATA_DIR is set
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def git_main_root(start: Path) -> Path | None:
+    """The main checkout root of the git repository containing ``start`` (worktrees included)."""
+    for folder in (start, *start.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return folder
+        if marker.is_file():
+            # A linked worktree: ".git" holds "gitdir: <main>/.git/worktrees/<name>".
+            try:
+                line = marker.read_text(encoding="utf-8").strip()
+            except OSError:
+                return folder
+            if not line.startswith("gitdir:"):
+                return folder
+            gitdir = Path(line.removeprefix("gitdir:").strip())
+            if not gitdir.is_absolute():
+                gitdir = (folder / gitdir).resolve()
+            commondir = gitdir / "commondir"
+            if commondir.is_file():
+                common = (gitdir / commondir.read_text(encoding="utf-8").strip()).resolve()
+                return common.parent if common.name == ".git" else common
+            return folder
+    return None
+
+
+def project_folder(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The project holding ``start`` (default: the working folder): the main checkout of its
+    git repository, else ``start`` itself, as the project label reads it; None when it cannot
+    be read (a working folder deleted)."""
+    try:
+        folder = Path(start if start is not None else os.getcwd()).resolve()
+    except OSError:
+        return None
+    return git_main_root(folder) or folder
+
+
+def project_data_dir(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The data dir of the project holding ``start``, when it has one of its own: the folder
+    ``PROJECT_DATA_DIR`` at its top (``hindsight-magic server start --project`` makes it)."""
+    folder = project_folder(start)
+    own = folder / PROJECT_DATA_DIR if folder is not None else None
+    return own if own is not None and own.is_dir() else None
 
 
 def tail(path: Path, lines: int) -> str:
@@ -118,7 +176,8 @@ class _HasApiUrl(Protocol):
 
 def server_home(folder: Path | None = None) -> Path:
     """``<data dir>/server``: holds ``state.json``, ``hindsight.log`` and usually ``pgdata/``."""
-    return (Path(folder) if folder is not None else data_dir()) / "server"
+    # absolute: PostgreSQL and the server run in other working folders (``--data-dir .x``)
+    return (Path(folder).expanduser().absolute() if folder is not None else data_dir()) / "server"
 
 
 def read_state(home: Path) -> ServerInfo | None:
@@ -185,11 +244,12 @@ def running_server(data_dir: Path | None = None) -> ServerInfo | None:
         return None
 
 
-def resolve_api_url(settings: _HasApiUrl) -> str:
-    """Explicit setting, else a running local server, else Hindsight's default URL."""
+def resolve_api_url(settings: _HasApiUrl, project: str | None = None) -> str:
+    """Explicit setting, else the running local server of the data dir (the project's own,
+    for the project at folder ``project``, when it has one), else Hindsight's default URL."""
     if settings.api_url:
         return settings.api_url
-    info = running_server()
+    info = running_server(data_dir(project))
     return info.url if info else FALLBACK_API_URL
 
 

@@ -297,7 +297,7 @@ CASES = [
         "%hindsight map Berkly",
         ("No entity named 'Berkly'", "did you mean Berkeley?"),
         reply=replying(
-            200, '{"items": [{"id": "e1", "canonical_name": "Berkeley", "mention_count": 3}]}'
+            200, '{"items": [{"id": "m1", "fact_type": "world", "entities": "Berkeley"}]}'
         ),
     ),
     Case(

@@ -300,9 +300,10 @@ class HindsightClient:
         )
         return reply
 
-    def list_banks(self) -> list[dict[str, Any]]:
-        """``GET /v1/default/banks``."""
-        reply = self.call("listBanks", "GET", BANKS, timeout_s=self.timeouts.request)
+    def list_banks(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """``GET /v1/default/banks``: the first ``limit`` (default: the server's, 100)."""
+        params = {"limit": limit} if limit is not None else None
+        reply = self.call("listBanks", "GET", BANKS, timeout_s=self.timeouts.request, params=params)
         return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
 
     def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
@@ -574,31 +575,6 @@ class HindsightClient:
         path = f"{bank_path(bank_id)}/memories/list"
         empty = {"items": [], "total": 0}
         return self._listing("listMemories", path, params, tags, tags_match, missing=empty)
-
-    def entities(
-        self,
-        bank_id: str,
-        *,
-        limit: int = 100,
-        tags: Sequence[str] | None = None,
-        tags_match: str | None = None,
-    ) -> dict[str, Any]:
-        """``GET …/entities``: ``{items, total}``, the most mentioned first."""
-        path = f"{bank_path(bank_id)}/entities"
-        return self._listing("listEntities", path, {"limit": limit}, tags, tags_match)
-
-    def entity_graph(
-        self,
-        bank_id: str,
-        *,
-        limit: int = 1000,
-        tags: Sequence[str] | None = None,
-        tags_match: str | None = None,
-    ) -> dict[str, Any]:
-        """``GET …/entities/graph``: ``{nodes, edges}`` in Cytoscape envelopes, at most
-        ``limit`` co-occurrence edges, the strongest first."""
-        path = f"{bank_path(bank_id)}/entities/graph"
-        return self._listing("entityGraph", path, {"limit": limit}, tags, tags_match)
 
     def _listing(
         self,

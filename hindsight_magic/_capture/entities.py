@@ -6,11 +6,21 @@ piece verbatim) it keeps only the entities a retain item carries, and a mock LLM
 the words of its own prompt (``Context``, ``Extract``, ``Date``, ``Thursday``). So every item
 the extension writes carries its own:
 
-- what the cell **names**: the variables, functions and classes it defines (read by Python's
-  own parser, ``ast``, so a name in a string or a comment is not taken for one) and the data
-  **files** it reads or writes (string literals that are file names);
+- what the cell **names**: the functions and classes it defines, and the variables whose names
+  say what they hold (read by Python's own parser, ``ast``, so a name in a string or a comment
+  is not taken for one), and the data **files** it reads or writes (string literals that are
+  file names);
 - the **terms** a person capitalises in comments, printed notes and ``%retain`` text:
-  ``Berkeley Lab``, ``AUC``, ``XGBoost`` (``tokenize`` finds the comments and strings).
+  ``Berkeley Lab``, ``AUC``, ``XGBoost``, ``PM2.5`` (``tokenize`` finds the comments and
+  strings).
+
+A variable counts by the same rule as a word of prose, where a lowercase word is never a term:
+its name must be made of parts (``daily_trips``, ``MIN_TRIP_S``, ``userCount``). One lowercase
+word (``weekly``, ``exceed``, ``trips``), with or without a number after it (``df2``), is a
+throwaway name, as are the names library documentation gives its objects (``rng``, ``clf``,
+``X_train``). A dictionary of English words would not do instead: none comes with the
+extension's dependencies; the smallest well-kept one (pyspellchecker's) holds 30 MB in every
+kernel once loaded, and knows neither ``rng`` nor ``preds`` nor ``agg``.
 
 The notebook and the tags are not entities of each memory, though a person would name them:
 each memory already carries them (metadata and tags; the timeline counts by notebook), and as
@@ -28,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Iterable, Iterator
@@ -42,13 +53,14 @@ FILE_NAME = re.compile(
     r"|fastq|bam|sam|vcf|bed|xml|html|pdf|png|jpe?g|tiff?|wav|mp3|mp4)\b",
     re.IGNORECASE,
 )
-# ``Berkeley Lab``, ``Random Forest`` (Title Case runs); ``AUC``, ``QC2`` (acronyms);
-# ``XGBoost``, ``PyTorch``, ``Q3`` (inner capitals, a letter and digits); ``order_id``
-# (a column or variable named in words); a capitalised word inside a sentence (``the
-# Vostok cores``)
+# ``Berkeley Lab``, ``Random Forest`` (Title Case runs); ``AUC``, ``QC2``, ``PM2.5``
+# (acronyms, with a number whole); ``XGBoost``, ``PyTorch``, ``Q3``, ``V1.2`` (inner capitals,
+# a letter and a number); ``order_id`` (a column or variable named in words); a capitalised
+# word inside a sentence (``the Vostok cores``)
+NUMBER = r"(?:[0-9]+(?:\.[0-9]+)*)"  # ``2``, ``2.5``, ``1.2.3``: not the full stop after it
 TERM = re.compile(
     r"\b(?:[A-Z][a-z0-9]+(?:[ -](?:of |de |van |von )?[A-Z][A-Za-z0-9]+)+"
-    r"|[A-Z]{2,}[0-9]*s?|[A-Z][0-9]{1,3}"
+    rf"|[A-Z]{{2,}}{NUMBER}?s?|[A-Z][0-9]{{1,3}}(?:\.[0-9]+)*"
     r"|[A-Z]{2,}[a-z]+[A-Za-z0-9]*"
     r"|[A-Z]?[a-z]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9])\b"
     r"|(?<=[a-z0-9,;] )[A-Z][a-z]{2,}\b"
@@ -64,10 +76,13 @@ NOT_TERMS = frozenset(
     fix ask add remove filter load save run set compute make try do always never only please
     """.split()  # noqa: SIM905 (a list of words reads better as words)
 )
+# the names library documentation and tutorials give their objects (NumPy's ``rng``,
+# scikit-learn's ``clf`` and ``X_train``), and the words any code uses for what it handles
 GENERIC_NAMES = frozenset(
     """df data tmp temp res result results out output val value values idx key keys item items
     row rows col cols line lines text obj args kwargs self cls fig ax axes plt np pd sns ok err
-    var vals arr mask count total name names path file files""".split()  # noqa: SIM905
+    var vals arr mask count total name names path file files rng clf reg est model pipe
+    x_train x_test x_val y_train y_test y_val y_pred y_proba y_true y_score""".split()  # noqa: SIM905
 )
 # string literals (f-strings are split into parts from Python 3.12)
 WORDS_TOKENS = frozenset({tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)})
@@ -142,17 +157,33 @@ def _defined_names(code: str) -> Iterator[str]:
         return
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            candidates = [node.name]
+            defined, candidates = True, [node.name]
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            candidates = [
-                name.id
-                for target in targets
-                for name in ast.walk(target)
-                if isinstance(name, ast.Name)
-            ]
+            defined, candidates = (
+                False,
+                [
+                    name.id
+                    for target in targets
+                    for name in ast.walk(target)
+                    if isinstance(name, ast.Name)
+                ],
+            )
         else:
             continue
-        for name in candidates:
-            if len(name) >= 3 and not name.startswith("_") and name not in GENERIC_NAMES:
-                yield name
+        yield from (name for name in candidates if _names_a_thing(name, defined=defined))
+
+
+def _names_a_thing(name: str, *, defined: bool) -> bool:
+    """Whether ``name`` says what it holds: a function's or class's (``defined``) of three
+    characters or more; a variable's when made of parts (``daily_trips``, ``MIN_TRIP_S``,
+    ``userCount``, ``sensor_12``); never a private or generic one (``_cache``, ``df2``,
+    ``rng``)."""
+    core = name.rstrip("0123456789_")
+    if len(core) < 3 or name.startswith("_") or core.casefold() in GENERIC_NAMES:
+        return False
+    if defined:
+        return True
+    parts = [part for part in name.split("_") if part]
+    inner_capital = any(a.islower() and b.isupper() for a, b in itertools.pairwise(core))
+    return len(parts) > 1 or core.isupper() or inner_capital

@@ -548,15 +548,15 @@ def memory_only_line(file: JournalFile, error: JournalError) -> str:
     )
 
 
-def open_journal(setting: str) -> tuple[JournalFile | None, str | None]:
-    """The journal file the ``journal_path`` setting asks for, and one line for the user if
-    something happened.
+def open_journal(setting: str, project: str | None = None) -> tuple[JournalFile | None, str | None]:
+    """The journal file the ``journal_path`` setting asks for (for the project at folder
+    ``project``), and one line for the user if something happened.
 
     A damaged file is moved aside and a fresh one used; a file that cannot be opened now
     (read-only, disk full, permissions) gives a file that is not open yet: the queue keeps
     memories in memory and its worker opens the file as soon as it can.
     """
-    target = journal_path(setting)
+    target = journal_path(setting, project)
     if target is None:
         return None, None
     file = JournalFile(target, open_now=False)

@@ -79,13 +79,14 @@ create table if not exists spools (
 """
 
 
-def journal_path(setting: str) -> Path | None:
+def journal_path(setting: str, project: str | None = None) -> Path | None:
     """The journal file the ``journal_path`` setting names: ``''`` is ``journal.sqlite3`` in the
-    data dir, ``off`` is None (memories are kept in memory only), anything else a file path."""
+    data dir (of the project at folder ``project``, when it has its own), ``off`` is None
+    (memories are kept in memory only), anything else a file path."""
     path = setting.strip()
     if path.lower() == "off":
         return None
-    return Path(path).expanduser() if path else data_dir() / JOURNAL_FILE
+    return Path(path).expanduser() if path else data_dir(project) / JOURNAL_FILE
 
 
 # -- failures ----------------------------------------------------------------------------------

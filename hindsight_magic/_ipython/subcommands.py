@@ -309,7 +309,10 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
         print("Starting the local Hindsight server (about 15 s the first time)…", file=sys.stderr)
         try:
             info, text = actions.start(
-                port=options.port, data_dir=options.data_dir, wait_s=options.wait
+                port=options.port,
+                data_dir=options.data_dir,
+                wait_s=options.wait,
+                project=options.project,
             )
         except ServerError as error:
             if error.log_tail:

@@ -17,16 +17,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._api.client import HindsightClient
 from .._diagnosis import local_diagnosis
+from .._errors import HindsightError
 from .._machine import (
     LOCAL_PORT,
+    PROJECT_DATA_DIR,
     ServerInfo,
     api_process,
     local_server,
+    project_folder,
     running_server,
     server_home,
+    user_data_dir,
 )
-from . import launcher, storage
+from .._settings import HindsightSettings
+from .._text import one_line, plain_text, plural
+from . import ServerError, launcher, storage
 from .postgres import PG_USER
 
 DEFAULT_PORT = LOCAL_PORT  # here too, so that parsing never imports the launcher
@@ -88,14 +95,29 @@ class Action:
         return " ".join([self.name, *words])
 
 
-DATA_DIR = Option(("--data-dir",), Path, None, "D", "data directory (default: the user's)")
+DATA_DIR = Option(
+    ("--data-dir",),
+    Path,
+    None,
+    "D",
+    f"data directory (default: the project's {PROJECT_DATA_DIR} when it has one, else the user's)",
+)
 ACTIONS: tuple[Action, ...] = (
     Action(
         "start",
         "start (or reuse) the server",
         (
-            Option(("--port",), positive_int, DEFAULT_PORT, "N", f"default: {DEFAULT_PORT}"),
+            Option(
+                ("--port",), positive_int, None, "N", f"default: {DEFAULT_PORT}, else a free one"
+            ),
             Option(("--wait",), float, 180.0, "S", "seconds to wait for health (default 180)"),
+            Option(
+                ("--project",),
+                bool,
+                False,
+                "",
+                f"the project's own data dir: {PROJECT_DATA_DIR} at its top, made if needed",
+            ),
         ),
     ),
     Action("stop", "stop the server"),
@@ -155,12 +177,24 @@ def describe(info: ServerInfo) -> str:
 
 
 def start(
-    *, port: int, data_dir: Path | None = None, wait_s: float = 180
+    *,
+    port: int | None = None,
+    data_dir: Path | None = None,
+    wait_s: float = 180,
+    project: bool = False,
 ) -> tuple[ServerInfo, str]:
     """Start (or reuse) the server; return it and the lines saying which, and how long it took.
+    ``project``: the server of the working folder's project, in its own data dir.
 
     Raises ``ServerError`` as ``launcher.start`` does.
     """
+    if project:
+        if data_dir is not None:
+            raise ServerError("give --project or --data-dir, not both")
+        folder = project_folder()
+        if folder is None:
+            raise ServerError("the working folder cannot be read; cd into the project first")
+        data_dir = folder / PROJECT_DATA_DIR
     before = launcher.status(data_dir)
     t0 = time.monotonic()
     info = launcher.start(port=port, data_dir=data_dir, wait_s=wait_s)
@@ -169,7 +203,7 @@ def start(
     took = time.monotonic() - t0
     text = (
         f"Hindsight server running at {describe(info)}\n"
-        f"Started in {took:.1f} s; log: {info.log_path}"
+        f"Started in {took:.1f} s; log: {info.log_path}\n{users(data_dir)}"
     )
     home = server_home(data_dir)
     if info.pg_data and not Path(info.pg_data).is_relative_to(home):
@@ -233,8 +267,72 @@ def status(data_dir: Path | None, command: str) -> tuple[bool, str]:
     return running, f"{text}\n{data_lines(data_dir, command)}"
 
 
+def users(data_dir: Path | None) -> str:
+    """Who uses the server of ``data_dir``: one project's notebooks (its own data dir), or
+    every project on this machine that has none (the user's)."""
+    where = server_home(data_dir).parent.resolve()
+    if where.name == PROJECT_DATA_DIR:
+        return (
+            f"Notebooks in {where.parent} use it (the project's own data dir); other projects "
+            "and clones have theirs."
+        )
+    if where == user_data_dir().resolve():
+        return (
+            f"Every notebook on this machine without a data dir of its own uses it (data dir "
+            f"{where}): each project and clone, unless it has a {PROJECT_DATA_DIR} folder or "
+            "sets HINDSIGHT_MAGIC_DATA_DIR."
+        )
+    return (
+        f"Every notebook started with HINDSIGHT_MAGIC_DATA_DIR={where} uses it, whatever its "
+        "project or clone."
+    )
+
+
+SHOWN_BANKS = 10  # banks named by name in purge's question; the rest counted
+
+
+def banks_lines(data_dir: Path | None) -> list[str]:
+    """The banks the running server of ``data_dir`` holds, with their memories, most first;
+    when it is stopped (or does not answer), that every project that used it loses its own."""
+    info = launcher.status(data_dir)
+    if info is None:
+        return [
+            "The server is stopped, so its banks cannot be listed: every project that used this "
+            "data dir loses its memories."
+        ]
+    client = HindsightClient(info.url, HindsightSettings.from_environment().key())
+    try:
+        banks = client.list_banks(limit=1000)
+    except HindsightError as error:
+        return [f"Its banks could not be listed ({one_line(str(error), 120)}): every project "
+                "that used this data dir loses its memories."]  # fmt: skip
+    finally:
+        client.close()
+    counted = sorted(
+        ((str(bank.get("bank_id")), _memories(bank)) for bank in banks if isinstance(bank, dict)),
+        key=lambda bank: (-bank[1], bank[0]),
+    )
+    if not counted:
+        return ["It holds no bank yet."]
+    total = sum(memories for _, memories in counted)
+    lines = [f"Its {plural(len(counted), 'bank', 'banks')}, {plural(total, 'memory', 'memories')}:"]
+    lines += [f"  {plain_text(one_line(bank, 80))}: {plural(n, 'memory', 'memories')}"
+              for bank, n in counted[:SHOWN_BANKS]]  # fmt: skip
+    rest = counted[SHOWN_BANKS:]
+    if rest:
+        more = plural(sum(n for _, n in rest), "memory", "memories")
+        lines.append(f"  and {plural(len(rest), 'more bank', 'more banks')} ({more})")
+    return lines
+
+
+def _memories(bank: dict[str, Any]) -> int:
+    count = bank.get("fact_count")
+    return count if isinstance(count, int) and not isinstance(count, bool) else 0
+
+
 def purge_plan(data_dir: Path | None) -> tuple[bool, str]:
-    """Whether there is data to delete, and the lines saying what ``purge`` would delete."""
+    """Whether there is data to delete, and the lines saying what ``purge`` would delete: its
+    folders, its banks and their memories, and who else loses them."""
     found = storage.locations(data_dir)
     if not found:
         return (
@@ -243,7 +341,9 @@ def purge_plan(data_dir: Path | None) -> tuple[bool, str]:
         )
     total = storage.human_size(sum(location.size for location in found))
     head = f"This stops the local Hindsight server and deletes all its data ({total}, every bank):"
-    return True, "\n".join([head, *(f"  {location}" for location in found)])
+    return True, "\n".join(
+        [head, *(f"  {location}" for location in found), *banks_lines(data_dir), users(data_dir)]
+    )
 
 
 def purge(data_dir: Path | None = None) -> str:

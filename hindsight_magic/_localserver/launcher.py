@@ -182,13 +182,15 @@ def _wait_healthy(url: str, pid: int, wait_s: float, log: Path) -> None:
 
 def start(
     *,
-    port: int = DEFAULT_PORT,
+    port: int | None = None,
     data_dir: Path | None = None,
     api_key: str | None = None,
     wait_s: float = 180,
     extra_env: Mapping[str, str] | None = None,
 ) -> ServerInfo:
-    """Start (or return the already running) local server of ``data_dir`` on 127.0.0.1:port.
+    """Start (or return the already running) local server of ``data_dir`` on 127.0.0.1:port
+    (None: ``DEFAULT_PORT``, or a free port when another program has it: the state file
+    records it, and kernels find the server there).
 
     Raises ``ServerError`` (one line, plus ``log_tail``) when it cannot be started.
     """
@@ -200,6 +202,9 @@ def start(
     if missing:
         raise ServerError(f"{MISSING_EXTRA} (missing: {', '.join(missing)})")
     home = server_home(data_dir)
+    if not home.parent.exists():  # made here: it keeps itself out of git (a project's own)
+        home.parent.mkdir(parents=True)
+        (home.parent / ".gitignore").write_text("# made by hindsight-magic: its data\n*\n")
     home.mkdir(parents=True, exist_ok=True)
     log = home / "hindsight.log"
     with _locked(home):
@@ -214,7 +219,9 @@ def start(
                 )
                 raise ServerError(msg, exc.log_tail) from None
             return info
-        if bind(port) is None:
+        if port is None:
+            port = _free_port(home)
+        elif bind(port) is None:
             other = next((p for p in range(port + 1, port + 50) if bind(p)), bind(0))
             raise ServerError(
                 f"port {port} on 127.0.0.1 is already in use by another program; "
@@ -260,6 +267,19 @@ def start(
             raise
         lower_priority([pid, *process_tree(postgres.postmaster_pid(pgdata))])
         return info
+
+
+def _free_port(home: Path) -> int:
+    """``DEFAULT_PORT`` when it is free, else a free port; never beside a server of this data
+    dir that runs without its state file (a second one would share its PostgreSQL)."""
+    orphan = api_process(home=home)
+    if orphan is not None:
+        raise ServerError(
+            f"a Hindsight server (pid {orphan[0]}, port {orphan[1]}) from this data dir runs, but "
+            "its state file is gone; run `hindsight-magic server stop` (with the same "
+            "--data-dir), then start again"
+        )
+    return bind(DEFAULT_PORT) or bind(0) or DEFAULT_PORT
 
 
 def stop(data_dir: Path | None = None, timeout_s: float = 20, now: bool = False) -> bool:

@@ -9,9 +9,12 @@ notebook and an agent show up too:
   the scope's tags. The list and not ``…/stats/memories-timeseries``: only the list carries
   each memory's provenance (which notebook), and it takes any window, where the time series
   stops at 90 days. Periods are the user's local days, ISO weeks (from Monday) or months;
-- the map reads ``GET …/entities`` (the bank's entities, most mentioned first) for the top N,
-  ``GET …/entities/graph`` for how often two co-occur, and ``GET …/memories/list?entity_id=``
-  for one entity's memories with their provenance.
+- the map counts, over the same pages of the list, the entities each fact (``world`` and
+  ``experience``) names: how many facts mention each, how many mention two together, and which
+  are one entity's newest. Observations are left out: the server's consolidation makes them
+  from the facts, each naming its facts' entities again, so the server's own counts
+  (``GET …/entities`` and ``…/entities/graph`` under a tag filter, which every scope but
+  ``global`` uses) gave an entity mentioned once a count of 2 wherever consolidation runs.
 
 No drawing here: ``_ui.pictures`` turns these numbers into figures and tables.
 """
@@ -19,6 +22,7 @@ No drawing here: ``_ui.pictures`` turns these numbers into figures and tables.
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,11 +43,11 @@ if TYPE_CHECKING:
 
 PERIODS = ("day", "week", "month")
 FACT_TYPES = ("world", "experience", "observation")
+FACTS = ("world", "experience")  # what a person retained; an observation is made of them
 CONSOLIDATED = "(consolidated)"  # an observation: the server's, from many memories
 NO_NOTEBOOK = "(no notebook)"  # a script's memory, or one written before provenance
 PAGE = 2000  # memories per list request: 10 000 memories are five requests
 MAX_PAGES = 100  # 200 000 memories; past that the timeline says it stopped
-MAP_EDGES = 5000  # co-occurrence edges read for a map (the server's strongest first)
 ENTITY_MEMORIES = 20  # memories listed under one entity
 MAX_TOP = 200
 
@@ -140,16 +144,16 @@ class TimelineCounts:
 
 @dataclass(frozen=True)
 class MapNode:
-    entity_id: str
+    entity_id: str  # its name: a key within one map
     name: str
-    mentions: int
+    mentions: int  # facts that name it
 
 
 @dataclass(frozen=True)
 class MapEdge:
     source: str  # entity ids
     target: str
-    weight: int  # how many memories mention both
+    weight: int  # how many facts mention both
 
 
 @dataclass(frozen=True)
@@ -198,18 +202,6 @@ class EntityMap:
 def _items(reply: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     items = (reply or {}).get("items") or ()
     return [item for item in items if isinstance(item, dict)]
-
-
-def _envelopes(reply: Mapping[str, Any], key: str) -> Iterator[Mapping[str, Any]]:
-    """The ``data`` of each Cytoscape ``{"data": {...}}`` envelope under ``key``."""
-    for entry in reply.get(key) or ():
-        data = entry.get("data") if isinstance(entry, dict) else None
-        if isinstance(data, dict):
-            yield data
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def check_period(by: str | None) -> str | None:
@@ -265,26 +257,17 @@ class BankOverview:
         zone = local_zone()
         per_day: Counter[tuple[date, str, str]] = Counter()
         revised: Counter[date] = Counter()
-        truncated = True
-        listing = scope.listing("valid", PAGE)
         span = window.server_range() if window else {}
-        for page in range(MAX_PAGES):
-            reply = self._connection.client.list_memories(
-                scope.bank_id, **listing, offset=page * PAGE, time_field=TIME_FIELD, **span
-            )
-            items = _items(reply)
-            for item in items:
-                moment = server_time(item.get(TIME_FIELD)) or server_time(item.get("date"))
-                if moment is None or (window is not None and not window.contains(moment)):
-                    continue
-                day = moment.astimezone(zone).date()
-                per_day[(day, _fact_type(item), _notebook(item))] += 1
-                if _revises(item):
-                    revised[day] += 1
-            if len(items) < PAGE:
-                truncated = False
-                break
-        counts = self._counted(scope.bank_id, per_day, by, window, truncated)
+        pages = self._pages(scope, time_field=TIME_FIELD, **span)
+        for item in pages:
+            moment = server_time(item.get(TIME_FIELD)) or server_time(item.get("date"))
+            if moment is None or (window is not None and not window.contains(moment)):
+                continue
+            day = moment.astimezone(zone).date()
+            per_day[(day, _fact_type(item), _notebook(item))] += 1
+            if _revises(item):
+                revised[day] += 1
+        counts = self._counted(scope.bank_id, per_day, by, window, pages.truncated)
         in_periods: Counter[date] = Counter()
         for day, count in revised.items():
             in_periods[period_start(day, counts.by)] += count
@@ -323,51 +306,40 @@ class BankOverview:
         )
         return TimelineCounts(bank_id, by, tuple(ordered), tuple(periods), window, truncated)
 
+    def _pages(self, scope: BankScope, **params: Any) -> ListedPages:
+        """The scope's valid memories, page by page, newest first (at most ``MAX_PAGES``)."""
+        return ListedPages(self._connection, scope, params)
+
     def entity_map(self, entity: str | None = None, top: int = 20) -> EntityMap:
-        """The ``top`` most mentioned entities and how often each pair occurs together; with
-        ``entity`` (a name, any case), that entity and the ``top`` entities it occurs with most,
-        and the memories that mention it."""
+        """The ``top`` entities the most facts mention and how many mention each pair; with
+        ``entity`` (a name, any case), that entity, the ``top`` entities it occurs with most,
+        and the newest facts that mention it."""
         check_top(top)
         scope = self._scope()
-        client = self._connection.client
-        tags, match = scope.recall_tags, scope.tags_match
-        limit = top if entity is None else 1000
-        listed = client.entities(scope.bank_id, limit=limit, tags=tags, tags_match=match)
-        entities = [
-            MapNode(
-                str(item.get("id")),
-                str(item.get("canonical_name") or "?"),
-                _count(item.get("mention_count")),
-            )
-            for item in _items(listed)
-            if item.get("id")
+        facts = [
+            (item, _entity_names(item)) for item in self._pages(scope) if _fact_type(item) in FACTS
         ]
-        total = _count((listed or {}).get("total")) or len(entities)
-        graph = client.entity_graph(scope.bank_id, limit=MAP_EDGES, tags=tags, tags_match=match)
-        edges = [
-            MapEdge(str(data.get("source")), str(data.get("target")), _count(data.get("weight")))
-            for data in _envelopes(graph, "edges")
-        ]
+        mentions = Counter(name for _, names in facts for name in names)
+        nodes = [MapNode(name, name, count) for name, count in mentions.most_common()]
         if entity is None:
-            chosen = {node.entity_id for node in entities[:top]}
-            kept = tuple(e for e in edges if e.source in chosen and e.target in chosen)
-            return EntityMap(scope.bank_id, tuple(entities[:top]), kept, total)
-        focus = self._find(entity, entities, total)
-        known = {node.entity_id: node for node in entities}
-        for data in _envelopes(graph, "nodes"):  # graph nodes past the first 1000 listed
-            entity_id = str(data.get("id"))
-            known.setdefault(
-                entity_id,
-                MapNode(entity_id, str(data.get("label") or "?"), _count(data.get("mentionCount"))),
+            chosen = nodes[:top]
+            kept = {node.entity_id for node in chosen}
+            together = Counter(
+                pair
+                for _, names in facts
+                for pair in itertools.combinations(sorted(n for n in names if n in kept), 2)
             )
-        touching = sorted(
-            (e for e in edges if focus.entity_id in (e.source, e.target)),
-            key=lambda e: -e.weight,
-        )[:top]
-        others = [e.target if e.source == focus.entity_id else e.source for e in touching]
-        nodes = (focus, *(known[o] for o in others if o in known))
-        memories = self._entity_memories(scope, focus.entity_id)
-        return EntityMap(scope.bank_id, nodes, tuple(touching), total, focus, memories)
+            return EntityMap(scope.bank_id, tuple(chosen), _edges(together), len(nodes))
+        focus = self._find(entity, nodes, len(nodes))
+        mentioning = [(item, names) for item, names in facts if focus.name in names]
+        alongside = Counter(name for _, names in mentioning for name in names if name != focus.name)
+        near = [MapNode(name, name, mentions[name]) for name, _ in alongside.most_common(top)]
+        edges = _edges(Counter({(focus.name, node.name): alongside[node.name] for node in near}))
+        from .reading import listed_memories
+
+        newest = {"items": [item for item, _ in mentioning[:ENTITY_MEMORIES]]}
+        memories = listed_memories(newest, self._curator)
+        return EntityMap(scope.bank_id, (focus, *near), edges, len(nodes), focus, memories)
 
     @staticmethod
     def _find(name: str, entities: Sequence[MapNode], total: int) -> MapNode:
@@ -386,13 +358,42 @@ class BankOverview:
             f"%hindsight map lists the {min(total, 20)} most mentioned."
         )
 
-    def _entity_memories(self, scope: BankScope, entity_id: str) -> list[RecalledMemory]:
-        reply = self._connection.client.list_memories(
-            scope.bank_id, **scope.listing("valid", ENTITY_MEMORIES), entity_id=entity_id
-        )
-        from .reading import listed_memories
 
-        return listed_memories(reply, self._curator)
+class ListedPages:
+    """The memories of a scope, read a page at a time as they are iterated; ``truncated``
+    once more than ``MAX_PAGES`` pages would be needed."""
+
+    def __init__(self, connection: Connection, scope: BankScope, params: Mapping[str, Any]):
+        self._connection = connection
+        self._scope = scope
+        self._params = params
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        listing = self._scope.listing("valid", PAGE)
+        for page in range(MAX_PAGES):
+            reply = self._connection.client.list_memories(
+                self._scope.bank_id, **listing, offset=page * PAGE, **self._params
+            )
+            items = _items(reply)
+            yield from items
+            if len(items) < PAGE:
+                return
+        self.truncated = True
+
+
+def _entity_names(item: Mapping[str, Any]) -> list[str]:
+    """The entities a listed memory names: the list joins their names with ``, ``, so a
+    name holding one (an LLM's ``Paris, France``; the extension's never do) reads as two."""
+    names = item.get("entities")
+    if not isinstance(names, str):
+        return []
+    return list(dict.fromkeys(name.strip() for name in names.split(", ") if name.strip()))
+
+
+def _edges(together: Counter[tuple[str, str]]) -> tuple[MapEdge, ...]:
+    """Co-occurrence counts as edges, the strongest first."""
+    return tuple(MapEdge(a, b, weight) for (a, b), weight in together.most_common() if weight)
 
 
 def _fact_type(item: Mapping[str, Any]) -> str:

@@ -33,9 +33,9 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import AUTORETAIN
+from .._machine import git_main_root
 from .._settings import MINE
 from .._text import parse_iso, utc_minute_text
-from .scope import git_main_root
 
 if TYPE_CHECKING:
     from .._api.replies import Memory

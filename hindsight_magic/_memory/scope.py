@@ -4,45 +4,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypedDict
 
+from .._machine import project_folder
 from .._settings import bank_id_part
 from .._text import encodable
 
 
-def git_main_root(start: Path) -> Path | None:
-    """The main checkout root of the git repository containing ``start`` (worktrees included)."""
-    for folder in (start, *start.parents):
-        marker = folder / ".git"
-        if marker.is_dir():
-            return folder
-        if marker.is_file():
-            # A linked worktree: ".git" holds "gitdir: <main>/.git/worktrees/<name>".
-            try:
-                line = marker.read_text(encoding="utf-8").strip()
-            except OSError:
-                return folder
-            if not line.startswith("gitdir:"):
-                return folder
-            gitdir = Path(line.removeprefix("gitdir:").strip())
-            if not gitdir.is_absolute():
-                gitdir = (folder / gitdir).resolve()
-            commondir = gitdir / "commondir"
-            if commondir.is_file():
-                common = (gitdir / commondir.read_text(encoding="utf-8").strip()).resolve()
-                return common.parent if common.name == ".git" else common
-            return folder
-    return None
-
-
 def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
     """Lowercased basename of the git main-checkout root containing ``cwd`` (else of ``cwd``)."""
-    try:
-        start = Path(cwd if cwd is not None else os.getcwd()).resolve()
-    except OSError:
+    root = project_folder(cwd)
+    if root is None:
         return "unknown"
-    root = git_main_root(start) or start
     return encodable(root.name.strip().lower()) or "unknown"  # a name that is not UTF-8 too
 
 

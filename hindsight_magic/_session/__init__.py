@@ -151,13 +151,14 @@ class HindsightSession:
         self._notebook = notebook
         self._headless_notebook, self.run_id = self._headless()
         self._lock = threading.RLock()
+        self._folder = cwd  # the project's folder (None: the working folder)
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
         connection = Connection(transport)
         self._connect(connection)
         notices = Notices()
         secrets = SecretValues(settings.key)
-        journal, problem = open_journal(settings.journal_path)
+        journal, problem = open_journal(settings.journal_path, cwd)
         if problem:
             notices.add(problem)
         sender = BatchSender(connection, settings, secrets)
@@ -273,7 +274,7 @@ class HindsightSession:
             recall=s.recall_timeout_ms / 1000,
             reflect=s.reflect_timeout_ms / 1000,
         )
-        connection.open(resolve_api_url(s), s.key(), timeouts)
+        connection.open(resolve_api_url(s, self._folder), s.key(), timeouts)
 
     def _compute_scope(self) -> BankScope:
         s = self.settings

@@ -23,9 +23,39 @@ def test_a_cell_names_its_files_terms_and_what_it_defines() -> None:
     found = entities_of(code=CELL)
     for name in ("trips_2024_04.csv", "Harbour Square", "Eastfield", "AUC", "XGBoost"):
         assert name in found, found
-    for name in ("Berkeley Lab", "Q3", "MIN_TRIP_S", "trips", "dedupe"):
+    for name in ("Berkeley Lab", "Q3", "MIN_TRIP_S", "dedupe"):
         assert name in found, found
+    assert "trips" not in found  # a variable named by one word: see below
     assert len(found) <= MAX_ENTITIES
+
+
+def test_a_number_with_a_dot_stays_whole_and_a_method_call_is_no_entity() -> None:
+    text = "PM2.5 exceeds the WHO limit with model V1.2 (scikit-learn, df.groupby); PM10 does not."
+    assert entities_of([text]) == ("PM2.5", "WHO", "V1.2", "PM10")
+    assert entities_of(["The limit is for PM2."]) == ("PM2",)  # a full stop is not a decimal
+    found = entities_of(code="# PM2.5 by station\nweekly = df.groupby('station')['pm25'].mean()")
+    assert found == ("PM2.5",)
+
+
+def test_a_variable_is_an_entity_when_its_name_is_made_of_parts() -> None:
+    code = """rng = np.random.default_rng(0)
+weekly = readings.resample("W").mean()
+exceed = weekly > 15
+trips = load()
+df2, X_train, y_test = split(trips)
+daily_pm25 = weekly.max()
+MIN_TRIP_S = 60
+stationCount = 12
+sensor_12 = readings[12]
+def weekly_report(frame):
+    exceed = frame > 15
+class Station:
+    pass
+"""
+    found = entities_of(code=code)
+    assert set(found) == {
+        "daily_pm25", "MIN_TRIP_S", "stationCount", "sensor_12", "weekly_report", "Station"
+    }  # fmt: skip
 
 
 def test_no_sentence_starter_date_or_throwaway_name_is_an_entity() -> None:

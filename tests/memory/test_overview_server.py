@@ -215,3 +215,52 @@ def test_an_empty_bank_is_a_sentence_and_unknown_entities_are_one_line(book: Not
     assert cell.error is not None
     assert str(cell.error).count("\n") == 0
     assert "no entities yet" in str(cell.error).lower() or "No entity named" in str(cell.error)
+
+
+def test_an_entity_mentioned_once_counts_once_in_a_tagged_scope(
+    notebook: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """A cell naming PM2.5 once, auto-retained in the default (tagged) scope, and the server's
+    consolidation making its observation of it: the map says 1 mention (the fact), where the
+    server's tag-filtered counts said 2; the cell's throwaway variables are no entities."""
+    with rest(hindsight_server, bank_id) as http:
+        http.put(
+            f"{hindsight_server.url}/v1/default/banks/{bank_id}", json={"enable_observations": True}
+        ).raise_for_status()
+    notebook.connect(
+        hindsight_server.url,
+        bank_id,
+        scoping="per-project-tagged",
+        auto_retain="true",
+        retain_every_n_cells="1",
+    )
+    cell = notebook.run(
+        "import random\n"
+        "rng = random.Random(0)\n"
+        "# PM2.5 at Harbour Square: weekly means over the WHO limit\n"
+        "weekly = [rng.uniform(5, 30) for _ in range(52)]\n"
+        "exceed = [value > 15 for value in weekly]\n"
+    )
+    assert cell.error is None, cell.text
+
+    def consolidated() -> bool:
+        with rest(hindsight_server, bank_id) as http:
+            listed = http.get("memories/list", params={"type": "observation"}).json()
+        return bool(listed["items"])  # the mock's: the cell's first line
+
+    wait_for(consolidated, 120, "the server's observation of the cell")
+    cell = notebook.run("_m = %hindsight map")
+    assert cell.error is None, cell.text
+    shown = notebook.ip.user_ns["_m"]
+    mentions = {node.name: node.mentions for node in shown.map.nodes}
+    assert mentions["PM2.5"] == 1, mentions
+    assert not {"PM2", "rng", "exceed", "weekly"} & set(mentions), mentions
+    row = next(line for line in repr(shown).splitlines() if line.startswith("PM2.5 "))
+    assert row.split()[1] == "1", row
+    assert "Harbour Square (1)" in row  # each pair counted once too
+
+    cell = notebook.run("_f = %hindsight map PM2.5")
+    assert cell.error is None, cell.text
+    focus = notebook.ip.user_ns["_f"]
+    assert repr(focus).startswith("PM2.5: 1 mention, "), repr(focus)
+    assert [m.type for m in focus.memories] == ["world"]  # the fact, not its observation

@@ -113,17 +113,16 @@ def record_comms(monkeypatch: pytest.MonkeyPatch) -> list[RecordingComm]:
 
 class PicturedHindsight(FakeHindsight):
     """``FakeHindsight`` whose retains become memories it lists (``memories/list``, each
-    mentioned now, from the notebook its metadata names) and a fixed entity graph (two
-    entities mentioned together), so the panel's Timeline and Map have something to draw.
-    ``list_times`` are the monotonic times of each timeline reading (its first page: a listing
-    by time, not the Forgotten section's)."""
-
-    ENTITIES = (("e1", "order_id", 4), ("e2", "churn table", 3))
+    mentioned now, from the notebook its metadata names, naming the entities it was sent with),
+    so the panel's Timeline and Map have something to draw. ``list_times`` are the monotonic
+    times of each timeline reading (its first page: a listing by time, not the Forgotten
+    section's), ``map_times`` those of each map reading (the valid memories, not by time)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.listed: list[dict[str, Any]] = []
         self.list_times: list[float] = []
+        self.map_times: list[float] = []
 
     def _forced(self, request: httpx.Request) -> bool:
         return any(
@@ -134,23 +133,15 @@ class PicturedHindsight(FakeHindsight):
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path, method = request.url.path, request.method
-        forced = self._forced(request)
-        if path.endswith("/memories/list") and not forced:
-            self.requests.append((method, path, dict(request.url.params), None))
+        if path.endswith("/memories/list") and request.url.params.get("offset") in (None, "0"):
             params = request.url.params
-            if "time_field" in params and params.get("offset") in (None, "0"):
+            if "time_field" in params:
                 self.list_times.append(time.monotonic())
+            elif params.get("state") == "valid":
+                self.map_times.append(time.monotonic())
+        if path.endswith("/memories/list") and not self._forced(request):
+            self.requests.append((method, path, dict(request.url.params), None))
             return httpx.Response(200, json={"items": self.listed, "total": len(self.listed)})
-        if path.endswith("/entities") and not forced:
-            self.requests.append((method, path, dict(request.url.params), None))
-            items = [
-                {"id": i, "canonical_name": n, "mention_count": c} for i, n, c in self.ENTITIES
-            ]
-            return httpx.Response(200, json={"items": items, "total": len(items)})
-        if path.endswith("/entities/graph") and not forced:
-            self.requests.append((method, path, dict(request.url.params), None))
-            edge = {"data": {"source": "e1", "target": "e2", "weight": 2}}
-            return httpx.Response(200, json={"nodes": [], "edges": [edge]})
         reply = super().handle(request)
         if path.endswith("/memories") and method == "POST" and reply.status_code == 200:
             for item in json.loads(request.content)["items"]:
@@ -161,6 +152,7 @@ class PicturedHindsight(FakeHindsight):
                         "fact_type": "world",
                         "mentioned_at": item.get("timestamp") or now_iso(),
                         "metadata": item.get("metadata") or {},
+                        "entities": ", ".join(e["text"] for e in item.get("entities") or ()),
                     }
                 )
         return reply
@@ -550,8 +542,7 @@ def test_the_panel_is_tabs_that_open_on_the_search_box(
     assert {panel.w_refresh, panel.w_models} <= set(walk(models))
     assert panel.children[0] is panel.w_health  # the health line over the tabs
     time.sleep(4 * PUSH_INTERVAL_S)
-    assert fake.list_times == []  # no tab with a picture shown: no reading of the bank
-    assert not fake.calls("GET", "/entities")
+    assert fake.list_times == fake.map_times == []  # no picture shown: no reading of the bank
 
 
 def walk(widget: Any) -> Iterator[Any]:
@@ -647,22 +638,24 @@ def test_timeline_tab_redraws_when_memories_arrive_at_most_every_few_seconds(
 def test_map_tab_draws_when_first_shown_and_on_refresh(
     kernel_nb: Any, fake: PicturedHindsight, dead_url: str
 ) -> None:
-    load_fake(kernel_nb, fake, dead_url)
+    session = load_fake(kernel_nb, fake, dead_url)
+    kernel_nb.run("%retain The Berkeley Lab churn table is deduplicated on order_id.")
+    session.flush(5)
     panel = show(kernel_nb)
     tab(panel, "Map")
     image = panel.memory_map.w_image
     wait_for(lambda: bytes(image.value).startswith(PNG), 30, "the map")
     assert "2 entities" in seen(panel.memory_map.w_caption)
-    assert len(fake.calls("GET", "/entities$")) == 1
+    assert len(fake.map_times) == 1
     tab(panel, "Memory")
     tab(panel, "Map")  # shown again: the picture stays, no new reading
     time.sleep(4 * PUSH_INTERVAL_S)
-    assert len(fake.calls("GET", "/entities$")) == 1
+    assert len(fake.map_times) == 1
     started = time.perf_counter()
     panel.w_map_refresh.click()
     assert time.perf_counter() - started < 0.2
-    wait_for(lambda: len(fake.calls("GET", "/entities$")) == 2, what="read again")
-    fake.fail["GET /entities"] = (500, {"detail": "boom"})
+    wait_for(lambda: len(fake.map_times) == 2, what="read again")
+    fake.fail["GET /memories/list"] = (500, {"detail": "boom"})
     panel.w_map_refresh.click()
     caption = wait_for(
         lambda: seen(panel.memory_map.w_caption),
@@ -697,7 +690,7 @@ def test_text_snapshot_has_timeline_and_map_tables(
     notebook: Any, fake: PicturedHindsight, dead_url: str
 ) -> None:
     session = load_fake(notebook, fake, dead_url)
-    notebook.run("%retain The churn table is deduplicated on order_id.")
+    notebook.run("%retain The Berkeley Lab churn table is deduplicated on order_id.")
     session.flush(5)
     text = repr(notebook.run("%hindsight panel").result)
     timeline = text.split("\nTimeline:\n", 1)[1]
@@ -706,7 +699,7 @@ def test_text_snapshot_has_timeline_and_map_tables(
     assert re.search(r"    period .* total", timeline)
     mapped = text.split("\nMap (top 10):\n", 1)[1]
     assert re.match(r"    2 entities", mapped), mapped
-    assert re.search(r"    order_id\s+4\s+churn table \(2\)", mapped)
+    assert re.search(r"    Berkeley Lab\s+1\s+order_id \(1\)", mapped), mapped
     fake.fail["GET /memories/list"] = (500, {"detail": "list broke"})
     text = repr(notebook.run("%hindsight panel").result)
     (line,) = re.findall(r"Timeline:\n(.*)\n(?=Map)", text)
