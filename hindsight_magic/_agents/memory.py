@@ -74,8 +74,8 @@ class Client:
 
 
 def memory_data(handle: str, memory: RecalledMemory) -> dict[str, Any]:
-    """One memory as JSON: its handle, ids, text, provenance line, tags and score."""
-    score = memory.scores.final if memory.scores else None
+    """One memory as JSON: its handle, ids, text, provenance line, tags and relevance (0-1,
+    what a recall is ordered by; None where no query ranked it)."""
     return {
         "handle": handle,
         "id": memory.id,
@@ -85,21 +85,23 @@ def memory_data(handle: str, memory: RecalledMemory) -> dict[str, Any]:
         "when": memory.mentioned_at,
         "provenance": plain_text(memory.provenance_line()),
         "tags": [plain_text(tag) for tag in memory.tags or ()],
-        "score": score,
+        "relevance": memory.relevance,
         "layer": memory.layer,
     }
 
 
 def memory_line(handle: str, memory: RecalledMemory, layered: bool = False) -> str:
-    """``#1 The lab is cold [world] — agent (claude-code) · 2 minutes ago · id 5f3a…`` for the
-    model: one line, escaped for the ``<memories>`` block (``layered``: ``layer: course``
-    first among the details)."""
+    """``#1 The lab is cold [world] — agent (claude-code) · 2 minutes ago · relevance 0.62 · id
+    5f3a…`` for the model: one line, escaped for the ``<memories>`` block (``layered``:
+    ``layer: course`` first among the details)."""
     parts = [prompt_text(one_line(memory.text, MEMORY_CHARS))]
     if memory.type:
         parts.append(f"[{prompt_text(memory.type)}]")
     details = [f"layer: {memory.layer}" if layered else "", memory.provenance_line()]
     if memory.tags:
         details.append(f"tags: {', '.join(memory.tags)}")
+    if memory.relevance is not None:
+        details.append(f"relevance {memory.relevance:.2f}")
     details.append(f"id {memory.id}")
     return f"{handle} {' '.join(parts)} — {prompt_text(' · '.join(d for d in details if d))}"
 

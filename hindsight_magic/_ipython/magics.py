@@ -216,9 +216,10 @@ class HindsightMagics(Magics, HindsightSettings):
         {options}
 
         Each memory is shown with where it came from (notebook · cell · how long ago), its
-        tags and score, and, when the session reads layers (a course or team bank beside your
-        own), its layer. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
-        ``.scores``, ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()``
+        tags and relevance (0-1, what the memories are ordered by) and, when the session reads
+        layers (a course or team bank beside your own), its layer. The result is a sequence of
+        memories (``.text``, ``.type``, ``.tags``, ``.relevance``, ``.provenance.notebook``,
+        ``.provenance.cells`` …); ``.as_context()``
         gives a ``<memories>`` block to paste into an LLM prompt. Queued
         memories are sent first, so what you just retained can be found (about a second later).
         From Python: ``hindsight_magic.recall(query, budget=…, since=…, until=…)``, whose

@@ -73,17 +73,18 @@ def widened(max_tokens: int, widening: int = WINDOW_WIDENING) -> int:
 def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemory]:
     """``memories`` by similarity plus ``KEYWORD_WEIGHT`` times the BM25 score of ``query``
     over them, over the best one's (see the module's docstring); the server's order breaks
-    ties."""
+    ties. Each memory's ``relevance`` is set to that score over its highest possible value
+    (1 + ``KEYWORD_WEIGHT``), so what is shown beside a memory is what ordered it, 0-1."""
     keyword = _bm25(query, [memory.text for memory in memories])
     best = max(keyword, default=0.0) or 1.0
-
-    def score(pair: tuple[RecalledMemory, float]) -> float:
-        memory, words = pair
+    scored = []
+    for memory, words in zip(memories, keyword, strict=True):
         semantic = memory.scores.semantic if memory.scores is not None else None
-        return max(semantic or 0.0, 0.0) + KEYWORD_WEIGHT * words / best
-
-    pairs = sorted(zip(memories, keyword, strict=True), key=score, reverse=True)
-    return [memory for memory, _ in pairs]
+        score = max(semantic or 0.0, 0.0) + KEYWORD_WEIGHT * words / best
+        memory.relevance = min(max(score / (1 + KEYWORD_WEIGHT), 0.0), 1.0)
+        scored.append((score, memory))
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    return [memory for _, memory in scored]
 
 
 def _bm25(query: str, texts: Sequence[str]) -> list[float]:

@@ -2,9 +2,10 @@
 HTML/Markdown for notebooks (``RecallResult``, ``ReflectResult``).
 
 Each memory is shown with where it came from (``provenance.provenance_line``), its tags and
-score; a reflect's answer is followed by the **Based on** section: the memories with their
-provenance, mental models and directives by name — an indented list in plain text, a collapsed
-``<details>`` block (one HTML block, everything escaped) in notebooks. Stdlib only: pydantic
+its relevance (the score the recall is ordered by); a reflect's answer is followed by the
+**Based on** section: the memories with their provenance, mental models and directives by
+name — an indented list in plain text, a collapsed ``<details>`` block (one HTML block,
+everything escaped) in notebooks. Stdlib only: pydantic
 comes in with ``parsed_replies.py`` on the first read."""
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from .._text import (
     utc_minute_text,
 )
 from .excerpt import excerpt
-from .provenance import SEPARATOR, memory_details, memory_line, provenance_line, provenance_of
+from .provenance import (
+    SEPARATOR,
+    memory_details,
+    memory_line,
+    provenance_line,
+    provenance_of,
+    relevance_text,
+)
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
@@ -75,8 +83,9 @@ def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
 class RecallResult(Sequence["RecalledMemory"]):
     """Ranked memories from ``%recall``; a sequence of memories with rich reprs.
 
-    Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at``, its server
-    ids ``.id`` and ``.document_id``, and ``.provenance`` (``.notebook``, ``.cells``,
+    Each memory has ``.text``, ``.type``, ``.tags``, ``.relevance`` (0-1, what the memories
+    are ordered by), ``.scores`` (the server's own), ``.mentioned_at``, its server ids ``.id``
+    and ``.document_id``, and ``.provenance`` (``.notebook``, ``.cells``,
     ``.retain_cell``, ``.kernel_session``, ``.document_id``, ``.source``). Each is shown with its
     handle, ``#1`` for ``r[0]``: ``%hindsight forget #1`` (and ``restore``, ``correct``,
     ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
@@ -208,7 +217,6 @@ class RecallResult(Sequence["RecalledMemory"]):
         layered = bool(self.layers)
         rows = []
         for n, memory in enumerate(self.memories, 1):
-            score = memory.scores.final if memory.scores else None
             where = provenance_of(memory)
             exact = [utc_minute_text(memory.mentioned_at, " UTC"), where.notebook or ""]
             title = SEPARATOR.join(part for part in exact if part)
@@ -220,14 +228,14 @@ class RecallResult(Sequence["RecalledMemory"]):
                 f"<td style='text-align:left' title='{esc(title)}'>"
                 f"{esc(provenance_line(memory, self.as_of))}</td>"
                 f"<td>{esc(', '.join(memory.tags or []))}</td>"
-                f"<td>{'' if score is None else f'{score:.3f}'}</td>"
+                f"<td>{relevance_text(memory)}</td>"
                 "</tr>"
             )
         return (
             f"{heading}<table><thead><tr><th>#</th>"
             + ("<th>layer</th>" if layered else "")
             + "<th style='text-align:left'>memory</th><th>type</th>"
-            "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
+            "<th style='text-align:left'>from</th><th>tags</th><th>relevance</th></tr></thead>"
             "<tbody>" + "".join(rows) + "</tbody></table>"
         )
 

@@ -9,6 +9,7 @@ import pytest
 from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory, Scores
+from hindsight_magic._memory.parsed_replies import RecalledMemory
 from hindsight_magic._memory.results import (
     NO_MEMORIES,
     NO_REFLECTION,
@@ -140,12 +141,13 @@ def test_html_empty() -> None:
 def test_html_table_contents() -> None:
     result = recall(
         [
-            Memory(
+            RecalledMemory(
                 text="Revenue fell",
                 type="world",
                 mentioned_at="2024-03-01T11:30:00+02:00",
                 tags=["project:a", "x"],
                 scores=Scores(final=0.87654),
+                relevance=0.61234,
             )
         ]
     )
@@ -155,7 +157,7 @@ def test_html_table_contents() -> None:
     assert "<td>world</td>" in page
     assert "title='2024-03-01 09:30 UTC'>4 days ago</td>" in page  # converted to UTC
     assert "<td>project:a, x</td>" in page
-    assert "<td>0.877</td>" in page
+    assert "<td>0.61</td>" in page  # the relevance the rows are ordered by, not the server's
     assert page.count("<tr>") == 2  # header + one row
 
 

@@ -1,0 +1,125 @@
+"""The number shown beside each recalled memory is the one the memories are ordered by, in every
+output form, against the real server.
+
+A recall is ordered by the extension's ranking (``reading.ranked``), not by the server's; when
+the number shown was the server's ``scores.final``, #2 could show more than #1. The bank holds
+ten short memories of one analysis, and the question is one whose order the two rankings
+disagree on (checked first, so the test keeps testing that).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import RunningServer, render_markdown, visible_text
+
+import hindsight_magic as hm
+from hindsight_magic._agents.memory import ProjectMemory
+from hindsight_magic._api.client import HindsightClient
+from hindsight_magic._api.transfers import BankTransfers
+from hindsight_magic._ui.panel.browser import result_rows
+from hindsight_magic._ui.panel.html import result_row_html
+
+pytestmark = pytest.mark.integration
+
+MEMORIES = (
+    "Churn is defined as no purchase in the last 90 days, agreed with finance.",
+    "We drop customers with tenure under 2 months: trial accounts skew the churn rate.",
+    "PM2.5 readings above 35 count as exceed days, following the WHO 24-hour guideline.",
+    "The dashboard uses a weekly resample; daily is too noisy.",
+    "Refunds in Q3 are double-counted in the raw table: dedupe on order_id before joins.",
+    "The south region is excluded from the pricing test because of the store closures.",
+    "import numpy as np\nimport pandas as pd",
+    "r-03 11.532819\nr-07 10.983925\nr-01 10.411102\nr-05 9.870113",
+    "The random seed for every simulation is 7.",
+    "Spend is modelled with a gamma distribution, shape 2 and scale 40.",
+)
+QUERY = "what threshold do we use for PM2.5?"
+# the number each form shows beside a memory, whatever the form calls it
+SHOWN_NUMBER = re.compile(r"· (?:relevance|score) (\d+\.\d+)")
+
+
+@pytest.fixture(scope="module")
+def bank(hindsight_server: RunningServer) -> Iterator[str]:
+    """A bank holding ``MEMORIES`` (retained synchronously: indexed on return)."""
+    name = f"test-relevance-{uuid.uuid4().hex[:10]}"
+    client = HindsightClient(hindsight_server.url)
+    items = [{"content": text, "document_id": f"m{n}"} for n, text in enumerate(MEMORIES)]
+    client.retain_batch(name, items, async_=False)
+    try:
+        yield name
+    finally:
+        BankTransfers(client).delete_bank(name)
+        client.close()
+
+
+@pytest.fixture
+def result(notebook: Any, hindsight_server: RunningServer, bank: str) -> Any:
+    """``%recall QUERY`` in a real shell."""
+    notebook.connect(hindsight_server.url, bank, journal_path="off")
+    cell = notebook.run(f"%recall {QUERY}")
+    assert cell.error is None, cell.text
+    return cell.result
+
+
+def numbers(lines: list[str]) -> list[float]:
+    """The number shown on each line (every line must show one)."""
+    found = [SHOWN_NUMBER.search(line) for line in lines]
+    assert all(found), lines
+    return [float(match.group(1)) for match in found if match]
+
+
+def cells(row: str) -> list[str]:
+    """What a reader sees in each cell of an HTML table row."""
+    return [visible_text(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.DOTALL)]
+
+
+def assert_falling(shown: list[float], form: str) -> None:
+    assert len(shown) >= 3, form
+    assert shown == sorted(shown, reverse=True), f"{form}: {shown}"
+
+
+def test_the_number_shown_beside_each_memory_falls_down_the_list_in_every_form(
+    result: Any,
+    hindsight_server: RunningServer,
+    bank: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    finals = [memory.scores.final for memory in result]
+    assert finals != sorted(finals, reverse=True)  # the server's order is not the one shown
+
+    text = [line for line in repr(result).splitlines() if line.startswith("#")]
+    assert_falling(numbers(text), "text")
+
+    rendered = render_markdown(result._repr_markdown_())
+    items = [visible_text(item) for item in rendered.split("<li>")[1:]]
+    assert_falling(numbers(items), "Markdown")
+
+    rows = result._repr_html_().split("<tr>")[2:]  # after the header's
+    assert_falling([float(cells(row)[-1]) for row in rows], "HTML")  # the last column
+
+    panel = [result_row_html(row) for row in result_rows(result)]
+    assert_falling([float(cells(row)[4]) for row in panel], "panel")  # after memory … tags
+
+    for name, value in {
+        "API_URL": hindsight_server.url,
+        "BANK_ID": bank,
+        "SCOPING": "global",
+        "JOURNAL_PATH": "off",
+        "MENTAL_MODELS": "false",
+        "AUTO_RETAIN": "false",
+    }.items():
+        monkeypatch.setenv(f"HINDSIGHT_{name}", value)
+    agent = ProjectMemory(str(tmp_path), open_session=hm.project_session)
+    try:
+        answer = agent.recall(QUERY).text
+    finally:
+        agent.close()
+    lines = [line for line in answer.splitlines() if re.match(r"#\d+ ", line)]
+    assert_falling(numbers(lines), "the agents' recall")
