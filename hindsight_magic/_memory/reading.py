@@ -18,6 +18,14 @@ server's keyword score in this combination, 67 with BM25; from ten sessions, 57 
 server's keyword score, 59 with BM25. (A pool four times as wide found 58 there: more of
 the answers reach the pool, and more distractors come with them.)
 
+**What carries nothing ranks low.** A memory of only import lines or only bare values
+(``excerpt.carries_nothing``) keeps ``EMPTY_WEIGHT`` of its score. On a small bank the
+similarity of such a piece to a question is as high as a decision's: in ten memories of one
+analysis, a dump of ids (``r-03 11.532819 …``) came second for "what key do we dedupe on?"
+(similarity 0.24, against 0.21-0.29 for the decisions around it). A quarter puts it under
+the decisions a top 5 holds there, and still lets an import list that is by far the best
+match (a question about the libraries used) come first.
+
 Before each read, the session's ``before_read`` sends what is still queued for the bank and
 waits (bounded) until the server has indexed the memories the user queued, so a memory just
 retained can be found; it returns how many auto-retained cells the server cannot search yet
@@ -34,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import bank_settings, ensure_bank
 from .._settings import MINE
 from .._text import encodable, prompt_text
+from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
@@ -54,6 +63,7 @@ WINDOW_WIDENING = 4  # … and a window's for this many, then filters
 WINDOW_MAX_TOKENS = 16384  # … but never more than this (unless the user asked for more)
 CHARS_PER_TOKEN = 4  # the server counts tokens exactly; the filter's cut needs only an estimate
 KEYWORD_WEIGHT = 0.2  # of the BM25 score (normalized) beside the similarity (0-1)
+EMPTY_WEIGHT = 0.25  # what a memory that carries nothing keeps of its score
 WORDS = re.compile(r"[^\W_]+")  # letters and digits: ``trips_2024_04`` is three words
 # Words a question is made of that say nothing about its subject. BM25 learns this from a
 # corpus, but a pool of twenty memories is too small to learn it from.
@@ -72,7 +82,8 @@ def widened(max_tokens: int, widening: int = WINDOW_WIDENING) -> int:
 
 def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemory]:
     """``memories`` by similarity plus ``KEYWORD_WEIGHT`` times the BM25 score of ``query``
-    over them, over the best one's (see the module's docstring); the server's order breaks
+    over them, over the best one's (see the module's docstring), times ``EMPTY_WEIGHT`` for a
+    memory that carries nothing (``excerpt.carries_nothing``); the server's order breaks
     ties. Each memory's ``relevance`` is set to that score over its highest possible value
     (1 + ``KEYWORD_WEIGHT``), so what is shown beside a memory is what ordered it, 0-1."""
     keyword = _bm25(query, [memory.text for memory in memories])
@@ -81,6 +92,8 @@ def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemor
     for memory, words in zip(memories, keyword, strict=True):
         semantic = memory.scores.semantic if memory.scores is not None else None
         score = max(semantic or 0.0, 0.0) + KEYWORD_WEIGHT * words / best
+        if carries_nothing(memory.text):
+            score *= EMPTY_WEIGHT
         memory.relevance = min(max(score / (1 + KEYWORD_WEIGHT), 0.0), 1.0)
         scored.append((score, memory))
     scored.sort(key=lambda pair: pair[0], reverse=True)
