@@ -192,6 +192,7 @@ class ProjectMemory:
                 max_tokens=WIDE_MAX_TOKENS if wanted else None,
                 since=since.strip() if since and since.strip() else None,
                 until=until.strip() if until and until.strip() else None,
+                limit=MAX_RESULTS if wanted else count,
                 session=s,
             )
         )
@@ -205,9 +206,14 @@ class ProjectMemory:
         session = self.session()
         as_of = utc_minute(found.as_of)
         window = f" {found.window.label}" if found.window is not None else ""
+        shown = (  # of the memories with every tag, the recall's count is not theirs
+            f"{plural(len(kept), 'memory', 'memories')} with the tags given"
+            if wanted
+            else found.counts()
+        )
         headline = (
-            f"{plural(len(kept), 'memory', 'memories')} for {one_line(query, 80)!r}{window} in "
-            f"project {session.label} (as of {as_of} UTC; #N and the ids name them for forget)."
+            f"For {one_line(query, 80)!r}{window} in project {session.label}: {shown} (as of "
+            f"{as_of} UTC; #N and the ids name them for forget)."
             if kept
             else f"No relevant memories found{window} in project {session.label} "
             f"(as of {as_of} UTC)."

@@ -64,6 +64,7 @@ WINDOW_MAX_TOKENS = 16384  # … but never more than this (unless the user asked
 CHARS_PER_TOKEN = 4  # the server counts tokens exactly; the filter's cut needs only an estimate
 KEYWORD_WEIGHT = 0.2  # of the BM25 score (normalized) beside the similarity (0-1)
 EMPTY_WEIGHT = 0.25  # what a memory that carries nothing keeps of its score
+CLOSE_IN_MEANING = 0.3  # the similarity the server's own semantic search asks for
 WORDS = re.compile(r"[^\W_]+")  # letters and digits: ``trips_2024_04`` is three words
 # Words a question is made of that say nothing about its subject. BM25 learns this from a
 # corpus, but a pool of twenty memories is too small to learn it from.
@@ -98,6 +99,21 @@ def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemor
         scored.append((score, memory))
     scored.sort(key=lambda pair: pair[0], reverse=True)
     return [memory for _, memory in scored]
+
+
+def matching(memories: Sequence[RecalledMemory], query: str) -> int:
+    """How many of ``memories`` match ``query``: share a word with it (not a one-letter word,
+    nor one of ``FUNCTION_WORDS``) or are close to it in meaning (similarity at least
+    ``CLOSE_IN_MEANING``, the server's own bar for its semantic search). A recall asks with no
+    bar, so that paraphrases are ranked too: in a small bank every memory comes back, and
+    this is the count that says how many of them have anything to do with the query."""
+    asked = {word for word in _words(query) if len(word) > 1}
+
+    def matches(memory: RecalledMemory) -> bool:
+        semantic = memory.scores.semantic if memory.scores is not None else None
+        return (semantic or 0.0) >= CLOSE_IN_MEANING or bool(asked & set(_words(memory.text)))
+
+    return sum(matches(memory) for memory in memories)
 
 
 def _bm25(query: str, texts: Sequence[str]) -> list[float]:
@@ -210,10 +226,12 @@ class Reader:
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
         layer: str | None = None,
+        limit: int | None = None,
     ) -> RecallResult:
         """Ranked memories for ``query`` (a bank that does not exist yet has none): a wider
         pool from the server, ordered by meaning, then words (``ranked``), cut to
-        ``max_tokens``.
+        ``max_tokens``; the first ``limit`` of them (default ``recall_limit``) are the
+        result, which also says how many of them all match the query (``matching``).
 
         With a ``window``, only memories recorded inside it: the server's ``temporal_window``
         ranks them higher but returns the others too, so the pool is filtered here.
@@ -232,6 +250,8 @@ class Reader:
         if window is not None:
             memories = within(memories, window)
         memories = fitting(ranked(memories, query), max_tokens)
+        matched = matching(memories, query)
+        memories = memories[: limit or s.recall_limit]
         if self._curator is not None:
             memories = [memory.tended_by(self._curator) for memory in memories]
         result = RecallResult(
@@ -240,6 +260,7 @@ class Reader:
             scope.bank_id,
             still_indexing=still_indexing,
             window=window,
+            matched=matched,
             layers=tuple(one.name for one in asked) if layers else (),
             skipped=tuple(item.line() for item in skipped),
         )

@@ -88,8 +88,12 @@ class RecallResult(Sequence["RecalledMemory"]):
     and ``.document_id``, and ``.provenance`` (``.notebook``, ``.cells``,
     ``.retain_cell``, ``.kernel_session``, ``.document_id``, ``.source``). Each is shown with its
     handle, ``#1`` for ``r[0]``: ``%hindsight forget #1`` (and ``restore``, ``correct``,
-    ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
-    many auto-retained cells the server could not search yet (the headline says so).
+    ``history``, ``delete``) curates it, as does ``r[0].forget()``. The memories are the most
+    relevant few a recall shows (``limit``); ``.matched`` is how many of the memories it
+    ranked match the query (``reading.matching``: they share a word with it or are close to
+    it in meaning), and the headline gives both: ``5 memories shown; 14 match the query``.
+    ``.still_indexing`` is how many auto-retained cells the server could not search yet (the
+    headline says so).
     ``.window`` is the time window the memories were recalled from (``--since``/``--until``),
     or None; the headline says it back ("… since yesterday"). When the session reads layers,
     ``.layers`` names the ones asked and every memory shows its ``.layer`` (``mine`` for the
@@ -107,10 +111,12 @@ class RecallResult(Sequence["RecalledMemory"]):
         *,
         still_indexing: int = 0,
         window: TimeWindow | None = None,
+        matched: int | None = None,
         layers: tuple[str, ...] = (),
         skipped: tuple[str, ...] = (),
     ) -> None:
         self.query = query
+        self.matched = matched  # None: no query ranked them (the newest memories)
         self.layers = layers
         self.skipped = skipped
         self.memories = _recalled(memories) if memories else []
@@ -137,10 +143,21 @@ class RecallResult(Sequence["RecalledMemory"]):
         """The memories' texts, best first."""
         return [m.text for m in self.memories]
 
+    def counts(self) -> str:
+        """``5 memories shown; 14 match the query``: how many are shown, and how many of the
+        memories the recall ranked match it (``2 match``, ``none matches``); only the first
+        part for memories no query ranked."""
+        shown = plural(len(self.memories), "memory", "memories") + " shown"
+        if self.matched is None:
+            return shown
+        if not self.matched:
+            return f"{shown}; none matches the query"
+        return f"{shown}; {self.matched} {'matches' if self.matched == 1 else 'match'} the query"
+
     def headline(self) -> str:
-        """``Found N relevant memories (as of …):`` or the empty message, saying the time
-        window (``… between 3 Nov and today``) and how many auto-retained cells the server
-        could not search yet."""
+        """``5 memories shown; 14 match the query (as of …):`` (``counts``) or the empty
+        message, saying the time window (``… between 3 Nov and today``) and how many
+        auto-retained cells the server could not search yet."""
         indexing = indexing_note(self.still_indexing)
         # the window's label is the extension's own words (dates it wrote), never the user's
         window = f" {self.window.label}" if self.window is not None else ""
@@ -148,9 +165,8 @@ class RecallResult(Sequence["RecalledMemory"]):
             if not indexing and not window:
                 return NO_MEMORIES
             return f"{NO_MEMORIES[:-1]}{window}" + (f" ({indexing})." if indexing else ".")
-        count = plural(len(self.memories), "relevant memory", "relevant memories")
         when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
-        return f"Found {count}{window} ({when}):"
+        return f"{self.counts()}{window} ({when}):"
 
     def notices(self) -> str:
         """The layers skipped, a line each ('' when none)."""

@@ -442,11 +442,18 @@ class HindsightSession:
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
         layer: str | None = None,
+        limit: int | None = None,
     ) -> RecallResult:
         """The memories of the current scope and the layers that answer ``query``, best
         first, after what was queued is sent and indexed (``hm.recall``)."""
         return self._parts.reader.recall(
-            query, budget=budget, max_tokens=max_tokens, types=types, window=window, layer=layer
+            query,
+            budget=budget,
+            max_tokens=max_tokens,
+            types=types,
+            window=window,
+            layer=layer,
+            limit=limit,
         )
 
     def reflect(

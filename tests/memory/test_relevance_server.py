@@ -10,6 +10,9 @@ values, as a newcomer's first notebook leaves them.
 - The import cell and the dump carry nothing a question could be about, and on a bank this
   small they were as close in meaning to a question as the decisions, so they took places in
   the top 5.
+- The server returns every memory of so small a bank (a recall sets no similarity bar), and
+  the headline called them all relevant: ``Found 10 relevant memories``. It says how many are
+  shown and how many match the query, and every form lists as many as it says.
 """
 
 from __future__ import annotations
@@ -129,8 +132,22 @@ def test_the_number_shown_beside_each_memory_falls_down_the_list_in_every_form(
     panel = [result_row_html(row) for row in result_rows(result)]
     assert_falling([float(cells(row)[4]) for row in panel], "panel")  # after memory … tags
 
+    answer = agent_answer(QUERY, hindsight_server, bank, tmp_path, monkeypatch)
+    lines = [line for line in answer.splitlines() if re.match(r"#\d+ ", line)]
+    assert_falling(numbers(lines), "the agents' recall")
+
+
+def agent_answer(
+    query: str,
+    server: RunningServer,
+    bank: str,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    **arguments: Any,
+) -> str:
+    """The text of the agents' ``recall`` tool for ``query``, in a project on ``bank``."""
     for name, value in {
-        "API_URL": hindsight_server.url,
+        "API_URL": server.url,
         "BANK_ID": bank,
         "SCOPING": "global",
         "JOURNAL_PATH": "off",
@@ -138,16 +155,40 @@ def test_the_number_shown_beside_each_memory_falls_down_the_list_in_every_form(
         "AUTO_RETAIN": "false",
     }.items():
         monkeypatch.setenv(f"HINDSIGHT_{name}", value)
-    agent = ProjectMemory(str(tmp_path), open_session=hm.project_session)
+    agent = ProjectMemory(str(project), open_session=hm.project_session)
     try:
-        answer = agent.recall(QUERY).text
+        return agent.recall(query, **arguments).text
     finally:
         agent.close()
-    lines = [line for line in answer.splitlines() if re.match(r"#\d+ ", line)]
-    assert_falling(numbers(lines), "the agents' recall")
 
 
 def test_imports_and_a_dump_of_values_stay_out_of_every_top_5(shell: Any) -> None:
     for question in QUESTIONS:
         top = [memory.text for memory in recall(shell, question)[:5]]
         assert not set(EMPTY) & set(top), (question, top)
+
+
+def test_the_headline_says_how_many_are_shown_and_how_many_match(
+    shell: Any,
+    hindsight_server: RunningServer,
+    bank: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    question = "how is churn defined?"  # two memories say "churn"; none of the rest is close
+    result = recall(shell, question)
+    text = repr(result)
+    assert text.startswith("5 memories shown; 2 match the query (as of "), text
+    assert len(result) == 5
+    assert [line.split()[0] for line in text.splitlines() if line.startswith("#")] == [
+        f"#{n}" for n in range(1, 6)
+    ]
+    assert result._repr_html_().count("<tr>") == 1 + 5  # the header's, and one per memory
+    assert render_markdown(result._repr_markdown_()).count("<li>") == 5
+    assert len(result_rows(result)) == 5
+    assert visible_text(result._repr_html_()).startswith("5 memories shown; 2 match the query")
+
+    answer = agent_answer(question, hindsight_server, bank, tmp_path, monkeypatch, max_results=3)
+    assert f"For {question!r} in project " in answer
+    assert ": 3 memories shown; 2 match the query (as of " in answer
+    assert len([line for line in answer.splitlines() if re.match(r"#\d+ ", line)]) == 3
