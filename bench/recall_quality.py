@@ -10,8 +10,9 @@ extension loaded and its defaults (auto-retain on, every 3 cells), as a user's n
 each kernel then exits politely. Their executed notebooks are written to disk as ``.ipynb``.
 Then every question is asked three ways, in the same run against the same server:
 
-- **the extension**: ``hm.recall(question)`` from a new session in the same project (next
-  week's kernel), with the extension's defaults;
+- **the extension**: ``hm.recall(question, limit=10)`` from a new session in the same
+  project (next week's kernel), with the extension's defaults but for ``limit`` (a recall
+  shows 5 by default; the MRR reads the first 10);
 - **by hand**: the official ``hindsight-client``, each executed cell (source and outputs)
   retained as its own document in a bank of its own, then ``arecall(bank, question)`` with the
   client's defaults;
@@ -339,7 +340,8 @@ def extension_recall(
     session = hm.project_session(project)
 
     def recall(question: str) -> list[str]:
-        return [memory.text for memory in hm.recall(question, session=session)]
+        found = hm.recall(question, limit=MRR_DEPTH, session=session)
+        return [memory.text for memory in found]
 
     return recall, session
 
@@ -452,7 +454,8 @@ def layered_hits(
             os.environ.update(saved)
         try:
             for _, _, fact in questions:
-                texts = [m.text for m in hm.recall(fact.question, session=session)]
+                found = hm.recall(fact.question, limit=MRR_DEPTH, session=session)
+                texts = [m.text for m in found]
                 scores.add(fact, texts)
         finally:
             session.close()

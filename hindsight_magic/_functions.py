@@ -242,16 +242,21 @@ def recall(
     until: When | None = None,
     layer: str | None = None,
     as_of: When | None = None,
+    limit: int | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
 
     ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
-    results, ``types`` the memory types (default: the ``recall_*`` settings). The memories you
-    queued are sent first and waited for (at most 15 s), so what was just retained is found;
-    auto-retain's transcripts are not waited for (``.still_indexing`` says how many cells).
-    The result is a sequence of memories with ``.texts`` and ``.as_context()`` (a ``<memories>``
-    block for an LLM prompt).
+    results the memories are ranked among, ``limit`` how many of the most relevant are
+    returned, ``types`` the memory types (default: the ``recall_*`` settings; 5 memories). The
+    memories you queued are sent first and waited for (at most 15 s), so what was just
+    retained is found; auto-retain's transcripts are not waited for (``.still_indexing`` says
+    how many cells). The result is a sequence of memories with ``.texts``, ``.as_context()``
+    (a ``<memories>`` block for an LLM prompt) and ``.matched``: how many of the memories
+    ranked match the query (share a word with it or are close to it in meaning), which may
+    be more than were returned (the headline says both: ``5 memories shown; 14 match the
+    query``).
 
     ``since``/``until`` keep only memories recorded in that window (``%recall --since WHEN
     --until WHEN``): a WHEN is an ISO date or time, a written date (``3 Nov``), a span back
@@ -285,6 +290,8 @@ def recall(
         _check_budget(budget)
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise InputError(f"Invalid limit {limit!r}: use a whole number of at least 1.")
     types = _names(types, "type") if types is not None else None
     window = _window(since, until)
     moment = _as_of(as_of)
@@ -296,6 +303,7 @@ def recall(
         window=window,
         layer=layer.strip() if isinstance(layer, str) else layer,
         as_of=moment,
+        limit=limit,
     )
 
 

@@ -446,6 +446,9 @@ class HindsightSettings(Configurable):
     recall_max_tokens = Count(1024, minimum=1, help="Max tokens of recall results.").tag(
         config=True
     )
+    recall_limit = Count(
+        5, minimum=1, help="Most memories a recall shows, the most relevant first."
+    ).tag(config=True)
     recall_types = Names(
         ("world", "experience"), help="Memory types recalled (comma-separated)."
     ).tag(config=True)

@@ -8,6 +8,7 @@ the extension. With the mock LLM the server also stores prompt noise as facts, s
 from __future__ import annotations
 
 import http.server
+import re
 import subprocess
 import sys
 import textwrap
@@ -110,7 +111,9 @@ def test_recall_renders_a_table_and_a_context_block(
     notebook.run("%retain Use <b>bold</b> headers & ampersands in the weekly report.")
     cell = notebook.run("%recall --var hits weekly report headers")
     result = cell.result
-    assert result.headline().startswith("Found ")
+    assert re.match(
+        r"\d+ memor(?:y|ies) shown; \d+ match(?:es)? the query \(as of ", result.headline()
+    )
     assert "&lt;b&gt;bold&lt;/b&gt;" in result._repr_html_()
     assert "<b>bold</b>" not in result._repr_html_()
     assert result.as_context().startswith("<memories>")

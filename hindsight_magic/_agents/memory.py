@@ -74,8 +74,8 @@ class Client:
 
 
 def memory_data(handle: str, memory: RecalledMemory) -> dict[str, Any]:
-    """One memory as JSON: its handle, ids, text, provenance line, tags and score."""
-    score = memory.scores.final if memory.scores else None
+    """One memory as JSON: its handle, ids, text, provenance line, tags and relevance (0-1,
+    what a recall is ordered by; None where no query ranked it)."""
     return {
         "handle": handle,
         "id": memory.id,
@@ -85,21 +85,23 @@ def memory_data(handle: str, memory: RecalledMemory) -> dict[str, Any]:
         "when": memory.mentioned_at,
         "provenance": plain_text(memory.provenance_line()),
         "tags": [plain_text(tag) for tag in memory.tags or ()],
-        "score": score,
+        "relevance": memory.relevance,
         "layer": memory.layer,
     }
 
 
 def memory_line(handle: str, memory: RecalledMemory, layered: bool = False) -> str:
-    """``#1 The lab is cold [world] — agent (claude-code) · 2 minutes ago · id 5f3a…`` for the
-    model: one line, escaped for the ``<memories>`` block (``layered``: ``layer: course``
-    first among the details)."""
+    """``#1 The lab is cold [world] — agent (claude-code) · 2 minutes ago · relevance 0.62 · id
+    5f3a…`` for the model: one line, escaped for the ``<memories>`` block (``layered``:
+    ``layer: course`` first among the details)."""
     parts = [prompt_text(one_line(memory.text, MEMORY_CHARS))]
     if memory.type:
         parts.append(f"[{prompt_text(memory.type)}]")
     details = [f"layer: {memory.layer}" if layered else "", memory.provenance_line()]
     if memory.tags:
         details.append(f"tags: {', '.join(memory.tags)}")
+    if memory.relevance is not None:
+        details.append(f"relevance {memory.relevance:.2f}")
     details.append(f"id {memory.id}")
     return f"{handle} {' '.join(parts)} — {prompt_text(' · '.join(d for d in details if d))}"
 
@@ -193,6 +195,7 @@ class ProjectMemory:
                 since=since.strip() if since and since.strip() else None,
                 until=until.strip() if until and until.strip() else None,
                 as_of=as_of.strip() if as_of and as_of.strip() else None,
+                limit=MAX_RESULTS if wanted else count,
                 session=s,
             )
         )
@@ -206,9 +209,14 @@ class ProjectMemory:
         session = self.session()
         as_of = utc_minute(found.as_of)
         window = f" {found.window.label}" if found.window is not None else ""
+        shown = (  # of the memories with every tag, the recall's count is not theirs
+            f"{plural(len(kept), 'memory', 'memories')} with the tags given"
+            if wanted
+            else found.counts()
+        )
         headline = (
-            f"{plural(len(kept), 'memory', 'memories')} for {one_line(query, 80)!r}{window} in "
-            f"project {session.label} (as of {as_of} UTC; #N and the ids name them for forget)."
+            f"For {one_line(query, 80)!r}{window} in project {session.label}: {shown} (as of "
+            f"{as_of} UTC; #N and the ids name them for forget)."
             if kept
             else f"No relevant memories found{window} in project {session.label} "
             f"(as of {as_of} UTC)."

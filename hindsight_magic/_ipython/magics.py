@@ -48,7 +48,8 @@ RETAIN_OPTIONS = MagicOptions(
 RECALL_OPTIONS = MagicOptions(
     "%recall",
     Option("budget", choice(*BUDGETS), "low|mid|high", "search effort; default ``recall_budget``"),
-    Option("max_tokens", positive_int, "N", "size of the results"),
+    Option("max_tokens", positive_int, "N", "size of the results the memories are ranked among"),
+    Option("limit", positive_int, "N", "most memories shown; default ``recall_limit`` (5)"),
     Option("types", tag_list, "a,b", "memory types, such as ``world,experience``"),
     Option(
         "since",
@@ -215,6 +216,7 @@ class HindsightMagics(Magics, HindsightSettings):
         Usage::
 
             %recall churn data quality
+            %recall --limit 20 churn data quality
             memories = %recall --budget high what did we decide about outliers?
             %recall --since 2026-11-03 --until today flux calibration
             %recall --until "3 Nov" what did we believe before the re-run?
@@ -225,12 +227,16 @@ class HindsightMagics(Magics, HindsightSettings):
 
         {options}
 
-        Each memory is shown with where it came from (notebook · cell · how long ago), its
-        tags and score, and, when the session reads layers (a course or team bank beside your
-        own), its layer. The result is a sequence of memories (``.text``, ``.type``, ``.tags``,
-        ``.scores``, ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()``
-        gives a ``<memories>`` block to paste into an LLM prompt. Queued
-        memories are sent first, so what you just retained can be found (about a second later).
+        The most relevant memories are shown (5 unless ``--limit`` or ``recall_limit`` says
+        otherwise), and the headline says how many of the memories the recall ranked match the
+        query (share a word with it or are close to it in meaning): ``5 memories shown; 14
+        match the query``. Each memory is shown with where it came from (notebook · cell · how
+        long ago), its tags and relevance (0-1, what the memories are ordered by) and, when the
+        session reads layers (a course or team bank beside your own), its layer. The result is
+        a sequence of memories (``.text``, ``.type``, ``.tags``, ``.relevance``,
+        ``.provenance.notebook``, ``.provenance.cells`` …); ``.as_context()`` gives a
+        ``<memories>`` block to paste into an LLM prompt. Queued memories are sent first, so
+        what you just retained can be found (about a second later).
         From Python: ``hindsight_magic.recall(query, budget=…, since=…, until=…)``, whose
         docstring says how a window is applied (a filter, not only the server's ranking hint).
         """
@@ -246,6 +252,7 @@ class HindsightMagics(Magics, HindsightSettings):
             until=options.get("until"),
             layer=options.get("layer"),
             as_of=options.get("as_of"),
+            limit=options.get("limit"),
             session=self.session,
         )
         return self._store_var(options, result)

@@ -10,7 +10,14 @@ is a paraphrase the server matched by meaning), the memory's first lines are sho
 text stays on the memory (``.text``) and one click away in notebooks.
 
 Bookkeeping lines (``[cell 14]``, ``[result]``) never count as a match; the cell's number is in
-the provenance shown beside the excerpt. Stdlib only.
+the provenance shown beside the excerpt.
+
+**What carries nothing.** Some cells hold nothing a question could be about: only import lines
+(``import numpy as np``), or only values (``r-03 11.532819``, the second part of a long printed
+table cut to the embedding window). Their similarity to a question is as high as a decision's
+on a small bank, so they filled the top 5 (``carries_nothing`` tells them, and the ranking
+weighs them down). A line with a word of its own, a comment or a name, carries something.
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -30,6 +37,38 @@ QUIET_WORDS = frozenset(
     that this these those with from into about have has had not any all can could should would
     there their then than them they its it's""".split()  # noqa: SIM905 (words read as words)
 )
+
+
+# whole lines, without a comment (a comment may say why): an import, the first line of one in
+# parentheses, the names inside them, and the set-up magics that go with imports
+_NAMES = r"[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*"
+IMPORT = re.compile(
+    rf"(?:from\s+[\w.]+\s+)?import\s+{_NAMES}|%(?:matplotlib|load_ext|autoreload)\b[\w .-]*"
+)
+IMPORT_OPEN = re.compile(r"from\s+[\w.]+\s+import\s*\(")
+IMPORT_INSIDE = re.compile(rf"(?:{_NAMES})?\s*,?\s*\)?")
+NAMED = re.compile(r"[^\W\d_]{3,}")  # a word of three letters or more
+REPR_WORDS = frozenset(
+    """array dtype float int uint bool object complex name length rows columns none true false
+    nan nat inf timestamp tensor series dataframe index""".split()  # noqa: SIM905 (words)
+)  # what a printed value is wrapped in (``array([…])``, ``Name: x, dtype: float64``)
+
+
+def carries_nothing(text: str) -> bool:
+    """Whether every line of ``text`` (bookkeeping lines aside) is an import or a bare value,
+    with no word of its own: nothing a question could be about (see the module's docstring)."""
+    importing = False  # inside ``from x import (`` … ``)``
+    for line in text.split("\n"):
+        line = line.strip()
+        if importing and IMPORT_INSIDE.fullmatch(line):
+            importing = not line.endswith(")")
+            continue
+        importing = bool(IMPORT_OPEN.fullmatch(line))
+        if importing or not line or MARKER.match(line) or IMPORT.fullmatch(line):
+            continue
+        if any(word.casefold() not in REPR_WORDS for word in NAMED.findall(line)):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ session and how it was written::
 
 ``provenance_of`` reads that back from a recalled memory (memories written by others show what
 they have: their time and document id), and ``provenance_line`` makes the compact line shown
-next to tags and score: ``fieldwork.ipynb · cell 14 · 3 days ago``, or for an agent's memory
+next to tags and relevance: ``fieldwork.ipynb · cell 14 · 3 days ago``, or for an agent's memory
 ``agent (claude-code) · 2 minutes ago``. Stdlib only: cheap to import.
 """
 
@@ -296,23 +296,31 @@ def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     return SEPARATOR.join(part for part in parts if part)
 
 
+def relevance_text(memory: Memory) -> str:
+    """``0.81``: the memory's relevance to the recall's query, the score its recall is ordered
+    by (``RecalledMemory.relevance``), as every output form shows it; ``""`` when no query
+    ranked it. Never the server's ``scores.final``: the recall is not in the server's order."""
+    relevance = getattr(memory, "relevance", None)
+    return "" if relevance is None else f"{relevance:.2f}"
+
+
 def memory_details(memory: Memory, now: datetime | None = None, layered: bool = False) -> str:
-    """``fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81`` (what is known);
-    ``layered`` (the session reads layers): ``layer: course · …`` first."""
+    """``fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · relevance 0.81`` (what is
+    known); ``layered`` (the session reads layers): ``layer: course · …`` first."""
     parts = [f"layer: {getattr(memory, 'layer', MINE)}" if layered else ""]
     parts.append(provenance_line(memory, now))
     if memory.tags:
         parts.append(f"tags: {', '.join(memory.tags)}")
-    score = memory.scores.final if memory.scores else None
-    if score is not None:
-        parts.append(f"score {score:.2f}")
+    relevance = relevance_text(memory)
+    if relevance:
+        parts.append(f"relevance {relevance}")
     return SEPARATOR.join(part for part in parts if part)
 
 
 def memory_line(
     memory: Memory, now: datetime | None = None, shown: str | None = None, layered: bool = False
 ) -> str:
-    """``The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · score 0.81``
+    """``The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · relevance 0.81``
     (``shown``: what to show of its text, an excerpt, instead of all of it; ``layered``: the
     memory's layer first among the details)."""
     line = (memory.text if shown is None else shown) + (f" [{memory.type}]" if memory.type else "")

@@ -18,6 +18,14 @@ server's keyword score in this combination, 67 with BM25; from ten sessions, 57 
 server's keyword score, 59 with BM25. (A pool four times as wide found 58 there: more of
 the answers reach the pool, and more distractors come with them.)
 
+**What carries nothing ranks low.** A memory of only import lines or only bare values
+(``excerpt.carries_nothing``) keeps ``EMPTY_WEIGHT`` of its score. On a small bank the
+similarity of such a piece to a question is as high as a decision's: in ten memories of one
+analysis, a dump of ids (``r-03 11.532819 …``) came second for "what key do we dedupe on?"
+(similarity 0.24, against 0.21-0.29 for the decisions around it). A quarter puts it under
+the decisions a top 5 holds there, and still lets an import list that is by far the best
+match (a question about the libraries used) come first.
+
 Before each read, the session's ``before_read`` sends what is still queued for the bank and
 waits (bounded) until the server has indexed the memories the user queued, so a memory just
 retained can be found; it returns how many auto-retained cells the server cannot search yet
@@ -35,6 +43,7 @@ from .._api.client import bank_settings, ensure_bank
 from .._capture.identity import cell_document
 from .._settings import MINE
 from .._text import encodable, prompt_text
+from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
@@ -59,6 +68,8 @@ WINDOW_WIDENING = 4  # … and a window's for this many, then filters
 WINDOW_MAX_TOKENS = 16384  # … but never more than this (unless the user asked for more)
 CHARS_PER_TOKEN = 4  # the server counts tokens exactly; the filter's cut needs only an estimate
 KEYWORD_WEIGHT = 0.2  # of the BM25 score (normalized) beside the similarity (0-1)
+EMPTY_WEIGHT = 0.25  # what a memory that carries nothing keeps of its score
+CLOSE_IN_MEANING = 0.3  # the similarity the server's own semantic search asks for
 WORDS = re.compile(r"[^\W_]+")  # letters and digits: ``trips_2024_04`` is three words
 # Words a question is made of that say nothing about its subject. BM25 learns this from a
 # corpus, but a pool of twenty memories is too small to learn it from.
@@ -77,18 +88,37 @@ def widened(max_tokens: int, widening: int = WINDOW_WIDENING) -> int:
 
 def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemory]:
     """``memories`` by similarity plus ``KEYWORD_WEIGHT`` times the BM25 score of ``query``
-    over them, over the best one's (see the module's docstring); the server's order breaks
-    ties."""
+    over them, over the best one's (see the module's docstring), times ``EMPTY_WEIGHT`` for a
+    memory that carries nothing (``excerpt.carries_nothing``); the server's order breaks
+    ties. Each memory's ``relevance`` is set to that score over its highest possible value
+    (1 + ``KEYWORD_WEIGHT``), so what is shown beside a memory is what ordered it, 0-1."""
     keyword = _bm25(query, [memory.text for memory in memories])
     best = max(keyword, default=0.0) or 1.0
-
-    def score(pair: tuple[RecalledMemory, float]) -> float:
-        memory, words = pair
+    scored = []
+    for memory, words in zip(memories, keyword, strict=True):
         semantic = memory.scores.semantic if memory.scores is not None else None
-        return max(semantic or 0.0, 0.0) + KEYWORD_WEIGHT * words / best
+        score = max(semantic or 0.0, 0.0) + KEYWORD_WEIGHT * words / best
+        if carries_nothing(memory.text):
+            score *= EMPTY_WEIGHT
+        memory.relevance = min(max(score / (1 + KEYWORD_WEIGHT), 0.0), 1.0)
+        scored.append((score, memory))
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    return [memory for _, memory in scored]
 
-    pairs = sorted(zip(memories, keyword, strict=True), key=score, reverse=True)
-    return [memory for memory, _ in pairs]
+
+def matching(memories: Sequence[RecalledMemory], query: str) -> int:
+    """How many of ``memories`` match ``query``: share a word with it (not a one-letter word,
+    nor one of ``FUNCTION_WORDS``) or are close to it in meaning (similarity at least
+    ``CLOSE_IN_MEANING``, the server's own bar for its semantic search). A recall asks with no
+    bar, so that paraphrases are ranked too: in a small bank every memory comes back, and
+    this is the count that says how many of them have anything to do with the query."""
+    asked = {word for word in _words(query) if len(word) > 1}
+
+    def matches(memory: RecalledMemory) -> bool:
+        semantic = memory.scores.semantic if memory.scores is not None else None
+        return (semantic or 0.0) >= CLOSE_IN_MEANING or bool(asked & set(_words(memory.text)))
+
+    return sum(matches(memory) for memory in memories)
 
 
 def _bm25(query: str, texts: Sequence[str]) -> list[float]:
@@ -202,10 +232,12 @@ class Reader:
         window: TimeWindow | None = None,
         layer: str | None = None,
         as_of: AsOf | None = None,
+        limit: int | None = None,
     ) -> RecallResult:
         """Ranked memories for ``query`` (a bank that does not exist yet has none): a wider
         pool from the server, ordered by meaning, then words (``ranked``), cut to
-        ``max_tokens``.
+        ``max_tokens``; the first ``limit`` of them (default ``recall_limit``) are the
+        result, which also says how many of them all match the query (``matching``).
 
         With a ``window``, only memories recorded inside it: the server's ``temporal_window``
         ranks them higher but returns the others too, so the pool is filtered here.
@@ -233,6 +265,8 @@ class Reader:
         if window is not None:
             memories = within(memories, window)
         memories = fitting(collapse(ranked(memories, query)), max_tokens)
+        matched = matching(memories, query)
+        memories = memories[: limit or s.recall_limit]
         if self._curator is not None:
             memories = [memory.tended_by(self._curator) for memory in memories]
         result = RecallResult(
@@ -243,6 +277,7 @@ class Reader:
             still_indexing=still_indexing,
             window=user_window,
             historical=as_of.label if as_of is not None else "",
+            matched=matched,
             layers=tuple(one.name for one in asked) if layers else (),
             skipped=tuple(item.line() for item in skipped),
         )

@@ -2,9 +2,10 @@
 HTML/Markdown for notebooks (``RecallResult``, ``ReflectResult``).
 
 Each memory is shown with where it came from (``provenance.provenance_line``), its tags and
-score; a reflect's answer is followed by the **Based on** section: the memories with their
-provenance, mental models and directives by name — an indented list in plain text, a collapsed
-``<details>`` block (one HTML block, everything escaped) in notebooks. Stdlib only: pydantic
+its relevance (the score the recall is ordered by); a reflect's answer is followed by the
+**Based on** section: the memories with their provenance, mental models and directives by
+name — an indented list in plain text, a collapsed ``<details>`` block (one HTML block,
+everything escaped) in notebooks. Stdlib only: pydantic
 comes in with ``parsed_replies.py`` on the first read."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .provenance import (
     memory_line,
     provenance_line,
     provenance_of,
+    relevance_text,
     revision_text,
 )
 
@@ -82,12 +84,17 @@ def _recalled(memories: Sequence[Memory]) -> list[RecalledMemory]:
 class RecallResult(Sequence["RecalledMemory"]):
     """Ranked memories from ``%recall``; a sequence of memories with rich reprs.
 
-    Each memory has ``.text``, ``.type``, ``.tags``, ``.scores``, ``.mentioned_at``, its server
-    ids ``.id`` and ``.document_id``, and ``.provenance`` (``.notebook``, ``.cells``,
+    Each memory has ``.text``, ``.type``, ``.tags``, ``.relevance`` (0-1, what the memories
+    are ordered by), ``.scores`` (the server's own), ``.mentioned_at``, its server ids ``.id``
+    and ``.document_id``, and ``.provenance`` (``.notebook``, ``.cells``,
     ``.retain_cell``, ``.kernel_session``, ``.document_id``, ``.source``). Each is shown with its
     handle, ``#1`` for ``r[0]``: ``%hindsight forget #1`` (and ``restore``, ``correct``,
-    ``history``, ``delete``) curates it, as does ``r[0].forget()``. ``.still_indexing`` is how
-    many auto-retained cells the server could not search yet (the headline says so).
+    ``history``, ``delete``) curates it, as does ``r[0].forget()``. The memories are the most
+    relevant few a recall shows (``limit``); ``.matched`` is how many of the memories it
+    ranked match the query (``reading.matching``: they share a word with it or are close to
+    it in meaning), and the headline gives both: ``5 memories shown; 14 match the query``.
+    ``.still_indexing`` is how many auto-retained cells the server could not search yet (the
+    headline says so).
     ``.window`` is the time window the memories were recalled from (``--since``/``--until``),
     or None; the headline says it back ("… since yesterday"). ``.historical`` names the moment
     of an as-of recall (``as of 3 Nov``; ``.as_of`` is that moment), '' for memory as it is
@@ -107,12 +114,14 @@ class RecallResult(Sequence["RecalledMemory"]):
         *,
         still_indexing: int = 0,
         window: TimeWindow | None = None,
+        matched: int | None = None,
         layers: tuple[str, ...] = (),
         skipped: tuple[str, ...] = (),
         historical: str = "",
     ) -> None:
         self.query = query
         self.historical = historical
+        self.matched = matched  # None: no query ranked them (the newest memories)
         self.layers = layers
         self.skipped = skipped
         self.memories = _recalled(memories) if memories else []
@@ -139,10 +148,21 @@ class RecallResult(Sequence["RecalledMemory"]):
         """The memories' texts, best first."""
         return [m.text for m in self.memories]
 
+    def counts(self) -> str:
+        """``5 memories shown; 14 match the query``: how many are shown, and how many of the
+        memories the recall ranked match it (``2 match``, ``none matches``); only the first
+        part for memories no query ranked."""
+        shown = plural(len(self.memories), "memory", "memories") + " shown"
+        if self.matched is None:
+            return shown
+        if not self.matched:
+            return f"{shown}; none matches the query"
+        return f"{shown}; {self.matched} {'matches' if self.matched == 1 else 'match'} the query"
+
     def headline(self) -> str:
-        """``Found N relevant memories (as of …):`` or the empty message, saying the time
-        window (``… between 3 Nov and today``) and how many auto-retained cells the server
-        could not search yet."""
+        """``5 memories shown; 14 match the query (as of …):`` (``counts``) or the empty
+        message, saying the time window (``… between 3 Nov and today``) and how many
+        auto-retained cells the server could not search yet."""
         indexing = indexing_note(self.still_indexing)
         # the window's label is the extension's own words (dates it wrote), never the user's
         window = f" {self.window.label}" if self.window is not None else ""
@@ -150,13 +170,12 @@ class RecallResult(Sequence["RecalledMemory"]):
             if not indexing and not window:
                 return NO_MEMORIES
             return f"{NO_MEMORIES[:-1]}{window}" + (f" ({indexing})." if indexing else ".")
-        count = plural(len(self.memories), "relevant memory", "relevant memories")
         when = f"as of {utc_minute(self.as_of)} UTC" + (f"; {indexing}" if indexing else "")
         if self.historical:  # an as-of read: the extension's own words for the moment
             when = f"memory as it was {self.historical}, {utc_minute(self.as_of)} UTC" + (
                 f"; {indexing}" if indexing else ""
             )
-        return f"Found {count}{window} ({when}):"
+        return f"{self.counts()}{window} ({when}):"
 
     def notices(self) -> str:
         """The layers skipped, a line each ('' when none)."""
@@ -226,7 +245,6 @@ class RecallResult(Sequence["RecalledMemory"]):
         layered = bool(self.layers)
         rows = []
         for n, memory in enumerate(self.memories, 1):
-            score = memory.scores.final if memory.scores else None
             where = provenance_of(memory)
             exact = [utc_minute_text(memory.mentioned_at, " UTC"), where.notebook or ""]
             title = SEPARATOR.join(part for part in exact if part)
@@ -238,14 +256,14 @@ class RecallResult(Sequence["RecalledMemory"]):
                 f"<td style='text-align:left' title='{esc(title)}'>"
                 f"{esc(provenance_line(memory, self.as_of))}</td>"
                 f"<td>{esc(', '.join(memory.tags or []))}</td>"
-                f"<td>{'' if score is None else f'{score:.3f}'}</td>"
+                f"<td>{relevance_text(memory)}</td>"
                 "</tr>"
             )
         return (
             f"{heading}<table><thead><tr><th>#</th>"
             + ("<th>layer</th>" if layered else "")
             + "<th style='text-align:left'>memory</th><th>type</th>"
-            "<th style='text-align:left'>from</th><th>tags</th><th>score</th></tr></thead>"
+            "<th style='text-align:left'>from</th><th>tags</th><th>relevance</th></tr></thead>"
             "<tbody>" + "".join(rows) + "</tbody></table>"
         )
 

@@ -523,6 +523,7 @@ class HindsightSession:
         window: TimeWindow | None = None,
         layer: str | None = None,
         as_of: AsOf | None = None,
+        limit: int | None = None,
     ) -> RecallResult:
         """The memories of the current scope and the layers that answer ``query``, best
         first, after what was queued is sent and indexed (``hm.recall``); ``as_of``: as
@@ -535,6 +536,7 @@ class HindsightSession:
             window=window,
             layer=layer,
             as_of=as_of,
+            limit=limit,
         )
 
     def reflect(

@@ -281,7 +281,7 @@ def test_recall_since_until_keeps_only_the_window_and_says_it(loaded: Any) -> No
     cell = loaded.run('%recall --since "3 Nov 2026" --until 2026-11-05 --max-tokens 500 flux')
     assert cell.error is None, cell.text
     shown = repr(cell.result)
-    assert "Found 1 relevant memory between 3 Nov" in shown
+    assert "1 memory shown; 1 matches the query between 3 Nov" in shown
     assert "Flux is 2.4 (after the re-run)" in shown
     assert "3.1" not in shown
     assert "no date" not in shown

@@ -4,7 +4,7 @@ answer the query, with the whole cell one click (or ``.text``) away."""
 from __future__ import annotations
 
 from hindsight_magic import RecalledMemory, RecallResult
-from hindsight_magic._memory.excerpt import EXCERPT_CHARS, excerpt
+from hindsight_magic._memory.excerpt import EXCERPT_CHARS, carries_nothing, excerpt
 
 CELL = """[cell 14]
 import statistics
@@ -61,3 +61,24 @@ def test_every_form_shows_the_best_lines_and_the_notebook_form_keeps_all() -> No
     assert "<details><summary>" in page  # … but in a notebook it is one click away
     assert "import statistics" in page
     assert result[0].text == CELL
+
+
+def test_imports_alone_and_bare_values_carry_nothing() -> None:
+    for text in (
+        "[cell 2]\nimport numpy as np\nimport pandas as pd",
+        "%matplotlib inline\nfrom sklearn.model_selection import (\n    KFold,\n    shuffle,\n)",
+        "[cell 7, part 2 of 2]\nr-03    11.532819\nr-07    10.983925\nr-01    10.411102",
+        "[cell 9]\nx\n[result]\narray([0.12, 0.53, 0.98], dtype=float32)",
+    ):
+        assert carries_nothing(text), text
+
+
+def test_a_word_of_its_own_carries_something() -> None:
+    for text in (
+        CELL,
+        "import numpy as np  # numpy, not polars: the cluster has no Arrow",  # a comment says why
+        "[cell 3]\nscores.tail()\n[result]\nr-03    11.532819",  # what the values are
+        "north    3564.37\nsouth    5099.42",  # values by name
+        "[cell 1]\nimport os\n[cell 2]\nCHURN_DAYS = 90",  # two cells in one memory
+    ):
+        assert not carries_nothing(text), text

@@ -11,7 +11,12 @@ import pytest
 from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory, Scores
-from hindsight_magic._memory.parsed_replies import Sources, parse_recall, parse_reflect
+from hindsight_magic._memory.parsed_replies import (
+    RecalledMemory,
+    Sources,
+    parse_recall,
+    parse_reflect,
+)
 from hindsight_magic._memory.provenance import (
     Provenance,
     age,
@@ -127,16 +132,18 @@ def lab_result() -> RecallResult:
         text="The lab is cold",
         type="world",
         tags=["a", "b"],
-        scores=Scores(final=0.8134),
+        scores=Scores(final=1.1),  # the server's, in its own order: never shown
         mentioned_at=ago(days=3),
     )
-    return RecallResult("lab", [memory, Memory(text="Plain fact")], "bank", NOW)
+    ranked = RecalledMemory.model_validate({**memory.model_dump(), "relevance": 0.8134})
+    return RecallResult("lab", [ranked, Memory(text="Plain fact")], "bank", NOW)
 
 
-def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> None:
+def test_recall_shows_provenance_tags_and_relevance_in_text_markdown_and_html() -> None:
     result = lab_result()
     line = (
-        "The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · score 0.81"
+        "The lab is cold [world] — fieldwork.ipynb · cell 14 · 3 days ago · tags: a, b · "
+        "relevance 0.81"
     )
     assert repr(result).splitlines()[2] == f"#1 {line}"
     assert repr(result).splitlines()[4] == "#2 Plain fact"
@@ -146,7 +153,8 @@ def test_recall_shows_provenance_tags_and_score_in_text_markdown_and_html() -> N
     assert "title='2025-01-02 12:00 UTC · fieldwork.ipynb'" in page
     assert ">fieldwork.ipynb · cell 14 · 3 days ago</td>" in page
     assert "<td>a, b</td>" in page
-    assert "<td>0.813</td>" in page
+    assert "<td>0.81</td>" in page
+    assert "1.1" not in page
     # the prompt block keeps its documented form
     assert "- The lab is cold [world] (2025-01-02T12:00:00+00:00)" in result.as_context()
 

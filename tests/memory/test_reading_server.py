@@ -85,14 +85,14 @@ def test_retained_and_auto_retained_memories_say_where_they_came_from(
     line = line_of(bundle, fact)
     assert re.fullmatch(
         rf"#\d+ {re.escape(fact)} \[world\] — fieldwork\.ipynb · cell {retain_cell} · {AGE}"
-        r" · tags: .*\blab\b.* · score \d\.\d\d",
+        r" · tags: .*\blab\b.* · relevance \d\.\d\d",
         line,
     ), line
     row = next(r for r in bundle["html"].split("<tr>") if fact in r)
     assert re.search(rf"fieldwork\.ipynb · cell {retain_cell} · {AGE}</td>", row), row
     assert f"{Path(NOTEBOOK).name}'" in row  # the notebook, in the cell's tooltip
     assert "cold" in row
-    assert re.search(r"<td>\d\.\d{3}</td></tr>", row)  # the score
+    assert re.search(r"<td>\d\.\d\d</td></tr>", row)  # the relevance
 
     penguins = "penguin colony on the east ridge"
     bundle = wait_for(lambda: found(kernel, "penguin colony nests", penguins), 120, "the cells")

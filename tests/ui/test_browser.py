@@ -70,7 +70,7 @@ HISTORY = [  # (days ago, notebook, memory): what other notebooks left in the ba
     (2, "report.ipynb", "The board wants churn by plan and region, not by country."),
     (1, "cleaning.ipynb", "order_id is unique once test accounts are removed."),
 ]
-SEARCH_DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
+SEARCH_DONE = re.compile(r"\d+ memor(?:y|ies) shown|No relevant memories found|Search failed")
 QUIET_LAB = {  # no news or update toasts over the panel
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
@@ -357,7 +357,7 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
         result = panel.locator(".hm-results .hm-result").filter(has_text="Browser test fact")
         expect(result.first.locator(".hm-result-text")).to_contain_text("order_id", timeout=90_000)
         expect(result.first.locator(".hm-result-provenance")).to_contain_text("panel.ipynb")
-        expect(panel.locator(".hm-search-message")).to_contain_text("Found")
+        expect(panel.locator(".hm-search-message")).to_contain_text("shown; ")
         recent = panel.locator(".hm-recent .hm-recent-item")
         expect(recent.first.locator(".hm-recent-state")).to_have_text("indexed")
         expect(recent.filter(has_text="Browser test fact 5")).to_have_count(1)

@@ -9,6 +9,7 @@ import pytest
 from helpers import render_markdown, visible_text
 
 from hindsight_magic._api.replies import Memory, Scores
+from hindsight_magic._memory.parsed_replies import RecalledMemory
 from hindsight_magic._memory.results import (
     NO_MEMORIES,
     NO_REFLECTION,
@@ -39,8 +40,10 @@ def memories() -> list[Memory]:
     ]
 
 
-def recall(items: list[Memory] | None = None) -> RecallResult:
-    return RecallResult("revenue", memories() if items is None else items, "jupyter", AS_OF)
+def recall(items: list[Memory] | None = None, matched: int = 14) -> RecallResult:
+    """A recall showing ``items`` (``memories()``) of the ``matched`` that match its query."""
+    shown = memories() if items is None else items
+    return RecallResult("revenue", shown, "jupyter", AS_OF, matched=matched)
 
 
 # -- RecallResult text ----------------------------------------------------------------------------
@@ -60,7 +63,7 @@ def test_empty_recall_says_nothing_found() -> None:
 def test_recall_text_headline_and_bullets() -> None:
     text = repr(recall())
     assert text == (
-        "Found 3 relevant memories (as of 2024-03-05 14:07 UTC):\n\n"
+        "3 memories shown; 14 match the query (as of 2024-03-05 14:07 UTC):\n\n"
         "#1 Revenue fell 3% in Q3 [world] — 4 days ago\n\n"
         "#2 User prefers polars [experience]\n\n"
         "#3 Plain fact"
@@ -69,9 +72,17 @@ def test_recall_text_headline_and_bullets() -> None:
 
 
 def test_single_memory_headline_is_singular() -> None:
-    result = recall([Memory(text="only one")])
-    assert result.headline() == "Found 1 relevant memory (as of 2024-03-05 14:07 UTC):"
+    result = recall([Memory(text="only one")], matched=1)
+    assert result.headline() == "1 memory shown; 1 matches the query (as of 2024-03-05 14:07 UTC):"
     assert repr(result) == f"{result.headline()}\n\n#1 only one"
+
+
+def test_the_headline_says_when_fewer_than_shown_or_none_match() -> None:
+    # a small bank: every memory comes back, and only some have to do with the query
+    assert recall(matched=2).headline().startswith("3 memories shown; 2 match the query (as of")
+    assert recall(matched=0).headline().startswith("3 memories shown; none matches the query")
+    newest = RecallResult("(the newest memories)", memories(), "jupyter", AS_OF)
+    assert newest.headline() == "3 memories shown (as of 2024-03-05 14:07 UTC):"  # no query
 
 
 def test_headline_time_is_utc() -> None:
@@ -140,22 +151,25 @@ def test_html_empty() -> None:
 def test_html_table_contents() -> None:
     result = recall(
         [
-            Memory(
+            RecalledMemory(
                 text="Revenue fell",
                 type="world",
                 mentioned_at="2024-03-01T11:30:00+02:00",
                 tags=["project:a", "x"],
                 scores=Scores(final=0.87654),
+                relevance=0.61234,
             )
         ]
     )
     page = result._repr_html_()
-    assert page.startswith("<p>Found 1 relevant memory (as of 2024-03-05 14:07 UTC):</p>")
+    assert page.startswith(
+        "<p>1 memory shown; 14 match the query (as of 2024-03-05 14:07 UTC):</p>"
+    )
     assert "<td style='text-align:left'>Revenue fell</td>" in page
     assert "<td>world</td>" in page
     assert "title='2024-03-01 09:30 UTC'>4 days ago</td>" in page  # converted to UTC
     assert "<td>project:a, x</td>" in page
-    assert "<td>0.877</td>" in page
+    assert "<td>0.61</td>" in page  # the relevance the rows are ordered by, not the server's
     assert page.count("<tr>") == 2  # header + one row
 
 

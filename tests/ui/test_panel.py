@@ -791,7 +791,7 @@ def search(panel: Any, query: str) -> float:
     return time.perf_counter() - started
 
 
-DONE = re.compile(r"Found \d+|No relevant memories found|Search failed")
+DONE = re.compile(r"\d+ memor(?:y|ies) shown|No relevant memories found|Search failed")
 
 
 def search_until_found(
@@ -834,7 +834,7 @@ def test_search_finds_a_retained_fact_with_its_provenance(
     found = search_until_found(panel, f"zebra survey {token} stripes", 120, expect=fact)
     assert fact in found, found
     assert "fieldwork.ipynb" in found[fact]  # its provenance: the notebook it was retained in
-    assert "Found" in panel.browser.w_search_state.value
+    assert "1 memory shown; 1 matches the query" in panel.browser.w_search_state.value
     assert "<td class='hm-result-type'" in panel.browser.result_rows.html()
     assert recent_states(panel)[0] == ("indexed", fact, "")  # the search waited for indexing
 

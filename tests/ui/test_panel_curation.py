@@ -400,7 +400,7 @@ def test_the_search_line_says_found_only_once_its_results_are_shown(
     kernel_nb: Any, fake: CuratedHindsight, dead_url: str
 ) -> None:
     """The search line and the results change on the worker's thread; whoever looks when the
-    line says "Found 1" (a user, a test) sees that result, not the rows before it."""
+    line says "1 memory shown" (a user, a test) sees that result, not the rows before it."""
     load_fake(kernel_nb, fake, dead_url)
     fake.memory("Transect A is 400 m.", "hm-transect-a")
     panel = show(kernel_nb)
@@ -412,7 +412,7 @@ def test_the_search_line_says_found_only_once_its_results_are_shown(
 
     panel.browser.w_search_state.observe(look, names="value")
     search(panel, "transect")
-    found = [rows for line, rows in seen if "Found" in line]
+    found = [rows for line, rows in seen if "shown" in line]
     assert found, seen
     assert all(any("Transect A" in row for row in rows) for rows in found), seen
 

@@ -51,7 +51,7 @@ from ..._delivery.recent import (
 )
 from ..._errors import HindsightError, InputError
 from ..._memory.curation import CURATED_TYPES, OWN_ID
-from ..._memory.provenance import SEPARATOR, provenance_line
+from ..._memory.provenance import SEPARATOR, provenance_line, relevance_text
 from ..._memory.timewindow import AsOf
 from ..._settings import MINE
 from ..._text import one_line, plural
@@ -76,7 +76,7 @@ class ResultRow:
     type: str
     provenance: str
     tags: str
-    score: str
+    relevance: str  # what the rows are ordered by (``RecalledMemory.relevance``)
     memory_id: str = ""
     document_id: str = ""
     layer: str = MINE
@@ -193,7 +193,6 @@ def result_rows(result: RecallResult) -> tuple[ResultRow, ...]:
     """The table rows of a recall (best first, at most ``MAX_RESULTS``)."""
     rows = []
     for memory in list(result)[:MAX_RESULTS]:
-        score = memory.scores.final if memory.scores else None
         where = provenance_line(memory)
         if result.layers:  # the session reads layers: say which one each memory is from
             where = SEPARATOR.join(part for part in (f"layer: {memory.layer}", where) if part)
@@ -203,7 +202,7 @@ def result_rows(result: RecallResult) -> tuple[ResultRow, ...]:
                 type=memory.type or "",
                 provenance=where,
                 tags=", ".join(memory.tags or []),
-                score="" if score is None else f"{score:.3f}",
+                relevance=relevance_text(memory),
                 memory_id=memory.id or "",
                 document_id=memory.document_id or "",
                 layer=memory.layer,

@@ -214,7 +214,7 @@ RESULT_COLUMNS = (
     ("type", "hm-result-type", "8%", ";white-space:nowrap;overflow:hidden"),
     ("from", "hm-result-provenance", "22%", ";color:#555"),
     ("tags", "hm-result-tags", "15%", ";color:#555"),
-    ("score", "hm-result-score", "7%", ";white-space:nowrap"),
+    ("relevance", "hm-result-relevance", "7%", ";white-space:nowrap"),
     ("", "hm-result-state", "9%", ";white-space:nowrap;font-weight:600"),
 )
 _ROW_TABLE = f"{_TABLE};width:100%;table-layout:fixed"
@@ -237,8 +237,9 @@ def results_head_html() -> str:
 
 
 def result_row_html(row: ResultRow, mark: str = "") -> str:
-    """One search result: memory, type, provenance, tags, score and its mark (``forgotten`` …)."""
-    values = (row.text, row.type, row.provenance, row.tags, row.score, mark)
+    """One search result: memory, type, provenance, tags, relevance and its mark (``forgotten``
+    …)."""
+    values = (row.text, row.type, row.provenance, row.tags, row.relevance, mark)
     extra = (_faded(mark), "", "", "", "", f";color:{STATE_COLORS.get(mark, '#777')}")
     cells = "".join(
         _cell(css, value, f";width:{width}{style}{more}")

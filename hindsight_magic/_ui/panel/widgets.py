@@ -693,7 +693,7 @@ class BrowserWidgets:
             specs = [result_spec(n, row, curation) for n, row in enumerate(search.rows)]
             self.result_rows.show(specs, closed)
             self.w_results.layout.display = "" if specs else "none"
-        # after the rows: the line saying "Found 3" is never shown above the previous results
+        # after the rows: the line saying "3 memories shown" never sits above the previous results
         self.w_search_state.value = search_state_html(search)
         self.w_search_state.layout.display = "" if search.message else "none"
         if self._changed("delete", (curation.delete, closed)):
