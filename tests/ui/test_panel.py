@@ -940,7 +940,10 @@ def test_session_document_shows_what_auto_retain_sent(
     wait_for(complete, 120, f"the {len(cells)} documents")
     document = panel.browser.w_document.value
     # the last request's cells, a document each (the long cell cut in parts), with their ids
-    assert re.search(r"hm-[0-9a-f]{32}-\d+ … \(\d+ documents\)", document), document
+    # each a version of its cell (``_capture/identity.py``)
+    assert re.search(
+        r"hm-cell-[0-9a-f]{10}-[0-9a-f]{10}-[0-9a-f]{12}\.\d+ … \(\d+ documents\)", document
+    )
     assert re.search(r"characters in \d+ documents", document), document
     assert "end of notes" not in document, document  # the beginning only…
     toggle = panel.browser.w_doc_toggle
