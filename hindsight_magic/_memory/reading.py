@@ -198,7 +198,7 @@ class Reader:
         settings: HindsightSettings,
         connection: Connection,
         scope: Callable[[], BankScope],
-        before_read: Callable[[str], int],
+        before_read: Callable[[str], tuple[int, bool]],
         curator: Curator | None = None,
         model_names: Callable[[], Mapping[str, str]] = dict,
         asking: LayerAsking | None = None,
@@ -253,7 +253,7 @@ class Reader:
         mine = Layer(MINE, scope.bank_id, scope.recall_tags, scope.tags_match)
         layers = layers_of(s.layers)
         asked = chosen(mine, layers, layer)
-        still_indexing = self._before_read(scope.bank_id) if mine in asked else 0
+        still_indexing, indexed = self._before_read(scope.bank_id) if mine in asked else (0, True)
         max_tokens = max_tokens or s.recall_max_tokens
         user_window = window
         if as_of is not None:
@@ -275,6 +275,7 @@ class Reader:
             scope.bank_id,
             as_of.at if as_of is not None else None,
             still_indexing=still_indexing,
+            memories_waiting=not indexed,
             window=user_window,
             historical=as_of.label if as_of is not None else "",
             matched=matched,
@@ -379,7 +380,7 @@ class Reader:
         unfiltered, the list led with the server's observations, consolidated copies of the
         same facts without their metadata, so a memory lost its notebook and cell here."""
         scope, client = self._scope(), self._connection.client
-        still_indexing = self._before_read(scope.bank_id)
+        still_indexing, indexed = self._before_read(scope.bank_id)
         memories = []
         for fact_type in self._settings.recall_types:
             reply = client.list_memories(
@@ -388,7 +389,13 @@ class Reader:
             memories += listed_memories(reply, self._curator)
         memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)
         memories = collapse(memories)[:limit]
-        result = RecallResult(LATEST_QUERY, memories, scope.bank_id, still_indexing=still_indexing)
+        result = RecallResult(
+            LATEST_QUERY,
+            memories,
+            scope.bank_id,
+            still_indexing=still_indexing,
+            memories_waiting=not indexed,
+        )
         self.last_recall = result  # ``#3`` names the third of them
         return result
 
@@ -402,7 +409,7 @@ class Reader:
     ) -> ReflectResult:
         """The server's synthesized answer to ``question`` (with what it is based on)."""
         s, scope = self._settings, self._scope()
-        still_indexing = self._before_read(scope.bank_id)
+        still_indexing, indexed = self._before_read(scope.bank_id)
         client = self._connection.client
         layers = layers_of(s.layers)
         given: list[RecalledMemory] = []  # the layers' best memories, given as context
@@ -427,7 +434,13 @@ class Reader:
         text, based_on = parse_reflect(reply)
         notices = tuple(item.line() for item in skipped)
         if not sources:
-            return ReflectResult(text, question, still_indexing=still_indexing, skipped=notices)
+            return ReflectResult(
+                text,
+                question,
+                still_indexing=still_indexing,
+                memories_waiting=not indexed,
+                skipped=notices,
+            )
         # the server names a mental model only inside its text; the cache knows the names
         based_on = (based_on or Sources()).named(self._model_names())
         if given:
@@ -440,6 +453,7 @@ class Reader:
             question,
             based_on,
             still_indexing=still_indexing,
+            memories_waiting=not indexed,
             layered=bool(layers),
             skipped=notices,
         )

@@ -53,12 +53,17 @@ NO_MEMORIES = "No relevant memories found."
 NO_REFLECTION = "No relevant information found to reflect on."
 
 
-def indexing_note(cells: int) -> str:
-    """``the last 3 cells are still being indexed`` ('' for none)."""
+def indexing_note(cells: int, memories_waiting: bool = False) -> str:
+    """``the last 3 cells are still being indexed`` ('' for none); with ``memories_waiting``
+    (the memories the user retained were sent, but the server had not indexed them all within
+    the read's wait), ``your newest memories are …`` too, so an empty answer never reads as
+    "nothing there"."""
     if not cells:
-        return ""
-    last = "the last cell is" if cells == 1 else f"the last {cells} cells are"
-    return f"{last} still being indexed"
+        return "your newest memories are still being indexed" if memories_waiting else ""
+    last = "the last cell" if cells == 1 else f"the last {cells} cells"
+    if memories_waiting:
+        return f"your newest memories and {last} are still being indexed"
+    return f"{last} {'is' if cells == 1 else 'are'} still being indexed"
 
 
 def _folded(text: str) -> str:
@@ -113,6 +118,7 @@ class RecallResult(Sequence["RecalledMemory"]):
         as_of: datetime | None = None,
         *,
         still_indexing: int = 0,
+        memories_waiting: bool = False,
         window: TimeWindow | None = None,
         matched: int | None = None,
         layers: tuple[str, ...] = (),
@@ -128,6 +134,7 @@ class RecallResult(Sequence["RecalledMemory"]):
         self.bank_id = bank_id
         self.as_of = as_of or datetime.now(timezone.utc)
         self.still_indexing = still_indexing
+        self.memories_waiting = memories_waiting
         self.window = window
 
     @overload
@@ -163,7 +170,7 @@ class RecallResult(Sequence["RecalledMemory"]):
         """``5 memories shown; 14 match the query (as of …):`` (``counts``) or the empty
         message, saying the time window (``… between 3 Nov and today``) and how many
         auto-retained cells the server could not search yet."""
-        indexing = indexing_note(self.still_indexing)
+        indexing = indexing_note(self.still_indexing, self.memories_waiting)
         # the window's label is the extension's own words (dates it wrote), never the user's
         window = f" {self.window.label}" if self.window is not None else ""
         if not self.memories:
@@ -296,6 +303,7 @@ class ReflectResult(str):
     based_on: Sources | None
     as_of: datetime
     still_indexing: int
+    memories_waiting: bool
     layered: bool
     skipped: tuple[str, ...]
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
@@ -308,6 +316,7 @@ class ReflectResult(str):
         as_of: datetime | None = None,
         *,
         still_indexing: int = 0,
+        memories_waiting: bool = False,
         layered: bool = False,
         skipped: tuple[str, ...] = (),
     ) -> ReflectResult:
@@ -316,20 +325,21 @@ class ReflectResult(str):
         self.based_on = based_on
         self.as_of = as_of or datetime.now(timezone.utc)
         self.still_indexing = still_indexing
+        self.memories_waiting = memories_waiting
         self.layered = layered
         self.skipped = skipped
         own_text(str(self))  # print(answer) shows the answer itself
         return self
 
     def _note(self) -> str:
-        indexing = indexing_note(self.still_indexing)
+        indexing = indexing_note(self.still_indexing, self.memories_waiting)
         return f"({indexing[:1].upper()}{indexing[1:]}: the answer could not use them.)"
 
     def __repr__(self) -> str:
         parts = [plain_text(str(self))]
         if self.based_on is not None:
             parts.append(sources_text(self.based_on, self.as_of, self.layered))
-        if self.still_indexing:
+        if self.still_indexing or self.memories_waiting:
             parts.append(self._note())
         parts += [f"({plain_text(line)}.)" for line in self.skipped]
         return own_text("\n\n".join(parts))
@@ -338,7 +348,7 @@ class ReflectResult(str):
         parts = [markdown_answer(str(self))]
         if self.based_on is not None:
             parts.append(sources_markdown(self.based_on, self.as_of, self.layered))
-        if self.still_indexing:
+        if self.still_indexing or self.memories_waiting:
             parts.append(f"_{markdown_text(self._note())}_")
         parts += [f"_{markdown_text(f'({line}.)')}_" for line in self.skipped]
         return "\n\n".join(parts)

@@ -191,7 +191,7 @@ class HindsightSession:
             settings,
             connection,
             lambda: self.scope,
-            self._before_read,
+            self._read_ready,
             curator,
             mental_models.names,
             layer_asking,
@@ -470,6 +470,12 @@ class HindsightSession:
         """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
         queued, and say how many auto-retained cells it cannot find yet (not waited for)."""
         return self._ready(bank_id).transcript_cells
+
+    def _read_ready(self, bank_id: str) -> tuple[int, bool]:
+        """``_before_read`` for a recall or reflect: (the auto-retained cells the server cannot
+        find yet, whether every memory the user queued was indexed within the wait)."""
+        ready = self._ready(bank_id)
+        return ready.transcript_cells, ready.indexed
 
     def _ready(self, bank_id: str, wait_s: float = READ_WAIT_S) -> ReadReady:
         self._parts.autoretain.process()  # the cells not yet in a transcript go out with the rest

@@ -233,7 +233,7 @@ class SessionView:
             session.settings,
             parts.connection,
             lambda: session.scope,
-            lambda _: still,
+            lambda _: (still, True),  # the search waited for the user's memories itself
             asking=parts.layer_asking,
         )
         return reader.recall(query, as_of=as_of)

@@ -11,6 +11,7 @@ lost-reply proofs against the real server are in
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -264,3 +265,26 @@ def test_the_worker_follows_a_sent_transcript_until_it_is_indexed(fake, make_ses
     assert len(asked) == 3  # asked every second while it was being indexed, then no more
     assert session._parts.reader.recall("x").still_indexing == 0
     assert [entry.state for entry in session._parts.queue.feed.items()] == ["indexed"]
+
+
+def test_a_read_says_when_the_user_s_memories_are_not_indexed_within_its_wait(
+    fake, make_session, monkeypatch
+):
+    """An empty answer must never read as "nothing there" when what the user just retained
+    is still being indexed (a loaded server can take longer than the read waits)."""
+
+    def never_indexed(request: httpx.Request) -> httpx.Response:
+        if "/operations/" in request.url.path:
+            return httpx.Response(200, json={"status": "pending"})
+        return fake.handle(request)
+
+    session = make_session(never_indexed)
+    waited = functools.partial(type(session)._ready, session, wait_s=0.5)
+    monkeypatch.setattr(session, "_ready", waited)
+    session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")  # goes async
+    result = session._parts.reader.recall("nothing matches this")
+    assert "your newest memories are still being indexed" in result.headline()
+    from hindsight_magic._memory.results import ReflectResult
+
+    answer = ReflectResult("An answer.", "what happened?", memories_waiting=True)
+    assert "(Your newest memories are still being indexed: the answer" in repr(answer)
