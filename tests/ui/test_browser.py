@@ -422,7 +422,7 @@ def test_run_all_twice_then_an_edit_leaves_one_memory_per_cell(lab: Lab) -> None
         def run_all() -> None:
             page.get_by_role("menuitem", name="Run", exact=True).click()
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-            expect(recall_output).to_contain_text("relevant memor", timeout=120_000)
+            expect(recall_output).to_contain_text(SEARCH_DONE, timeout=120_000)
             expect(idle).to_be_visible(timeout=120_000)
 
         run_all()
