@@ -80,6 +80,7 @@ from .._memory.layers import (
     with_layer,
     without_layer,
 )
+from .._memory.llm import ServerLlm
 from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
 from .._memory.provenance import PYTHON_API, AgentOrigin, portable_notebook, provenance_metadata
@@ -176,6 +177,7 @@ class HindsightSession:
             count = plural(recovered, "memory", "memories")
             notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
             queue.request_flush()
+        llm = ServerLlm(lambda: connection.url)
         mental_models = MentalModelCache(settings, connection, lambda: self.scope, worker)
         curator = Curator(
             connection,
@@ -195,6 +197,7 @@ class HindsightSession:
             curator,
             mental_models.names,
             layer_asking,
+            llm,
         )
         overview = BankOverview(connection, lambda: self.scope, self._before_read, curator)
         self._notebook_cells = NotebookCells()
@@ -216,6 +219,7 @@ class HindsightSession:
                 plan=self._plan_cell,
             ),
             mental_models=mental_models,
+            llm=llm,
             reader=reader,
             layer_asking=layer_asking,
             curator=curator,
@@ -325,6 +329,7 @@ class HindsightSession:
         self._parts.worker.flush(FLUSH_BEFORE_READ_S)
         if connection:
             self._connect(self._parts.connection)
+            self._parts.llm.forget()
         self.scope = scope
         self._parts.mental_models.reload()
 
