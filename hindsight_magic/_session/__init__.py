@@ -199,7 +199,7 @@ class HindsightSession:
             layer_asking,
             llm,
         )
-        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator)
+        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator, llm)
         self._notebook_cells = NotebookCells()
         self._parts = Parts(
             connection=connection,
