@@ -178,7 +178,14 @@ class HindsightSession:
             notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
             queue.request_flush()
         llm = ServerLlm(lambda: connection.url)
-        mental_models = MentalModelCache(settings, connection, lambda: self.scope, worker)
+        mental_models = MentalModelCache(
+            settings,
+            connection,
+            lambda: self.scope,
+            worker,
+            llm,
+            lambda query, count: reader.find(query, count),  # without an LLM, what a model lists
+        )
         curator = Curator(
             connection,
             lambda: self.scope,
@@ -187,6 +194,7 @@ class HindsightSession:
             self._before_read,
             secrets,
             lambda bank_id: versions.forget_bank(bank_id),
+            mental_models.memory_changed,
         )
         layer_asking = LayerAsking()
         reader = Reader(
@@ -470,6 +478,7 @@ class HindsightSession:
         transcript until the server has indexed it, so reads can say what is not searchable."""
         if not sent.memories:
             self._parts.transcripts.start()
+        self._parts.mental_models.memory_changed()
 
     def _before_read(self, bank_id: str) -> int:
         """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
