@@ -322,6 +322,11 @@ def reflect(
     ``.provenance``), mental models and directives the answer drew on, listed under it as
     **Based on**. ``sources=False`` does not ask for them (``.based_on`` is None).
 
+    When the server cannot write an answer (it has no LLM, or its LLM failed), ``.answered``
+    is False and the ``str`` is one line saying so and how to get one; the memories that bear
+    on the question follow, best first, as a recall shows them (``.recalled``; ``#N`` names
+    them), and ``.based_on.memories`` holds them.
+
     When the session reads layers, the answer comes from your own bank with the layers' best
     memories for the question given to the server as context; **Based on** lists them with
     their layer.

@@ -283,6 +283,7 @@ class LocalServer:
     pg_running: bool | None = None
     pg_data: str = ""
     pg_data_exists: bool = False
+    llm_provider: str = ""  # as its state file records it ("" when unknown)
 
     def start_command(self, command: str) -> str:
         """``{command} start`` with the options that start this server again (same port and
@@ -433,6 +434,7 @@ def _recorded(info: ServerInfo, home: Path, pid: int, default: bool) -> LocalSer
         pg_running=pg_running,
         pg_data=info.pg_data,
         pg_data_exists=_holds_database(info.pg_data),
+        llm_provider=info.llm_provider,
     )
 
 

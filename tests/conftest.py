@@ -225,12 +225,15 @@ def dead_url() -> str:
 @pytest.fixture
 def mcp_env(tmp_path: Path) -> dict[str, str]:
     """What an MCP server process gets: this session's data dir and a journal of its own (shared
-    with the test's kernels), no auto-retain (quieter)."""
+    with the test's kernels), no auto-retain (quieter); the code under test (``PYTHONPATH``,
+    when a checkout runs its tests against another's environment)."""
+    path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     return {
         "HINDSIGHT_MAGIC_DATA_DIR": os.environ["HINDSIGHT_MAGIC_DATA_DIR"],
         "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.sqlite3"),
         "HINDSIGHT_AUTO_RETAIN": "false",
         "IPYTHONDIR": str(tmp_path / "ipython"),
+        **path,
     }
 
 

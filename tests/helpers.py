@@ -279,7 +279,8 @@ BANK_PATH = re.compile(r"/v1/default/banks/([^/]+)(/mental-models)?(?:/([^/]+))?
 
 
 class FakeHindsight:
-    """Banks of mental models and a retain endpoint in memory, behind the real endpoint paths.
+    """Banks of mental models and a retain endpoint in memory, behind the real endpoint paths;
+    a refresh writes a summary, as a server with an LLM does.
 
     Serve it with ``httpx.MockTransport(fake)`` (or ``fake.transport``). ``fail`` maps
     ``"METHOD path-regex"`` to a forced ``(status, body)``; ``refuse`` makes retains fail with 422;
@@ -383,7 +384,7 @@ class FakeHindsight:
         if model is None:
             return httpx.Response(404, json={"detail": f"Mental model '{model_id}' not found"})
         if action == "/refresh":
-            old, model["content"] = model["content"], "mock response\n"
+            old, model["content"] = model["content"], f"What {model['name']} sums up.\n"
             if old != model["content"]:
                 entry = {"previous_content": old, "changed_at": now_iso()}
                 self.history.setdefault((bank, model_id), []).insert(0, entry)

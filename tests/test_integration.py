@@ -185,20 +185,25 @@ def test_tagged_scope_recalls_its_project_and_untagged_memories_only(
     assert "ledger_alpha" not in joined
 
 
-def test_reflect_returns_the_server_text(
+def test_reflect_without_an_llm_shows_the_memories_instead_of_a_placeholder(
     notebook: Any, hindsight_server: RunningServer, bank_id: str
 ) -> None:
     notebook.load(api_url=hindsight_server.url, bank_id=bank_id)
-    notebook.run("%retain We decided to report churn monthly, not weekly.")
+    fact = "We decided to report churn monthly, not weekly."
+    notebook.run(f"%retain {fact}")
     cell = notebook.run(
         "%%reflect --var answer --context 'for the report'\nHow do we report churn?"
     )
     assert cell.error is None, cell.text
-    assert str(cell.result) == "mock response"  # the local server runs Hindsight's mock LLM
-    assert cell.result._repr_markdown_().startswith("mock response\n\n<details>")
-    assert notebook.ip.user_ns["answer"] == "mock response"
+    answer = cell.result  # the local server runs Hindsight's mock LLM: its text is not shown
+    assert str(answer).startswith("No answer was written: the local Hindsight server runs")
+    assert answer._repr_markdown_().startswith("_No answer was written")
+    assert "- **#1** We decided to report churn monthly" in answer._repr_markdown_()
+    assert notebook.ip.user_ns["answer"] is answer
     line = notebook.run("%reflect What is our churn cadence?")
-    assert str(line.result) == "mock response"
+    assert not line.result.answered
+    assert fact in line.result.recalled.texts
+    assert "mock response" not in repr(line.result)
 
 
 def test_bank_mission_is_put_once_before_the_first_write(
@@ -372,7 +377,7 @@ def test_works_in_a_kernel_patched_by_nest_asyncio(
             )
         )
         assert "The nested-loop notebook uses parquet files for features." in outputs
-        assert "mock response" in outputs
+        assert "No answer was written" in outputs  # the mock's text is never the answer
         assert "Error" not in outputs
     finally:
         kernel.close()

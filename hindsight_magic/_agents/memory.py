@@ -269,11 +269,25 @@ class ProjectMemory:
         return Answer(line, {**self._where(session), "ids": ids})
 
     def reflect(self, question: str) -> Answer:
-        """The server's answer to ``question`` from this project's memories, with its sources."""
+        """The server's answer to ``question`` from this project's memories, with its sources;
+        when the server could not write one (no LLM, or its LLM failed), the line saying so and
+        the memories that bear on the question, best first (``#N`` names them for forget)."""
         if not question or not question.strip():
             raise ToolFailure("Nothing to reflect on: give a question.")
         answer = self._call(lambda s: hm.reflect(question, session=s))
+        where = self._where(self.session())
         sources = answer.based_on.memories if answer.based_on is not None else []
+        if not answer.answered:
+            listed = [(f"#{index}", memory) for index, memory in enumerate(sources, 1)]
+            text = memories_block(plain_text(answer.unanswered), listed)
+            data = {
+                **where,
+                "answered": False,
+                "answer": "",
+                "note": plain_text(answer.unanswered),
+                "sources": [memory_data(handle, memory) for handle, memory in listed],
+            }
+            return Answer(text, data)
         listed = [(f"source {index}", memory) for index, memory in enumerate(sources, 1)]
         text = memories_block(
             f"Answer (from the memories of project {self.session().label}):\n"
@@ -281,7 +295,8 @@ class ProjectMemory:
             listed,
         )
         data = {
-            **self._where(self.session()),
+            **where,
+            "answered": True,
             "answer": plain_text(str(answer)),
             "sources": [memory_data(handle, memory) for handle, memory in listed],
         }

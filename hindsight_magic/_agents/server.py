@@ -214,7 +214,8 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
         question: Annotated[str, Field(description="The question to answer from memory.")],
     ) -> Any:
         """Ask the memory server to answer a question by reasoning over this project's
-        memories; returns the answer and the memories it is based on."""
+        memories; returns the answer and the memories it is based on, or, when the server
+        has no LLM to write one, says so and returns the memories that bear on it."""
         return run(lambda: memory.reflect(question))
 
     @tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))

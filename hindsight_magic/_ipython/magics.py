@@ -280,8 +280,10 @@ class HindsightMagics(Magics, HindsightSettings):
         Returns the answer as Markdown (a ``str``), followed by a collapsible **Based on**
         list: the memories it drew on (each with its notebook · cell · age), the mental models
         and the directives. ``.based_on`` keeps them (``.memories``, ``.mental_models``,
-        ``.directives``). With the local server's mock LLM the answer is a placeholder;
-        configure a real LLM on the server for real answers. From Python:
+        ``.directives``). When the server has no LLM to write an answer (the local server's
+        default), one line says so and how to get one
+        (``hindsight-magic server start --llm openai``), and the memories that bear on the
+        question follow, best first, as ``%recall`` shows them. From Python:
         ``hindsight_magic.reflect(question, context=…, sources=True)``.
         """
         options, question = REFLECT_OPTIONS.parse(line)

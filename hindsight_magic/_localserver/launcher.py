@@ -134,17 +134,19 @@ def _child_env(
         env["HINDSIGHT_API_TENANT_API_KEY"] = api_key
     env.update(extra_env or {})
     if not any(k.startswith("HINDSIGHT_API_LLM_") for k in env):
-        # No LLM: the mock answers reflect with a placeholder, but must not extract. In the
-        # default (concise) mode it stored the lines of its own prompt as the user's facts
-        # ("Extract facts from the following chunk.", "Context: jupyter") and dropped all but
-        # the first lines of each chunk. In chunks mode each chunk is stored as it is, sized
-        # for the embedding model; entities come with each memory (the extension sends them).
-        # Consolidation stays on: the seeded mental models refresh from its observations (and
-        # stay empty without them), though the mock's observations are a memory's first line
-        # with its date appended; recall leaves observations out by default (recall_types).
+        # No LLM: the mock answers reflect with a placeholder (never shown: the extension
+        # shows the memories instead), but must not extract. In the default (concise) mode it
+        # stored the lines of its own prompt as the user's facts ("Extract facts from the
+        # following chunk.", "Context: jupyter") and dropped all but the first lines of each
+        # chunk. In chunks mode each chunk is stored as it is, sized for the embedding model;
+        # entities come with each memory (the extension sends them). Nor may it consolidate:
+        # its observations are a memory's first line with its date appended, a copy of each
+        # fact that the timeline counted and reflect drew on. The mental models do not need
+        # them: without an LLM a model shows the memories its question finds.
         env["HINDSIGHT_API_LLM_PROVIDER"] = "mock"
         env.setdefault("HINDSIGHT_API_RETAIN_EXTRACTION_MODE", "chunks")
         env.setdefault("HINDSIGHT_API_RETAIN_CHUNK_SIZE", str(EMBEDDED_CHARS))
+        env.setdefault("HINDSIGHT_API_ENABLE_OBSERVATIONS", "false")
     return env, env.get("HINDSIGHT_API_LLM_PROVIDER", "openai")  # openai: Hindsight's default
 
 

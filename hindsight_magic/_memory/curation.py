@@ -156,10 +156,13 @@ class Curator:
         settle: Callable[[str], object],
         secrets: Callable[[], Sequence[str]],
         versions_changed: Callable[[str], object] = lambda bank_id: None,
+        changed: Callable[[], object] = lambda: None,
     ) -> None:
         """``versions_changed(bank)``: a cell's versions were changed here (a restore, a
-        dedupe), so what the session knows of them must be read again."""
+        dedupe), so what the session knows of them must be read again; ``changed()``: any
+        memory was (what mental models list without an LLM follows it)."""
         self._versions_changed = versions_changed
+        self._changed = changed
         self._connection = connection
         self._scope = scope
         self._last_recall = last_recall
@@ -224,8 +227,10 @@ class Curator:
         return self._scope().bank_id
 
     def _count(self, action: str, n: int = 1) -> None:
+        """Count what was done (every change to memory is counted, so it is told here)."""
         with self._lock:
             self.counts[action] += n
+        self._changed()
 
     def summary(self) -> str:
         """``2 forgotten, 1 deleted`` (what this session curated; '' when nothing)."""

@@ -5,7 +5,14 @@ In order: a model as the server lists it and which a scope shows (``MentalModel`
 ``ensure_seeds``); the ``<mental_models>`` block for an LLM prompt (``render_block``); and
 ``MentalModelCache``, loaded on the worker and read from the kernel thread, which also runs what
 ``%hindsight models`` asks of the bank (list, show, refresh, seed, delete, history) and returns
-data (models, outcomes, changes) for the magic to display."""
+data (models, outcomes, changes) for the magic to display.
+
+**Without an LLM** the server has no summary to give: the mock writes ``mock response`` into
+every model. Then a model's content is the best memories its source query finds, as a recall
+ranks them, a short list with where each came from (``listing``: marked as a list in every
+form, never as a summary). A list is made again when the bank's memory changed (its stats'
+counts and last write, and how many memories it lists), on the worker, which looks again soon
+after the session sent memories."""
 
 from __future__ import annotations
 
@@ -14,17 +21,25 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.client import HindsightClient, bank_settings, ensure_bank
 from .._errors import HindsightError
 from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
+from .excerpt import excerpt
+from .llm import placeholder
+from .provenance import origin_line
 from .scope import BankScope
 
 if TYPE_CHECKING:
     from .._api.client import Connection
+    from .._api.replies import Memory
     from .._settings import HindsightSettings
+    from .llm import ServerLlm
+
+    Find = Callable[[str, int], Sequence[Memory]]
 
 
 class Scheduler(Protocol):
@@ -44,6 +59,7 @@ class MentalModel:
     source_query: str | None = None
     last_refreshed_at: str | None = None
     trigger: dict[str, Any] | None = None
+    listing: bool = False  # content: the memories its source query finds (no LLM summarizes)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MentalModel:
@@ -60,9 +76,19 @@ class MentalModel:
         )
 
     @property
+    def kind(self) -> str:
+        """What its content is, in words every form shows beside it."""
+        return LISTING if self.listing else SUMMARY
+
+    @property
     def auto_refresh(self) -> bool:
         """Opted into auto-refresh (``trigger.refresh_after_consolidation`` is true)."""
         return self.trigger is not None and self.trigger.get("refresh_after_consolidation") is True
+
+
+LISTING = "the memories its question finds, listed (no LLM on the server summarizes them)"
+SUMMARY = "a summary written by the server's LLM"
+LISTED_MEMORIES = 5  # how many memories a model lists without an LLM
 
 
 def visible(model: MentalModel, recall_tags: Sequence[str] | None) -> bool:
@@ -251,7 +277,9 @@ def render_block(models: Sequence[MentalModel], budget: int) -> str:
         header = f"# {prompt_text(model.name)}"
         if model.last_refreshed_at:
             header += f" _(refreshed {prompt_text(model.last_refreshed_at)})_"
-        body = prompt_text((model.content or "").strip())  # written by the server's LLM
+        if model.listing:
+            header += f" _({model.kind})_"
+        body = prompt_text((model.content or "").strip())  # the server's LLM's, or memories
         if len(body) > per_model:
             body = body[: per_model - 1] + "…"
         section = f"{header}\n{body}"
@@ -270,11 +298,24 @@ def render_block(models: Sequence[MentalModel], budget: int) -> str:
 
 
 def inventory_line(model: MentalModel) -> str:
-    """``- id: name [tags] (refreshed X|never refreshed)``."""
+    """``- id: name [tags] (refreshed X|never refreshed)``, and ``: a list of memories`` for
+    a model that lists memories (no LLM)."""
     tags = f" [{', '.join(model.tags)}]" if model.tags else ""
     stamp = utc_minute_text(model.last_refreshed_at, " UTC")
     when = f"refreshed {stamp}" if stamp else "never refreshed"
-    return plain_text(f"- {model.id}: {model.name}{tags} ({when})")
+    listed = "; a list of memories, no LLM summary" if model.listing else ""
+    return plain_text(f"- {model.id}: {model.name}{tags} ({when}{listed})")
+
+
+def listing_of(query: str, memories: Sequence[Memory]) -> str:
+    """A model's content without an LLM: a Markdown list, one line per memory, its lines that
+    answer ``query`` (``excerpt``) and where and when it came from (``origin_line``)."""
+    lines = []
+    for memory in memories:
+        shown = excerpt(memory.text, query).one_line()
+        where = origin_line(memory)
+        lines.append(f"- {shown} — {where}" if where else f"- {shown}")
+    return "\n".join(lines)
 
 
 FIRST_LOAD_WAIT_S = 1.5  # the panel or %hindsight context waits at most this for a first load
@@ -328,11 +369,21 @@ class MentalModelCache:
         connection: Connection,
         scope: Callable[[], BankScope],
         worker: Scheduler,
+        llm: ServerLlm | None = None,
+        find: Find | None = None,
     ) -> None:
+        """``llm``: whether the server has an LLM; ``find``: the best memories of the scope's
+        bank for a query (at most N), what a model lists without one (None: models show the
+        server's content, whatever it is)."""
         self._settings = settings
         self._connection = connection
         self._scope = scope
         self._worker = worker
+        self._llm = llm
+        self._find = find
+        self._lists: dict[tuple[str, str, str, str], tuple[tuple[object, ...], str, str]] = {}
+        self._listing = False  # the last load found a server without an LLM
+        self._changes = 0  # memory changes this session made (sent, curated)
         self._lock = threading.Lock()
         self._state = CacheState()
         self._loaded = threading.Event()
@@ -435,6 +486,10 @@ class MentalModelCache:
             state = CacheState(bank, (), f"{type(error).__name__}: {error}", time.time())
         else:
             seen = sort_by_name(m for m in listed if visible(m, scope.recall_tags))
+            try:
+                seen = self._as_shown(bank, seen)
+            except HindsightError as error:
+                log.debug("Hindsight: listing the models' memories failed: %s", error)
             shown = tuple(m for m in seen if (m.content or "").strip())
             state = CacheState(bank, shown, None, time.time(), tuple(seen))
         self._settle()
@@ -443,6 +498,59 @@ class MentalModelCache:
                 self._state = state
                 self._loaded.set()
         return state
+
+    # -- without an LLM: the memories a model's question finds ---------------------------------
+
+    def _without_llm(self, models: Sequence[MentalModel]) -> bool:
+        """Whether the server has no LLM: this machine says so (the local server's state
+        file), or a model's content is the mock's text."""
+        if self._find is None:
+            return False
+        if self._llm is not None and self._llm.missing() is not None:
+            return True
+        return any(placeholder(model.content) for model in models)
+
+    def _as_shown(self, bank: str, models: Sequence[MentalModel]) -> list[MentalModel]:
+        """``models`` as the session shows them: as the server has them, or, on a server
+        without an LLM, each listing the memories its source query finds (made again when
+        memory changed: ``_memory_mark``)."""
+        self._listing = self._without_llm(models)
+        if not self._listing or self._find is None:
+            return list(models)
+        mark = self._memory_mark(bank)
+        tags = ",".join(self._scope().recall_tags or ())  # projects may share a bank
+        shown = []
+        for model in models:
+            query = model.source_query or model.name
+            key = (bank, tags, model.id, query)
+            kept = self._lists.get(key)
+            if kept is None or kept[0] != mark:
+                made = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                found = self._find(query, LISTED_MEMORIES) if mark[-1] else ()  # none to find
+                kept = (mark, listing_of(query, found), made)
+                self._lists[key] = kept
+            _, content, made = kept
+            shown.append(replace(model, content=content, last_refreshed_at=made, listing=True))
+        return shown
+
+    def _memory_mark(self, bank: str) -> tuple[object, ...]:
+        """What changes when the bank's memory does: what this session changed, the stats'
+        counts and last write, and how many memories it lists (last: a forgotten one leaves
+        the list)."""
+        client = self._connection.client
+        stats = client.bank_stats(bank) or {}
+        counted = tuple(
+            stats.get(name) for name in ("total_nodes", "total_documents", "last_memory_write_at")
+        )
+        return (self._changes, *counted, client.memory_count(bank))
+
+    def memory_changed(self) -> None:
+        """The session sent or curated memories: on a server without an LLM, list what the
+        models find again soon (and for a while: the server indexes in the background)."""
+        if self._listing:
+            self._changes += 1
+            self._settle_soon()
+            self._worker.submit(self.load, SETTLE_FIRST_S)
 
     def _settle_soon(self) -> None:
         """From now on, for ``SETTLE_FOR_S``, list again at growing intervals."""
@@ -461,17 +569,18 @@ class MentalModelCache:
         return self._connection.client, self._scope().bank_id
 
     def list_bank(self) -> list[MentalModel]:
-        """Every model on the scope's bank (not only those the scope shows), by id."""
+        """Every model on the scope's bank (not only those the scope shows), by id; without an
+        LLM, each listing the memories its question finds."""
         client, bank = self._bank()
-        return sorted(
-            (MentalModel.from_json(m) for m in client.list_mental_models(bank)), key=lambda m: m.id
-        )
+        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
+        return sorted(self._as_shown(bank, models), key=lambda m: m.id)
 
     def get(self, model_id: str) -> MentalModel | None:
-        """One model, with its content; None when the bank has no such model."""
+        """One model, with its content (without an LLM: the memories its question finds);
+        None when the bank has no such model."""
         client, bank = self._bank()
         raw = client.get_mental_model(bank, model_id)
-        return None if raw is None else MentalModel.from_json(raw)
+        return None if raw is None else self._as_shown(bank, [MentalModel.from_json(raw)])[0]
 
     def refresh(self, model_id: str) -> str | None:
         """Ask the server to refresh one model (curated or not), then list again soon; the
@@ -539,6 +648,8 @@ class MentalModelCache:
         raw = client.get_mental_model(bank, model_id)
         if raw is None:
             return None
+        if self._without_llm([MentalModel.from_json(raw)]):
+            return []  # the mock's "summaries": no change worth showing
         newer = str(raw.get("content") or "")
         changes = []
         for entry in client.mental_model_history(bank, model_id):
@@ -577,6 +688,8 @@ class MentalModelCache:
             if empty:
                 ok += f" ({empty} without content yet)"
             rows = [("state", ok), ("models", names or "(none)")]
+            if self._listing:
+                rows.append(("content", LISTING))
         rows.append(("auto-seed", "on" if settings.mental_model_auto_seed else "off"))
         rows.append(("refresh", f"every {settings.mental_model_refresh_s:g} s"))
         return rows

@@ -8,7 +8,9 @@ notebook and an agent show up too:
   axis ``--since``/``--until`` filter recall on; see ``timewindow``), valid memories only, in
   the scope's tags. The list and not ``…/stats/memories-timeseries``: only the list carries
   each memory's provenance (which notebook), and it takes any window, where the time series
-  stops at 90 days. Periods are the user's local days, ISO weeks (from Monday) or months;
+  stops at 90 days. Periods are the user's local days, ISO weeks (from Monday) or months.
+  On a server without an LLM (``llm.ServerLlm``) observations are left out: what consolidation
+  made there is the mock LLM's copy of a fact (its first line, dated), not a consolidation;
 - the map counts, over the same pages of the list, the entities each fact (``world`` and
   ``experience``) names: how many facts mention each, how many mention two together, and which
   are one entity's newest. Observations are left out: the server's consolidation makes them
@@ -38,6 +40,7 @@ from .timewindow import TIME_FIELD, TimeWindow, WhenError, local_zone, server_ti
 if TYPE_CHECKING:
     from .._api.client import Connection
     from .curation import Curator
+    from .llm import ServerLlm
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
 
@@ -236,11 +239,15 @@ class BankOverview:
         scope: Callable[[], BankScope],
         before_read: Callable[[str], int],
         curator: Curator | None = None,
+        llm: ServerLlm | None = None,
     ) -> None:
+        """``llm``: whether the server has an LLM (without one, observations are the mock's
+        copies and the timeline leaves them out)."""
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
         self._curator = curator  # an entity's memories curate through it
+        self._llm = llm
 
     def timeline(
         self, by: str | None = None, window: TimeWindow | None = None, *, settle: bool = True
@@ -259,7 +266,10 @@ class BankOverview:
         revised: Counter[date] = Counter()
         span = window.server_range() if window else {}
         pages = self._pages(scope, time_field=TIME_FIELD, **span)
+        copies = self._llm is not None and self._llm.missing() is not None
         for item in pages:
+            if copies and _fact_type(item) not in FACTS:  # the mock's, not a consolidation
+                continue
             moment = server_time(item.get(TIME_FIELD)) or server_time(item.get("date"))
             if moment is None or (window is not None and not window.contains(moment)):
                 continue

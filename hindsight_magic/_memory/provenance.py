@@ -278,6 +278,17 @@ def revision_text(memory: Memory) -> str:
     return SEPARATOR.join(parts)
 
 
+def _where(memory: Memory) -> list[str]:
+    """Where ``memory`` came from: its agent, notebook, headless run and cells, else its
+    document id."""
+    provenance = provenance_of(memory)
+    run = f"run {provenance.run[:16]}" if provenance.run else ""
+    parts = [agent_text(provenance), provenance.notebook_name or "", run, cells_text(provenance)]
+    if not any(parts) and provenance.document_id:
+        parts.append(f"document {provenance.document_id}")
+    return parts
+
+
 def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     """``fieldwork.ipynb · cell 14 · 3 days ago`` (``report.ipynb · run 2026-12-02T06:00 · cell
     4 · …`` from a headless run): what is known of where and when, or ``""``; then, for a
@@ -286,13 +297,14 @@ def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     An agent's memory shows ``agent (claude-code)``; a memory with neither notebook nor cell
     nor agent (written by something else) shows its document id.
     """
-    provenance = provenance_of(memory)
-    run = f"run {provenance.run[:16]}" if provenance.run else ""
-    parts = [agent_text(provenance), provenance.notebook_name or "", run, cells_text(provenance)]
-    if not any(parts) and provenance.document_id:
-        parts.append(f"document {provenance.document_id}")
-    parts.append(age(memory.mentioned_at, now))
-    parts.append(revision_text(memory))
+    parts = [*_where(memory), age(memory.mentioned_at, now), revision_text(memory)]
+    return SEPARATOR.join(part for part in parts if part)
+
+
+def origin_line(memory: Memory) -> str:
+    """``fieldwork.ipynb · cell 14 · 2026-12-03 18:00 UTC``: where and when, in words that do
+    not age (a mental model's list of memories is kept until memory changes)."""
+    parts = [*_where(memory), utc_minute_text(memory.mentioned_at, " UTC")]
     return SEPARATOR.join(part for part in parts if part)
 
 

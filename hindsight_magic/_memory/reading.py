@@ -41,10 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import bank_settings, ensure_bank
 from .._capture.identity import cell_document
+from .._errors import HindsightError
 from .._settings import MINE
 from .._text import encodable, prompt_text
 from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
+from .llm import ServerLlm, llm_failure, placeholder
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
 from .versions import collapse
@@ -174,6 +176,7 @@ def listed_memories(
     return memories
 
 
+DOCTOR_HINT = "hindsight-magic doctor says what it lacks"
 LAYER_CONTEXT_TOKENS = 1024  # of the layers' best memories a reflect gives the server
 
 
@@ -202,11 +205,14 @@ class Reader:
         curator: Curator | None = None,
         model_names: Callable[[], Mapping[str, str]] = dict,
         asking: LayerAsking | None = None,
+        llm: ServerLlm | None = None,
     ) -> None:
         """``curator``: what recalled memories curate through (``memory.forget()``);
         ``model_names``: mental model id → name, for an answer's Based on; ``asking``: the
-        session's threads that ask the layers."""
+        session's threads that ask the layers; ``llm``: whether the server can write an
+        answer."""
         self._settings = settings
+        self._llm = llm or ServerLlm(lambda: connection.url)
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
@@ -248,12 +254,50 @@ class Reader:
 
         With ``as_of``, memory as it was then: what was recorded before it and still valid
         at it — so a cell's version that was superseded after it, not the one that replaced
-        it (``as_of_pool``). Each cell shows once (``versions.collapse``)."""
+        it (``as_of_pool``). Each cell shows once (``versions.collapse``).
+
+        What it returns is ``last_recall``, which ``#3`` names."""
+        result = self._recall(
+            query,
+            budget=budget,
+            max_tokens=max_tokens,
+            types=types,
+            window=window,
+            layer=layer,
+            as_of=as_of,
+            limit=limit,
+        )
+        self.last_recall = result
+        return result
+
+    def find(self, query: str, limit: int) -> RecallResult:
+        """The first ``limit`` memories of the session's own bank for ``query``, as a recall
+        ranks them, without sending what is queued first and without becoming the
+        ``last_recall``: what a mental model shows on a server without an LLM (on the
+        worker)."""
+        return self._recall(query, layer=MINE, limit=limit, ready=(0, True))
+
+    def _recall(
+        self,
+        query: str,
+        *,
+        budget: str | None = None,
+        max_tokens: int | None = None,
+        types: Sequence[str] | None = None,
+        window: TimeWindow | None = None,
+        layer: str | None = None,
+        as_of: AsOf | None = None,
+        limit: int | None = None,
+        ready: tuple[int, bool] | None = None,
+    ) -> RecallResult:
+        """``recall``; ``ready``: what ``before_read`` said already (None: ask it now)."""
         s, scope = self._settings, self._scope()
         mine = Layer(MINE, scope.bank_id, scope.recall_tags, scope.tags_match)
         layers = layers_of(s.layers)
         asked = chosen(mine, layers, layer)
-        still_indexing, indexed = self._before_read(scope.bank_id) if mine in asked else (0, True)
+        if ready is None:
+            ready = self._before_read(scope.bank_id) if mine in asked else (0, True)
+        still_indexing, indexed = ready
         max_tokens = max_tokens or s.recall_max_tokens
         user_window = window
         if as_of is not None:
@@ -269,7 +313,7 @@ class Reader:
         memories = memories[: limit or s.recall_limit]
         if self._curator is not None:
             memories = [memory.tended_by(self._curator) for memory in memories]
-        result = RecallResult(
+        return RecallResult(
             query,
             memories,
             scope.bank_id,
@@ -282,8 +326,6 @@ class Reader:
             layers=tuple(one.name for one in asked) if layers else (),
             skipped=tuple(item.line() for item in skipped),
         )
-        self.last_recall = result
-        return result
 
     def _pooled(
         self,
@@ -407,9 +449,19 @@ class Reader:
         budget: str | None = None,
         sources: bool = True,
     ) -> ReflectResult:
-        """The server's synthesized answer to ``question`` (with what it is based on)."""
+        """The server's synthesized answer to ``question`` (with what it is based on).
+
+        When the server cannot write one — it has no LLM (``llm.ServerLlm``: the local server's
+        state file says so, or the reply is the mock's text or ``none``'s refusal) or its LLM
+        failed (``llm.llm_failure``) — the answer is the memories that bear on the question,
+        as a recall ranks and shows them, under one line saying that no answer was written and
+        how to get one (``unanswered``)."""
         s, scope = self._settings, self._scope()
-        still_indexing, indexed = self._before_read(scope.bank_id)
+        ready = self._before_read(scope.bank_id)
+        still_indexing, indexed = ready
+        missing = self._llm.missing()
+        if missing is not None:  # nothing to ask the server: its answer would be a placeholder
+            return self._unanswered(question, missing.why(), missing.how(), budget, ready)
         client = self._connection.client
         layers = layers_of(s.layers)
         given: list[RecalledMemory] = []  # the layers' best memories, given as context
@@ -420,18 +472,31 @@ class Reader:
             given = fitting(ranked(found, question), LAYER_CONTEXT_TOKENS)
             context = layer_context(context, given)
         ensure_bank(client, scope.bank_id, *bank_settings(s))
-        reply = client.reflect(
-            scope.bank_id,
-            encodable(question),
-            budget=budget or s.recall_budget,
-            context=encodable(context) if context else None,
-            tags=scope.recall_tags,
-            tags_match=scope.tags_match,
-            include_facts=sources,
-        )
+        try:
+            reply = client.reflect(
+                scope.bank_id,
+                encodable(question),
+                budget=budget or s.recall_budget,
+                context=encodable(context) if context else None,
+                tags=scope.recall_tags,
+                tags_match=scope.tags_match,
+                include_facts=sources,
+            )
+        except HindsightError as error:
+            failure = llm_failure(error)
+            if failure is None:
+                raise
+            if error.status_code == 400:  # the server's provider is ``none``
+                shown = self._llm.shown("none")
+                return self._unanswered(question, shown.why(), shown.how(), budget, ready)
+            why = f"the server's LLM failed ({failure})"
+            return self._unanswered(question, why, DOCTOR_HINT, budget, ready)
         from .parsed_replies import Sources, parse_reflect
 
         text, based_on = parse_reflect(reply)
+        if placeholder(text):  # the mock's: never an answer
+            shown = self._llm.shown("mock")
+            return self._unanswered(question, shown.why(), shown.how(), budget, ready)
         notices = tuple(item.line() for item in skipped)
         if not sources:
             return ReflectResult(
@@ -456,4 +521,30 @@ class Reader:
             memories_waiting=not indexed,
             layered=bool(layers),
             skipped=notices,
+        )
+
+    def _unanswered(
+        self, question: str, why: str, how: str, budget: str | None, ready: tuple[int, bool]
+    ) -> ReflectResult:
+        """No answer was written (``why``; ``how`` to get one): the memories that bear on
+        ``question``, best first, as a recall shows them (and ``#N`` names them: it is the
+        ``last_recall``)."""
+        from .parsed_replies import Sources
+
+        recalled = self._recall(question, budget=budget, ready=ready)
+        self.last_recall = recalled
+        line = (
+            f"No answer was written: {why}. Below, the memories that bear on the question, "
+            f"best first; {how}."
+        )
+        return ReflectResult(
+            line,
+            question,
+            Sources(memories=list(recalled.memories)),
+            recalled.as_of,
+            still_indexing=recalled.still_indexing,
+            memories_waiting=recalled.memories_waiting,
+            layered=bool(recalled.layers),
+            skipped=recalled.skipped,
+            recalled=recalled,
         )

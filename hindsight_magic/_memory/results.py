@@ -297,6 +297,12 @@ class ReflectResult(str):
     how many auto-retained cells the server could not search yet; a note under the answer says
     so. ``layered``: the session reads layers, so each memory of **Based on** shows its layer;
     ``skipped`` says, a line each, which layers could not be read.
+
+    When the server could not write an answer (it has no LLM, or its LLM failed), ``answered``
+    is False and the ``str`` is the one line saying so and how to get one (``unanswered``);
+    under it come the memories that bear on the question, best first, as a recall shows them
+    (``recalled``, whose ``#N`` names them), and ``based_on.memories`` holds them. Text the
+    server's mock LLM wrote is never an answer.
     """
 
     query: str
@@ -306,6 +312,8 @@ class ReflectResult(str):
     memories_waiting: bool
     layered: bool
     skipped: tuple[str, ...]
+    unanswered: str
+    recalled: RecallResult | None
     _hindsight_result_ = True  # never retained by auto-retain (``_capture.transcript``)
 
     def __new__(
@@ -319,7 +327,10 @@ class ReflectResult(str):
         memories_waiting: bool = False,
         layered: bool = False,
         skipped: tuple[str, ...] = (),
+        recalled: RecallResult | None = None,
     ) -> ReflectResult:
+        """``recalled``: no answer was written, ``text`` says why; these memories bear on
+        the question instead."""
         self = super().__new__(cls, text.strip() or NO_REFLECTION)
         self.query = query
         self.based_on = based_on
@@ -328,14 +339,23 @@ class ReflectResult(str):
         self.memories_waiting = memories_waiting
         self.layered = layered
         self.skipped = skipped
+        self.recalled = recalled
+        self.unanswered = str(self) if recalled is not None else ""
         own_text(str(self))  # print(answer) shows the answer itself
         return self
+
+    @property
+    def answered(self) -> bool:
+        """Whether the server wrote an answer (False: the memories are shown instead)."""
+        return self.recalled is None
 
     def _note(self) -> str:
         indexing = indexing_note(self.still_indexing, self.memories_waiting)
         return f"({indexing[:1].upper()}{indexing[1:]}: the answer could not use them.)"
 
     def __repr__(self) -> str:
+        if self.recalled is not None:  # the line is the extension's own words
+            return own_text(f"{self.unanswered}\n\n{self.recalled!r}")
         parts = [plain_text(str(self))]
         if self.based_on is not None:
             parts.append(sources_text(self.based_on, self.as_of, self.layered))
@@ -345,6 +365,8 @@ class ReflectResult(str):
         return own_text("\n\n".join(parts))
 
     def _repr_markdown_(self) -> str:
+        if self.recalled is not None:
+            return f"_{markdown_text(self.unanswered)}_\n\n{self.recalled._repr_markdown_()}"
         parts = [markdown_answer(str(self))]
         if self.based_on is not None:
             parts.append(sources_markdown(self.based_on, self.as_of, self.layered))

@@ -80,6 +80,7 @@ from .._memory.layers import (
     with_layer,
     without_layer,
 )
+from .._memory.llm import ServerLlm
 from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
 from .._memory.provenance import PYTHON_API, AgentOrigin, portable_notebook, provenance_metadata
@@ -176,7 +177,15 @@ class HindsightSession:
             count = plural(recovered, "memory", "memories")
             notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
             queue.request_flush()
-        mental_models = MentalModelCache(settings, connection, lambda: self.scope, worker)
+        llm = ServerLlm(lambda: connection.url)
+        mental_models = MentalModelCache(
+            settings,
+            connection,
+            lambda: self.scope,
+            worker,
+            llm,
+            lambda query, count: reader.find(query, count),  # without an LLM, what a model lists
+        )
         curator = Curator(
             connection,
             lambda: self.scope,
@@ -185,6 +194,7 @@ class HindsightSession:
             self._before_read,
             secrets,
             lambda bank_id: versions.forget_bank(bank_id),
+            mental_models.memory_changed,
         )
         layer_asking = LayerAsking()
         reader = Reader(
@@ -195,8 +205,9 @@ class HindsightSession:
             curator,
             mental_models.names,
             layer_asking,
+            llm,
         )
-        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator)
+        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator, llm)
         self._notebook_cells = NotebookCells()
         self._parts = Parts(
             connection=connection,
@@ -216,6 +227,7 @@ class HindsightSession:
                 plan=self._plan_cell,
             ),
             mental_models=mental_models,
+            llm=llm,
             reader=reader,
             layer_asking=layer_asking,
             curator=curator,
@@ -325,6 +337,7 @@ class HindsightSession:
         self._parts.worker.flush(FLUSH_BEFORE_READ_S)
         if connection:
             self._connect(self._parts.connection)
+            self._parts.llm.forget()
         self.scope = scope
         self._parts.mental_models.reload()
 
@@ -465,6 +478,7 @@ class HindsightSession:
         transcript until the server has indexed it, so reads can say what is not searchable."""
         if not sent.memories:
             self._parts.transcripts.start()
+        self._parts.mental_models.memory_changed()
 
     def _before_read(self, bank_id: str) -> int:
         """Send what is queued, wait (≤ 15 s) until the server can find the memories the user

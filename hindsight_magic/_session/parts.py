@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .._memory.archive import Archiver
     from .._memory.curation import Curator
     from .._memory.layers import LayerAsking
+    from .._memory.llm import ServerLlm
     from .._memory.mental_models import MentalModelCache
     from .._memory.overview import BankOverview
     from .._memory.reading import Reader
@@ -43,6 +44,7 @@ class Parts:
     transcripts: TranscriptWatch
     autoretain: AutoRetainer
     mental_models: MentalModelCache
+    llm: ServerLlm
     reader: Reader
     layer_asking: LayerAsking
     curator: Curator

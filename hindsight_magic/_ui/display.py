@@ -122,6 +122,7 @@ class Report:
 
 
 EMPTY_CONTENT = "_(empty — background reflect may still be running)_"
+EMPTY_LISTING = "_(no memory answers its question yet)_"
 NO_CONTEXT = "(empty: no mental models with content and no %recall result yet)"
 DIFF_MAX_INPUT_LINES = 1000
 DIFF_MAX_OUTPUT_LINES = 200
@@ -152,13 +153,14 @@ class ModelList:
             f"<td>{html_text(', '.join(m.tags))}</td>"
             f"<td>{html_text(refreshed(m))}</td>"
             f"<td>{'yes' if m.auto_refresh else 'no'}</td>"
+            f"<td>{'memories listed' if m.listing else 'summary'}</td>"
             f"<td>{len((m.content or '').strip())}</td></tr>"
             for m in self.models
         )
         return (
             f"<p><b>{html_text(f'Mental Models — {self.bank_id}')}</b></p><table><thead><tr>"
             "<th style='text-align:left'>id</th><th style='text-align:left'>name</th>"
-            "<th>tags</th><th>refreshed</th><th>auto-refresh</th><th>chars</th>"
+            "<th>tags</th><th>refreshed</th><th>auto-refresh</th><th>content</th><th>chars</th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
         )
 
@@ -179,19 +181,23 @@ class ModelDetail:
             ("refreshed", refreshed(m)),
             ("auto-refresh", "yes" if m.auto_refresh else "no"),
             ("source query", m.source_query or ""),
+            ("content", m.kind),
         ]
+
+    def _empty(self) -> str:
+        return EMPTY_LISTING if self.model.listing else EMPTY_CONTENT
 
     def __repr__(self) -> str:
         lines = [self.model.name]
         lines += [f"  {label}: {value}" for label, value in self._fields()]
-        content = (self.model.content or "").strip() or EMPTY_CONTENT
+        content = (self.model.content or "").strip() or self._empty()
         return own_text(plain_text("\n".join([*lines, "", content])))
 
     def _repr_markdown_(self) -> str:
         lines = [f"### {markdown_text(self.model.name)}", ""]
         lines += [f"- **{label}**: {markdown_text(value)}" for label, value in self._fields()]
         content = (self.model.content or "").strip()
-        return "\n".join([*lines, "", markdown_answer(content) if content else EMPTY_CONTENT])
+        return "\n".join([*lines, "", markdown_answer(content) if content else self._empty()])
 
 
 def line_diff(old: str, new: str) -> list[str]:

@@ -80,7 +80,11 @@ def test_the_sdk_client_lists_retains_recalls_reflects_and_forgets(
 
     answer = agent.call("reflect", question=f"What do we know about the {word} table?")
     assert not answer.is_error
-    assert answer.structured_content["answer"]
+    reply = answer.structured_content  # the server has no LLM: the memories, and a line
+    assert reply["answered"] is False
+    assert reply["note"].startswith("No answer was written: ")
+    assert any(word in source["text"] for source in reply["sources"])
+    assert "mock response" not in answer.content[0].text
 
     assert not agent.call("forget", id=memory["id"], reason="stale").is_error
     again = agent.call("recall", query=f"{word} refunds")

@@ -311,6 +311,18 @@ def test_child_env_mock_llm_and_our_settings_win() -> None:
     assert own["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == "900"  # the user's choice stays
 
 
+def test_child_env_without_an_llm_makes_no_observations() -> None:
+    """The mock's observations are copies of facts (a memory's first line, dated): counted by
+    the timeline and drawn on by reflect, they were noise."""
+    env, _ = server._child_env(9000, 5555, "/model", base={})
+    assert env["HINDSIGHT_API_ENABLE_OBSERVATIONS"] == "false"
+    theirs = {"HINDSIGHT_API_ENABLE_OBSERVATIONS": "true"}
+    own, _ = server._child_env(9000, 5555, "/model", base=theirs)
+    assert own["HINDSIGHT_API_ENABLE_OBSERVATIONS"] == "true"  # the user's choice stays
+    with_llm, _ = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_PROVIDER": "groq"})
+    assert "HINDSIGHT_API_ENABLE_OBSERVATIONS" not in with_llm  # a real LLM consolidates
+
+
 def test_child_env_passes_the_users_llm_and_auth() -> None:
     user = {"HINDSIGHT_API_LLM_PROVIDER": "anthropic", "HINDSIGHT_API_LLM_API_KEY": "k"}
     env, provider = server._child_env(9000, 5555, "/m", api_key="s3cret", base=user)
@@ -341,9 +353,11 @@ def _pid_gone(pid: int, within_s: float = 10) -> bool:
 @pytest.mark.integration
 def test_start_is_idempotent_persistent_and_stops(data_dir: Path) -> None:
     port = free_port()
-    info = server.start(port=port, data_dir=data_dir, extra_env=QUIET)
+    info = server.start(port=port, data_dir=data_dir)
     assert info.url == f"http://127.0.0.1:{port}"
     assert (info.port, info.llm_provider, info.auth) == (port, "mock", False)
+    features = httpx.get(f"{info.url}/version", timeout=30).json()["features"]
+    assert features["observations"] is False  # no LLM: the mock consolidates nothing
     assert server.start(port=port, data_dir=data_dir).pid == info.pid
     assert server.running_server(data_dir) == info
     assert server.status(data_dir) == info

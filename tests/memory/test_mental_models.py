@@ -481,3 +481,73 @@ def test_seed_creates_what_the_scope_lacks_and_history_pairs_each_change(
         mm.ModelChange(None, "", "v2"),
     ]
     assert cache.history("nope") is None
+
+
+def test_a_list_of_memories_is_marked_as_a_list_in_the_prompt_block() -> None:
+    """Without an LLM a model lists memories: the block says so beside its name, so the
+    LLM that reads it is not told a summary was written."""
+    listed = MentalModel(
+        "p", "Prefs", content="- Ana likes seaborn — a.ipynb · cell 3", listing=True
+    )
+    summary = MentalModel("s", "Sites", content="Only two sites.")
+    block = render_block([listed, summary], 2000)
+    assert f"# Prefs _({mm.LISTING})_\n- Ana likes seaborn — a.ipynb · cell 3" in block
+    assert "# Sites\nOnly two sites." in block
+    assert mm.inventory_line(listed).endswith(
+        "(never refreshed; a list of memories, no LLM summary)"
+    )
+
+
+def test_a_server_elsewhere_whose_models_say_mock_response_lists_memories_instead(
+    fake: FakeHindsight,
+) -> None:
+    """Nothing on this machine records the server's LLM: a model whose content is the mock's
+    text shows the memories its question finds, found again only when memory changed."""
+    fake.add("nb", "prefs", "Prefs", "mock response\n")
+    asked: list[tuple[str, int]] = []
+
+    def find(query: str, count: int) -> list[Any]:
+        from hindsight_magic._memory.parsed_replies import RecalledMemory
+
+        asked.append((query, count))
+        meta = {"notebook": "/w/plots.ipynb", "retain_cell": "3"}
+        when = "2026-12-03T18:00:00+00:00"
+        return [RecalledMemory(text="Ana likes seaborn.", metadata=meta, mentioned_at=when)]
+
+    stats = {"total_nodes": 1, "total_documents": 1, "last_memory_write_at": "t1"}
+    fake.fail["GET /nb/stats$"] = (200, stats)
+    fake.fail["GET /nb/memories/list$"] = (200, {"items": [{}], "total": 1})
+    settings = HindsightSettings(
+        api_url=fake.url, bank_id="nb", scoping="global", mental_model_auto_seed=False
+    )
+    cache = mm.MentalModelCache(
+        settings,
+        _connection(fake),
+        lambda: compute_scope("global", "nb", "", "x"),
+        _Never(),
+        find=find,
+    )
+    cache.load()
+    [model] = cache.models
+    assert model.listing
+    assert model.content == "- Ana likes seaborn. — plots.ipynb · cell 3 · 2026-12-03 18:00 UTC"
+    assert asked == [("about Prefs", mm.LISTED_MEMORIES)]
+    cache.load()  # memory unchanged: not asked again
+    assert len(asked) == 1
+    cache.memory_changed()  # the session sent a memory: found again
+    cache.load()
+    assert len(asked) == 2
+    assert "mock response" not in cache.block()
+
+
+class _Never:
+    def submit(self, job: Any, delay_s: float = 0.0) -> bool:
+        return True
+
+
+def _connection(fake: FakeHindsight) -> Any:
+    from hindsight_magic._api.client import Connection
+
+    connection = Connection(fake.transport)
+    connection.open(fake.url, None, Timeouts(1, 1, 1, 1))
+    return connection

@@ -1,9 +1,9 @@
 """Mental models against a real Hindsight server (started once per test session).
 
-What the extension did is checked by reading the server directly over HTTP. With the mock LLM a
-model's content is ``"mock response\\n"`` once its bank holds a memory (and ``""`` before), so
-long content cannot be made; the render cap is exercised with long model names instead (the
-server allows 256 characters).
+What the extension did is checked by reading the server directly over HTTP. The server runs the
+mock LLM, whose "summary" is ``"mock response\\n"``: the extension never shows it, and lists
+instead the memories each model's question finds, with where they came from. The render cap is
+exercised with long model names (the server allows 256 characters).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import httpx
 import pytest
 from helpers import RunningServer, wait_for
 
-from hindsight_magic._memory.mental_models import SEEDS, TRUNCATION_MARKER, tag_suffix
+from hindsight_magic._memory.mental_models import LISTING, SEEDS, TRUNCATION_MARKER, tag_suffix
 from hindsight_magic._memory.scope import project_label
 
 pytestmark = pytest.mark.integration
@@ -123,13 +123,61 @@ def test_a_legacy_project_model_with_the_same_tags_counts_as_present(
     assert ids == {"user-preferences", "project-conventions", f"project-decisions-{suffix}"}
 
 
-def test_show_and_history_of_a_refreshed_model_and_delete(
+def test_without_an_llm_a_seed_lists_the_memories_its_question_finds(
     notebook: Any, hindsight_server: RunningServer, bank_id: str
 ) -> None:
-    load(notebook, hindsight_server, bank_id)
+    """The offline default: a seeded model shows real memories with where they came from,
+    marked as a list (not a summary) in every form, and follows memory as it changes."""
+    magics = load(notebook, hindsight_server, bank_id, scoping="global")
+    decision = "Decision: we drop visits shorter than five seconds, the uptime bot makes them."
+    notebook.run(f"%retain {decision}")
+    notebook.run("%recall visits shorter than five seconds")  # sent and indexed
+
+    def shown() -> str:
+        return text_of(notebook, "%hindsight models show user-preferences")
+
+    text = wait_for(shown, 60, "the memory listed", until=lambda text: decision in text)
+    assert "mock response" not in text
+    assert "  content: the memories its question finds, listed (no LLM on the server " in text
+    line = next(line for line in text.splitlines() if decision in line)
+    assert re.fullmatch(
+        rf"- {re.escape(decision)} — cell \d+ · \d{{4}}-\d\d-\d\d \d\d:\d\d UTC", line
+    ), line
+    listed = text_of(notebook, "%hindsight models list")
+    assert "user-preferences: User Preferences (refreshed " in listed
+    assert "; a list of memories, no LLM summary)" in listed
     assert text_of(notebook, "%hindsight models history user-preferences") == (
         "No history recorded for user-preferences."
     )
+
+    # memory changes: the worker sees the bank change after the next send, and lists again
+    preference = "Ana prefers seaborn plots with a white background in every report."
+    notebook.run(f"%retain {preference}")
+    magics.session.flush(60)
+
+    def context() -> str:  # the <mental_models> block alone (the last recall's follows it)
+        return str(notebook.run("%hindsight context").result).split("</mental_models>")[0]
+
+    block = wait_for(context, 120, "the new memory listed", until=lambda t: preference in t)
+    assert "# User Preferences _(refreshed " in block
+    assert "_(the memories its question finds, listed (no LLM on the server" in block
+    assert "mock response" not in block
+    forgotten = notebook.run(f"%hindsight forget {preference_id(magics, preference)}")
+    assert forgotten.error is None, forgotten.text
+    block = wait_for(context, 120, "the forgotten memory gone", until=lambda t: preference not in t)
+    assert decision in block
+
+
+def preference_id(magics: Any, text: str) -> str:
+    """The id of the memory whose text is ``text`` (read from a recall)."""
+    found = magics.session.recall(text)
+    return next(memory.id for memory in found if memory.text == text)
+
+
+def test_show_and_delete_and_a_server_refresh_never_shows_the_mock(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    load(notebook, hindsight_server, bank_id)
     remember(hindsight_server.url, bank_id, "Ana prefers seaborn plots with a white background.")
     assert text_of(notebook, "%hindsight models refresh user-preferences") == (
         "Refresh queued for mental model user-preferences."
@@ -141,13 +189,11 @@ def test_show_and_history_of_a_refreshed_model_and_delete(
     assert wait_for(content, 20, "refreshed content", every_s=0.1) == "mock response\n"
     shown = text_of(notebook, "%hindsight models show user-preferences")
     assert shown.startswith("User Preferences\n  id: user-preferences\n")
-    assert shown.endswith("\nmock response")
-    history = text_of(notebook, "%hindsight models history user-preferences")
-    assert history.startswith("History of user-preferences (")
-    assert "\nchanged " in history
-    assert history.endswith("+ mock response")
-    listing = text_of(notebook, "%hindsight models list")
-    assert "- user-preferences: User Preferences (refreshed " in listing
+    assert "\n- Ana prefers seaborn plots with a white background. — " in shown
+    assert "mock response" not in shown
+    assert text_of(notebook, "%hindsight models history user-preferences") == (
+        "No history recorded for user-preferences."  # the mock's rewrites are no history
+    )
 
     assert text_of(notebook, "%hindsight models delete nope") == "Mental model not found: nope"
     assert text_of(notebook, "%hindsight models delete user-preferences") == (
@@ -181,7 +227,8 @@ def test_context_block_respects_the_render_cap(
     assert text_of(notebook, "%hindsight models reload") == "Mental-model cache reloaded."
 
     full = notebook.run("%hindsight context").result
-    assert full.count("\nmock response") == 5
+    assert full.count("\n- Sales figures come from the nightly warehouse export. — ") == 5
+    assert "mock response" not in full
     assert TRUNCATION_MARKER not in full
     headers = [line for line in full.splitlines() if line.startswith("# ")]
     assert [h[2] for h in headers] == list("ABCDE")  # sorted by name
@@ -242,16 +289,16 @@ def test_status_and_models_agree_right_after_the_first_load(
     assert rows["state"].startswith("ok, 3 models listed at ")
     assert rows["models"] == ", ".join(f"{mid} (empty)" for mid in sorted(listed))
 
-    # once the bank has a memory the server refreshes the seeds; status shows their content
-    # soon after (the cache lists again at growing intervals after seeding)
+    # once the bank has a memory the seeds list it (no LLM on this server); status shows
+    # their content soon after (the cache lists again after the session sent it)
     text_of(notebook, "%retain The ice cores are stored at minus eighty degrees.")
     text_of(notebook, "%hindsight flush")
     rows = wait_for(
         lambda: status_models(notebook),
-        240,  # the server consolidates, then refreshes: seconds, or minutes on a busy machine
+        240,  # the server indexes it: seconds, or minutes on a busy machine
         "content in status",
         every_s=1,
         until=lambda rows: "without content" not in rows["state"],
     )
     assert rows["models"] == ", ".join(sorted(listed))
-    assert all(m["content"] for m in server_models(hindsight_server.url, bank_id).values())
+    assert rows["content"] == LISTING  # marked as lists of memories, not summaries

@@ -103,8 +103,17 @@ def per_day(timeline: Any) -> dict[str, Counter[str]]:
     return {f"{day:%Y-%m-%d}": +counts for day, counts in table.items() if sum(counts.values())}
 
 
+@pytest.fixture
+def elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server as if on another machine: nothing here records that it has no LLM, so its
+    observations count as a real LLM's consolidations."""
+    from hindsight_magic._memory import llm
+
+    monkeypatch.setattr(llm, "local_server", lambda url: None)
+
+
 def test_the_timeline_counts_what_the_server_counts(
-    book: Notebook, hindsight_server: RunningServer, bank_id: str
+    book: Notebook, hindsight_server: RunningServer, bank_id: str, elsewhere: None
 ) -> None:
     per_notebook = plant(hindsight_server, bank_id)
 
@@ -141,6 +150,26 @@ def test_the_timeline_counts_what_the_server_counts(
         f"{datetime.now(timezone.utc) - timedelta(days=9):%Y-%m-%d}"
     }
     assert ", since " in repr(recent).splitlines()[0]
+
+
+def test_without_an_llm_the_timeline_counts_no_mock_observation(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """The local server runs the mock LLM, whose observations are copies of each fact (its
+    first line, dated): a bank that has them (consolidation on, as the launcher had it before)
+    shows the facts alone."""
+    per_notebook = plant(hindsight_server, bank_id)
+
+    def consolidated() -> dict[str, Counter[str]] | None:
+        theirs = server_counts(hindsight_server, bank_id)
+        return theirs if sum(c["observation"] for c in theirs.values()) else None
+
+    theirs = wait_for(consolidated, 120, "the mock's observations")
+    timeline = timeline_counts(book)
+    facts = {day: +Counter({t: c[t] for t in ("world", "experience")}) for day, c in theirs.items()}
+    assert per_day(timeline) == facts
+    assert "(consolidated)" not in dict(timeline.counts.notebooks())
+    assert dict(timeline.counts.notebooks()) == per_notebook
 
 
 def test_pictures_are_real_and_leave_the_users_matplotlib_alone(

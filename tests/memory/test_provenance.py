@@ -203,8 +203,8 @@ def test_a_real_recall_reply_is_parsed_with_its_metadata() -> None:
 
 # -- reflect's sources ----------------------------------------------------------------------------
 
-REFLECT_REPLY = {  # as Hindsight 1.x returns it with include.facts (mock LLM)
-    "text": "mock response",
+REFLECT_REPLY = {  # as Hindsight 1.x returns it with include.facts
+    "text": "The freezer is at minus 80 degrees.",
     "based_on": {
         "memories": [
             {
@@ -231,9 +231,9 @@ def test_reflect_lists_what_the_answer_is_based_on_in_plain_text() -> None:
     text, sources = parse_reflect(REFLECT_REPLY)
     assert sources is not None
     answer = ReflectResult(text, "q", sources, NOW)
-    assert str(answer) == "mock response"  # the str is the answer alone
+    assert str(answer) == "The freezer is at minus 80 degrees."  # the str is the answer alone
     assert repr(answer) == (
-        "mock response\n\n"
+        "The freezer is at minus 80 degrees.\n\n"
         "Based on (2 memories, 1 mental model, 1 directive):\n"
         "  Memories:\n"
         "    - The lab freezer is kept at minus 80 degrees. [world] — "

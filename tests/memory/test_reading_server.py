@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from helpers import RunningServer, wait_for
 from kernels import Kernel
@@ -112,36 +113,50 @@ def test_retained_and_auto_retained_memories_say_where_they_came_from(
     assert str(tmp_path) not in fields
 
 
-def test_reflect_shows_what_its_answer_is_based_on(
+def test_without_an_llm_reflect_says_so_and_shows_the_memories_that_answer(
     notebook: Any, hindsight_server: RunningServer, bank_id: str
 ) -> None:
+    """The local server runs Hindsight's mock LLM, whose answer to everything is ``mock
+    response``: never shown. One line says no answer was written and how to get one; the
+    memories that bear on the question follow, best first, each with the lines that answer
+    it and where it came from, and ``#N`` names them."""
     notebook.load(api_url=hindsight_server.url, bank_id=bank_id)
-    notebook.run("%retain The ice cores are stored at minus eighty degrees in freezer B.")
+    fact = "The ice cores are stored at minus eighty degrees in freezer B."
+    notebook.run(f"%retain {fact}")
     notebook.run("%retain We log freezer temperatures every Monday morning.")
-    notebook.run("%hindsight flush")
-    refreshed = notebook.run("%hindsight models refresh")  # the seeds draw on the memories
-    assert refreshed.error is None, refreshed.text
 
     cell = notebook.run("%%reflect --var answer\nHow are the ice cores stored?")
     assert cell.error is None, cell.text
     answer = cell.result
-    assert str(answer) == "mock response"  # the answer itself is the str
-    based_on = answer.based_on
-    assert len(based_on.memories) + len(based_on.mental_models) >= 1
-    text = repr(answer)
-    assert text.startswith("mock response\n\nBased on (")
-    if based_on.memories:
-        assert "  Memories:\n    - " in text
-        assert any(m.provenance.source == "%retain" for m in based_on.memories)
-    markdown = answer._repr_markdown_()
-    assert markdown.startswith("mock response\n\n<details><summary><b>Based on</b>")
     assert notebook.ip.user_ns["answer"] is answer
+    assert not answer.answered
+    line = str(answer)
+    assert "\n" not in line
+    assert line.startswith(
+        "No answer was written: the local Hindsight server runs without an LLM (mock). Below, "
+        "the memories that bear on the question, best first; "
+    ), line
+    assert line.endswith(
+        "hindsight-magic server start --llm openai (or anthropic, gemini, groq, ollama)."
+    )
+    text, markdown = repr(answer), answer._repr_markdown_()
+    for shown in (text, markdown):
+        assert "mock response" not in shown
+    assert text.startswith(f"{line}\n\n")
+    first = text.split("\n#1 ", 1)[1].split("\n", 1)[0]
+    assert re.fullmatch(
+        rf"{re.escape(fact)} \[world\] — cell \d+ · {AGE} · tags: .* · relevance \d\.\d\d", first
+    ), first
+    assert markdown.startswith("_No answer was written")
+    assert "- **#1** The ice cores are stored" in markdown
+    assert answer.based_on.memories[0].text == fact
+    assert answer.based_on.memories[0].provenance.source == "%retain"
 
-    hidden = notebook.run("%%reflect --no-sources\nHow are the ice cores stored?")
-    assert hidden.error is None, hidden.text
-    assert hidden.result.based_on is None
-    assert repr(hidden.result) == "mock response"
-    assert "Based on" not in hidden.result._repr_markdown_()
+    forgotten = notebook.run("%hindsight forget #1")  # #1 is the memory shown first
+    assert forgotten.error is None, forgotten.text
+    again = notebook.run("%%reflect --no-sources\nHow are the ice cores stored?").result
+    assert not again.answered
+    assert fact not in repr(again)
 
 
 def test_the_python_api_reflects_with_and_without_sources(
@@ -154,10 +169,12 @@ def test_the_python_api_reflects_with_and_without_sources(
     hm.retain(fact)
     wait_for(lambda: fact in hm.recall("freezer B serviced").texts, 120, "the fact indexed")
     answer = hm.reflect("When is freezer B serviced?")
+    assert not answer.answered  # the local server has no LLM
     assert answer.based_on is not None
-    assert len(answer.based_on) >= 1  # the memory (or a model drawn from it)
-    assert "\n\nBased on (" in repr(answer)
-    assert hm.reflect("When is freezer B serviced?", sources=False).based_on is None
+    assert answer.based_on.memories[0].text == fact
+    assert answer.recalled is not None
+    assert answer.recalled.texts[0] == fact
+    assert hm.reflect("When is freezer B serviced?", sources=False).based_on is not None
 
 
 def test_a_memory_shows_one_provenance_whatever_path_recalled_it(kernel: Kernel) -> None:
@@ -191,3 +208,93 @@ def test_a_memory_shows_one_provenance_whatever_path_recalled_it(kernel: Kernel)
         lines = {re.sub(AGE, "AGE", line) for line in seen.values()}
         assert len(lines) == 1, seen
         assert re.fullmatch(r"fieldwork\.ipynb · cell \d+ · AGE", lines.pop()), seen
+
+
+class FailingReflect(httpx.BaseTransport):
+    """The real server, except that a reflect answers ``status`` with ``detail``: what a
+    server whose provider is ``none``, or whose provider failed, answers."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        self._status, self._detail = status, detail
+        self._real = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/reflect"):
+            return httpx.Response(self._status, json={"detail": self._detail})
+        return self._real.handle_request(request)
+
+    def close(self) -> None:
+        self._real.close()
+
+
+NONE_DETAIL = (  # Hindsight 1.1.0's words when its provider is ``none``
+    "LLM provider is set to 'none'. This operation requires an LLM. Set "
+    "HINDSIGHT_API_LLM_PROVIDER to a real provider (e.g., openai, anthropic, gemini)."
+)
+REFUSED_DETAIL = (  # a provider that refused the server's key, quoting it as OpenAI does
+    "Connection verification failed for openai/gpt-4o-mini: Error code: 401 - {'error': "
+    "{'message': 'Incorrect API key provided: sk-proj-h7plantedkey1234.'}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("transport", "why", "how"),
+    [
+        (
+            None,  # the real server: its reply is the mock's text
+            "the Hindsight server runs without an LLM (mock)",
+            "for written answers, the server needs an LLM (HINDSIGHT_API_LLM_PROVIDER)",
+        ),
+        (
+            FailingReflect(400, NONE_DETAIL),
+            "the Hindsight server runs without an LLM (none)",
+            "for written answers, the server needs an LLM (HINDSIGHT_API_LLM_PROVIDER)",
+        ),
+        (
+            FailingReflect(500, REFUSED_DETAIL),
+            "the server's LLM failed (HTTP 500)",
+            "hindsight-magic doctor says what it lacks",
+        ),
+    ],
+    ids=["mock-text", "provider-none", "provider-failed"],
+)
+def test_a_server_elsewhere_that_cannot_answer_shows_the_memories(
+    monkeypatch: pytest.MonkeyPatch,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    transport: httpx.BaseTransport | None,
+    why: str,
+    how: str,
+) -> None:
+    """A server on another machine: nothing here records its LLM, so its reply tells."""
+    import hindsight_magic as hm
+    from hindsight_magic._memory import llm
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    monkeypatch.setattr(llm, "local_server", lambda url: None)  # not on this machine
+    settings = HindsightSettings(
+        api_url=hindsight_server.url,
+        bank_id=bank_id,
+        scoping="global",
+        journal_path="off",
+        mental_models=False,
+    )
+    session = HindsightSession(settings, transport=transport)
+    fact = "The drill log is kept in the blue binder on shelf three."
+    try:
+        hm.retain(fact, wait=120, session=session)
+        answer = hm.reflect("Where is the drill log kept?", session=session)
+    finally:
+        session.close()
+    assert not answer.answered
+    assert str(answer) == (
+        f"No answer was written: {why}. Below, the memories that bear on the question, best "
+        f"first; {how}."
+    )
+    shown = repr(answer)
+    assert "mock response" not in shown
+    assert "sk-proj" not in shown  # the provider's words may quote the key: never shown
+    assert answer.based_on is not None
+    assert answer.based_on.memories[0].text == fact
+    assert f"#1 {fact} [world]" in shown

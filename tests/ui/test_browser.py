@@ -367,7 +367,7 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
         document = panel.locator(".hm-document-text")
         expect(document).to_contain_text("churn_rows = 1200", timeout=60_000)
 
-        # the seeds have content once the memories are consolidated: re-list, open one
+        # without an LLM the seeds list the memories they find: re-list, open one
         _open(panel, "Models")
         models = panel.locator(".hm-models .hm-model")
         deadline = time.monotonic() + 90
@@ -375,7 +375,7 @@ def test_panel_flushes_and_searches_in_jupyterlab(lab: Lab) -> None:
             panel.locator("button.hm-refresh").click()
             time.sleep(2)
         panel.locator(".hm-models").get_by_text("Project Conventions").first.click()
-        model = models.filter(has_text="mock response").first
+        model = models.filter(has_text="no LLM on the server summarizes them").first
         expect(model.locator(".hm-model-content")).to_be_visible()
         model.locator("button.hm-model-refresh").click()
         expect(panel.locator(".hm-notice")).to_contain_text("refreshed.", timeout=60_000)

@@ -1029,7 +1029,7 @@ def test_each_model_has_a_preview_and_its_own_refresh(
     started = time.perf_counter()
     click.click()
     assert time.perf_counter() - started < 0.2
-    wait_for(lambda: "mock response" in panel.w_models.children[0].children[0].value, what="new")
+    wait_for(lambda: "What Field notes sums up." in panel.w_models.children[0].children[0].value)
     assert "Only <strong>two</strong> sites." in panel.w_models.children[1].children[0].value
     refreshed = [c[1] for c in fake.calls("POST", "/refresh")]
     assert refreshed == ["/v1/default/banks/panel/mental-models/notes/refresh"]
@@ -1079,11 +1079,11 @@ def test_a_models_refresh_button_refreshes_it_on_the_server(
 ) -> None:
     kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id)
     kernel_nb.run("%retain The churn table is deduplicated on order_id.")
-    kernel_nb.run("%recall churn")  # indexed: the server's seeds get content (mock LLM)
+    kernel_nb.run("%recall churn")  # indexed: without an LLM, the seeds list what they find
     panel = show(kernel_nb)
 
     def models() -> int:
-        panel.w_refresh.click()  # re-list (the server fills the seeds in the background)
+        panel.w_refresh.click()  # re-list (the seeds are made in the background)
         return len(panel.w_models.children)
 
     wait_for(models, 180, "models with content", every_s=1.0)
@@ -1092,6 +1092,9 @@ def test_a_models_refresh_button_refreshes_it_on_the_server(
     before = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
     panel.w_models.children[0].children[1].click()
     wait_for(lambda: f"Mental model {model_id} refreshed." in panel.w_notice.value, 120, "done")
-    assert "mock response" in panel.w_models.children[0].children[0].value
+    shown = panel.w_models.children[0].children[0].value
+    assert "The churn table is deduplicated on order_id." in shown  # the memory, listed
+    assert "no LLM on the server summarizes them" in shown
+    assert "mock response" not in shown
     after = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
     assert parse_iso(after) > parse_iso(before), (before, after)  # the server refreshed it

@@ -377,6 +377,8 @@ def model_title(model: MentalModel) -> str:
 def model_html(model: MentalModel) -> str:
     """A model's id, tags and refresh time, then a preview of its content (from Markdown)."""
     meta = [model.id, ", ".join(model.tags) or "untagged", model_title(model).split(" — ")[1]]
+    if model.listing:
+        meta.append(model.kind)
     return (
         f"<div class='hm-model-meta' style='color:#666;font-size:11px'>"
         f"{html_text(' · '.join(meta))}</div>"

@@ -165,7 +165,10 @@ def text_snapshot(view: SessionView) -> Report:
     sections = dict(report.sections)
     models = sections.get("Mental models")
     if models is not None:  # no models listed while they are turned off
-        models += [(m.id, one_line(m.content or "", PREVIEW_CHARS)) for m in view.models]
+        models += [
+            (m.id, ("memories: " if m.listing else "") + one_line(m.content or "", PREVIEW_CHARS))
+            for m in view.models
+        ]
     browser = MemoryBrowser(view, lambda _text: None)
     server_ok = dict(sections.get("Server", [])).get("state", "").startswith("ok")
     if server_ok:  # like the server check: a few bounded requests, on demand
