@@ -490,7 +490,10 @@ class Reader:
                 shown = self._llm.shown("none")
                 return self._unanswered(question, shown.why(), shown.how(), budget, ready)
             why = f"the server's LLM failed ({failure})"
-            return self._unanswered(question, why, DOCTOR_HINT, budget, ready)
+            try:
+                return self._unanswered(question, why, DOCTOR_HINT, budget, ready)
+            except HindsightError:  # not its LLM: the whole server fails; say what was asked
+                raise error from None
         from .parsed_replies import Sources, parse_reflect
 
         text, based_on = parse_reflect(reply)
