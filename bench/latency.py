@@ -58,12 +58,14 @@ SETTLE_S = 60.0
 
 
 class HttpTimer:
-    """Wraps a client method; records how long each call of it took (ms)."""
+    """Wraps client methods; records how long each call of them took (ms)."""
 
-    def __init__(self, client: Any, name: str) -> None:
+    def __init__(self, client: Any, *names: str) -> None:
         self.calls: list[float] = []
-        original = getattr(client, name)
+        for name in names:
+            setattr(client, name, self._timed(getattr(client, name)))
 
+    def _timed(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter_ns()
             try:
@@ -71,7 +73,7 @@ class HttpTimer:
             finally:
                 self.calls.append((time.perf_counter_ns() - started) / 1e6)
 
-        setattr(client, name, timed)
+        return timed
 
     def take(self) -> float:
         """Total time of the calls since the last ``take``."""
@@ -178,15 +180,23 @@ def measure(
                 reply.raise_for_status()
                 return reply.json()
 
+            found = len(shell.run_line_magic("recall", QUERY))
+            reflected = shell.run_line_magic("reflect", QUESTION)
+            answer = " ".join(str(reflected).split())
+            # a server without an LLM writes no answer: the magic then asks for the memories
+            # that bear on the question (a recall), and so does the hand compared with it
+            written = reflected.answered
+            reflect_path = "reflect" if written else "memories/recall"
+            if not written:
+                reflect_body = {**recall_body, "query": QUESTION}
+
             def raw_reflect() -> Any:
-                reply = http.post(f"{base}/reflect", json=reflect_body)
+                reply = http.post(f"{base}/{reflect_path}", json=reflect_body)
                 reply.raise_for_status()
                 return reply.json()
 
-            found = len(shell.run_line_magic("recall", QUERY))
-            answer = " ".join(str(shell.run_line_magic("reflect", QUESTION)).split())
             recall_http = HttpTimer(session._parts.connection.client, "recall")
-            reflect_http = HttpTimer(session._parts.connection.client, "reflect")
+            reflect_http = HttpTimer(session._parts.connection.client, "reflect", "recall")
             recall = _pairs(
                 recall_rounds,
                 lambda: shell.run_line_magic("recall", QUERY),
@@ -212,7 +222,7 @@ def measure(
     return {
         "recall": _summary(recall),
         "recall_rendered": _summary(rendered),
-        "reflect": _summary(reflect),
+        "reflect": _summary(reflect) | {"written": written},
         "after_cells": _summary(after_cells[0]) | {"still_indexing": after_cells[1]},
         "settled_s": settled_s,
         "memories_found": found,

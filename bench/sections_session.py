@@ -284,6 +284,8 @@ def latency_rows(lat: dict[str, Any]) -> Section:
     ):
         part = lat[key]
         own = Stat.from_json(part["own"])
+        if key == "reflect" and not part.get("written", True):  # no LLM: memories, no answer
+            raw_name += " (…/memories/recall: the server has no LLM, the magic shows memories)"
         rows += [
             stat_row("7", magic_name, Stat.from_json(part["magic"]), "ms"),
             stat_row(
