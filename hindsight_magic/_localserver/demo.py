@@ -29,7 +29,7 @@ from . import launcher as server
 
 MISSING_DEMO_EXTRA = "the demo needs the 'demo' extra: pip install 'hindsight-magic[demo]'"
 NOTEBOOK_NAME = "quickstart.ipynb"
-SUMMARY_PREFIXES = ("Memories retained:", "Recalled:", "Reflect answer:")
+SUMMARY_PREFIXES = ("Memories retained:", "Recalled:", "Reflect:")
 KERNEL = "python3"
 DEFAULT_OUT = "hindsight-demo"
 
