@@ -12,6 +12,7 @@ provider, the same two commands check it: ``hindsight-magic server start --llm o
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,3 +142,28 @@ def test_an_llm_without_its_key_is_one_line_and_starts_nothing(
         "again"
     )
     assert not (data_dir / "server" / "state.json").exists()
+
+
+@pytest.mark.integration
+def test_a_server_running_without_an_llm_is_restarted_with_the_one_asked_for(
+    stand_in: StandInLLM,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in [name for name in os.environ if name.startswith("HINDSIGHT_API_LLM_")]:
+        monkeypatch.delenv(name)
+    port = free_port()
+    assert main(["server", "start", "--data-dir", str(data_dir), "--port", str(port)]) == 0
+    assert ", LLM: mock (no LLM): reflect and mental models show" in capsys.readouterr().out
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    argv = ["server", "start", "--llm", "openai", "--base-url", stand_in.url, "--model", "stand-in"]
+    assert main([*argv, "--data-dir", str(data_dir)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(
+        "Hindsight server restarted with another LLM (it ran with mock (no LLM)) at "
+        f"http://127.0.0.1:{port} (pid "  # where the kernels that used it find it
+    ), said
+    assert ", LLM: openai (stand-in))" in said
+    assert main([*argv, "--data-dir", str(data_dir)]) == 0  # the same LLM: the same server
+    assert capsys.readouterr().out.startswith("Hindsight server already running at ")
