@@ -26,7 +26,13 @@ COMMAND = "hindsight-magic server"
 
 def _server_start(args: argparse.Namespace) -> int:
     _, text = actions.start(
-        port=args.port, data_dir=args.data_dir, wait_s=args.wait, project=args.project
+        port=args.port,
+        data_dir=args.data_dir,
+        wait_s=args.wait,
+        project=args.project,
+        llm_provider=args.llm,
+        model=args.model,
+        base_url=args.base_url,
     )
     print(text)
     return 0

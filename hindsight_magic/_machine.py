@@ -156,6 +156,8 @@ class ServerInfo:
     started_at: str
     auth: bool = False
     pg_data: str = ""
+    llm_model: str = ""  # as asked for ("" for the provider's default); never the key
+    llm_base_url: str = ""  # as asked for, without any user or password in it
 
     def to_json(self) -> str:
         """Serialize to JSON text."""

@@ -377,6 +377,24 @@ class HindsightClient:
             str(fact.get("text", "")) for fact in reply.get("facts") or [] if isinstance(fact, dict)
         ]
 
+    def bank_llm_health(self, bank_id: str) -> dict[str, str]:
+        """``POST …/health/llm``: one minimal call of each LLM the bank uses, operation →
+        status (``retain``, ``consolidation``, ``reflect`` → ``connected``, ``auth_failed``,
+        ``unreachable``, ``timeout``, ``not_configured``); the server says nothing of the
+        provider, model or key. A 404 when the server has the probe off
+        (``HINDSIGHT_API_ENABLE_BANK_LLM_HEALTH``; ``GET /version``'s ``bank_llm_health``)."""
+        reply = self.call(
+            "bankLlmHealth",
+            "POST",
+            f"{bank_path(bank_id)}/health/llm",
+            timeout_s=self.timeouts.reflect,
+        )
+        return {
+            str(item.get("operation")): str(item.get("status"))
+            for item in reply.get("operations") or ()
+            if isinstance(item, dict)
+        }
+
     # -- memories ---------------------------------------------------------------------------
 
     def retain_batch(

@@ -313,6 +313,9 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
                 data_dir=options.data_dir,
                 wait_s=options.wait,
                 project=options.project,
+                llm_provider=options.llm,
+                model=options.model,
+                base_url=options.base_url,
             )
         except ServerError as error:
             if error.log_tail:

@@ -11,6 +11,7 @@ runs server actions where they are: ``"hindsight-magic server"`` or ``"%hindsigh
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from .._machine import (
 )
 from .._settings import HindsightSettings
 from .._text import one_line, plain_text, plural
-from . import ServerError, launcher, storage
+from . import ServerError, launcher, llm, storage
 from .postgres import PG_USER
 
 DEFAULT_PORT = LOCAL_PORT  # here too, so that parsing never imports the launcher
@@ -60,18 +61,20 @@ class Option:
     default: Any
     metavar: str
     help: str
+    choices: tuple[str, ...] | None = None
 
     def keywords(self) -> dict[str, Any]:
         """The ``add_argument`` keywords of this option (the command line's parser and
         ``%hindsight server``'s are built from them)."""
         if self.type is bool:
             return {"action": "store_true", "help": self.help}
-        return {
+        keywords = {
             "type": self.type,
             "default": self.default,
             "metavar": self.metavar,
             "help": self.help,
         }
+        return {**keywords, "choices": self.choices} if self.choices else keywords
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         """Add this option to ``parser``."""
@@ -118,6 +121,23 @@ ACTIONS: tuple[Action, ...] = (
                 "",
                 f"the project's own data dir: {PROJECT_DATA_DIR} at its top, made if needed",
             ),
+            Option(
+                ("--llm",),
+                str,
+                None,
+                "PROVIDER",
+                f"run it with a real LLM: {', '.join(llm.NAMES)} (key from the provider's usual "
+                "variable, e.g. OPENAI_API_KEY; ollama found on its default port)",
+                llm.NAMES,
+            ),
+            Option(("--model",), str, None, "NAME", "the LLM's model (default: the provider's)"),
+            Option(
+                ("--base-url",),
+                str,
+                None,
+                "URL",
+                "an OpenAI-compatible endpoint (vLLM, llama.cpp, LM Studio) or the provider's",
+            ),
         ),
     ),
     Action("stop", "stop the server"),
@@ -163,17 +183,31 @@ def add_cli_parser(
         sub.set_defaults(handler=handlers[action.name])
 
 
-MOCK_NOTE = (
-    "mock — reflect answers are placeholders; "
-    "set HINDSIGHT_API_LLM_PROVIDER/HINDSIGHT_API_LLM_API_KEY for real answers"
+NO_LLM_NOTE = (
+    "reflect and mental models show the memories themselves; for written answers: "
+    "hindsight-magic server start --llm openai (or "
+    + ", ".join(name for name in llm.NAMES if name != "openai")
+    + ")"
 )
+
+
+def llm_name(info: ServerInfo) -> str:
+    """``openai (gpt-4o-mini)``, or ``mock (no LLM)``."""
+    if info.llm_provider in ("mock", "none"):
+        return f"{info.llm_provider} (no LLM)"
+    return llm.LlmChoice(info.llm_provider, info.llm_model).words()
+
+
+def llm_words(info: ServerInfo) -> str:
+    """``openai (gpt-4o-mini)``, or what running without an LLM means."""
+    name = llm_name(info)
+    return f"{name}: {NO_LLM_NOTE}" if info.llm_provider in ("mock", "none") else name
 
 
 def describe(info: ServerInfo) -> str:
     """``URL (pid N, LLM: provider[, API key required])``."""
-    llm = MOCK_NOTE if info.llm_provider == "mock" else info.llm_provider
     auth = ", API key required" if info.auth else ""
-    return f"{info.url} (pid {info.pid}, LLM: {llm}{auth})"
+    return f"{info.url} (pid {info.pid}, LLM: {llm_words(info)}{auth})"
 
 
 def start(
@@ -182,11 +216,18 @@ def start(
     data_dir: Path | None = None,
     wait_s: float = 180,
     project: bool = False,
+    llm_provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[ServerInfo, str]:
     """Start (or reuse) the server; return it and the lines saying which, and how long it took.
     ``project``: the server of the working folder's project, in its own data dir.
+    ``llm_provider``, ``model``, ``base_url``: the LLM it runs (``_localserver/llm.py``; by
+    default Hindsight's own settings in ``environ``); a server running with another is
+    restarted with this one, on its port.
 
-    Raises ``ServerError`` as ``launcher.start`` does.
+    Raises ``ServerError`` as ``launcher.start`` does, and for an LLM it cannot be given.
     """
     if project:
         if data_dir is not None:
@@ -195,15 +236,27 @@ def start(
         if folder is None:
             raise ServerError("the working folder cannot be read; cd into the project first")
         data_dir = folder / PROJECT_DATA_DIR
+    environ = os.environ if environ is None else environ
+    choice = llm.chosen(llm_provider, model, base_url, environ)
+    extra: dict[str, str] = {}
+    if choice is not None:
+        choice, extra = llm.server_env(choice, environ)
     before = launcher.status(data_dir)
+    restarted = ""
+    if before is not None and choice is not None and not _runs(before, choice):
+        restarted = llm_name(before)
+        launcher.stop(data_dir)
+        port = port or before.port  # the kernels that use it find it where it was
     t0 = time.monotonic()
-    info = launcher.start(port=port, data_dir=data_dir, wait_s=wait_s)
+    info = launcher.start(port=port, data_dir=data_dir, wait_s=wait_s, extra_env=extra)
     if before is not None and before.pid == info.pid:
         return info, f"Hindsight server already running at {describe(info)}"
     took = time.monotonic() - t0
+    head = "Hindsight server running at"
+    if restarted:
+        head = f"Hindsight server restarted with another LLM (it ran with {restarted}) at"
     text = (
-        f"Hindsight server running at {describe(info)}\n"
-        f"Started in {took:.1f} s; log: {info.log_path}\n{users(data_dir)}"
+        f"{head} {describe(info)}\nStarted in {took:.1f} s; log: {info.log_path}\n{users(data_dir)}"
     )
     home = server_home(data_dir)
     if info.pg_data and not Path(info.pg_data).is_relative_to(home):
@@ -212,6 +265,12 @@ def start(
             f"{PG_USER!r} user, which cannot reach {home} (see the README, 'Where data lives')."
         )
     return info, text
+
+
+def _runs(info: ServerInfo, choice: llm.LlmChoice) -> bool:
+    """Whether the running server already has the LLM ``choice`` names."""
+    asked = (choice.provider, choice.model, launcher.without_credentials(choice.base_url))
+    return (info.llm_provider, info.llm_model, info.llm_base_url) == asked
 
 
 def data_lines(data_dir: Path | None, command: str) -> str:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from .._machine import (
     EMBEDDED_CHARS,
@@ -150,6 +151,16 @@ def _child_env(
     return env, env.get("HINDSIGHT_API_LLM_PROVIDER", "openai")  # openai: Hindsight's default
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without a user or password in it (what the state file may record)."""
+    parts = urlsplit(url)
+    if not parts.username and not parts.password:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def _kill_group(pid: int, timeout_s: float) -> None:
     for sig, wait in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 10.0)):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -257,6 +268,8 @@ def start(
             info = ServerInfo(
                 f"http://127.0.0.1:{port}", pid, port, pg_port, str(home.parent), str(log),
                 provider, now, auth=bool(api_key), pg_data=str(pgdata),
+                llm_model=env.get("HINDSIGHT_API_LLM_MODEL", ""),
+                llm_base_url=without_credentials(env.get("HINDSIGHT_API_LLM_BASE_URL", "")),
             )  # fmt: skip
             _write_state(home, info)
             _wait_healthy(info.url, pid, wait_s, log)

@@ -4,7 +4,8 @@ Each check is a plain function returning a ``Check`` (``ok``, ``fix`` with what 
 ``skip`` when an earlier check failed). ``run_checks`` runs them all in order; the magic and the
 command line only decide where the URL, key, bank and journal come from. Nothing is written:
 the server is asked ``GET /version``, ``GET /v1/default/banks``, the bank's ``/stats`` and
-``/config``, and what a retain would store (a dry run: with an LLM, one call of it).
+``/config``, what a retain would store (a dry run: with an LLM, one call of it), and what its
+LLM does (``check_llm``: one real call; none for the local server without one).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import HindsightClient, Timeouts
+from .._api.errors import bank_missing
 from .._diagnosis import TERMINAL_COMMAND, server_problem
 from .._errors import HindsightError
 from .._text import plain_text
@@ -230,6 +232,69 @@ def check_extraction(client: HindsightClient, bank_id: str, setting: str = "serv
     return ok("extraction", f"{mode}: the server's LLM extracts facts{pending}")
 
 
+ONE_STEP = "hindsight-magic server start --llm openai"  # (or anthropic, gemini, groq, ollama)
+NO_LLM = (
+    "recall works; reflect shows the memories that answer, mental models list them, and "
+    "retains are stored as written; for written answers: " + ONE_STEP
+)
+# what each operation the server probes does for the user
+USES = {
+    "retain": "extraction",
+    "consolidation": "observations",
+    "reflect": "reflect and mental models",
+}
+PROBE_QUESTION = "Say ok."
+
+
+def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Check:
+    """What the server's LLM does, in one line: for the local server without one (its state
+    file says ``mock`` or ``none``), what works anyway; else one real call — the bank's LLM
+    probe (``POST …/health/llm``) when the server has it on, or a one-line reflect — and
+    which of extraction, reflect and mental models work. ``provider``: the local server's,
+    "" for a server elsewhere."""
+    from .._memory.llm import NO_LLM_PROVIDERS, llm_failure, placeholder
+
+    if provider in NO_LLM_PROVIDERS:
+        return ok("llm", f"none on the local server ({provider}): {NO_LLM}")
+    named = provider or "the server's LLM"
+    try:
+        probe = bool((client.identity().get("features") or {}).get("bank_llm_health"))
+        if probe:
+            return _probed(named, client.bank_llm_health(bank_id))
+        reply = client.reflect(bank_id, PROBE_QUESTION, budget="low")
+    except HindsightError as error:
+        failure = llm_failure(error)
+        if failure is None:
+            new = "the bank does not exist yet: the first %retain creates it"
+            return ok("llm", f"not checked ({new if bank_missing(error) else error})")
+        return fix("llm", f"{named} failed a reflect ({failure})", _FIX_LLM)
+    if placeholder(str(reply.get("text") or "")):
+        return ok("llm", f"none (the server's mock): {NO_LLM}")
+    return ok("llm", f"{named} answered a reflect (one call): reflect and mental models work")
+
+
+_FIX_LLM = (
+    "check its key (e.g. OPENAI_API_KEY) and address where the server starts, then "
+    f"restart it: {ONE_STEP} (hindsight-magic server logs says more)"
+)
+
+
+def _probed(named: str, statuses: dict[str, str]) -> Check:
+    """The probe's statuses as one line: what works, or what fails and why."""
+    failing = {op: status for op, status in statuses.items() if status != "connected"}
+    if not statuses:
+        return ok("llm", "not checked (the server probed no LLM)")
+    if not failing:
+        return ok("llm", f"{named} answers (one call): extraction, reflect and mental models work")
+    broken = ", ".join(USES.get(op, op) for op in failing)  # "…, reflect and mental models"
+    if "auth_failed" in failing.values():
+        return fix("llm", f"{named} refused its key: {broken} fail", _FIX_LLM)
+    if set(failing.values()) == {"not_configured"}:
+        return ok("llm", f"none on the server: {NO_LLM}")
+    why = ", ".join(sorted(set(failing.values())))
+    return fix("llm", f"{named} does not answer ({why}): {broken} fail", _FIX_LLM)
+
+
 def check_journal(setting: str) -> Check:
     """The on-disk queue can be written; how many memories wait in it."""
     from .._delivery.journal_file import JournalError, journal_counts, journal_path
@@ -274,6 +339,14 @@ def check_widgets(shell: Any = None, version_of: VersionOf = metadata.version) -
     return ok("widgets", f"ipywidgets {ipywidgets.__version__}; {front}; {place}")
 
 
+def _local_llm(url: str) -> str:
+    """The LLM provider the local server behind ``url`` was started with ("" elsewhere)."""
+    from .._machine import local_server
+
+    local = local_server(url)
+    return local.llm_provider if local is not None and local.running else ""
+
+
 def run_checks(
     url: str,
     api_key: str | None,
@@ -300,13 +373,16 @@ def run_checks(
             if auth.state == "ok":
                 report.checks.append(check_bank(client, bank_id))
                 report.checks.append(check_extraction(client, bank_id, extraction))
+                report.checks.append(check_llm(client, bank_id, _local_llm(url)))
             else:
                 report.checks += [
-                    Check(name, "skip", "needs an accepted key") for name in ("bank", "extraction")
+                    Check(name, "skip", "needs an accepted key")
+                    for name in ("bank", "extraction", "llm")
                 ]
         else:
             report.checks += [
-                Check(name, "skip", "needs the server") for name in ("auth", "bank", "extraction")
+                Check(name, "skip", "needs the server")
+                for name in ("auth", "bank", "extraction", "llm")
             ]
     finally:
         client.close()

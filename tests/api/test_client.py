@@ -686,3 +686,17 @@ def test_curation_reads_of_what_does_not_exist_are_none_or_empty() -> None:
     assert client.delete_document("b", "d-1") is None
     assert client.document_history("b", "d-1") == []
     assert client.list_memories("b") == {"items": [], "total": 0}
+
+
+def test_the_bank_llm_probe_posts_to_its_path_and_reads_each_operation() -> None:
+    reply = {
+        "bank_id": "b/1",
+        "operations": [
+            {"operation": "retain", "ok": True, "status": "connected", "latency_ms": 12.5},
+            {"operation": "reflect", "ok": False, "status": "auth_failed"},
+        ],
+    }
+    client, rec = make(httpx.Response(200, json=reply))
+    assert client.bank_llm_health("b/1") == {"retain": "connected", "reflect": "auth_failed"}
+    assert rec.last.method == "POST"
+    assert raw_path(rec.last) == "/v1/default/banks/b%2F1/health/llm"

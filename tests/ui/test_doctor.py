@@ -58,14 +58,14 @@ def test_everything_ok_against_a_hindsight_like_server(tmp_path: Path) -> None:
     assert report.ok, report
     names = [check.name for check in report.checks]
     assert names == [
-        "python", "packages", "server extra", "server", "auth", "bank", "extraction", "journal",
-        "widgets",
+        "python", "packages", "server extra", "server", "auth", "bank", "extraction", "llm",
+        "journal", "widgets",
     ]  # fmt: skip
     assert report["server"].detail == "Hindsight 9.9.9 at http://hs.test"
     assert "12 memories, 3 documents" in report["bank"].detail
-    # nothing is written: reads, and a dry run of what a retain would store
+    # nothing is written: reads, a dry run of what a retain would store, a reflect (the LLM)
     assert all(
-        line.startswith("GET ") or line.endswith("/memories/dry-run-extract")
+        line.startswith("GET ") or line.endswith(("/memories/dry-run-extract", "/reflect"))
         for line in transport.seen
     )
     text = repr(report)
