@@ -31,6 +31,7 @@ from . import (
     pictures,
     read_after_write,
     recall_quality,
+    reruns,
     retain_cost,
     retain_tail,
     transfers,
@@ -100,6 +101,9 @@ class Sizes:
     layer_memories: int = 300  # section 13: memories in one bank, and split over three layers
     layer_rounds: int = 3  # section 13: rounds over its questions
     first_retain_runs: int = 6  # section 5: fresh processes for each timing of the first %retain
+    rerun_counts: tuple[int, ...] = (1, 5, 20)  # section 14: the bank counted after these runs
+    rerun_before: int = 6  # section 14: runs of the code before versions (0: none)
+    rerun_cells: int | None = None  # section 14: the first N cells of each notebook (None: all)
 
 
 FULL = Sizes(
@@ -108,7 +112,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1, 8, False, 30, 1, 1,
+    120, 1, 20, False, 1, 8, False, 30, 1, 1, (3,), 0, 10,
 )  # fmt: skip
 
 
@@ -143,7 +147,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 14))
+SECTIONS = tuple(str(n) for n in range(1, 15))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -205,6 +209,12 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
     if wanted("13"):
         progress("layers: a recall over three layers vs. one bank …")
         sections["13"] = layers.rows(layers.measure(url, sizes.layer_memories, sizes.layer_rounds))
+
+    if wanted("14"):
+        progress("re-runs: notebooks run again and again, in kernels and by papermill …")
+        sections["14"] = reruns.rows(
+            reruns.measure(url, sizes.rerun_counts, sizes.rerun_before, sizes.rerun_cells)
+        )
 
     if wanted("6"):
         progress("auto-retain: cost per cell, transcript work …")

@@ -7,15 +7,18 @@ import json
 import math
 import os
 import platform
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +359,164 @@ def current_rss_mb() -> float:
     except OSError:
         pass
     return peak_rss_mb()
+
+
+@dataclass
+class Traffic:
+    """What went through a ``CountingProxy``: requests by method and path (ids replaced by
+    ``{bank}``/``{id}``), bytes each way (request and status lines, headers and bodies), and
+    the memories the ``POST …/memories`` requests carried, as (``metadata.source``, the
+    item's ``timestamp``: when the cell ran or the memory was retained), in the order sent."""
+
+    requests: Counter[tuple[str, str]] = field(default_factory=Counter)
+    bytes_up: int = 0
+    bytes_down: int = 0
+    memories: list[tuple[str, str]] = field(default_factory=list)
+
+    def __sub__(self, earlier: Traffic) -> Traffic:
+        return Traffic(
+            self.requests - earlier.requests,
+            self.bytes_up - earlier.bytes_up,
+            self.bytes_down - earlier.bytes_down,
+            self.memories[len(earlier.memories) :],
+        )
+
+    def count(self, method: str | None = None, path_end: str = "") -> int:
+        """Requests of ``method`` (any when None) whose path ends with ``path_end``."""
+        return sum(
+            n
+            for (m, path), n in self.requests.items()
+            if (method is None or m == method) and path.endswith(path_end)
+        )
+
+    def copy(self) -> Traffic:
+        return Traffic(Counter(self.requests), self.bytes_up, self.bytes_down, list(self.memories))
+
+
+_ID_SEGMENT = re.compile(r"^(?:hm-.*|[0-9a-f-]{16,}|.*\d.*\d.*\d.*)$")
+
+
+def path_shape(path: str) -> str:
+    """``/v1/default/banks/{bank}/documents/{id}`` of a request path (no query): what counts
+    as one kind of request."""
+    parts = path.split("?", 1)[0].split("/")
+    for n, part in enumerate(parts):
+        if n and parts[n - 1] == "banks":
+            parts[n] = "{bank}"
+        elif n > 4 and _ID_SEGMENT.match(part):
+            parts[n] = "{id}"
+    return "/".join(parts)
+
+
+class CountingProxy:
+    """An HTTP proxy on a free local port that forwards every request to ``target`` and
+    counts what goes through it (``Traffic``): what a process sends a server, seen from
+    outside the process. Point the process's ``HINDSIGHT_API_URL`` at ``url``; ``traffic()``
+    is a copy of the counts so far (subtract two to get what happened between them).
+
+    One thread per client connection (keep-alive kept), one upstream connection each; the
+    response is read whole and sent on with its length (no chunking)."""
+
+    _HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "proxy-connection"})
+
+    def __init__(self, target: str) -> None:
+        from http.server import ThreadingHTTPServer
+
+        self._target = target.rstrip("/")
+        self._lock = threading.Lock()
+        self._traffic = Traffic()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._server.handle_error = lambda request, address: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def traffic(self) -> Traffic:
+        with self._lock:
+            return self._traffic.copy()
+
+    def __enter__(self) -> CountingProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _record(self, method: str, path: str, up: int, down: int, body: bytes) -> None:
+        memories: list[tuple[str, str]] = []
+        if method == "POST" and path_shape(path).endswith("/memories"):
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                for item in json.loads(body).get("items") or ():
+                    source = (item.get("metadata") or {}).get("source") or "none"
+                    memories.append((str(source), str(item.get("timestamp") or "")))
+        with self._lock:
+            self._traffic.requests[(method, path_shape(path))] += 1
+            self._traffic.bytes_up += up
+            self._traffic.bytes_down += down
+            self._traffic.memories += memories
+
+    def _handler(self) -> type:
+        from http.client import HTTPConnection
+        from http.server import BaseHTTPRequestHandler
+        from urllib.parse import urlsplit
+
+        proxy, target = self, urlsplit(self._target)
+
+        class Forward(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            upstream: HTTPConnection | None = None
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _forward(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in proxy._HOP}
+                up = len(self.raw_requestline) + _header_bytes(self.headers.items()) + len(body)
+                try:
+                    if self.upstream is None:
+                        self.upstream = HTTPConnection(target.hostname, target.port, timeout=600)
+                    self.upstream.request(self.command, self.path, body or None, headers)
+                    reply = self.upstream.getresponse()
+                    status, reason, data = reply.status, reply.reason, reply.read()
+                    sent = [(k, v) for k, v in reply.getheaders() if k.lower() not in proxy._HOP]
+                except OSError:
+                    if self.upstream is not None:
+                        self.upstream.close()
+                    self.upstream = None
+                    status, reason, data, sent = 502, "Bad Gateway", b"", []
+                sent = [(k, v) for k, v in sent if k.lower() != "content-length"]
+                sent.append(("Content-Length", str(len(data))))
+                line = f"HTTP/1.1 {status} {reason}\r\n"
+                proxy._record(
+                    self.command, self.path, up, len(line) + _header_bytes(sent) + len(data), body
+                )
+                try:
+                    self.send_response_only(status, reason)
+                    for key, value in sent:
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client went away (a kernel killed mid-request)
+                    self.close_connection = True
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _forward
+
+            def finish(self) -> None:
+                super().finish()
+                if self.upstream is not None:
+                    self.upstream.close()
+
+        return Forward
+
+
+def _header_bytes(headers: Iterable[tuple[str, str]]) -> int:
+    """The bytes of a header block as sent (``Name: value\\r\\n`` each, then a blank line)."""
+    return (
+        sum(len(f"{key}: {value}\r\n".encode("latin-1", "replace")) for key, value in headers) + 2
+    )

@@ -105,9 +105,18 @@ class ExecutedCell:
         return "\n".join(part.rstrip("\n") for part in parts if part)
 
 
-def run_session(session: Session, project: Path, env: dict[str, str]) -> list[ExecutedCell]:
+def run_session(
+    session: Session,
+    project: Path,
+    env: dict[str, str],
+    cell_ids: Sequence[str] | None = None,
+) -> list[ExecutedCell]:
     """Run ``session`` in a new kernel with the extension loaded (its first cell), as a user
-    would; the kernel exits politely afterwards (auto-retain's last cells go then)."""
+    would; the kernel exits politely afterwards (auto-retain's last cells go then).
+
+    ``cell_ids``, one per cell run (the load cell first), are sent as JupyterLab sends them
+    (``metadata.cellId`` of each execute request; the kernel hands it to ``post_run_cell`` as
+    ``info.cell_id``); without them no id is sent."""
     from jupyter_client.manager import start_new_kernel
 
     notebook = project / session.notebook
@@ -119,7 +128,8 @@ def run_session(session: Session, project: Path, env: dict[str, str]) -> list[Ex
     executed: list[ExecutedCell] = []
     try:
         sources = ["%load_ext hindsight_magic", *(cell.source for cell in session.cells)]
-        for source in sources:
+        make = client.session.msg
+        for number, source in enumerate(sources):
             cell = ExecutedCell(source)
 
             def keep(msg: dict[str, Any], cell: ExecutedCell = cell) -> None:
@@ -135,7 +145,10 @@ def run_session(session: Session, project: Path, env: dict[str, str]) -> list[Ex
                     error = {**_pick(content, "ename", "evalue"), "traceback": []}
                     cell.outputs.append({"output_type": "error", **error})
 
+            if cell_ids is not None:
+                client.session.msg = _with_cell_id(make, cell_ids[number])  # type: ignore[method-assign]
             client.execute_interactive(source, timeout=120, output_hook=keep)
+            client.session.msg = make  # type: ignore[method-assign]
             executed.append(cell)
         # what is still queued goes now, as kernel exit would send it (bounded there)
         client.execute_interactive(
@@ -154,6 +167,18 @@ def run_session(session: Session, project: Path, env: dict[str, str]) -> list[Ex
             manager.shutdown_kernel(now=True)
     _write_notebook(notebook, executed)
     return executed
+
+
+def _with_cell_id(make: Callable[..., Any], cell_id: str) -> Callable[..., Any]:
+    """``Session.msg`` that adds ``cellId`` to an execute request's metadata, as JupyterLab
+    does."""
+
+    def message(kind: str, content: Any = None, **kwargs: Any) -> Any:
+        if kind == "execute_request":
+            kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "cellId": cell_id}
+        return make(kind, content, **kwargs)
+
+    return message
 
 
 def _pick(content: dict[str, Any], *keys: str) -> dict[str, Any]:

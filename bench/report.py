@@ -153,9 +153,9 @@ def document(
         "`bench.delivery`, `bench.load_cost`, `bench.first_recall`, `bench.first_retain`, "
         "`bench.autoretain`, "
         "`bench.latency`, `bench.curation`, `bench.transfers`, `bench.mcp`, `bench.pictures`, "
-        "`bench.recall_quality [--layers]`, `bench.layers`. "
+        "`bench.recall_quality [--layers]`, `bench.layers`, `bench.reruns [--runs 1,5,20]`. "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
-        "33, 35, and the auto-retain issue's per-cell ratios).",
+        "33, 35, 42, and the auto-retain issue's per-cell ratios).",
         "",
     ]
     return "\n".join(lines)

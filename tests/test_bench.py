@@ -305,6 +305,46 @@ def check_figures(out: str) -> None:
     assert 0 < int(both.group(1)) <= int(both.group(3)), both.group(0)  # real questions, found
     assert int(both.group(2)) <= int(both.group(3)), both.group(0)
 
+    # 14: re-runs, both ways of running: each ratio is the quotient of the counts it shows,
+    # found@5 and distinct@5 are shares of real questions, a re-run's traffic was counted
+    shares = re.compile(r"([\d.]+) / ([\d.]+); ([\d.]+) / ([\d.]+); (\d+) of (\d+)(; yes|; no)?")
+    for mode in ("JupyterLab", "papermill"):
+        ours = [row for row in table.rows if row[0] == "14" and row[1].startswith(mode + ",")]
+        ratios = [row for row in ours if "documents per distinct cell version" in row[1]]
+        assert ratios, mode
+        for row in ratios:
+            shown = re.fullmatch(r"([\d.]+)× \(([\d ]+) / ([\d ]+)\)", row[2])
+            assert shown, row
+            documents, versions = (int(shown.group(n).replace(" ", "")) for n in (2, 3))
+            assert documents > 0, row
+            assert versions >= 20, row  # the notebooks' cells, each counted
+            assert float(shown.group(1)) == pytest.approx(documents / versions, abs=0.006), row
+        found_rows = [row for row in ours if "found@5 re-run / once-run" in row[1]]
+        assert len(found_rows) >= 2, found_rows  # after the re-runs, and the baseline
+        for row in found_rows:
+            got = shares.fullmatch(row[2])
+            assert got, row
+            assert all(0 <= float(got.group(n)) <= 1 for n in range(1, 5)), row
+            assert int(got.group(5)) <= int(got.group(6)), row
+            assert int(got.group(6)) >= 10, row  # the planted questions, each asked
+        first, _, most, _ = table.stats(f"{mode}: memories sent by a notebook's first run")
+        late = re.fullmatch(
+            r"(\d[\d ]*) in (\d+) of (\d+)", table.row(f"{mode}: memories a kernel still held")[2]
+        )
+        assert late, mode
+        assert int(late.group(2)) <= int(late.group(3)), late.group(0)
+        # a JupyterLab-style run flushes before its kernel exits; a papermill run's kernel may
+        # be stopped before it sends, and a later kernel delivers what its journal kept
+        assert first >= 5 if mode == "JupyterLab" else most + int(late.group(1)) > 0, mode
+        sent, _, _, runs = table.stats(f"{mode}: memories sent by a re-run of the unchanged")
+        assert sent >= 0, sent
+        assert runs >= 1, runs
+        assert table.stats(f"{mode}: bytes sent to the server by a re-run of the unchanged")[0] > 0
+        ranked = table.row(f"{mode}: the revised decision")[2]
+        assert re.fullmatch(r"(#\d+|absent); (none|#\d+(, #\d+)*); (yes|no)", ranked), ranked
+        as_of = table.row(f"{mode}: as of a moment before run")[2]
+        assert re.fullmatch(r"((#\d+|absent), (absent|#\d+(, #\d+)*)(; )?){2}", as_of), as_of
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
