@@ -22,6 +22,11 @@ How a cell is named, best first:
    its source (``s<hash>``): re-running the same code adds nothing, and changed code is a new
    cell, because nothing says which one it replaced.
 
+A memory a cell retains on purpose (``%retain``, ``hm.retain`` in a cell) is named among the
+notebook's documents by its text (``retained_document``): running the cell again retains the
+same text under the same id, which the server already holds, so nothing is sent again; a
+different text is a different memory, never a new version of the first.
+
 The key is scoped to the project and notebook (or, with no notebook, the kernel session), so
 two projects' ``analysis.ipynb`` never share a cell. A memory's document id carries both
 parts (``hm-cell-<key>-<version>.<piece>``): re-sending one replaces it in place, and all
@@ -43,6 +48,7 @@ from typing import Any
 CELL_DOCUMENT = "hm-cell-"  # the document ids of auto-retained cells start so
 KEY_CHARS = 10  # hex characters of each part of a key (notebook, cell): 40 bits each
 VERSION_CHARS = 12
+RETAINED_PIECE = 0  # a cell's pieces count from 1; a text retained on purpose is piece 0
 CELL_DOCUMENT_ID = re.compile(
     rf"{CELL_DOCUMENT}(?P<key>[0-9a-f]{{{KEY_CHARS}}}-[0-9a-f]{{{KEY_CHARS}}})"
     rf"-(?P<version>[0-9a-f]{{{VERSION_CHARS}}})\.(?P<piece>\d+)"
@@ -100,11 +106,28 @@ class CellDocument:
 
 def cell_document(document_id: str | None) -> CellDocument | None:
     """The key, version and piece an auto-retained cell's document id carries; None for any
-    other document."""
+    other document (a text retained on purpose included: it has no versions)."""
+    found = notebook_document(document_id)
+    return found if found is not None and found.piece != RETAINED_PIECE else None
+
+
+def notebook_document(document_id: str | None) -> CellDocument | None:
+    """What a document id of a notebook's memory carries: an auto-retained cell's, or a text
+    retained on purpose from a cell (piece ``RETAINED_PIECE``); None for any other."""
     match = CELL_DOCUMENT_ID.fullmatch(document_id or "")
     if match is None:
         return None
     return CellDocument(match["key"], match["version"], int(match["piece"]))
+
+
+def retained_document(where: str, text: str) -> str:
+    """The document id of ``text`` retained on purpose from a cell of ``where`` (the project
+    and notebook, or the kernel session): the same text has the same id in every run, among
+    the notebook's documents (its prefix) but never taken for a cell's version."""
+    identity = CellIdentity(
+        f"{_digest(where)}-{_digest('%retain', text)}", _digest(text, chars=VERSION_CHARS), ""
+    )
+    return identity.document_id(RETAINED_PIECE)
 
 
 def version_of(pieces: Sequence[str]) -> str:

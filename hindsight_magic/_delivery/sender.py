@@ -32,8 +32,8 @@ What a read waits for, and following the server until it has indexed what was se
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from .._api.client import bank_settings, ensure_bank
 from .._diagnosis import explain
@@ -44,7 +44,15 @@ from .items import SYNC_MAX_ITEMS, request_item
 if TYPE_CHECKING:
     from .._api.client import Connection, HindsightClient
     from .._settings import HindsightSettings
-    from .items import Batch
+    from .items import Batch, MemoryItem
+
+
+class StoredDocuments(Protocol):
+    """What the server is known to hold already (``_memory/versions.CellVersions``)."""
+
+    def stored(self, bank_id: str, document_id: str | None) -> bool: ...
+
+    def sent(self, bank_id: str, document_ids: Sequence[str | None]) -> None: ...
 
 
 def idempotent(batch: Batch) -> bool:
@@ -60,8 +68,10 @@ class BatchSender:
         connection: Connection,
         settings: HindsightSettings,
         secrets: Callable[[], list[str]],
+        stored: StoredDocuments | None = None,
     ) -> None:
         self._connection = connection
+        self._stored = stored
         self._settings = settings
         self._secrets = secrets
         self._no_sync: set[str] = set()  # servers (base URLs) that refused a synchronous retain
@@ -116,20 +126,31 @@ class BatchSender:
         bank_id = batch.route.bank_id
         ensure_bank(client, bank_id, *bank_settings(settings))
         secrets = self._secrets()
+        fresh = batch.items
+        if self._stored is not None:  # a re-run cell's %retain: the server holds it already
+            fresh = [i for i in batch.items if not self._stored.stored(bank_id, i.document_id)]
+            if not fresh:
+                return True  # nothing to send: all of it is stored and indexed
         sync = self._sync_wanted(client, batch)
-        items = [request_item(item, secrets) for item in batch.items]
+        items = [request_item(item, secrets) for item in fresh]
         if sync:
             try:
                 client.retain_batch(bank_id, items, async_=False)
+                self._sent(bank_id, fresh)
                 return True
             except HindsightError as error:
                 if not error.refuses_items:
                     raise  # retried later, under the same document ids
                 # refused before any work: the async request below has the final say
         client.retain_batch(bank_id, items, operation_id=batch.operation_id)
+        self._sent(bank_id, fresh)
         if sync:  # async took what sync refused: this server does not do synchronous retains
             self._no_sync.add(client.base_url)
         return False
+
+    def _sent(self, bank_id: str, items: Sequence[MemoryItem]) -> None:
+        if self._stored is not None:
+            self._stored.sent(bank_id, [item.document_id for item in items])
 
     def _sync_wanted(self, client: HindsightClient, batch: Batch) -> bool:
         return (

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from .._api.replies import Memory
     from .scope import BankScope
 
-OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+")
+# the retain ids made here: a memory's own, or a text retained from a cell (``.0``: identity.py)
+OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+|hm-cell-[0-9a-f]{10}-[0-9a-f]{10}-[0-9a-f]{12}\.0")
 MEMORY_ID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )

@@ -35,7 +35,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._capture.identity import CellIdentity, CellPlan, cell_document
+from .._capture.identity import (
+    CELL_DOCUMENT,
+    CellIdentity,
+    CellPlan,
+    cell_document,
+    notebook_document,
+)
 from .._errors import HindsightError
 from .._text import parse_iso
 
@@ -94,7 +100,9 @@ class CellVersions:
         self._cells: dict[tuple[str, str], dict[str, VersionRecord]] = {}
         self._listed: dict[tuple[str, str], float | None] = {}  # → when to list again (failed)
         self._pending: list[_Supersede] = []
+        self._stored: set[tuple[str, str]] = set()  # (bank, document) the server holds, valid
         self.superseded = 0  # earlier versions this kernel superseded
+        self.already_stored = 0  # memories not sent: the server held them already
 
     # -- deciding (worker thread) -------------------------------------------------------------
 
@@ -149,6 +157,8 @@ class CellVersions:
             return
         with self._lock:
             for document in documents:
+                if int(document.get("memory_unit_count") or 0) > 0:
+                    self._stored.add((bank_id, str(document.get("id") or "")))
                 found = cell_document(str(document.get("id") or ""))
                 if found is None:
                     continue
@@ -160,6 +170,26 @@ class CellVersions:
                 if str(document["id"]) not in record.documents:
                     record.documents.append(str(document["id"]))
                 record.valid = record.valid or int(document.get("memory_unit_count") or 0) > 0
+
+    # -- what need not be sent again (worker thread) ------------------------------------------
+
+    def stored(self, bank_id: str, document_id: str | None) -> bool:
+        """Whether the server already holds ``document_id`` with valid memories (one listing
+        of its notebook per kernel, then what this kernel sent): re-sending it would only
+        replace it with itself, re-embedding the same text. Counted in ``already_stored``."""
+        found = notebook_document(document_id)
+        if found is None:
+            return False
+        self._learn(bank_id, f"{CELL_DOCUMENT}{found.key.split('-')[0]}-")
+        with self._lock:
+            held = (bank_id, str(document_id)) in self._stored
+            self.already_stored += held
+        return held
+
+    def sent(self, bank_id: str, document_ids: Sequence[str | None]) -> None:
+        """``document_ids`` were accepted by the server (the next run need not send them)."""
+        with self._lock:
+            self._stored.update((bank_id, d) for d in document_ids if d and notebook_document(d))
 
     def _documents(self, bank_id: str, prefix: str) -> list[dict[str, Any]]:
         client, found, offset = self._connection.client, [], 0
@@ -255,6 +285,7 @@ class CellVersions:
         with self._lock:
             self._cells = {k: v for k, v in self._cells.items() if k[0] != bank_id}
             self._listed = {k: v for k, v in self._listed.items() if k[0] != bank_id}
+            self._stored = {k for k in self._stored if k[0] != bank_id}
 
 
 def _local_minute(stamp: str) -> str:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer, Entry
-from .._capture.identity import CellPlan, NotebookCells, identify
+from .._capture.identity import CellPlan, NotebookCells, identify, retained_document
 from .._capture.redact import SecretValues
 from .._delivery.indexing import (
     READ_WAIT_S,
@@ -83,7 +83,13 @@ from .._memory.layers import (
 from .._memory.llm import ServerLlm
 from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
-from .._memory.provenance import PYTHON_API, AgentOrigin, portable_notebook, provenance_metadata
+from .._memory.provenance import (
+    PYTHON_API,
+    RETAIN_MAGIC,
+    AgentOrigin,
+    portable_notebook,
+    provenance_metadata,
+)
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
 from .._memory.versions import CellVersions
@@ -111,6 +117,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hindsight_magic")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
+RETAINED = (RETAIN_MAGIC, PYTHON_API)  # retained on purpose: from a cell, once per text
 SETTLE_S = 20.0  # a flush or an exit waits at most this for changed cells' new versions
 STARTUP_DELAY_S = 0.3
 PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
@@ -162,7 +169,9 @@ class HindsightSession:
         journal, problem = open_journal(settings.journal_path, cwd)
         if problem:
             notices.add(problem)
-        sender = BatchSender(connection, settings, secrets)
+        # the worker runs the versions' jobs; the sender asks them what the server holds
+        versions = CellVersions(connection, lambda job, delay_s: worker.submit(job, delay_s))
+        sender = BatchSender(connection, settings, secrets, versions)
         queue = RetainQueue(
             journal,
             on_failure=notices.retention_failed,
@@ -171,7 +180,6 @@ class HindsightSession:
             **(queue_options or {}),
         )
         worker = Worker(queue, sender)
-        versions = CellVersions(connection, worker.submit)
         recovered = queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
@@ -386,6 +394,9 @@ class HindsightSession:
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces
         )
+        if document_id is None and update_mode is None and cells and source in RETAINED:
+            # retained from a cell: the same text is the same memory when the cell runs again
+            document_id = retained_document(self._where(), content)
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),
@@ -406,7 +417,7 @@ class HindsightSession:
         position in the run, else its source — in this project and notebook; None when its
         version is already the cell's current one. Runs on the worker."""
         notebook = self.notebook
-        where = f"{self.label}\x1f{portable_notebook(notebook)}" if notebook else self.session_id
+        where = self._where()
         headless = self.run_id is not None and entry.cell_id is None
         in_file = (
             self._notebook_cells.cell_id(self._notebook_file(), entry.cell.source)
@@ -429,6 +440,11 @@ class HindsightSession:
         return self._parts.versions.plan(
             self.scope.bank_id, identity, len(entry.pieces), ran_at, name
         )
+
+    def _where(self) -> str:
+        """What a cell's identity is scoped to: the project and notebook, else the kernel."""
+        notebook = self.notebook
+        return f"{self.label}\x1f{portable_notebook(notebook)}" if notebook else self.session_id
 
     def _notebook_file(self) -> Path | None:
         """The notebook file a headless run executes, when it can be found."""

@@ -152,6 +152,11 @@ class SessionView:
         return self._part().autoretain.status(process=process)
 
     @property
+    def already_stored(self) -> int:
+        """Memories a re-run retained again and nothing was sent for: the server held them."""
+        return self._part().versions.already_stored
+
+    @property
     def models(self) -> tuple[MentalModel, ...]:
         """The mental models shown in the scope (with content, by name); () when turned off."""
         cache = self._part().mental_models

@@ -49,6 +49,7 @@ def status_report(view: SessionView, check_server: bool = True) -> Report:
             ("pending", str(stats.pending)),
             ("in flight", str(stats.in_flight)),
             ("accepted", str(stats.accepted)),
+            ("not resent", f"{view.already_stored} (retained again by a re-run: already stored)"),
             ("retrying", str(stats.retrying)),
             ("retrying at", _when(stats.retry_at) if stats.retry_at else "-"),
             ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),

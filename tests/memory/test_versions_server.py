@@ -204,10 +204,17 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
         }
         for n in range(1, 6)
     ]
+    items += [  # one %retain line run twice: two documents then, one now
+        {
+            "content": "The refunds table is reloaded every Monday.",
+            "document_id": f"hm-{'1' * 31}{n}-1",
+            "timestamp": f"2026-11-0{n}T11:00:00+00:00",
+            "metadata": {"source": "%retain", "cells": str(n), "notebook": "churn.ipynb"},
+        }
+        for n in (6, 7)
+    ]
     reply = bank.http.post("/memories", json={"items": items, "async": False}, timeout=120)
     assert reply.status_code == 200, reply.text
-    book.run("%retain The refunds table is reloaded every Monday.")
-    book.run("%retain The refunds table is reloaded every Monday.")
 
     result = book.run("r = %recall refunds table order_id\nr").result
     refunds = [m for m in result if "double-counts" in m.text]
@@ -227,3 +234,48 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
     assert len(bank.documents()) == 2
     after = book.run("r = %recall refunds table order_id\nr").result
     assert [m.copies for m in after if "double-counts" in m.text] == [0]
+
+
+DECISION = "Churn study: we drop customers with fewer than 2 orders from the cohort."
+
+
+def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
+    book: Notebook, bank: Bank
+) -> None:
+    """A cell that retains on purpose (``%retain``, ``hm.retain``) run again sends nothing: the
+    server holds the same text under the same id; a new kernel knows it from the server."""
+    cell = f"%retain {DECISION}\nimport hindsight_magic as hm\nhm.retain('Cohort is 2024 signups.')"
+
+    def retained() -> dict[str, int]:
+        return {d: n for d, n in bank.documents().items() if d.endswith(".0")}
+
+    book.run(cell, cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    first = wait_for(retained, 60, "both texts stored", until=lambda docs: len(docs) == 2)
+    assert set(first.values()) == {1}
+    sent: list[str] = []  # the retained texts' documents sent (the cell itself may be too)
+    client = book.magics.session._parts.connection.client
+    original = client.retain_batch
+
+    def counted(bank_id: str, items: list[dict[str, Any]], **options: Any) -> Any:
+        sent.extend(i["document_id"] for i in items if i["document_id"].endswith(".0"))
+        return original(bank_id, items, **options)
+
+    client.retain_batch = counted
+    for _ in range(3):
+        book.run(cell, cell_id="decision")
+        book.run("%hindsight flush")
+    assert sent == []  # no request: the server holds both texts already
+    status = book.run("%hindsight status").text
+    assert "not resent   6 (retained again by a re-run: already stored)" in status
+
+    book.run("%reload_ext hindsight_magic")  # a new session: it learns what the server holds
+    book.run(cell, cell_id="decision")
+    book.run("%hindsight flush")
+    assert retained() == first
+    changed = cell.replace("2024 signups", "2025 signups")  # another text: a memory of its own
+    book.run(changed, cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    assert len(wait_for(retained, 60, "the new text stored", until=lambda d: len(d) == 3)) == 3
