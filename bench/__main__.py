@@ -23,6 +23,7 @@ from . import (
     curation,
     delivery,
     first_recall,
+    growth,
     latency,
     layers,
     load_cost,
@@ -98,6 +99,7 @@ class Sizes:
     recall_layers: bool = True  # section 12 also asks with its sessions over two layers
     layer_memories: int = 300  # section 13: memories in one bank, and split over three layers
     layer_rounds: int = 3  # section 13: rounds over its questions
+    bank_growth: growth.Growth = growth.KEPT  # section 14: the kept banks, 1 000 to 50 000
 
 
 FULL = Sizes(
@@ -106,7 +108,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1, 8, False, 30, 1,
+    120, 1, 20, False, 1, 8, False, 30, 1, growth.QUICK,
 )  # fmt: skip
 
 
@@ -141,7 +143,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 14))
+SECTIONS = tuple(str(n) for n in range(1, 15))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -241,6 +243,10 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
         sections["4"] = delivery_rows(
             delivery.measure(url, sizes.delivery_count, sizes.delivery_runs)
         )
+    if wanted("14"):
+        where = "a 200-memory bank" if not sizes.bank_growth.kept else "the kept banks"
+        progress(f"growth: recall and what a user waits for on {where} …")
+        sections["14"] = growth.section(growth.measure(url, sizes.bank_growth))
     rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
     notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,22 @@ def _growth(values: list[float]) -> float:
     return values[-1] / values[0] if values[0] else float("nan")
 
 
+LINEAR_EXPONENT = 0.75  # a figure growing at least as size^0.75 is called linear in the table
+
+
+def _grown(values: list[float], sizes: list[int]) -> str:
+    """The growth factor from the smallest bank to the largest, with its exponent (the
+    figure grows as size^k); "linear" when k reaches ``LINEAR_EXPONENT``."""
+    import math
+
+    growth = _growth(values)
+    if not (growth > 0 and sizes[-1] > sizes[0]):
+        return f"growth {growth:.2f}×"
+    k = math.log(growth) / math.log(sizes[-1] / sizes[0])
+    linear = ": linear in the bank" if k >= LINEAR_EXPONENT else ""
+    return f"growth {growth:.2f}× (as size^{k:.2f}{linear})"
+
+
 def measured_sizes(figures: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     """(size, figures) of each measured bank, smallest first."""
     return sorted(((int(k), v) for k, v in figures.get("sizes", {}).items()), key=lambda kv: kv[0])
@@ -272,6 +289,7 @@ def rows(figures: dict[str, Any]) -> Section:
     label = f"memories {_sizes_text(held)}"
     ratio = held[-1] / held[0]
     n_q = str(measured[-1][1]["quality"]["extension"]["questions"])
+    several = len(measured) > 1
 
     def row(what: str, value: str, **kw: Any) -> None:
         table.append(Row(SECTION, what, value, **kw))
@@ -329,6 +347,17 @@ def rows(figures: dict[str, Any]) -> Section:
             num(variant["hit@5"]),
             n=str(variant["questions"]),
         )
+    phases = {
+        "the query's embedding": "generate_query_embedding",
+        "the retrieval (the arms' SQL)": "parallel_retrieval",
+    }
+    for what, key in phases.items():
+        values = [phase_median(got, key) for _, got in measured]
+        text = f"{label}: the server's own time in a recall (its trace), {what}: "
+        text += _series(values, _ms)
+        if several:
+            text += f"; {_grown(values, held)}"
+        row(text, _ms(values[-1]), n=n_q)
     places = ("found", "in the pool, below 5", "in an arm, not in the pool", "in no arm")
     counts = [
         " / ".join(str(got["diagnosis"]["misses"][key]) for key in places) for _, got in measured
@@ -339,7 +368,6 @@ def rows(figures: dict[str, Any]) -> Section:
         f"the pool / in no arm; by size: {'; '.join(counts)}",
         counts[-1],
     )
-    several = len(measured) > 1
     for key, what, shows_progress in (*WAITED, *PANEL):
         if not all(key in got["ops"] for _, got in measured):
             continue
@@ -352,7 +380,7 @@ def rows(figures: dict[str, Any]) -> Section:
         bar = f"≤ {num(WAIT_BAR_MS / 1000)} s"
         passed = values[-1] <= WAIT_BAR_MS or shows_progress
         if several:
-            text += f"; growth {growth:.2f}×"
+            text += f"; {_grown(values, held)}"
             bar += f", growth ≤ {num(ratio)}×"
             passed = passed and growth <= ratio
         row(text, _ms(values[-1]), n=str(calls[-1]["wall_ms"]["n"]), bar=bar, passed=passed)
@@ -364,7 +392,7 @@ def rows(figures: dict[str, Any]) -> Section:
     snapshot = f"{label}: `hm.snapshot(path)` (shows progress): {_series(snap, _ms)} for archives "
     snapshot += f"of {_series(archive, _mb)}"
     if several:
-        snapshot += f"; growth {_growth(snap):.2f}×"
+        snapshot += f"; {_grown(snap, held)}"
         row(snapshot, _ms(snap[-1]), bar=f"growth ≤ {num(ratio)}×", passed=_growth(snap) <= ratio)
     else:
         row(snapshot, _ms(snap[-1]))
@@ -394,7 +422,7 @@ def rows(figures: dict[str, Any]) -> Section:
             values = [_wall(probe) for probe in probed]
             text = f"{label}: by hand, the server's `{name}` request: {_series(values, _ms)}"
             if several:
-                text += f"; growth {_growth(values):.2f}×"
+                text += f"; {_grown(values, held)}"
             row(text, _ms(values[-1]), n=str(probed[-1]["wall_ms"]["n"]))
     rss = [got["ops"]["rss_mb"] for _, got in measured]
     journal = [got["ops"]["journal_bytes"] / 1e6 for _, got in measured]
@@ -407,6 +435,9 @@ def rows(figures: dict[str, Any]) -> Section:
         f"{num(journal[-1])} MB",
     )
     notes = [note(figures)]
+    limit = ingest_limit(figures)
+    if limit:
+        notes.append(limit)
     return table, notes
 
 
@@ -414,6 +445,15 @@ def section(figures: dict[str, Any]) -> Section:
     """Section 14: the fills' rates, then every size's figures and their growth."""
     table, notes = rows(figures)
     return [*ingest_rows(figures), *table], notes
+
+
+def phase_median(got: dict[str, Any], key: str) -> float:
+    """The median time (ms) the server's trace gives one phase of the default pool's
+    recalls."""
+    import statistics
+
+    times = [(q["phases"].get(key) or 0.0) * 1000 for q in got["diagnosis"]["questions"]]
+    return statistics.median(times) if times else 0.0
 
 
 def _wall(value: dict[str, Any]) -> float:
@@ -450,6 +490,33 @@ def ingest_rows(figures: dict[str, Any]) -> list[Row]:
                 )
             )
     return table
+
+
+def ingest_limit(figures: dict[str, Any]) -> str:
+    """What limited the fills' rate, from their figures: the cores each process used, and
+    how the rate moved with the batch size and the operations in flight."""
+    segments = [s for fill_ in figures.get("fills", {}).values() for s in fill_["segments"]]
+    if not segments:
+        return ""
+
+    def spread(name: str) -> str:
+        used = [s["cores"][name] for s in segments if name in s.get("cores", {})]
+        return f"{min(used):.2f}–{max(used):.2f}" if used else "?"
+
+    slow = min(segments, key=lambda s: s["rate"])
+    fast = max(segments, key=lambda s: s["rate"])
+    return (
+        f"{SECTION}: what limits the ingest rate: the server's own work per memory on a busy "
+        f"machine. While filling, the whole machine used {spread('whole machine')} of its 2 "
+        f"cores (other work shared them throughout), the server's API process "
+        f"{spread('hindsight-api')} (it embeds every memory on the CPU and resolves its "
+        f"entities and links), PostgreSQL {spread('PostgreSQL')}, the sender "
+        f"{spread('this process')}. Fewer, larger requests and more of them in flight went "
+        f"from {num(slow['rate'])}/s (batches of {slow['batch']}, {slow['in_flight']} in "
+        f"flight) to {num(fast['rate'])}/s ({fast['batch']}, {fast['in_flight']}): part of "
+        "the cost is per request, the rest per memory; on a quiet machine with more cores the "
+        "API process's share, not the sender, is what would grow the rate."
+    )
 
 
 def note(figures: dict[str, Any]) -> str:
@@ -490,6 +557,8 @@ def side_by_side(figures: dict[str, Any]) -> str:
         line(f"hit@5, {who}", [x["hit@5"] for x in q], num)
         line(f"MRR, {who}", [x["mrr"] for x in q], num)
     line("recall ratio extension ÷ by hand", [got["quality"]["ratio"] for _, got in measured], num)
+    for key in ("generate_query_embedding", "parallel_retrieval"):
+        line(f"server trace: {key}", [phase_median(got, key) for _, got in measured], _ms)
     for name in measured[-1][1]["diagnosis"]["variants"]:
         variants = [got["diagnosis"]["variants"].get(name) for _, got in measured]
         if all(variants):
@@ -537,6 +606,12 @@ def main(argv: list[str] | None = None) -> int:
         "--restore", type=int, default=10_000, help="time hm.restore on banks up to this size"
     )
     parser.add_argument("--questions", type=int, default=None, help="ask the first N questions")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="merge the kept figures into this BENCHMARKS.md as section 14",
+    )
     args = parser.parse_args(argv)
     data_dir = args.data_dir.resolve()
     if args.purge:
@@ -554,12 +629,31 @@ def main(argv: list[str] | None = None) -> int:
         else:
             measure(None, growth, data_dir)
     figures = recorded(data_dir)
-    table, _ = rows(figures)
+    table, notes = section(figures)
     print(side_by_side(figures))
     print()
-    print(markdown_table([*ingest_rows(figures), *table]))
+    print(markdown_table(table))
     print(json.dumps(figures))
+    if args.output is not None:
+        args.output.write_text(merged_into(args.output.read_text(), figures, table, notes))
+        progress(f"wrote {args.output}", "growth")
     return 0
+
+
+def merged_into(previous: str, figures: dict[str, Any], table: list[Row], notes: list[str]) -> str:
+    """A BENCHMARKS.md with section 14 replaced by these rows and notes, and a header line
+    saying when and where they were measured."""
+    from .common import machine_line
+    from .report import merged
+
+    loads = [f"{got['load_before']}-{got['load_after']}" for _, got in measured_sizes(figures)]
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    line = (
+        f"section {SECTION} (growth) measured by `python -m bench.growth` and merged on {when}: "
+        f"{machine_line()}; load average (1 min) at the start and end of each size "
+        f"{', '.join(loads)} — a busy machine: other work shared the two cores throughout"
+    )
+    return merged(previous, table, notes, {SECTION}, line)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,7 @@ def timed(
         "http_ms": Stat.of(https).to_json(),
         "requests": max(counts),
         "all_ms": walls,
+        "rss_after_mb": current_rss_mb(),  # which call raised the process's resident memory
     }
     return result
 
