@@ -99,9 +99,15 @@ NOT_MEASURABLE = """\
 - **Server-side processing of 10 000 memories.** Accepting them is measured; extracting and
   embedding them all would take far longer than this run on two cores, so the banks are
   deleted afterwards (accepted, failed and counted server-side, but not read back one by one).
+- **A consolidated bank of 50 000 memories.** Section 15's banks are filled with the
+  server's automatic consolidation off: here it digests about 100 memories in two minutes
+  (mostly its own recalls), so consolidating 50 000 would take most of a day, and with the
+  mock LLM each memory would only gain a copy of itself as an observation. Recall leaves
+  observations out by default; the by-hand recall (all types) would see them.
 - **A real Jupyter front end.** Magics are driven through IPython's API in-process; a kernel's
   ZMQ messaging and the browser's rendering add the same cost with or without the extension.
-  The widget panel is not timed (only that loading does not import ipywidgets).
+  The widget panel is timed only headless (section 15: its widgets on recording comms, so
+  the kernel's side; the browser's rendering is not).
 - **A quiet machine.** The machine's two cores are shared with other processes, the
   benchmark's own server among them (see the load average above); medians over repeated,
   alternating runs damp that, min/max show the spread, and on a busy machine every
@@ -153,9 +159,13 @@ def document(
         "`bench.delivery`, `bench.load_cost`, `bench.first_recall`, `bench.first_retain`, "
         "`bench.autoretain`, "
         "`bench.latency`, `bench.curation`, `bench.transfers`, `bench.mcp`, `bench.pictures`, "
-        "`bench.recall_quality [--layers]`, `bench.layers`, `bench.reruns [--runs 1,5,20]`. "
+        "`bench.recall_quality [--layers]`, `bench.layers`, `bench.reruns [--runs 1,5,20]`, "
+        "`bench.growth` (section 15: banks "
+        "of 1 000, 10 000 and 50 000 memories on a local server it keeps between runs in "
+        "`bench/.data/growth`; the first run fills them, about two hours on 2 busy cores; "
+        "`python -m bench.growth --purge` deletes them). "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
-        "33, 35, 42, and the auto-retain issue's per-cell ratios).",
+        "33, 35, 42, 45, and the auto-retain issue's per-cell ratios).",
         "",
     ]
     return "\n".join(lines)

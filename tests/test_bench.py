@@ -272,8 +272,9 @@ def check_figures(out: str) -> None:
 
     # 12: recall quality: real fractions of the questions, three ways, nothing scaffolding
     three_ways = ("hit@5 of the extension", "hit@5 by hand (", "hit@5 of BM25")
-    spread = [row for row in table.rows if "spread over two layers" in row[1]]
-    one_bank = [row for row in table.rows if row not in spread]
+    quality = [row for row in table.rows if row[0] == "12"]
+    spread = [row for row in quality if "spread over two layers" in row[1]]
+    one_bank = [row for row in quality if row not in spread]
     found = [number(row[2]) for row in one_bank if row[1].partition(": ")[2].startswith(three_ways)]
     assert len(found) == 6, found  # three ways, two sizes
     assert all(0 <= value <= 1 for value in found), found
@@ -344,6 +345,46 @@ def check_figures(out: str) -> None:
         assert re.fullmatch(r"(#\d+|absent); (none|#\d+(, #\d+)*); (yes|no)", ranked), ranked
         as_of = table.row(f"{mode}: as of a moment before run")[2]
         assert re.fullmatch(r"((#\d+|absent), (absent|#\d+(, #\d+)*)(; )?){2}", as_of), as_of
+
+    # 15: a grown bank: the fill's rate, recall both ways, every call a user waits for
+    grown = [row for row in table.rows if row[0] == "15"]
+
+    def grown_row(piece: str) -> list[str]:
+        found = [row for row in grown if piece in row[1]]
+        assert found, f"no section 15 row with {piece!r}"
+        return found[0]
+
+    filled = [row for row in grown if row[1].startswith("ingest into the ")]
+    assert filled, "no ingest row"
+    assert all(0 < number(row[2]) < 1000 for row in filled), filled  # memories a second
+    latency_row = grown_row("recall latency median (p95)")
+    sizes = re.match(r"memories ([\d /]+): recall latency median", latency_row[1])
+    assert sizes, latency_row
+    held = [int(size.replace(" ", "")) for size in sizes.group(1).split(" / ")]
+    assert all(size >= 100 for size in held), held  # real banks, filled and indexed
+    asked = 0
+    for way in ("`hm.recall` (defaults)", "by hand (`hindsight-client`"):
+        latency = number(grown_row(f"recall latency median (p95), {way}")[2])
+        assert 1e-3 < latency < 60, (way, latency)
+        hit = grown_row(f"hit@5, {way}")
+        assert 0 <= number(hit[2]) <= 1, hit
+        asked = int(hit[5])
+        assert asked >= 10, hit  # the planted questions, asked
+        assert 0 <= number(grown_row(f"MRR (first 10), {way}")[2]) <= 1
+    assert 0.2 < number(grown_row("extension ÷ by hand on the same bank")[2]) < 5
+    pools = [row for row in grown if "the extension's ranking over another pool" in row[1]]
+    assert len(pools) >= 2, pools
+    assert all(0 <= number(row[2]) <= 1 for row in pools), pools
+    places = grown_row("answers in the extension's default pool")[2]
+    assert sum(map(int, places.split(" / "))) == asked, places  # each question placed once
+    waited = ("`%hindsight status`", "`hm.latest()`", "`hm.timeline()`", "`hm.dedupe()`")
+    panel = ("first `%hindsight panel` returns", "its first full paint", "a search in the panel")
+    for call in (*waited, *panel, "the agents' `recall` tool"):
+        assert 0 < number(grown_row(call)[2]) < 600, call
+    assert 0 < number(grown_row("`hm.snapshot(path)`")[2]) < 3600
+    assert 0 <= number(grown_row("resident memory growth during `hm.snapshot`")[2]) < 500e6
+    assert 10e6 < number(grown_row("resident memory after the session")[2]) < 5e9
+    assert 0 < number(grown_row("the journal file's size")[2]) < 1e9
 
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
@@ -423,3 +464,36 @@ def test_with_a_bench_url_no_server_is_started(monkeypatch: pytest.MonkeyPatch) 
         assert server.url == "http://127.0.0.1:9"
         assert server.data_dir is None
         assert "HINDSIGHT_BENCH_URL" in server.how
+
+
+def test_a_growth_bank_holds_what_auto_retain_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench.growth``'s bank: the size asked, every planted answer in it once (and in no
+    distractor), and each memory as the extension sends it (provenance, tag, cell document)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.growth_bank import PER_DAY, PROJECT, fill_plan
+    from hindsight_magic._capture.identity import cell_document
+    from hindsight_magic._text import parse_iso
+
+    plan = fill_plan(1000, end=1_800_000_000.0)
+    assert len(plan.items) == 1000
+    assert plan.answer_clashes == 0
+    assert len(plan.questions) >= 60
+    for _, _, fact in plan.questions:
+        holding = [item for item in plan.items if any(a in item["content"] for a in fact.answers)]
+        assert len(holding) == 1, (fact.question, len(holding))
+    ids = [item["document_id"] for item in plan.items]
+    assert len(set(ids)) == len(ids)
+    sources = {item["metadata"]["source"] for item in plan.items}
+    assert sources == {"autoretain", "%retain"}, sources
+    for item in plan.items:
+        meta = item["metadata"]
+        assert item["tags"] == [f"project:{PROJECT}"], item
+        assert meta["notebook"].endswith(".ipynb"), meta
+        assert meta["kernel_session"], meta
+        if meta["source"] == "autoretain":
+            assert cell_document(item["document_id"]) is not None, item["document_id"]
+            assert item["content"].startswith(f"[cell {meta['cells']}"), item["content"][:40]
+    times = [parse_iso(item["timestamp"]) for item in plan.items]
+    assert times == sorted(times)
+    days = (times[-1] - times[0]).total_seconds() / 86_400
+    assert abs(days - len(times) / PER_DAY) < 0.01, days

@@ -53,7 +53,8 @@ def scored(text: str, semantic: float | None, keyword: float | None = None) -> R
 
 def test_the_pool_is_ordered_by_meaning_then_words() -> None:
     """The server's order (reciprocal rank fusion) put a search's first result first whatever
-    it was; the pool is ordered by similarity plus a share of BM25 over the pool."""
+    it was; the pool is ordered by similarity plus a share of BM25 over the pool, a memory
+    without a similarity counting as the pool's least similar one."""
     pool = [
         scored("the server's best keyword match, unrelated", None, 2.0),  # its first
         scored("close in meaning", 0.45),
@@ -63,9 +64,28 @@ def test_the_pool_is_ordered_by_meaning_then_words() -> None:
         scored("the freezer, nothing more", None),
     ]
     order = [m.text for m in ranked(pool, "which freezer holds the cores?")]
-    assert order[:2] == ["close in meaning, and it names the freezer", "close in meaning"]
-    assert order[2:4] == ["a little in meaning", "the freezer, nothing more"]  # 0 + .2 at most
-    assert KEYWORD_WEIGHT < 0.30  # a word match alone never outranks a real similarity
+    assert order[0] == "close in meaning, and it names the freezer"
+    assert order[1:3] == ["the freezer, nothing more", "close in meaning"]  # .30 + .2 > .45
+    assert order[3:] == [  # .30 each: the measured similarity first, then the server's order
+        "a little in meaning",
+        "the server's best keyword match, unrelated",
+        "found along an entity link only",
+    ]
+    assert KEYWORD_WEIGHT < 0.30  # words add to a similarity, never more than a real one
+
+
+def test_a_memory_the_semantic_search_missed_is_not_ranked_as_unrelated() -> None:
+    """In a bank of 50 000 memories the server's approximate semantic search misses memories
+    more similar than the ones it returns, and the keyword search finds them: such a memory
+    counts as similar as the pool's least similar one, and its words decide, instead of
+    coming after every memory the semantic search returned (growth benchmark, issue 45)."""
+    pool = [
+        scored(f"weather station W{n:02d} was closed for a sensor swap", 0.38 - n / 100)
+        for n in range(8)
+    ]
+    pool.append(scored("NOTE: S09 Mill Pond was shut for roadworks 8-21 April", None))
+    order = [m.text for m in ranked(pool, "Which station was closed for the roadworks?")]
+    assert order[0].startswith("NOTE: S09 Mill Pond")
 
 
 def test_a_rare_word_of_the_question_counts_more_than_a_common_one() -> None:
