@@ -183,7 +183,9 @@ def panel_times(shell: Any, session: Any, runs: int) -> dict[str, Any]:
 
         def done(panel: Any = panel, query: str = query) -> bool:
             state = panel.browser.w_search_state.value
-            return f"{query}" in state and bool(re.search(r"Found \d+|No relevant", state))
+            return f"{query}" in state and bool(
+                re.search(r"\d+ memor(?:y|ies) shown|No relevant", state)
+            )
 
         if not _wait(done, 120):
             raise RuntimeError(f"the search did not end: {panel.browser.w_search_state.value}")
