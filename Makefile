@@ -74,7 +74,7 @@ $(OLDEST_VENV)/.installed: pyproject.toml .ci/oldest-versions.txt
 	  echo "NOTE: no Python 3.10 here; testing the oldest versions on $$($$py -V)"; fi; \
 	echo "$$py -m venv $(OLDEST_VENV)"; $$py -m venv $(OLDEST_VENV)
 	$(OLDEST_VENV)/bin/python -m pip install --quiet -c .ci/oldest-versions.txt -e '.[pictures]' \
-	  ipykernel "pytest>=8" "hypothesis>=6.100" nbformat nbclient nest-asyncio hatchling
+	  ipykernel "pytest>=8" "hypothesis>=6.100" nbformat nbclient nest-asyncio hatchling pandas
 	touch $@
 
 oldest: $(OLDEST_VENV)/.installed
