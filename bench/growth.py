@@ -121,11 +121,13 @@ def measure_size(
     restore: bool,
     questions: int | None,
     variants: tuple[Variant, ...] = VARIANTS,
+    kept: Path | None = None,
 ) -> dict[str, Any]:
     """Everything measured on ``bank``: recall both ways, the diagnosis of the misses and
-    the pools, and the user-waited calls (a fresh process)."""
+    the pools, what the approximate index costs the semantic arm (on the kept server, whose
+    PostgreSQL the benchmark can query), and the user-waited calls (a fresh process)."""
     from .common import load_average, raw_client, run_child
-    from .growth_recall import Asker, diagnose, quality
+    from .growth_recall import Asker, diagnose, index_exactness, quality
     from .recall_sessions import facts, planted_sessions
 
     settle(url, bank)
@@ -141,11 +143,23 @@ def measure_size(
         result["diagnosis"] = diagnose(asker, asked, variants)
     finally:
         asker.close()
+    pg_port = _pg_port(kept) if kept is not None else None
+    if pg_port is not None:
+        progress(f"{bank}: the semantic arm through the index and exactly …", "growth")
+        result["exactness"] = index_exactness(url, pg_port, bank, asked)
     progress(f"{bank}: what a user waits for (a fresh process) …", "growth")
     args = ["-m", "bench.growth_ops", url, bank, "--runs", str(runs)]
     result["ops"] = run_child(args + (["--restore"] if restore else []), timeout=4 * 3600)
     result["load_after"] = load_average()
     return result
+
+
+def _pg_port(data_dir: Path) -> int | None:
+    """The PostgreSQL port of the kept server of ``data_dir``, while it runs."""
+    from hindsight_magic._machine import read_state, server_home
+
+    info = read_state(server_home(data_dir))
+    return None if info is None else info.pg_port
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,7 @@ def measure(url: str | None, growth: Growth, data_dir: Path = DEFAULT_DATA_DIR) 
                 size <= growth.restore_upto,
                 growth.questions,
                 growth.variants,
+                kept,
             )
             if kept is not None:
                 record(kept, "sizes", sizes)
@@ -358,6 +373,28 @@ def rows(figures: dict[str, Any]) -> Section:
         if several:
             text += f"; {_grown(values, held)}"
         row(text, _ms(values[-1]), n=n_q)
+    exactness = [got.get("exactness") for _, got in measured]
+    if all(exactness):
+        n_e = str(exactness[-1]["questions"])
+        for key, what in (
+            ("index", "through the bank's HNSW index (the server's settings)"),
+            ("exact", "exactly (no index)"),
+        ):
+            found5 = _series([float(e[key]["top5"]) for e in exactness], num)
+            found50 = _series([float(e[key]["top50"]) for e in exactness], num)
+            times = _series([e[key]["ms"] for e in exactness], _ms)
+            row(
+                f"{label}: the semantic arm's query {what}: planted answers in its top 5 "
+                f"{found5}, in its top 50 {found50}; median {times}",
+                num(float(exactness[-1][key]["top5"])),
+                n=n_e,
+            )
+        overlap = _series([e["recall@10"] for e in exactness], num)
+        row(
+            f"{label}: the index's top 10 against the exact top 10 (recall@10): {overlap}",
+            num(exactness[-1]["recall@10"]),
+            n=n_e,
+        )
     places = ("found", "in the pool, below 5", "in an arm, not in the pool", "in no arm")
     counts = [
         " / ".join(str(got["diagnosis"]["misses"][key]) for key in places) for _, got in measured

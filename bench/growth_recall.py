@@ -308,3 +308,87 @@ def miss_causes(per_question: Sequence[dict[str, Any]]) -> dict[str, int]:
         else:
             causes["in no arm"] += 1
     return causes
+
+
+# The semantic arm's query as the server sends it (``build_semantic_arm``): its similarity
+# floor is what lets PostgreSQL choose the bank's HNSW index, as the server's own query does.
+ARM_SQL = (
+    "SELECT id, text FROM memory_units WHERE bank_id = '{bank}' AND fact_type = 'world' "
+    "AND embedding IS NOT NULL AND (1 - (embedding <=> $1::vector)) >= 0.0 "
+    "ORDER BY embedding <=> $1::vector LIMIT {depth}"
+)
+# The server's recall-side index settings (``hindsight_api._vector_index``, high recall).
+INDEX_SETTINGS = (
+    "SET hnsw.ef_search = 200",
+    "SET hnsw.iterative_scan = strict_order",
+    "SET hnsw.max_scan_tuples = 4000",
+)
+EXACT_SETTINGS = ("SET enable_indexscan = off", "SET enable_bitmapscan = off")
+
+
+def index_exactness(
+    url: str, pg_port: int, bank: str, questions: Sequence[tuple[Session, int, Fact]]
+) -> dict[str, Any]:
+    """What the bank's approximate (HNSW) index costs the semantic arm: for each planted
+    question, the server's own embedding of it (its trace), then the arm's query run on the
+    kept server's PostgreSQL twice, through the index with the server's settings and exactly
+    (no index): the answers each finds in its top 5 and top 50, the index's top 10 against
+    the exact top 10, and each one's time. Read-only; the bank is left as it is."""
+    import asyncpg
+    import httpx
+
+    embeddings: list[str] = []
+    with httpx.Client(base_url=url, headers=api_headers(), timeout=120, trust_env=False) as http:
+        for _, _, fact in questions:
+            reply = http.post(
+                f"/v1/default/banks/{bank}/memories/recall",
+                json={"query": fact.question, "trace": True, "max_tokens": 64},
+            )
+            reply.raise_for_status()
+            vector = reply.json()["trace"]["query"]["query_embedding"]
+            embeddings.append("[" + ",".join(map(str, vector)) + "]")
+
+    async def run(settings: Sequence[str]) -> tuple[list[list[Any]], list[float]]:
+        conn = await asyncpg.connect(
+            f"postgresql://postgres:postgres@127.0.0.1:{pg_port}/hindsight"
+        )
+        try:
+            for statement in settings:
+                await conn.execute(statement)
+            sql = ARM_SQL.format(bank=bank.replace("'", "''"), depth=50)
+            got, times = [], []
+            for vector in embeddings:
+                start = time.perf_counter()
+                got.append(await conn.fetch(sql, vector))
+                times.append((time.perf_counter() - start) * 1000)
+            return got, times
+        finally:
+            await conn.close()
+
+    index, index_ms = asyncio.run(run(INDEX_SETTINGS))
+    exact, exact_ms = asyncio.run(run(EXACT_SETTINGS))
+
+    def hits(results: list[list[Any]], depth: int) -> int:
+        return sum(
+            rank_of(fact, [row["text"] for row in rows], depth) is not None
+            for (_, _, fact), rows in zip(questions, results, strict=True)
+        )
+
+    overlap = [
+        len({r["id"] for r in a[:10]} & {r["id"] for r in b[:10]}) / max(len(b[:10]), 1)
+        for a, b in zip(index, exact, strict=True)
+    ]
+    return {
+        "questions": len(questions),
+        "index": {
+            "top5": hits(index, 5),
+            "top50": hits(index, 50),
+            "ms": statistics.median(index_ms),
+        },
+        "exact": {
+            "top5": hits(exact, 5),
+            "top50": hits(exact, 50),
+            "ms": statistics.median(exact_ms),
+        },
+        "recall@10": statistics.fmean(overlap),
+    }
