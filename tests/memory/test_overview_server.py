@@ -293,3 +293,33 @@ def test_an_entity_mentioned_once_counts_once_in_a_tagged_scope(
     focus = notebook.ip.user_ns["_f"]
     assert repr(focus).startswith("PM2.5: 1 mention, "), repr(focus)
     assert [m.type for m in focus.memories] == ["world"]  # the fact, not its observation
+
+
+def test_memories_sharing_one_moment_are_each_read_once_across_pages(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """A page of memories all recorded at one moment (a batch) is read inside that moment by
+    offset; the pages go on below it: nothing twice, nothing missed."""
+    from hindsight_magic._memory.paging import ScopeReader
+    from hindsight_magic._memory.scope import compute_scope
+
+    moment = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    items = [
+        {
+            "content": f"Batch row {n} of the calibration export.",
+            "timestamp": (moment - timedelta(minutes=0 if n < 7 else n)).isoformat(),
+            "document_id": f"batch-{n}",
+        }
+        for n in range(10)
+    ]
+    with rest(hindsight_server, bank_id) as http:
+        http.post("memories", json={"items": items, "async": False}).raise_for_status()
+    reader = ScopeReader(
+        book.magics.session._parts.connection, compute_scope("global", bank_id, "", "x")
+    )
+    assert reader.count() == 10
+    progress: list[tuple[int, int]] = []
+    pages = list(reader.pages(page=3, read=lambda done, total: progress.append((done, total))))
+    ids = [str(item["id"]) for page in pages for item in page]
+    assert len(ids) == len(set(ids)) == 10
+    assert progress[-1] == (10, 10)
