@@ -760,8 +760,18 @@ def dedupe(*, yes: bool = False, session: HindsightSession | None = None) -> Out
     were (every re-run of a notebook, a ``%retain`` line retained twice) are deleted, the
     newest of each kept, and a cell's older versions that are still valid (two kernels
     racing) are superseded (kept, reversible). Without ``yes=True`` nothing is changed: the
-    result lists what would be."""
-    return (session or current_session()).dedupe(yes)
+    result lists what would be, and says how many memories were read (all of the scope's
+    facts: a bar shows while a long read runs)."""
+    from ._ui.progress import ReadProgress
+
+    progress = ReadProgress(_running_shell(), "reading the bank's memories to find copies")
+    try:
+        outcome = (session or current_session()).dedupe(yes, progress)
+    except BaseException:
+        progress.close(f"Stopped after {progress.done} memories.")
+        raise
+    progress.close(f"Read {progress.done} memories.")
+    return outcome
 
 
 def _window(since: When | None, until: When | None) -> TimeWindow | None:

@@ -61,11 +61,12 @@ class ArchiveError(InputError):
 class Progress(Protocol):
     """Where a long transfer reports how far it is (a widget bar, a text bar, nothing)."""
 
-    def stage(self, label: str, total: int | None = None) -> None:
-        """A new step: ``label``, and its size in bytes when known (else indeterminate)."""
+    def stage(self, label: str, total: int | None = None, unit: str | None = None) -> None:
+        """A new step: ``label``, and its size when known (else indeterminate): bytes, or a
+        count of ``unit`` (``memories``)."""
 
     def advance(self, done: int) -> None:
-        """How far the current step is (bytes)."""
+        """How far the current step is (bytes, or the ``unit``)."""
 
     def close(self, outcome: str) -> None:
         """The transfer ended; ``outcome`` is its one line."""
@@ -74,7 +75,7 @@ class Progress(Protocol):
 class NoProgress:
     """Reports nowhere (scripts that asked for quiet)."""
 
-    def stage(self, label: str, total: int | None = None) -> None:
+    def stage(self, label: str, total: int | None = None, unit: str | None = None) -> None:
         pass
 
     def advance(self, done: int) -> None:

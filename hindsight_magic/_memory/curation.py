@@ -36,6 +36,7 @@ from .._errors import HindsightError, InputError
 from .._settings import MINE
 from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
 from .layers import layer_refusal
+from .paging import ScopeReader
 from .provenance import age, cells_text, provenance_of
 from .versions import (
     FACT_TYPES,
@@ -61,10 +62,11 @@ HANDLE = re.compile(r"#(\d+)")
 LISTED = 10  # memories named in a preview; the rest are counted
 PAGE = 100
 PURGE_CAP = 2_000  # memories a purge reads at most (the server scans the bank for each page)
-DEDUPE_CAP = 20_000  # memories a dedupe reads at most
-DEDUPE_PAGE = 500
+DEDUPE_CAP = 200_000  # memories a dedupe reads at most
+DEDUPE_PAGE = 5000  # memories per request (about 0.4 s of the server's on a 50 000 bank)
 CURATED_TYPES = FACT_TYPES
 SHORT_ID = 8
+COMPARED = ("id", "document_id", "text", "mentioned_at")  # what a dedupe keeps of a memory
 
 
 class CurationError(InputError):
@@ -486,33 +488,39 @@ class Curator:
             document_ids=tuple(d for v in versions for d in v.documents),
         )
 
-    def dedupe(self, yes: bool = False) -> Outcome:
+    def dedupe(
+        self, yes: bool = False, read: Callable[[int, int], object] = lambda done, total: None
+    ) -> Outcome:
         """Tidy what a bank holds twice: the copies of one text left before versions were kept
         (re-runs, a ``%retain`` line retained twice) are deleted for good, the newest of each
         kept; a cell's older versions still valid are superseded (kept, reversible). Without
-        ``yes`` it lists what it would do and changes nothing."""
+        ``yes`` it lists what it would do and changes nothing.
+
+        Whether a text is a copy depends on every newer memory, so the scope is read whole
+        (the facts, by time: ``paging.ScopeReader``), at most ``DEDUPE_CAP``; ``read(done,
+        total)`` follows it (a bar, where it is long), and the outcome says how many were read.
+        """
         scope, client = self._scope(), self._connection.client
+        reader = ScopeReader(self._connection, scope)
+        totals = {fact_type: reader.count(fact_type) for fact_type in CURATED_TYPES}
+        total = sum(totals.values())
+        read(0, total)
         memories: list[dict[str, Any]] = []
-        complete = True
-        for fact_type in CURATED_TYPES:
-            offset = 0
-            while True:
-                reply = client.list_memories(
-                    scope.bank_id,
-                    fact_type=fact_type,
-                    offset=offset,
-                    **scope.listing("valid", DEDUPE_PAGE),
-                )
-                page = _items(reply)
-                memories += page
-                offset += len(page)
-                if len(page) < DEDUPE_PAGE or offset >= int(reply.get("total") or 0):
-                    break
+        for fact_type in (t for t in CURATED_TYPES if totals[t]):
+            for page in reader.pages(fact_type, page=DEDUPE_PAGE):
+                memories += [{name: memory.get(name) for name in COMPARED} for memory in page]
+                read(len(memories), max(total, len(memories)))
                 if len(memories) >= DEDUPE_CAP:
-                    complete = False
                     break
+            if len(memories) >= DEDUPE_CAP:
+                break
+        complete = len(memories) < DEDUPE_CAP
+        partly = (
+            f" ({plural(len(memories), 'memory', 'memories')} read)"
+            if complete
+            else f" (the newest {len(memories)} of {total} memories read)"
+        )
         found = redundant(memories, complete)
-        partly = "" if complete else f" (of the newest {len(memories)} memories)"
         if not found.documents and not found.stale:
             return Outcome(f"Nothing to tidy in bank {scope.bank_id!r}{partly}: no copies.")
         copies = sum(len(texts) for texts in found.documents.values())

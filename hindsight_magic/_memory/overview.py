@@ -4,13 +4,24 @@ the notebook they came from), and which entities occur together.
 Both read the server's own records rather than anything kept in the kernel, so a teammate's
 notebook and an agent show up too:
 
-- the timeline pages through ``GET …/memories/list`` on the ``mentioned_at`` axis (the same
-  axis ``--since``/``--until`` filter recall on; see ``timewindow``), valid memories only, in
-  the scope's tags. The list and not ``…/stats/memories-timeseries``: only the list carries
-  each memory's provenance (which notebook), and it takes any window, where the time series
+- the timeline counts the scope's valid memories on the ``mentioned_at`` axis (the same axis
+  ``--since``/``--until`` filter recall on; see ``timewindow``), in the scope's tags. A scope of
+  at most ``READ_WHOLE`` memories is read whole: every count exact. A larger one is counted by
+  the server, per period and fact type (``paging.ScopeReader.count``: the list's ``total``
+  with no memory sent), so its cost follows the number of periods, not of memories. Which
+  notebook a memory came from is only in its metadata, which the server does not count, and
+  a sample cannot tell it (a notebook's memories come in one run of time, so a few slices of a
+  period miss most notebooks): the newest ``READ_WHOLE`` memories are read for the split by
+  notebook, exactly, and the older rest of each period shows as ``NOT_READ``, said under the
+  table (``TimelineCounts.notebooks_read``); ``--since`` narrows the timeline to read all. Not
+  ``…/stats/memories-timeseries``: it takes no tags (a shared bank's other projects would
+  count), buckets UTC days, counts memories without a ``mentioned_at`` on their arrival, and
   stops at 90 days. Periods are the user's local days, ISO weeks (from Monday) or months.
-  On a server without an LLM (``llm.ServerLlm``) observations are left out: what consolidation
-  made there is the mock LLM's copy of a fact (its first line, dated), not a consolidation;
+  Cells revised are counted from the superseded versions (the invalidated archive, which holds
+  only what was superseded or forgotten): one per superseded cell version, in the period it
+  was superseded. On a server without an LLM (``llm.ServerLlm``) observations are left out:
+  what consolidation made there is the mock LLM's copy of a fact (its first line, dated), not
+  a consolidation;
 - the map counts, over the same pages of the list, the entities each fact (``world`` and
   ``experience``) names: how many facts mention each, how many mention two together, and which
   are one entity's newest. Observations are left out: the server's consolidation makes them
@@ -28,14 +39,16 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._capture.identity import cell_document
 from .._errors import InputError
 from .._text import encodable, one_line, plain_text, plural
-from .provenance import AGENT, AGENT_NAME, NOTEBOOK, REPLACES, SOURCE
-from .timewindow import TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
+from .paging import TICK, ScopeReader
+from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
+from .timewindow import EARLIEST, TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
+from .versions import SUPERSEDED
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -49,8 +62,12 @@ FACT_TYPES = ("world", "experience", "observation")
 FACTS = ("world", "experience")  # what a person retained; an observation is made of them
 CONSOLIDATED = "(consolidated)"  # an observation: the server's, from many memories
 NO_NOTEBOOK = "(no notebook)"  # a script's memory, or one written before provenance
+NOT_READ = "(older, not read)"  # memories counted but not read for the split by notebook
 PAGE = 2000  # memories per list request: 10 000 memories are five requests
-MAX_PAGES = 100  # 200 000 memories; past that the timeline says it stopped
+MAX_PAGES = 100  # 200 000 memories; past that the map stops
+READ_PAGE = 5000  # memories per request where the timeline reads them
+READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope this size or less
+FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
 MAX_TOP = 200
 
@@ -101,9 +118,9 @@ class TimelineCounts:
     rows: tuple[TimelineRow, ...]
     periods: tuple[date, ...]  # every period from the first to the last, empty ones too
     window: TimeWindow | None = None
-    truncated: bool = False  # stopped after MAX_PAGES pages
     counted: str = ""  # which memories of the bank: ``tagged project:churn, or untagged``
     revised: tuple[tuple[date, int], ...] = ()  # period → cells revised in it (a new version)
+    notebooks_read: int = 0  # the newest memories read for the split by notebook (0: all)
 
     def revisions(self) -> dict[date, int]:
         """period → how many notebook cells were revised in it: a new version replaced an
@@ -143,6 +160,17 @@ class TimelineCounts:
         counted = plural(self.total, "memory", "memories")
         which = f" ({self.counted})" if self.counted else ""
         return f"{counted} in bank {self.bank_id}{which}, per {self.by}{when}"
+
+    def notebook_note(self) -> str:
+        """'' when every memory was read, else which were read for the split by notebook."""
+        if not self.notebooks_read:
+            return ""
+        return (
+            f"By notebook: only the newest {self.notebooks_read:,} of the {self.total:,} "
+            f"memories were read (the server counts memories per period and type, not per "
+            f"notebook); the older ones show as {NOT_READ}. A narrower window (--since, "
+            "since=) reads them all."
+        )
 
 
 @dataclass(frozen=True)
@@ -261,60 +289,142 @@ class BankOverview:
         scope = self._scope()
         if settle:
             self._before_read(scope.bank_id)
-        zone = local_zone()
-        per_day: Counter[tuple[date, str, str]] = Counter()
-        revised: Counter[date] = Counter()
-        span = window.server_range() if window else {}
-        pages = self._pages(scope, time_field=TIME_FIELD, **span)
+        reader = ScopeReader(self._connection, scope)
         copies = self._llm is not None and self._llm.missing() is not None
-        for item in pages:
-            if copies and _fact_type(item) not in FACTS:  # the mock's, not a consolidation
-                continue
-            moment = server_time(item.get(TIME_FIELD)) or server_time(item.get("date"))
-            if moment is None or (window is not None and not window.contains(moment)):
-                continue
-            day = moment.astimezone(zone).date()
-            per_day[(day, _fact_type(item), _notebook(item))] += 1
-            if _revises(item):
-                revised[day] += 1
-        counts = self._counted(scope.bank_id, per_day, by, window, pages.truncated)
-        in_periods: Counter[date] = Counter()
-        for day, count in revised.items():
-            in_periods[period_start(day, counts.by)] += count
-        return replace(counts, counted=scope_phrase(scope), revised=tuple(in_periods.items()))
+        types = FACTS if copies else FACT_TYPES  # the mock's observations are not counted
+        start, end = (window.start, window.end) if window else (None, None)
+        totals = {fact_type: reader.count(fact_type, start, end) for fact_type in types}
+        if sum(totals.values()) <= READ_WHOLE:
+            counts = self._read_whole(scope.bank_id, reader, types, by, window)
+        else:
+            counts = self._count_on_server(scope.bank_id, reader, totals, by, window)
+        revised = self._revisions(scope, window, counts)
+        return replace(counts, counted=scope_phrase(scope), revised=revised)
 
-    @staticmethod
-    def _counted(
+    def _read_whole(
+        self,
         bank_id: str,
-        per_day: Counter[tuple[date, str, str]],
+        reader: ScopeReader,
+        types: Sequence[str],
         by: str | None,
         window: TimeWindow | None,
-        truncated: bool,
     ) -> TimelineCounts:
-        # the periods run from the window's start (else the first memory) to today, or to
-        # the window's end when that is earlier; every counted day lies inside them
+        """Every memory read and counted by its local day, type and notebook."""
         zone = local_zone()
-        days = [day for day, _, _ in per_day]
-        latest = max([datetime.now(zone).date(), *days])
-        first = window.start.astimezone(zone).date() if window and window.start else None
-        first = first or min(days, default=latest)
-        last = latest
-        if window and window.end:
-            last = min(latest, (window.end - timedelta(microseconds=1)).astimezone(zone).date())
+        per_day: Counter[tuple[date, str, str]] = Counter()
+        start, end = (window.start, window.end) if window else (None, None)
+        for page in reader.pages(None, start, end, READ_PAGE):
+            for item in page:
+                moment = server_time(item.get(TIME_FIELD))
+                if _fact_type(item) not in types or moment is None:
+                    continue
+                if window is not None and not window.contains(moment):
+                    continue
+                per_day[(moment.astimezone(zone).date(), _fact_type(item), _notebook(item))] += 1
+        return counted_by_day(bank_id, per_day, by, window)
+
+    def _count_on_server(
+        self,
+        bank_id: str,
+        reader: ScopeReader,
+        totals: Mapping[str, int],
+        by: str | None,
+        window: TimeWindow | None,
+    ) -> TimelineCounts:
+        """Counted by the server per period and type, and the newest ``READ_WHOLE`` read for
+        their notebooks: a few requests per period, whatever the bank holds."""
+        zone = local_zone()
+        start, end = (window.start, window.end) if window else (None, None)
+        present = [fact_type for fact_type, count in totals.items() if count]
+        today = datetime.now(zone).date()
+        after_today = _midnight(today + timedelta(days=1), zone)
+        latest = today
+        if end is None or end > after_today:  # memories dated ahead (a clock set wrong)
+            ahead, _ = reader.slice(0, 1, None, max(after_today, start or after_today), end)
+            moment = server_time(ahead[0].get(TIME_FIELD)) if ahead else None
+            latest = max(today, moment.astimezone(zone).date()) if moment else today
+        oldest = None
+        if start is None:
+            walked = present[0] if len(present) == 1 else None
+            held = totals[walked] if walked else reader.count(None, None, end)
+            oldest = self._first_day(reader, walked, held, end or _midnight(latest, zone, 1))
+        first, last = _span(window, zone, oldest, latest)
         by = by or choose_period(first, last)
+        periods = _periods(first, last, by)
+        bounds = {p: _clamp(p, by, zone, start, end) for p in periods}
+        per_type: dict[tuple[date, str], int] = {}
+        for period in periods:
+            for fact_type in present:
+                count = reader.count(fact_type, *bounds[period])
+                if count:
+                    per_type[(period, fact_type)] = count
         rows: Counter[tuple[date, str, str]] = Counter()
-        for (day, fact_type, notebook), count in per_day.items():
-            rows[(period_start(day, by), fact_type, notebook)] += count
-        periods = []
-        start = period_start(first, by)
-        while start <= last:
-            periods.append(start)
-            start = next_period(start, by)
-        ordered = sorted(
-            (TimelineRow(p, t, n, c) for (p, t, n), c in rows.items()),
-            key=lambda row: (row.period, FACT_TYPES.index(row.fact_type), row.notebook),
+        read = looked = 0
+        for page in reader.pages(None, start, end, READ_PAGE):  # the newest, for notebooks
+            for item in page:
+                moment = server_time(item.get(TIME_FIELD))
+                fact_type = _fact_type(item)
+                if moment is None or fact_type not in totals:
+                    continue
+                period = period_start(moment.astimezone(zone).date(), by)
+                if (period, fact_type) in per_type:
+                    rows[(period, fact_type, _notebook(item))] += 1
+                    read += 1
+            looked += len(page)
+            if looked + READ_PAGE > READ_WHOLE:  # another page would pass it
+                break
+        for (period, fact_type), count in per_type.items():
+            seen = sum(n for (p, t, _), n in rows.items() if (p, t) == (period, fact_type))
+            rows[(period, fact_type, NOT_READ)] += max(0, count - seen)
+        unread = any(notebook == NOT_READ and n for (_, _, notebook), n in rows.items())
+        return replace(
+            _table(bank_id, by, rows, periods, window), notebooks_read=read if unread else 0
         )
-        return TimelineCounts(bank_id, by, tuple(ordered), tuple(periods), window, truncated)
+
+    @staticmethod
+    def _first_day(reader: ScopeReader, fact_type: str | None, held: int, before: datetime) -> date:
+        """The local day of the oldest of the ``held`` memories dated before ``before``:
+        windows doubling backwards until they hold them all, then the last halved by days
+        (counts only: a few cheap requests, no sort of the bank)."""
+        zone = local_zone()
+        high, span, seen = before, FIRST_SPAN, 0
+        while True:
+            low = max(high - span, EARLIEST)
+            seen += reader.count(fact_type, low, high)
+            if seen >= held or low <= EARLIEST:
+                break
+            high, span = low, span * 2
+        first = low.astimezone(zone).date()
+        beyond = (high - TICK).astimezone(zone).date() + timedelta(days=1)
+        while (beyond - first).days > 1:
+            middle = first + (beyond - first) // 2
+            if reader.count(fact_type, _midnight(first, zone), _midnight(middle, zone)):
+                beyond = middle
+            else:
+                first = middle
+        return first
+
+    def _revisions(
+        self, scope: BankScope, window: TimeWindow | None, counts: TimelineCounts
+    ) -> tuple[tuple[date, int], ...]:
+        """Cells revised per period: the cell versions a newer one superseded (the
+        invalidated archive holds only the superseded and the forgotten), each in the period
+        it was superseded."""
+        zone = local_zone()
+        when: dict[tuple[str, str], datetime] = {}
+        for page in ScopeReader(self._connection, scope, "invalidated").pages():
+            for item in page:
+                cell = cell_document(str(item.get("document_id") or ""))
+                moment = server_time(item.get("invalidated_at"))
+                reason = str(item.get("invalidation_reason") or "")
+                if cell is None or moment is None or not reason.startswith(SUPERSEDED):
+                    continue
+                if window is None or window.contains(moment):
+                    version = (cell.key, cell.version)  # its pieces are one revision
+                    when[version] = min(moment, when.get(version, moment))
+        shown = set(counts.periods)
+        revised = Counter(period_start(m.astimezone(zone).date(), counts.by) for m in when.values())
+        return tuple((period, n) for period, n in sorted(revised.items()) if period in shown)
 
     def _pages(self, scope: BankScope, **params: Any) -> ListedPages:
         """The scope's valid memories, page by page, newest first (at most ``MAX_PAGES``)."""
@@ -392,6 +502,75 @@ class ListedPages:
         self.truncated = True
 
 
+def counted_by_day(
+    bank_id: str,
+    per_day: Counter[tuple[date, str, str]],
+    by: str | None,
+    window: TimeWindow | None,
+) -> TimelineCounts:
+    """Memories counted per local day, type and notebook, as counts per ``by`` period (chosen
+    from the span when ``None``) from the window's start (else the first day) to today."""
+    zone = local_zone()
+    days = [day for day, _, _ in per_day]
+    today = datetime.now(zone).date()
+    first, last = _span(window, zone, min(days, default=None), max([today, *days]))
+    by = by or choose_period(first, last)
+    rows: Counter[tuple[date, str, str]] = Counter()
+    for (day, fact_type, notebook), count in per_day.items():
+        rows[(period_start(day, by), fact_type, notebook)] += count
+    return _table(bank_id, by, rows, _periods(first, last, by), window)
+
+
+def _midnight(day: date, zone: tzinfo, days: int = 0) -> datetime:
+    """The moment ``day`` (plus ``days``) begins in ``zone``."""
+    return datetime.combine(day + timedelta(days=days), time(), tzinfo=zone)
+
+
+def _span(
+    window: TimeWindow | None, zone: tzinfo, oldest: date | None, latest: date
+) -> tuple[date, date]:
+    """The first and last day the periods cover: from the window's start (else the oldest
+    memory's day) to today or the newest memory's day, or to the window's end when earlier."""
+    first = window.start.astimezone(zone).date() if window and window.start else None
+    first = first or oldest or latest
+    last = latest
+    if window and window.end:
+        last = min(latest, (window.end - TICK).astimezone(zone).date())
+    return first, last
+
+
+def _periods(first: date, last: date, by: str) -> tuple[date, ...]:
+    """Every period from the one holding ``first`` to the one holding ``last``."""
+    periods = []
+    start = period_start(first, by)
+    while start <= last:
+        periods.append(start)
+        start = next_period(start, by)
+    return tuple(periods)
+
+
+def _clamp(
+    period: date, by: str, zone: tzinfo, start: datetime | None, end: datetime | None
+) -> tuple[datetime, datetime]:
+    """``[from, to)`` of ``period`` in ``zone``, inside the window ``[start, end)``."""
+    low, high = _midnight(period, zone), _midnight(next_period(period, by), zone)
+    return max(low, start) if start else low, min(high, end) if end else high
+
+
+def _table(
+    bank_id: str,
+    by: str,
+    rows: Counter[tuple[date, str, str]],
+    periods: tuple[date, ...],
+    window: TimeWindow | None,
+) -> TimelineCounts:
+    ordered = sorted(
+        (TimelineRow(p, t, n, c) for (p, t, n), c in rows.items() if c),
+        key=lambda row: (row.period, FACT_TYPES.index(row.fact_type), row.notebook),
+    )
+    return TimelineCounts(bank_id, by, tuple(ordered), periods, window)
+
+
 def _entity_names(item: Mapping[str, Any]) -> list[str]:
     """The entities a listed memory names: the list joins their names with ``, ``, so a
     name holding one (an LLM's ``Paris, France``; the extension's never do) reads as two."""
@@ -409,16 +588,6 @@ def _edges(together: Counter[tuple[str, str]]) -> tuple[MapEdge, ...]:
 def _fact_type(item: Mapping[str, Any]) -> str:
     kind = item.get("fact_type") or item.get("type")
     return kind if kind in FACT_TYPES else "world"
-
-
-def _revises(item: Mapping[str, Any]) -> bool:
-    """Whether a listed memory is a cell's new version (its first piece: a cell cut in parts
-    is revised once)."""
-    meta = item.get("metadata")
-    if not isinstance(meta, dict) or not meta.get(REPLACES):
-        return False
-    cell = cell_document(str(item.get("document_id") or ""))
-    return cell is None or cell.piece == 1
 
 
 def _notebook(item: Mapping[str, Any]) -> str:

@@ -689,9 +689,12 @@ class HindsightSession:
         """Delete a document and its memories with ``yes``; without, list what would go."""
         return self._parts.curator.delete(document, yes)
 
-    def dedupe(self, yes: bool = False) -> Outcome:
-        """Copies and cells' older versions still valid: listed, tidied with ``yes``."""
-        return self._parts.curator.dedupe(yes)
+    def dedupe(
+        self, yes: bool = False, read: Callable[[int, int], object] = lambda done, total: None
+    ) -> Outcome:
+        """Copies and cells' older versions still valid: listed, tidied with ``yes``; ``read``
+        follows the read of the scope (memories read, to read)."""
+        return self._parts.curator.dedupe(yes, read)
 
     def purge_matching(self, text: str, yes: bool = False) -> Outcome:
         """Delete every document with a memory whose text contains ``text`` (``yes``), or

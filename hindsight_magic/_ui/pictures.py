@@ -26,7 +26,14 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._capture.transcript import own_text
-from .._memory.overview import CONSOLIDATED, FACT_TYPES, EntityMap, TimelineCounts, TimelineRow
+from .._memory.overview import (
+    CONSOLIDATED,
+    FACT_TYPES,
+    NOT_READ,
+    EntityMap,
+    TimelineCounts,
+    TimelineRow,
+)
 from .._memory.provenance import memory_line
 from .._text import one_line, plain_text
 
@@ -38,6 +45,7 @@ if TYPE_CHECKING:
 
 HINT = "pip install 'hindsight-magic[pictures]' to see this drawn"
 TYPE_COLOURS = {"world": "#4e79a7", "experience": "#f28e2b", "observation": "#76b7b2"}
+GREYS = {CONSOLIDATED: "#c7c7c7", NOT_READ: "#ebebeb"}  # not a notebook: drawn in grey, last
 NOTEBOOK_COLOURS = ("#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#e15759", "#bab0ac")
 OTHERS = "other notebooks"
 MAX_NOTEBOOKS = len(NOTEBOOK_COLOURS) - 1  # the rest are drawn as OTHERS
@@ -156,7 +164,9 @@ class Timeline(Picture):
     """Memories per day, week or month, by fact type and by the notebook they came from.
 
     In a notebook: a figure. ``.rows`` are the numbers (period, fact type, notebook, count),
-    ``.dataframe()`` the same as a pandas DataFrame, ``.counts`` everything read.
+    ``.dataframe()`` the same as a pandas DataFrame, ``.counts`` everything read. The counts
+    per period and type are the server's; in a large scope the split by notebook is read from
+    its newest memories only (``.counts.notebooks_read``; a line under the table says so).
     """
 
     _margins: ClassVar[dict[str, float]] = {
@@ -197,7 +207,7 @@ class Timeline(Picture):
 
     def text(self) -> str:
         counts = self.counts
-        lines = [counts.describe() + ("" if not counts.truncated else " (the first 200 000)")]
+        lines = [counts.describe()]
         if not counts.total:
             lines.append(self._nothing())
             return "\n".join(lines)
@@ -213,10 +223,13 @@ class Timeline(Picture):
             revised = revisions.get(period) or ""
             line = f"{self._period_name(period):<{width}}  {cells}  {total:>6}  {revised:>13}"
             lines.append(line.rstrip())
-        names = [(plain_text(one_line(n, 40)), c) for n, c in counts.notebooks()]
+        listed = sorted(counts.notebooks(), key=lambda item: item[0] == NOT_READ)  # it last
+        names = [(plain_text(one_line(n, 40)), c) for n, c in listed]
         width = max(len("from"), *(len(n) for n, _ in names))
         lines += ["", f"{'from':<{width}}  {'memories':>8}"]
         lines += [f"{name:<{width}}  {count:>8}" for name, count in names]
+        if counts.notebooks_read:
+            lines += ["", counts.notebook_note()]
         return "\n".join(lines)
 
     def _nothing(self) -> str:
@@ -237,18 +250,17 @@ class Timeline(Picture):
         self._mark_revisions(by_type, positions, counts.revisions(), per_type)
         by_type.set_title(plain_text(counts.describe()), loc="left", fontsize=11)
         by_type.set_ylabel("by type")
-        notebooks = [name for name, _ in counts.notebooks()]
+        notebooks = [name for name, _ in counts.notebooks() if name not in GREYS]
         shown = notebooks[:MAX_NOTEBOOKS]
         per_notebook = counts.per_notebook()
         if len(notebooks) > MAX_NOTEBOOKS:
             for table in per_notebook.values():
-                rest = sum(c for n, c in table.items() if n not in shown)
+                rest = sum(c for n, c in table.items() if n not in shown and n not in GREYS)
                 table[OTHERS] = rest
             shown.append(OTHERS)
-        series = [
-            (name, "#c7c7c7" if name == CONSOLIDATED else NOTEBOOK_COLOURS[i])
-            for i, name in enumerate(shown)
-        ]
+        series = [(name, NOTEBOOK_COLOURS[i]) for i, name in enumerate(shown)]
+        present = {name for name, _ in counts.notebooks()}
+        series += [(name, colour) for name, colour in GREYS.items() if name in present]
         self._stack(by_notebook, positions, series, per_notebook)
         by_notebook.set_ylabel("by notebook")
         by_type.tick_params(axis="x", bottom=False, labelbottom=False)

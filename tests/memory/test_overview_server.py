@@ -293,3 +293,124 @@ def test_an_entity_mentioned_once_counts_once_in_a_tagged_scope(
     focus = notebook.ip.user_ns["_f"]
     assert repr(focus).startswith("PM2.5: 1 mention, "), repr(focus)
     assert [m.type for m in focus.memories] == ["world"]  # the fact, not its observation
+
+
+def plant_runs(server: RunningServer, bank: str, each: int, start: int = 0) -> None:
+    """``each`` facts per notebook on each of ``DAYS_BACK`` (numbered from ``start``, so a
+    second planting adds to the same days), without consolidation."""
+    now = datetime.now(timezone.utc).replace(hour=12, minute=0, second=0, microsecond=0)
+    items = [
+        {
+            "content": f"Run {n} of the photometer on day {day} was logged in {notebook}.",
+            "timestamp": (now - timedelta(days=day, minutes=n)).isoformat(),
+            "document_id": f"{notebook}-{day}-{n}",
+            "metadata": {"notebook": notebook, "source": "%retain"},
+        }
+        for day in DAYS_BACK
+        for notebook in ("field/survey.ipynb", "lab/calibration.ipynb")
+        for n in range(start, start + each)
+    ]
+    with rest(server, bank) as http:
+        http.post("memories", json={"items": items, "async": False}, timeout=300).raise_for_status()
+
+
+def supersede_a_cell_version(server: RunningServer, bank: str) -> None:
+    """A cell's earlier version, superseded now as the extension supersedes one."""
+    document = "hm-cell-0123456789-abcdefabcd-0123456789ab.1"
+    item = {"content": "cutoff = 2  # months", "document_id": document}
+    with rest(server, bank) as http:
+        http.post("memories", json={"items": [item], "async": False}).raise_for_status()
+        listed = http.get("memories/list", params={"document_id": document}).json()["items"]
+        reason = "superseded by cell 3 of survey.ipynb, 2026-12-04 09:12"
+        for memory in listed:
+            http.patch(
+                f"memories/{memory['id']}", json={"state": "invalidated", "reason": reason}
+            ).raise_for_status()
+
+
+def test_a_large_timeline_takes_as_many_requests_whatever_the_bank_holds(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``READ_WHOLE`` memories the server counts them per period and type; only the
+    newest are read, for their notebooks (small seams here: pages of 4, 8 read). The same
+    number of requests for 12 memories as for 36, the counts the server's own, every
+    notebook row adding up to them, the older ones said to be unread, the revised cell kept."""
+    from hindsight_magic._memory import overview
+
+    monkeypatch.setattr(overview, "PAGE", 4)
+    monkeypatch.setattr(overview, "READ_PAGE", 4, raising=False)
+    monkeypatch.setattr(overview, "READ_WHOLE", 8, raising=False)
+    client = book.magics.session._parts.connection.client
+    calls: list[str] = []
+    original = client.call
+
+    def counted(operation: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(operation)
+        return original(operation, *args, **kwargs)
+
+    monkeypatch.setattr(client, "call", counted)
+    supersede_a_cell_version(hindsight_server, bank_id)
+
+    def requests(line: str = "--by day --since 20d") -> tuple[int, Any]:
+        calls.clear()
+        timeline = timeline_counts(book, line)
+        return len(calls), timeline
+
+    plant_runs(hindsight_server, bank_id, each=2)
+    few, small = requests()
+    assert small.counts.total == 12
+    plant_runs(hindsight_server, bank_id, each=4, start=2)
+    many, large = requests()
+    assert large.counts.total == 36
+    assert few == many, (few, many)
+
+    assert per_day(large) == server_counts(hindsight_server, bank_id)
+    by_notebook = dict(large.counts.notebooks())
+    assert by_notebook.pop("(older, not read)") == 36 - large.counts.notebooks_read
+    assert set(by_notebook) == {"survey.ipynb", "calibration.ipynb"}
+    read = large.counts.notebooks_read
+    assert 0 < read <= 8  # what pages of 4 reach (a page's oldest moment is read again)
+    for period, counts in large.counts.per_notebook().items():
+        assert sum(counts.values()) == sum(large.counts.per_type()[period].values())
+    text = repr(large)
+    assert f"By notebook: only the newest {read} of the 36 memories were read" in text
+    assert sum(large.counts.revisions().values()) == 1  # the superseded version, counted
+    assert "cells revised" in text
+
+    # a window holding no more than READ_WHOLE: every memory read, each count exact
+    monkeypatch.setattr(overview, "READ_WHOLE", 12)
+    whole = timeline_counts(book, "--by day --since 2d")
+    assert whole.counts.total == 12
+    assert whole.counts.notebooks_read == 0
+    assert dict(whole.counts.notebooks()) == {"survey.ipynb": 6, "calibration.ipynb": 6}
+    assert "By notebook" not in repr(whole)
+
+
+def test_memories_sharing_one_moment_are_each_read_once_across_pages(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """A page of memories all recorded at one moment (a batch) is read inside that moment by
+    offset; the pages go on below it: nothing twice, nothing missed."""
+    from hindsight_magic._memory.paging import ScopeReader
+    from hindsight_magic._memory.scope import compute_scope
+
+    moment = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    items = [
+        {
+            "content": f"Batch row {n} of the calibration export.",
+            "timestamp": (moment - timedelta(minutes=0 if n < 7 else n)).isoformat(),
+            "document_id": f"batch-{n}",
+        }
+        for n in range(10)
+    ]
+    with rest(hindsight_server, bank_id) as http:
+        http.post("memories", json={"items": items, "async": False}).raise_for_status()
+    reader = ScopeReader(
+        book.magics.session._parts.connection, compute_scope("global", bank_id, "", "x")
+    )
+    assert reader.count() == 10
+    progress: list[tuple[int, int]] = []
+    pages = list(reader.pages(page=3, read=lambda done, total: progress.append((done, total))))
+    ids = [str(item["id"]) for page in pages for item in page]
+    assert len(ids) == len(set(ids)) == 10
+    assert progress[-1] == (10, 10)

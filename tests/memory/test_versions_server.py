@@ -190,10 +190,9 @@ def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     assert all("2 months" not in memory.text for memory in result)
 
 
-def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
-    book: Notebook, bank: Bank
-) -> None:
-    """A bank the earlier extension filled: every run of a cell its own document."""
+def plant_copies(bank: Bank) -> None:
+    """What the earlier extension left: every run of a cell its own document (five copies of
+    one cell), and one ``%retain`` line run twice (two documents); seven memories."""
     text = "# the refunds table double-counts Q3; dedupe on order_id\nrefunds = load()"
     items = [
         {
@@ -216,6 +215,12 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
     reply = bank.http.post("/memories", json={"items": items, "async": False}, timeout=120)
     assert reply.status_code == 200, reply.text
 
+
+def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
+    book: Notebook, bank: Bank
+) -> None:
+    """A bank the earlier extension filled: every run of a cell its own document."""
+    plant_copies(bank)
     result = book.run("r = %recall refunds table order_id\nr").result
     refunds = [m for m in result if "double-counts" in m.text]
     assert len(refunds) == 1
@@ -227,6 +232,7 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
 
     preview = book.run("%hindsight dedupe").text
     assert "Would delete 5 documents" in preview, preview
+    assert "(7 memories read)" in preview
     assert "Nothing was changed" in preview
     assert len(bank.documents()) == 7  # a preview changes nothing
     done = book.run("%hindsight dedupe --yes").text
@@ -279,3 +285,34 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     book.run("%hindsight flush")
     bank.settled()
     assert len(wait_for(retained, 60, "the new text stored", until=lambda d: len(d) == 3)) == 3
+
+
+def test_a_long_dedupe_read_shows_one_progress_line_in_its_own_cell(
+    notebook: Notebook,
+    bank: Bank,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dedupe reads every fact of the scope (whether a text is a copy depends on all the
+    newer ones): past ``LONG_READ`` memories a bar shows while it reads, here one line (no
+    widgets), not one per page, and none in the next cell; a short read shows none."""
+    from hindsight_magic._memory import curation
+    from hindsight_magic._ui import progress
+
+    notebook.connect(hindsight_server.url, bank_id)  # no auto-retain: the bank holds seven
+    book = notebook
+    plant_copies(bank)
+    monkeypatch.setattr(curation, "DEDUPE_PAGE", 2)  # seven memories: four pages
+    monkeypatch.setattr(progress, "LONG_READ", 5, raising=False)
+    cell = book.run("%hindsight dedupe")
+    assert cell.error is None, cell.text
+    assert cell.text.count("reading the bank's memories to find copies") == 1, cell.text
+    assert "Would delete 5 documents" in cell.text
+    assert "(7 memories read)" in cell.text
+    assert "reading" not in book.run("print('next')").text
+
+    monkeypatch.setattr(progress, "LONG_READ", 7)
+    quiet = book.run("import hindsight_magic as hm\nprint(hm.dedupe())").text
+    assert "reading the bank" not in quiet, quiet
+    assert "(7 memories read)" in quiet

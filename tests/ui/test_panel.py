@@ -115,8 +115,9 @@ class PicturedHindsight(FakeHindsight):
     """``FakeHindsight`` whose retains become memories it lists (``memories/list``, each
     mentioned now, from the notebook its metadata names, naming the entities it was sent with),
     so the panel's Timeline and Map have something to draw. ``list_times`` are the monotonic
-    times of each timeline reading (its first page: a listing by time, not the Forgotten
-    section's), ``map_times`` those of each map reading (the valid memories, not by time)."""
+    times of each timeline reading (its first page of valid memories by time: not a count, not
+    the Forgotten section's), ``map_times`` those of each map reading (the valid memories, not
+    by time)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -136,7 +137,8 @@ class PicturedHindsight(FakeHindsight):
         if path.endswith("/memories/list") and request.url.params.get("offset") in (None, "0"):
             params = request.url.params
             if "time_field" in params:
-                self.list_times.append(time.monotonic())
+                if params.get("state") == "valid" and params.get("limit") != "0":
+                    self.list_times.append(time.monotonic())  # the first page, not a count
             elif params.get("state") == "valid":
                 self.map_times.append(time.monotonic())
         if path.endswith("/memories/list") and not self._forced(request):

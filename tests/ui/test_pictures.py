@@ -10,12 +10,12 @@ from datetime import date
 import pytest
 
 from hindsight_magic._memory.overview import (
-    BankOverview,
     EntityMap,
     MapEdge,
     MapNode,
     TimelineCounts,
     choose_period,
+    counted_by_day,
     next_period,
     period_start,
 )
@@ -27,7 +27,7 @@ HOSTILE = "$\\frac{1}{$ <script>alert(1)</script>\x1b[31m"
 
 
 def counts(per_day: dict[tuple[date, str, str], int], by: str | None = None) -> TimelineCounts:
-    return BankOverview._counted("bank-x", Counter(per_day), by, None, False)
+    return counted_by_day("bank-x", Counter(per_day), by, None)
 
 
 def test_periods_start_on_mondays_and_firsts() -> None:
@@ -116,7 +116,7 @@ def test_an_empty_timeline_is_a_sentence_in_a_figure() -> None:
 @pytest.mark.parametrize("bank", ["$^$", "a$\\frac{1}{$b", HOSTILE])
 def test_an_empty_bank_with_a_formula_in_its_name_still_draws(bank: str) -> None:
     """Mathtext is off on the empty path too: a bank named ``$^$`` is a name, not a formula."""
-    empty = BankOverview._counted(bank, Counter(), None, None, False)
+    empty = counted_by_day(bank, Counter(), None, None)
     for picture in (Timeline(empty), MemoryMap(EntityMap(bank, (), (), 0))):
         assert picture.png().startswith(PNG_MAGIC)
         ET.fromstring(picture.svg())

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from hindsight_magic._ui import progress as progress_module
-from hindsight_magic._ui.progress import TextProgress, WidgetProgress, progress_for
+from hindsight_magic._ui.progress import ReadProgress, TextProgress, WidgetProgress, progress_for
 
 
 class Terminal(io.StringIO):
@@ -67,3 +67,40 @@ def test_the_widget_bar_moves_and_ends_with_the_outcome_escaped(
 
 def test_outside_a_kernel_the_bar_is_text() -> None:
     assert isinstance(progress_for(object()), TextProgress)
+
+
+def test_a_long_read_shows_one_bar_counting_memories_and_a_short_one_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dedupe's read: past ``LONG_READ`` memories one widget, shown once in the running cell
+    and moved in place; a read that fits shows nothing at all."""
+    shown: list[object] = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    monkeypatch.setattr(progress_module.time, "monotonic", iter(range(0, 10_000, 1)).__next__)
+    kernel = type("Shell", (), {"kernel": object()})()
+
+    short = ReadProgress(kernel, "reading")
+    for done in (0, 2_000, progress_module.LONG_READ):
+        short(done, progress_module.LONG_READ)
+    short.close("Read.")
+    assert shown == []
+
+    long = ReadProgress(kernel, "reading the bank's memories to find copies")
+    total = progress_module.LONG_READ * 10
+    for done in range(0, total + 1, 5_000):
+        long(done, total)
+    (widget,) = shown
+    meter, label = widget.children
+    assert meter.value == 1.0
+    assert f"{total} of {total} memories" in label.value
+    long.close(f"Read {long.done} memories.")
+    assert label.value == f"Read {total} memories."
+    assert len(shown) == 1
+
+
+def test_a_terminal_counts_memories_not_bytes() -> None:
+    out = Terminal()
+    bar = TextProgress(out)
+    bar.stage("reading the bank's memories to find copies", 50_000, "memories")
+    bar.advance(50_000)
+    assert "50000 of 50000 memories — reading the bank's memories" in out.getvalue()

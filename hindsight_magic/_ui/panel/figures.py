@@ -1,13 +1,14 @@
 """The panel's Timeline and Map tabs: the pictures of ``pictures.py``, drawn on the worker.
 
-Reading a bank's timeline or entity graph asks the server (the timeline pages through every
-memory) and drawing takes matplotlib tens of milliseconds, so neither may happen on the kernel
-thread. ``PanelFigures`` keeps what each tab shows as an immutable ``FigureView`` (PNG bytes, or
-the text table where matplotlib is missing, and a one-line caption), swapped whole by a worker
-job, so the hub's snapshot reads it without a lock, as it reads the memory browser's views.
+Reading a bank's timeline or entity graph asks the server (the timeline's counts, and up to
+``overview.READ_WHOLE`` memories) and drawing takes matplotlib tens of milliseconds, so neither
+may happen on the kernel thread. ``PanelFigures`` keeps what each tab shows as an immutable
+``FigureView`` (PNG bytes, or the text table where matplotlib is missing, and a one-line
+caption), swapped whole by a worker job, so the hub's snapshot reads it without a lock, as it
+reads the memory browser's views.
 
 - **Timeline**: nothing is read until a panel's Timeline tab is first shown (most users never
-  open it: a panel must not page through their bank for nothing). From then on, while a panel
+  open it: a panel must not read their bank for nothing). From then on, while a panel
   is open, ``poll`` (the hub's worker job) redraws it when memories arrive — the queue's
   accepted count or the Recent feed (sent → indexed) changed since the last drawing — at most
   every ``TIMELINE_EVERY_S``: a burst of retains costs one reading, not one per memory.
