@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer, Entry
-from .._capture.identity import CellPlan, NotebookCells, identify, retained_document
+from .._capture.identity import (
+    CellPlan,
+    NotebookCells,
+    identify,
+    retained_document,
+    version_of,
+)
 from .._capture.redact import SecretValues
 from .._delivery.indexing import (
     READ_WAIT_S,
@@ -437,8 +443,14 @@ class HindsightSession:
         if notebook:
             name += f" of {portable_notebook(notebook)}"
         ran_at = local_timestamp(entry.ran_at)
+        shown = entry.pieces_as_shown()
         return self._parts.versions.plan(
-            self.scope.bank_id, identity, len(entry.pieces), ran_at, name
+            self.scope.bank_id,
+            identity,
+            len(entry.pieces),
+            ran_at,
+            name,
+            as_shown=version_of(shown) if shown is not None else None,
         )
 
     def _where(self) -> str:
