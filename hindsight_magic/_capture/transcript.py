@@ -168,8 +168,8 @@ class CellText:
     error: str | None = None
     stdout: str | None = None
     # the same cell cleaned without cutting out the texts the extension showed, when that cut
-    # took something out (``clean_cell``): what tells a cell run again, whose own output a
-    # recall showed meanwhile, from a changed one
+    # took something out (``clean_cell``): what the cell's version is taken from, since what
+    # is cut depends on what was recalled before the cell ran, not on the cell
     as_shown: CellText | None = None
 
 

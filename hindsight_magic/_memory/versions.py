@@ -113,22 +113,23 @@ class CellVersions:
         pieces: int,
         ran_at: str,
         label: str,
-        as_shown: str | None = None,
+        as_sent: str | None = None,
     ) -> CellPlan | None:
         """What to send for a cell that just ran: None when nothing is to be sent (its version
         is current, or an earlier copy was brought back), else the plan of a new version.
         ``label`` names the cell for a superseded version's reason (``cell 4 of churn.ipynb``).
-        ``as_shown`` is the cell's version with the texts the extension showed left in its
-        outputs (when cutting them out changed it): a recall that showed the cell's own memory
-        makes its unchanged output such a text, so when that version is the one stored, the
-        cell is that version, not a new one without its output.
+        ``identity`` is the cell as it showed its outputs; ``as_sent``, when it differs, the
+        version of what is sent (the texts the extension showed cut out: a recall that showed
+        the cell's own memory makes its unchanged value such a text). A bank written before
+        versions were taken from the cell as shown may hold that one: the cell is then that
+        version, not a new one.
         """
         self._learn(bank_id, identity.notebook_prefix)
         with self._lock:
             known = self._cells.setdefault((bank_id, identity.key), {})
             version = identity.version
-            if version not in known and as_shown in known:
-                version = as_shown
+            if version not in known and as_sent in known:
+                version = as_sent
             record = known.get(version)
             others = [r for v, r in known.items() if v != version and r.valid]
             reason = f"{SUPERSEDED} {label}, {_local_minute(ran_at)}"

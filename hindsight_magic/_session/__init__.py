@@ -430,8 +430,11 @@ class HindsightSession:
             if headless
             else None
         )
+        # a cell is known by what it showed: the texts the extension showed that are cut out
+        # of what is sent depend on what was recalled before, not on the cell
+        shown = entry.pieces_as_shown()
         identity = identify(
-            entry.pieces,
+            shown if shown is not None else entry.pieces,
             source=entry.cell.source,
             number=entry.cell.number,
             where=where,
@@ -443,14 +446,13 @@ class HindsightSession:
         if notebook:
             name += f" of {portable_notebook(notebook)}"
         ran_at = local_timestamp(entry.ran_at)
-        shown = entry.pieces_as_shown()
         return self._parts.versions.plan(
             self.scope.bank_id,
             identity,
             len(entry.pieces),
             ran_at,
             name,
-            as_shown=version_of(shown) if shown is not None else None,
+            as_sent=version_of(entry.pieces) if shown is not None else None,
         )
 
     def _where(self) -> str:

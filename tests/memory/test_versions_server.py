@@ -203,6 +203,39 @@ def test_a_cell_run_again_after_a_recall_showed_its_memory_sends_nothing(
     assert "cells unchanged  3" in book.run("%hindsight status").text
 
 
+def test_a_cell_first_run_after_a_recall_showed_its_value_is_unchanged_in_the_next_kernel(
+    book: Notebook, bank: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell whose value a recall showed before its first run (another cell's memory with the
+    same value) is sent without it; the next kernel, which showed nothing, runs it again with
+    its value: the same cell, unchanged, not a new version."""
+    from hindsight_magic._capture import transcript
+
+    value = "'churned customers order less often, complain more and leave within weeks'"
+    first, again = (f"# {what}\nsummary = {value}\nsummary" for what in ("draft", "final"))
+    assert book.run(first, cell_id="draft").error is None
+    book.run("%hindsight autoretain now")
+    book.run("%hindsight flush")
+    bank.settled()
+    recalled = book.run("r = %recall why do customers churn?\nr").result
+    assert any("complain more" in memory.text for memory in recalled)  # the value shown
+    assert book.run(again, cell_id="final").error is None
+    book.run("%hindsight autoretain now")
+    book.run("%hindsight flush")
+    bank.settled()
+    before = cutoff_documents(bank)
+    assert len(before) == 2, before
+
+    monkeypatch.setattr(transcript, "SHOWN", transcript.ShownTexts())  # a new kernel's
+    book.run("%reload_ext hindsight_magic")
+    assert book.run(again, cell_id="final").error is None
+    book.run("%hindsight autoretain now")
+    assert "Traceback" not in book.run("%hindsight flush").text
+    bank.settled()
+    assert cutoff_documents(bank) == before
+    assert "cells unchanged  1" in book.run("%hindsight status").text
+
+
 def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     book: Notebook, bank: Bank
 ) -> None:
