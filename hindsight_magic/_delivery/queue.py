@@ -303,16 +303,6 @@ class RetainQueue:
                 journal_problem=self.journal.problem,
             )
 
-    def take_recent(self, bank_id: str) -> list[tuple[Route, str]]:
-        """Remove and return (route, operation_id) of the batches with the user's memories the
-        server accepted for ``bank_id`` (a read waits until they are indexed)."""
-        with self.lock:
-            taken = [op for op in self._recent if op.route.bank_id == bank_id and op.memories]
-            kept = [op for op in self._recent if op not in taken]
-            self._recent.clear()
-            self._recent.extend(kept)
-            return [(op.route, op.operation_id) for op in taken]
-
     def sent_transcripts(self, bank_id: str | None = None) -> list[SentOperation]:
         """The transcripts accepted (for ``bank_id``, or any bank) and not yet seen indexed."""
         with self.lock:
