@@ -466,6 +466,46 @@ def test_with_a_bench_url_no_server_is_started(monkeypatch: pytest.MonkeyPatch) 
         assert "HINDSIGHT_BENCH_URL" in server.how
 
 
+def test_a_classroom_lab_is_the_same_every_round_and_its_tally_sees_losses_and_doubles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``bench.classroom``: a student's lab is the same notebook in every round, its own notes
+    retained before they are recalled; the tally finds an acknowledged document the bank does
+    not hold, a cell stored under a second version and a text stored twice."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.classroom import course_notes, lab_notebook, own_notes, tally
+
+    notes = course_notes(40)
+    assert len({note.answer for note in notes}) == 40  # every note answers its question alone
+    lab = lab_notebook(7, 40, notes)
+    assert lab == lab_notebook(7, 40, course_notes(40))
+    assert len(lab.cells) == 40
+    assert (lab.recalls, lab.retains) == (9, 3)
+    assert lab.cells[-1].startswith("# hand in")
+    assert "hm.snapshot(" in lab.cells[-1]
+    for fact in own_notes(7):
+        retained = lab.cells.index(f"%retain {fact.text}")
+        asked = [n for n, cell in enumerate(lab.cells) if repr(fact.question) in cell]
+        assert asked, fact
+        assert min(asked) > retained, fact
+    assert len(lab_notebook(7, 10, notes).cells) == 10
+
+    def document(key: str, version: str, content: str, when: str) -> dict[str, object]:
+        doc_id = f"hm-cell-{'a' * 10}-{key * 10}-{version * 12}.1"
+        return {"id": doc_id, "content_hash": content, "created_at": when, "memory_unit_count": 1}
+
+    first, second = document("b", "1", "h1", "1"), document("c", "1", "h2", "2")
+    clean = tally([first, second], {str(first["id"]), str(second["id"])})
+    assert (clean["lost"], clean["doubled"]) == (0, 0)
+    again = document("b", "2", "h3", "3")  # cell b stored under a second version
+    copied = document("d", "1", "h2", "4")  # cell c's text stored under another cell
+    found = tally([first, second, again, copied], {str(first["id"]), "hm-never-stored"})
+    assert found["lost"] == 1
+    assert found["lost ids"] == ["hm-never-stored"]
+    assert found["doubled"] == 2
+    assert set(found["doubled ids"]) == {again["id"], copied["id"]}
+
+
 def test_a_growth_bank_holds_what_auto_retain_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     """``bench.growth``'s bank: the size asked, every planted answer in it once (and in no
     distractor), and each memory as the extension sends it (provenance, tag, cell document)."""
