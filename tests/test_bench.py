@@ -386,6 +386,47 @@ def check_figures(out: str) -> None:
     assert 10e6 < number(grown_row("resident memory after the session")[2]) < 5e9
     assert 0 < number(grown_row("the journal file's size")[2]) < 1e9
 
+    # 16: a class on one server: the key is required; every kernel ran; in every round nothing
+    # was lost or doubled, each student's recalls were timed and the server's cost measured
+    assert table.row("started with an API key")[2] == "401 / 401 / 200"
+    course = table.row("the teacher publishes the course layer")
+    assert course[2] == "0 lost, 0 doubled", course
+    assert int(re.search(r"acknowledged (\d+)", course[1]).group(1)) >= 5, course
+    classroom = [row for row in table.rows if row[0] == "16" and row[1].startswith("round ")]
+
+    def each_round(piece: str) -> list[list[str]]:
+        found = [row for row in classroom if piece in row[1]]
+        assert len(found) >= 2, f"section 16 has no {piece!r} row for each round"
+        return found
+
+    students = 0
+    for row in each_round("kernels that ran every cell"):
+        ran = re.fullmatch(r"(\d+) of (\d+); (\d+) of (\d+); [\d.]+ s", row[2])
+        assert ran, row
+        assert ran.group(1) == ran.group(2) == ran.group(4), row  # every kernel ran its lab
+        students = int(ran.group(2))
+    assert students >= 2
+    for piece in ("memories lost", "memories doubled"):
+        assert [row[2] for row in each_round(piece)] == ["0"] * len(each_round(piece)), piece
+    acknowledged = [number(row[2]) for row in each_round("the server acknowledged")]
+    stored = [number(row[2]) for row in each_round("documents on the server")]
+    assert acknowledged[0] >= 5 * students, acknowledged  # the first round sent every lab
+    assert stored[0] == acknowledged[0], (stored, acknowledged)
+    assert stored[1:] == stored[:-1], stored  # re-runs stored nothing new
+    for row in each_round("each student's `hm.recall` latency p95"):
+        _, low, high, n = table.stats(row[1])
+        assert n == students, row
+        assert 1e-3 < low <= high < 600, row
+    for row in each_round("until the server had indexed everything"):
+        assert 0 <= number(row[2]) < 3600, row
+    for row in each_round("CPU seconds over the round"):
+        api, postgres, machine = (number(part) for part in row[2].split(" / "))
+        assert 0 < api <= machine, row
+        assert 0 <= postgres <= machine, row
+    for row in each_round("peak resident memory (MB)"):
+        api, postgres = (number(part) for part in row[2].split(" / "))
+        assert 100 < api < 20_000, row  # the API process holds the embedding model
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
