@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import (
     autoretain,
+    classroom,
     curation,
     delivery,
     first_recall,
@@ -106,6 +107,7 @@ class Sizes:
     rerun_before: int = 6  # section 14: runs of the code before versions (0: none)
     rerun_cells: int | None = None  # section 14: the first N cells of each notebook (None: all)
     bank_growth: growth.Growth = growth.KEPT  # section 15: the kept banks, 1 000 to 50 000
+    class_size: classroom.Classroom = classroom.FULL  # section 16: 30 kernels, 40 cells, twice
 
 
 FULL = Sizes(
@@ -114,7 +116,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1, 8, False, 30, 1, 1, (3,), 0, 10, growth.QUICK,
+    120, 1, 20, False, 1, 8, False, 30, 1, 1, (3,), 0, 10, growth.QUICK, classroom.QUICK,
 )  # fmt: skip
 
 
@@ -149,7 +151,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 16))
+SECTIONS = tuple(str(n) for n in range(1, 17))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -260,6 +262,13 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
         where = "a 200-memory bank" if not sizes.bank_growth.kept else "the kept banks"
         progress(f"growth: recall and what a user waits for on {where} …")
         sections["15"] = growth.section(growth.measure(url, sizes.bank_growth))
+    if wanted("16"):
+        size = sizes.class_size
+        progress(
+            f"a class on one server: {size.students} kernels, {size.cells} cells, "
+            f"{size.rounds} rounds, on a keyed server of its own …"
+        )
+        sections["16"] = classroom.rows(classroom.measure(size))
     rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
     notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"

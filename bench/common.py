@@ -366,12 +366,14 @@ class Traffic:
     """What went through a ``CountingProxy``: requests by method and path (ids replaced by
     ``{bank}``/``{id}``), bytes each way (request and status lines, headers and bodies), and
     the memories the ``POST …/memories`` requests carried, as (``metadata.source``, the
-    item's ``timestamp``: when the cell ran or the memory was retained), in the order sent."""
+    item's ``timestamp``: when the cell ran or the memory was retained), in the order sent;
+    and those the server acknowledged (a 2xx reply), as (bank, ``document_id``)."""
 
     requests: Counter[tuple[str, str]] = field(default_factory=Counter)
     bytes_up: int = 0
     bytes_down: int = 0
     memories: list[tuple[str, str]] = field(default_factory=list)
+    acknowledged: list[tuple[str, str]] = field(default_factory=list)
 
     def __sub__(self, earlier: Traffic) -> Traffic:
         return Traffic(
@@ -379,6 +381,7 @@ class Traffic:
             self.bytes_up - earlier.bytes_up,
             self.bytes_down - earlier.bytes_down,
             self.memories[len(earlier.memories) :],
+            self.acknowledged[len(earlier.acknowledged) :],
         )
 
     def count(self, method: str | None = None, path_end: str = "") -> int:
@@ -390,7 +393,13 @@ class Traffic:
         )
 
     def copy(self) -> Traffic:
-        return Traffic(Counter(self.requests), self.bytes_up, self.bytes_down, list(self.memories))
+        return Traffic(
+            Counter(self.requests),
+            self.bytes_up,
+            self.bytes_down,
+            list(self.memories),
+            list(self.acknowledged),
+        )
 
 
 _ID_SEGMENT = re.compile(r"^(?:hm-.*|[0-9a-f-]{16,}|.*\d.*\d.*\d.*)$")
@@ -446,18 +455,26 @@ class CountingProxy:
         self._server.shutdown()
         self._server.server_close()
 
-    def _record(self, method: str, path: str, up: int, down: int, body: bytes) -> None:
+    def _record(
+        self, method: str, path: str, up: int, down: int, body: bytes, status: int = 0
+    ) -> None:
         memories: list[tuple[str, str]] = []
+        acknowledged: list[tuple[str, str]] = []
         if method == "POST" and path_shape(path).endswith("/memories"):
+            parts = path.split("?", 1)[0].split("/")
+            bank = parts[parts.index("banks") + 1] if "banks" in parts[:-1] else ""
             with contextlib.suppress(ValueError, AttributeError, TypeError):
                 for item in json.loads(body).get("items") or ():
                     source = (item.get("metadata") or {}).get("source") or "none"
                     memories.append((str(source), str(item.get("timestamp") or "")))
+                    if 200 <= status < 300:
+                        acknowledged.append((bank, str(item.get("document_id") or "")))
         with self._lock:
             self._traffic.requests[(method, path_shape(path))] += 1
             self._traffic.bytes_up += up
             self._traffic.bytes_down += down
             self._traffic.memories += memories
+            self._traffic.acknowledged += acknowledged
 
     def _handler(self) -> type:
         from http.client import HTTPConnection
@@ -493,9 +510,8 @@ class CountingProxy:
                 sent = [(k, v) for k, v in sent if k.lower() != "content-length"]
                 sent.append(("Content-Length", str(len(data))))
                 line = f"HTTP/1.1 {status} {reason}\r\n"
-                proxy._record(
-                    self.command, self.path, up, len(line) + _header_bytes(sent) + len(data), body
-                )
+                down = len(line) + _header_bytes(sent) + len(data)
+                proxy._record(self.command, self.path, up, down, body, status)
                 try:
                     self.send_response_only(status, reason)
                     for key, value in sent:

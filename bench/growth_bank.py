@@ -235,7 +235,8 @@ def server_processes(data_dir: Path) -> dict[str, list[int]]:
 @dataclass
 class CpuWatch:
     """CPU seconds per process group (the server's API, PostgreSQL, this process, the rest of
-    the machine) over a stretch of time, sampled by a thread."""
+    the machine) over a stretch of time, sampled by a thread; a group's children that ended
+    meanwhile (PostgreSQL's backends of closed connections) still count."""
 
     groups: dict[str, list[int]]
     interval_s: float = 2.0
@@ -271,6 +272,8 @@ class CpuWatch:
                     proc = psutil.Process(pid)
                     times = proc.cpu_times()
                     total += times.user + times.system
+                    if name != "this process":  # its children that ended (PostgreSQL's backends)
+                        total += times.children_user + times.children_system
                     memory += proc.memory_info().rss
                     if name != "this process":
                         for child in proc.children(recursive=True):

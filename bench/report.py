@@ -104,6 +104,11 @@ NOT_MEASURABLE = """\
   (mostly its own recalls), so consolidating 50 000 would take most of a day, and with the
   mock LLM each memory would only gain a copy of itself as an observation. Recall leaves
   observations out by default; the by-hand recall (all types) would see them.
+- **A class of 200.** Section 16 runs 30 students' kernels and their server on the same two
+  shared cores, which the 30 already fill: 200 kernels here would measure the cores, not the
+  server, and more API or worker processes would have no cores of their own. What a class of
+  200 needs is worked out from section 16's figures and the server's settings in the README's
+  team section.
 - **A real Jupyter front end.** Magics are driven through IPython's API in-process; a kernel's
   ZMQ messaging and the browser's rendering add the same cost with or without the extension.
   The widget panel is timed only headless (section 15: its widgets on recording comms, so
@@ -163,7 +168,9 @@ def document(
         "`bench.growth` (section 15: banks "
         "of 1 000, 10 000 and 50 000 memories on a local server it keeps between runs in "
         "`bench/.data/growth`; the first run fills them, about two hours on 2 busy cores; "
-        "`python -m bench.growth --purge` deletes them). "
+        "`python -m bench.growth --purge` deletes them), "
+        "`bench.classroom [--students 30 --cells 40 --rounds 2]` (section 16: a class of "
+        "kernels on a server of its own, started with an API key, purged afterwards). "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
         "33, 35, 42, 45, and the auto-retain issue's per-cell ratios).",
         "",

@@ -386,6 +386,47 @@ def check_figures(out: str) -> None:
     assert 10e6 < number(grown_row("resident memory after the session")[2]) < 5e9
     assert 0 < number(grown_row("the journal file's size")[2]) < 1e9
 
+    # 16: a class on one server: the key is required; every kernel ran; in every round nothing
+    # was lost or doubled, each student's recalls were timed and the server's cost measured
+    assert table.row("started with an API key")[2] == "401 / 401 / 200"
+    course = table.row("the teacher publishes the course layer")
+    assert course[2] == "0 lost, 0 doubled", course
+    assert int(re.search(r"acknowledged (\d+)", course[1]).group(1)) >= 5, course
+    classroom = [row for row in table.rows if row[0] == "16" and row[1].startswith("round ")]
+
+    def each_round(piece: str) -> list[list[str]]:
+        found = [row for row in classroom if piece in row[1]]
+        assert len(found) >= 2, f"section 16 has no {piece!r} row for each round"
+        return found
+
+    students = 0
+    for row in each_round("kernels that ran every cell"):
+        ran = re.fullmatch(r"(\d+) of (\d+); (\d+) of (\d+); [\d.]+ s", row[2])
+        assert ran, row
+        assert ran.group(1) == ran.group(2) == ran.group(4), row  # every kernel ran its lab
+        students = int(ran.group(2))
+    assert students >= 2
+    for piece in ("memories lost", "memories doubled"):
+        assert [row[2] for row in each_round(piece)] == ["0"] * len(each_round(piece)), piece
+    acknowledged = [number(row[2]) for row in each_round("the server acknowledged")]
+    stored = [number(row[2]) for row in each_round("documents on the server")]
+    assert acknowledged[0] >= 5 * students, acknowledged  # the first round sent every lab
+    assert stored[0] == acknowledged[0], (stored, acknowledged)
+    assert stored[1:] == stored[:-1], stored  # re-runs stored nothing new
+    for row in each_round("each student's `hm.recall` latency p95"):
+        _, low, high, n = table.stats(row[1])
+        assert n == students, row
+        assert 1e-3 < low <= high < 600, row
+    for row in each_round("until the server had indexed everything"):
+        assert 0 <= number(row[2]) < 3600, row
+    for row in each_round("CPU seconds over the round"):
+        api, postgres, machine = (number(part) for part in row[2].split(" / "))
+        assert 0 < api <= machine, row
+        assert 0 <= postgres <= machine, row
+    for row in each_round("peak resident memory (MB)"):
+        api, postgres = (number(part) for part in row[2].split(" / "))
+        assert 100 < api < 20_000, row  # the API process holds the embedding model
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred
@@ -464,6 +505,46 @@ def test_with_a_bench_url_no_server_is_started(monkeypatch: pytest.MonkeyPatch) 
         assert server.url == "http://127.0.0.1:9"
         assert server.data_dir is None
         assert "HINDSIGHT_BENCH_URL" in server.how
+
+
+def test_a_classroom_lab_is_the_same_every_round_and_its_tally_sees_losses_and_doubles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``bench.classroom``: a student's lab is the same notebook in every round, its own notes
+    retained before they are recalled; the tally finds an acknowledged document the bank does
+    not hold, a cell stored under a second version and a text stored twice."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.classroom import course_notes, lab_notebook, own_notes, tally
+
+    notes = course_notes(40)
+    assert len({note.answer for note in notes}) == 40  # every note answers its question alone
+    lab = lab_notebook(7, 40, notes)
+    assert lab == lab_notebook(7, 40, course_notes(40))
+    assert len(lab.cells) == 40
+    assert (lab.recalls, lab.retains) == (9, 3)
+    assert lab.cells[-1].startswith("# hand in")
+    assert "hm.snapshot(" in lab.cells[-1]
+    for fact in own_notes(7):
+        retained = lab.cells.index(f"%retain {fact.text}")
+        asked = [n for n, cell in enumerate(lab.cells) if repr(fact.question) in cell]
+        assert asked, fact
+        assert min(asked) > retained, fact
+    assert len(lab_notebook(7, 10, notes).cells) == 10
+
+    def document(key: str, version: str, content: str, when: str) -> dict[str, object]:
+        doc_id = f"hm-cell-{'a' * 10}-{key * 10}-{version * 12}.1"
+        return {"id": doc_id, "content_hash": content, "created_at": when, "memory_unit_count": 1}
+
+    first, second = document("b", "1", "h1", "1"), document("c", "1", "h2", "2")
+    clean = tally([first, second], {str(first["id"]), str(second["id"])})
+    assert (clean["lost"], clean["doubled"]) == (0, 0)
+    again = document("b", "2", "h3", "3")  # cell b stored under a second version
+    copied = document("d", "1", "h2", "4")  # cell c's text stored under another cell
+    found = tally([first, second, again, copied], {str(first["id"]), "hm-never-stored"})
+    assert found["lost"] == 1
+    assert found["lost ids"] == ["hm-never-stored"]
+    assert found["doubled"] == 2
+    assert set(found["doubled ids"]) == {again["id"], copied["id"]}
 
 
 def test_a_growth_bank_holds_what_auto_retain_sends(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -101,6 +101,12 @@ class Entry:
     pieces: list[str]
     cell_id: str | None = None  # Jupyter's id of the cell, when the front end sent one
 
+    def pieces_as_shown(self) -> list[str] | None:
+        """The pieces of the cell with its outputs as it showed them, when the texts the
+        extension showed were cut out of them (``CellText.as_shown``), else None."""
+        as_shown = self.cell.as_shown
+        return cell_pieces(as_shown) if as_shown is not None else None
+
     def entities(self, piece: str | None = None) -> tuple[str, ...]:
         """What the cell names (or, for one ``piece`` of a cut cell, what that piece names)."""
         outputs = (self.cell.result or "", self.cell.error or "", self.cell.stdout or "")

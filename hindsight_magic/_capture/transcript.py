@@ -167,6 +167,10 @@ class CellText:
     result: str | None = None
     error: str | None = None
     stdout: str | None = None
+    # the same cell cleaned without cutting out the texts the extension showed, when that cut
+    # took something out (``clean_cell``): what the cell's version is taken from, since what
+    # is cut depends on what was recalled before the cell ran, not on the cell
+    as_shown: CellText | None = None
 
 
 def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = True) -> str:
@@ -174,8 +178,22 @@ def _clean(text: str | None, limit: int, secrets: Iterable[str], output: bool = 
         return ""
     if output:  # what a cell printed or returned may hold a result of ours
         text = SHOWN.strip(text)
+    return _tidy(text, limit, secrets, output)
+
+
+def _tidy(text: str, limit: int, secrets: Iterable[str], output: bool) -> str:
     text = redact(strip_memory_tags(text, output), secrets).strip()  # before a cap cuts a secret
     return cap(text, limit) if HAS_WORD.search(text) else ""
+
+
+def _clean_output(text: str | None, limit: int, secrets: list[str]) -> tuple[str, str | None]:
+    """An output ``_clean``-ed, and (when cutting the shown texts out took something out) the
+    same output cleaned without that cut."""
+    if not text:
+        return "", None
+    cut = SHOWN.strip(text)
+    whole = _tidy(text, limit, secrets, output=True) if cut != text else None
+    return _tidy(cut, limit, secrets, output=True), whole
 
 
 def clean_cell(
@@ -183,18 +201,25 @@ def clean_cell(
 ) -> CellText | None:
     """The parts of ``cell`` that are retained (per ``outputs``: none|result|all; its source
     without the lines running this extension's magics), each redacted (``secrets`` plus
-    credential shapes) before it is capped; None when its source has nothing worth keeping."""
+    credential shapes) before it is capped; None when its source has nothing worth keeping.
+    Its ``as_shown`` is the same cell without the texts the extension showed cut out of its
+    outputs, when that cut took something out."""
     secrets = list(secrets)
     source = _clean(without_own_magics(cell.source), SOURCE_CAP, secrets, output=False)
     if not source:
         return None
-    result = error = stdout = None
+    kept: list[tuple[str | None, str | None]] = [(None, None)] * 3  # result, error, stdout
     if outputs in ("result", "all"):
-        result = _clean(cell.result, RESULT_CAP, secrets) or None
-        error = _clean(cell.error, ERROR_CAP, secrets) or None
+        kept[0] = _clean_output(cell.result, RESULT_CAP, secrets)
+        kept[1] = _clean_output(cell.error, ERROR_CAP, secrets)
     if outputs == "all":
-        stdout = _clean(cell.stdout, STREAM_CAP, secrets) or None
-    return CellText(cell.number, source, result, error, stdout)
+        kept[2] = _clean_output(cell.stdout, STREAM_CAP, secrets)
+    result, error, stdout = (text or None for text, _ in kept)
+    as_shown = None
+    if any(whole is not None for _, whole in kept):
+        shown_as = [(whole if whole is not None else text) or None for text, whole in kept]
+        as_shown = CellText(cell.number, source, shown_as[0], shown_as[1], shown_as[2])
+    return CellText(cell.number, source, result, error, stdout, as_shown)
 
 
 def _body(cell: CellText) -> str:

@@ -53,17 +53,25 @@ def prepare_read(
     wait_s: float = READ_WAIT_S,
 ) -> ReadReady:
     """Send the memories the user queued and wait (at most ``wait_s``) until the server can
-    find those of ``bank_id``."""
+    find those of ``bank_id``. What the server is still indexing when the wait ends (a busy
+    server indexes a memory sent asynchronously in its turn among everyone's work) is looked at
+    once by each later read, without waiting again, until it is indexed: every read until then
+    says it cannot find it yet."""
     deadline = time.monotonic() + wait_s
     with queue.reading(bank_id):
         queue.request_memories()
         queue.wait_memories_tried(bank_id, wait_s, working)
-    operations = queue.take_recent(bank_id)
+    operations = queue.sent_memories(bank_id)
     left = max(0.0, deadline - time.monotonic())
-    indexed = wait_until_indexed(sender.client, operations, left)
-    if indexed:
-        queue.indexed(operation_id for _, operation_id in operations)
-    return ReadReady(queue.transcript_cells(bank_id), indexed)
+    given_up = queue.waited_out()
+    fresh = [op for op in operations if op[1] not in given_up]
+    waiting = still_indexing(sender.client, fresh, left)
+    queue.waited_out(operation_id for _, operation_id in waiting)
+    waiting += still_indexing(sender.client, [op for op in operations if op[1] in given_up], 0)
+    queue.indexed(
+        operation_id for route, operation_id in operations if (route, operation_id) not in waiting
+    )
+    return ReadReady(queue.transcript_cells(bank_id), not waiting)
 
 
 def send_queued_elsewhere(
@@ -185,14 +193,25 @@ def wait_until_indexed(
     True when none was seen still being indexed (one the server cannot report now counts as
     done: the read that follows will say what is wrong with the server).
     """
+    return not still_indexing(client, operations, timeout_s, poll_s)
+
+
+def still_indexing(
+    client: HindsightClient,
+    operations: Iterable[tuple[Route, str]],
+    timeout_s: float = READ_WAIT_S,
+    poll_s: float = INDEXING_POLL_S,
+) -> list[tuple[Route, str]]:
+    """``wait_until_indexed``: the operations still being indexed when it gave up."""
     waiting = list(operations)
     deadline = time.monotonic() + timeout_s
-    while waiting and time.monotonic() < deadline:
+    while waiting:  # each is asked at least once, even with no time left
         waiting = [
             (route, operation_id)
             for route, operation_id in waiting
             if operation_state(client, route.bank_id, operation_id) == "indexing"
         ]
-        if waiting:
-            time.sleep(poll_s)
-    return not waiting
+        if not waiting or time.monotonic() >= deadline:
+            break
+        time.sleep(poll_s)
+    return waiting

@@ -122,6 +122,7 @@ class RetainQueue:
         self._last_flush: float | None = None
         self._last_error: str | None = None
         self._recent: deque[SentOperation] = deque(maxlen=RECENT_OPERATIONS)
+        self._waited_out: set[str] = set()  # of those, a read waited its whole bound for
         self._reading: list[str] = []  # banks a read waits on (one entry per waiting read)
         self.feed = RecentFeed(wall=wall)  # the panel's Recent list: each item's delivery state
         self._routes: dict[Route, Route] = {}
@@ -303,16 +304,6 @@ class RetainQueue:
                 journal_problem=self.journal.problem,
             )
 
-    def take_recent(self, bank_id: str) -> list[tuple[Route, str]]:
-        """Remove and return (route, operation_id) of the batches with the user's memories the
-        server accepted for ``bank_id`` (a read waits until they are indexed)."""
-        with self.lock:
-            taken = [op for op in self._recent if op.route.bank_id == bank_id and op.memories]
-            kept = [op for op in self._recent if op not in taken]
-            self._recent.clear()
-            self._recent.extend(kept)
-            return [(op.route, op.operation_id) for op in taken]
-
     def sent_transcripts(self, bank_id: str | None = None) -> list[SentOperation]:
         """The transcripts accepted (for ``bank_id``, or any bank) and not yet seen indexed."""
         with self.lock:
@@ -348,7 +339,15 @@ class RetainQueue:
             kept = [op for op in self._recent if op.operation_id not in done]
             self._recent.clear()
             self._recent.extend(kept)
+            self._waited_out &= {op.operation_id for op in kept}
         self.feed.indexed(done)
+
+    def waited_out(self, operation_ids: Iterable[str] = ()) -> set[str]:
+        """Record that a read waited its whole bound for ``operation_ids`` (a later read looks
+        at them once instead of waiting again); every operation so recorded and not indexed."""
+        with self.lock:
+            self._waited_out.update(operation_ids)
+            return set(self._waited_out)
 
     def unsent_cells(self, bank_id: str) -> int:
         """How many notebook cells wait in ``bank_id``'s transcripts that are not sent yet."""

@@ -107,17 +107,31 @@ class CellVersions:
     # -- deciding (worker thread) -------------------------------------------------------------
 
     def plan(
-        self, bank_id: str, identity: CellIdentity, pieces: int, ran_at: str, label: str
+        self,
+        bank_id: str,
+        identity: CellIdentity,
+        pieces: int,
+        ran_at: str,
+        label: str,
+        as_sent: str | None = None,
     ) -> CellPlan | None:
         """What to send for a cell that just ran: None when nothing is to be sent (its version
         is current, or an earlier copy was brought back), else the plan of a new version.
         ``label`` names the cell for a superseded version's reason (``cell 4 of churn.ipynb``).
+        ``identity`` is the cell as it showed its outputs; ``as_sent``, when it differs, the
+        version of what is sent (the texts the extension showed cut out: a recall that showed
+        the cell's own memory makes its unchanged value such a text). A bank written before
+        versions were taken from the cell as shown may hold that one: the cell is then that
+        version, not a new one.
         """
         self._learn(bank_id, identity.notebook_prefix)
         with self._lock:
             known = self._cells.setdefault((bank_id, identity.key), {})
-            record = known.get(identity.version)
-            others = [r for v, r in known.items() if v != identity.version and r.valid]
+            version = identity.version
+            if version not in known and as_sent in known:
+                version = as_sent
+            record = known.get(version)
+            others = [r for v, r in known.items() if v != version and r.valid]
             reason = f"{SUPERSEDED} {label}, {_local_minute(ran_at)}"
             if record is not None:
                 if record.valid and not others:

@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer, Entry
-from .._capture.identity import CellPlan, NotebookCells, identify, retained_document
+from .._capture.identity import (
+    CellPlan,
+    NotebookCells,
+    identify,
+    retained_document,
+    version_of,
+)
 from .._capture.redact import SecretValues
 from .._delivery.indexing import (
     READ_WAIT_S,
@@ -424,8 +430,11 @@ class HindsightSession:
             if headless
             else None
         )
+        # a cell is known by what it showed: the texts the extension showed that are cut out
+        # of what is sent depend on what was recalled before, not on the cell
+        shown = entry.pieces_as_shown()
         identity = identify(
-            entry.pieces,
+            shown if shown is not None else entry.pieces,
             source=entry.cell.source,
             number=entry.cell.number,
             where=where,
@@ -438,7 +447,12 @@ class HindsightSession:
             name += f" of {portable_notebook(notebook)}"
         ran_at = local_timestamp(entry.ran_at)
         return self._parts.versions.plan(
-            self.scope.bank_id, identity, len(entry.pieces), ran_at, name
+            self.scope.bank_id,
+            identity,
+            len(entry.pieces),
+            ran_at,
+            name,
+            as_sent=version_of(entry.pieces) if shown is not None else None,
         )
 
     def _where(self) -> str:

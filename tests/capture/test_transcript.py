@@ -681,6 +681,27 @@ def test_a_line_derived_from_a_recalled_memory_is_cut_out(form: str, memory: str
     assert not {word for word in left if not word.isdigit()} & set(words_of(memory)), kept
 
 
+def test_a_cell_whose_output_was_cut_keeps_it_as_shown_for_its_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A recall that showed a cell's memory makes the cell's own value a shown text: the value
+    is cut out of what is sent, and ``as_shown`` keeps the cell as it showed it (what tells an
+    unchanged re-run from a new version); a cell nothing was cut from has none."""
+    from hindsight_magic._capture import transcript
+
+    value = "'churned customers order less often, complain more and leave within weeks'"
+    shown = ShownTexts()
+    monkeypatch.setattr(transcript, "SHOWN", shown)
+    shown.add(f"[cell 2]\nsummary\n[result]\n{value}")  # the cell's memory, recalled
+    cleaned = transcript.clean_cell(CellText(2, "summary", result=value))
+    assert cleaned is not None
+    assert cleaned.result is None
+    assert cleaned.as_shown == CellText(2, "summary", result=value)
+    plain = transcript.clean_cell(CellText(3, "total = 2 + 2\ntotal", result="4"))
+    assert plain is not None
+    assert plain.as_shown is None
+
+
 def test_the_user_s_own_lines_stay_even_when_they_share_a_few_words() -> None:
     shown = ShownTexts()
     shown.add(MEMORY)

@@ -273,15 +273,17 @@ def test_unexpected_exception_keeps_items_visible(queue, worker, sender):
     assert "RuntimeError: bug" in (stats.last_error or "")
 
 
-def test_take_recent_returns_accepted_operations_once(queue, worker, sender):
+def test_sent_memories_lists_accepted_operations_until_they_are_indexed(queue, worker, sender):
     queue.enqueue(A, item("a"))
     queue.enqueue(B, item("b"))
     queue.request_flush()
     worker.pump()
-    recent = queue.take_recent("bank-a")
-    assert [op for _, op in recent] == [sender.batches[0].operation_id]
-    assert queue.take_recent("bank-a") == []
-    assert len(queue.take_recent("bank-b")) == 1
+    sent = queue.sent_memories("bank-a")
+    assert [op for _, op in sent] == [sender.batches[0].operation_id]
+    assert queue.sent_memories("bank-a") == sent  # a read that gave up leaves them listed
+    queue.indexed(op for _, op in sent)
+    assert queue.sent_memories("bank-a") == []
+    assert len(queue.sent_memories("bank-b")) == 1
 
 
 def test_worker_thread_flushes_and_close_stops_it(sender):

@@ -288,3 +288,36 @@ def test_a_read_says_when_the_user_s_memories_are_not_indexed_within_its_wait(
 
     answer = ReflectResult("An answer.", "what happened?", memories_waiting=True)
     assert "(Your newest memories are still being indexed: the answer" in repr(answer)
+
+
+def test_a_read_that_gave_up_waiting_tells_the_next_reads_the_memory_is_not_found_yet(
+    fake, make_session
+):
+    """A read waits (bounded) for the user's memory the worker sent asynchronously; when the
+    server has not indexed it by then, the next reads must not say it was found: each looks at
+    it once (no second long wait) and says it is still being indexed, until it is."""
+    indexed = False
+    asked: list[str] = []
+
+    def slow_to_index(request: httpx.Request) -> httpx.Response:
+        if "/operations/" in request.url.path:  # a busy server: the class's cells go first
+            asked.append(request.url.path)
+            return httpx.Response(200, json={"status": "completed" if indexed else "pending"})
+        return fake.handle(request)
+
+    session = make_session(slow_to_index)
+    session.retain("My baseline reached RMSE 4.017 with 3 features.")
+    session.flush(5)  # sent asynchronously, as the worker sends a batch no read waits on
+    assert [body["async"] for body in retains(fake)] == [True]
+    assert session.deliver([], wait_s=0.3) is False  # the first read gave up waiting
+    first = len(asked)
+    assert first >= 1
+    started = time.monotonic()
+    assert session.deliver([], wait_s=5) is False  # still not indexed: the next read says so …
+    assert time.monotonic() - started < 2  # … without waiting its bound again …
+    assert len(asked) == first + 1  # … having asked once
+    indexed = True
+    assert session.deliver([], wait_s=5) is True
+    done = len(asked)
+    assert session.deliver([], wait_s=5) is True
+    assert len(asked) == done  # once found indexed, no read asks about it again

@@ -175,6 +175,67 @@ def test_an_undone_edit_brings_its_version_back_without_sending_it(
     assert all("3 months" not in memory.text for memory in result)
 
 
+def test_a_cell_run_again_after_a_recall_showed_its_memory_sends_nothing(
+    book: Notebook, bank: Bank
+) -> None:
+    """A recall that shows a cell's memory (its value among them) must not make the same
+    cell, run again unchanged, a new version: its value is the cell's own output, not a text
+    the recall showed, and cutting it would store the cell without its value."""
+    summary = (
+        "# the churn summary for the board\n"
+        "summary = 'churned customers order less often, complain more and leave within weeks'\n"
+        "summary"
+    )
+    for cell_id, source in (("setup", SETUP), ("summary", summary), ("definition", DEFINITION)):
+        assert book.run(source, cell_id=cell_id).error is None
+    book.run("%hindsight autoretain now")
+    book.run("%hindsight flush")
+    bank.settled()
+    before = cutoff_documents(bank)
+    recalled = book.run("r = %recall why do customers churn?\nr").result
+    assert any("complain more" in memory.text for memory in recalled)  # the value shown
+    for cell_id, source in (("setup", SETUP), ("summary", summary), ("definition", DEFINITION)):
+        assert book.run(source, cell_id=cell_id).error is None
+    book.run("%hindsight autoretain now")
+    assert "Traceback" not in book.run("%hindsight flush").text
+    bank.settled()
+    assert cutoff_documents(bank) == before  # no new version, the stored one still valid
+    assert "cells unchanged  3" in book.run("%hindsight status").text
+
+
+def test_a_cell_first_run_after_a_recall_showed_its_value_is_unchanged_in_the_next_kernel(
+    book: Notebook, bank: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell whose value a recall showed before its first run (another cell's memory with the
+    same value) is sent without it; the next kernel, which showed nothing, runs it again with
+    its value: the same cell, unchanged, not a new version."""
+    from hindsight_magic._capture import transcript
+
+    value = "'churned customers order less often, complain more and leave within weeks'"
+    first, again = (f"# {what}\nsummary = {value}\nsummary" for what in ("draft", "final"))
+    assert book.run(first, cell_id="draft").error is None
+    book.run("%hindsight autoretain now")
+    book.run("%hindsight flush")
+    bank.settled()
+    recalled = book.run("r = %recall why do customers churn?\nr").result
+    assert any("complain more" in memory.text for memory in recalled)  # the value shown
+    assert book.run(again, cell_id="final").error is None
+    book.run("%hindsight autoretain now")
+    book.run("%hindsight flush")
+    bank.settled()
+    before = cutoff_documents(bank)
+    assert len(before) == 2, before
+
+    monkeypatch.setattr(transcript, "SHOWN", transcript.ShownTexts())  # a new kernel's
+    book.run("%reload_ext hindsight_magic")
+    assert book.run(again, cell_id="final").error is None
+    book.run("%hindsight autoretain now")
+    assert "Traceback" not in book.run("%hindsight flush").text
+    bank.settled()
+    assert cutoff_documents(bank) == before
+    assert "cells unchanged  1" in book.run("%hindsight status").text
+
+
 def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     book: Notebook, bank: Bank
 ) -> None:
