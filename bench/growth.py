@@ -234,9 +234,9 @@ WAITED = (
     ("history", "`hm.history('#1')` (a cell's versions)", False),
     ("forgotten", "`hm.forgotten()`", False),
     ("purge_preview", "`hm.purge_matching(TEXT)` preview (a text no memory holds)", False),
-    ("dedupe_preview", "`hm.dedupe()` preview", False),
+    ("dedupe_preview", "`hm.dedupe()` preview (shows progress)", True),
     ("timeline", "`hm.timeline()` shown (PNG, SVG, table)", False),
-    ("map", "`hm.memory_map()` shown", False),
+    ("map", "`hm.memory_map()` shown (shows progress)", True),
     ("agent_recall", "the agents' `recall` tool (`ProjectMemory.recall`)", False),
     ("agent_latest", "the agents' `latest` tool (`ProjectMemory.latest`)", False),
 )

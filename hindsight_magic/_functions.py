@@ -382,14 +382,25 @@ def memory_map(
     and how often they occur together: a graph of the ``top`` most mentioned, a node's
     size its mentions. With ``entity`` (a name, any case): that entity, the ``top`` entities it
     occurs with most, and the memories that mention it (``.memories``, with provenance).
-    Needs the ``pictures`` extra to draw; the text list shows without it.
+    Which entities occur together is in each memory only, so the scope's facts are read
+    whole: a bar shows while a long read runs. Needs the ``pictures`` extra to draw; the text
+    list shows without it.
     """
     from ._memory.overview import check_top
+    from ._ui.progress import ReadProgress
 
     if entity is not None and not entity.strip():
         raise InputError("Give an entity's name, or none for the whole map.")
     check_top(top)
-    found = (session or current_session()).entity_map(entity.strip() if entity else None, top)
+    progress = ReadProgress(_running_shell(), "reading the bank's memories for the map")
+    try:
+        found = (session or current_session()).entity_map(
+            entity.strip() if entity else None, top, progress
+        )
+    except BaseException:
+        progress.close(f"Stopped after {progress.done} memories.")
+        raise
+    progress.close(f"Read {progress.done} memories.")
     from ._ui.pictures import MemoryMap
 
     return MemoryMap(found)

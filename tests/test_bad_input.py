@@ -297,7 +297,8 @@ CASES = [
         "%hindsight map Berkly",
         ("No entity named 'Berkly'", "did you mean Berkeley?"),
         reply=replying(
-            200, '{"items": [{"id": "m1", "fact_type": "world", "entities": "Berkeley"}]}'
+            200,
+            '{"total": 1, "items": [{"id": "m1", "fact_type": "world", "entities": "Berkeley"}]}',
         ),
     ),
     Case(

@@ -37,7 +37,7 @@ from __future__ import annotations
 import difflib
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -63,9 +63,8 @@ FACTS = ("world", "experience")  # what a person retained; an observation is mad
 CONSOLIDATED = "(consolidated)"  # an observation: the server's, from many memories
 NO_NOTEBOOK = "(no notebook)"  # a script's memory, or one written before provenance
 NOT_READ = "(older, not read)"  # memories counted but not read for the split by notebook
-PAGE = 2000  # memories per list request: 10 000 memories are five requests
-MAX_PAGES = 100  # 200 000 memories; past that the map stops
-READ_PAGE = 5000  # memories per request where the timeline reads them
+MAP_CAP = 200_000  # memories the map reads at most (the newest of each fact type)
+READ_PAGE = 5000  # memories per request where the timeline and the map read them
 READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope this size or less
 FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
@@ -426,19 +425,35 @@ class BankOverview:
         revised = Counter(period_start(m.astimezone(zone).date(), counts.by) for m in when.values())
         return tuple((period, n) for period, n in sorted(revised.items()) if period in shown)
 
-    def _pages(self, scope: BankScope, **params: Any) -> ListedPages:
-        """The scope's valid memories, page by page, newest first (at most ``MAX_PAGES``)."""
-        return ListedPages(self._connection, scope, params)
-
-    def entity_map(self, entity: str | None = None, top: int = 20) -> EntityMap:
+    def entity_map(
+        self,
+        entity: str | None = None,
+        top: int = 20,
+        read: Callable[[int, int], object] = lambda done, total: None,
+    ) -> EntityMap:
         """The ``top`` entities the most facts mention and how many mention each pair; with
         ``entity`` (a name, any case), that entity, the ``top`` entities it occurs with most,
-        and the newest facts that mention it."""
+        and the newest facts that mention it.
+
+        Which entities occur together is in each memory only (no server query counts pairs
+        in a scope's tags), so the scope's facts are read whole, by time
+        (``paging.ScopeReader``: a page costs the same at the bank's end as at its start), at
+        most ``MAP_CAP``; ``read(done, total)`` follows the read (a bar, where it is long)."""
         check_top(top)
         scope = self._scope()
-        facts = [
-            (item, _entity_names(item)) for item in self._pages(scope) if _fact_type(item) in FACTS
-        ]
+        reader = ScopeReader(self._connection, scope)
+        totals = {fact_type: reader.count(fact_type) for fact_type in FACTS}
+        total = sum(totals.values())
+        read(0, total)
+        facts: list[tuple[dict[str, Any], list[str]]] = []
+        for fact_type in (t for t in FACTS if totals[t]):
+            for page in reader.pages(fact_type, page=READ_PAGE):
+                facts += [(item, _entity_names(item)) for item in page]
+                read(len(facts), max(total, len(facts)))
+                if len(facts) >= MAP_CAP:
+                    break
+            if len(facts) >= MAP_CAP:
+                break
         mentions = Counter(name for _, names in facts for name in names)
         nodes = [MapNode(name, name, count) for name, count in mentions.most_common()]
         if entity is None:
@@ -451,7 +466,11 @@ class BankOverview:
             )
             return EntityMap(scope.bank_id, tuple(chosen), _edges(together), len(nodes))
         focus = self._find(entity, nodes, len(nodes))
-        mentioning = [(item, names) for item, names in facts if focus.name in names]
+        mentioning = sorted(
+            ((item, names) for item, names in facts if focus.name in names),
+            key=lambda pair: server_time(pair[0].get(TIME_FIELD)) or EARLIEST,
+            reverse=True,
+        )
         alongside = Counter(name for _, names in mentioning for name in names if name != focus.name)
         near = [MapNode(name, name, mentions[name]) for name, _ in alongside.most_common(top)]
         edges = _edges(Counter({(focus.name, node.name): alongside[node.name] for node in near}))
@@ -477,29 +496,6 @@ class BankOverview:
             f"No entity named {one_line(name, 40)!r} in this bank{hint}: "
             f"%hindsight map lists the {min(total, 20)} most mentioned."
         )
-
-
-class ListedPages:
-    """The memories of a scope, read a page at a time as they are iterated; ``truncated``
-    once more than ``MAX_PAGES`` pages would be needed."""
-
-    def __init__(self, connection: Connection, scope: BankScope, params: Mapping[str, Any]):
-        self._connection = connection
-        self._scope = scope
-        self._params = params
-        self.truncated = False
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        listing = self._scope.listing("valid", PAGE)
-        for page in range(MAX_PAGES):
-            reply = self._connection.client.list_memories(
-                self._scope.bank_id, **listing, offset=page * PAGE, **self._params
-            )
-            items = _items(reply)
-            yield from items
-            if len(items) < PAGE:
-                return
-        self.truncated = True
 
 
 def counted_by_day(

@@ -659,9 +659,15 @@ class HindsightSession:
         """Memories per period of the current scope, after the queue is sent (``hm.timeline``)."""
         return self._parts.overview.timeline(by, window)
 
-    def entity_map(self, entity: str | None, top: int) -> EntityMap:
-        """The entities of the current scope and their neighbours (``hm.memory_map``)."""
-        return self._parts.overview.entity_map(entity, top)
+    def entity_map(
+        self,
+        entity: str | None,
+        top: int,
+        read: Callable[[int, int], object] = lambda done, total: None,
+    ) -> EntityMap:
+        """The entities of the current scope and their neighbours (``hm.memory_map``);
+        ``read`` follows the read of the scope (memories read, to read)."""
+        return self._parts.overview.entity_map(entity, top, read)
 
     def prompt_context(self) -> str:
         """The ``<mental_models>`` block and the last recall's ``<memories>`` block, for an LLM

@@ -228,6 +228,39 @@ def test_the_map_shows_the_memories_entities(
     assert "survey.ipynb · " in text  # each memory with where it came from
 
 
+def test_a_long_map_read_shows_one_progress_line_and_counts_every_page(
+    book: Notebook,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The map reads every fact of the scope (which entities occur together is in each
+    memory only): in pages (here of 2, six facts), each counted once; past ``LONG_READ``
+    memories one progress line shows in the map's own cell and none in the next."""
+    from hindsight_magic._memory import overview
+    from hindsight_magic._ui import progress
+
+    plant(hindsight_server, bank_id)
+    monkeypatch.setattr(overview, "READ_PAGE", 2)
+    monkeypatch.setattr(progress, "LONG_READ", 3)
+
+    def mapped() -> Any:
+        cell = book.run("_m = %hindsight map --top 30")
+        assert cell.error is None, cell.text
+        return cell
+
+    cell = wait_for(
+        mapped,
+        60,
+        "entities",
+        until=lambda c: "Hubble" in repr(book.ip.user_ns["_m"]),
+    )
+    assert cell.text.count("reading the bank's memories for the map") == 1, cell.text
+    nodes = {node.name: node.mentions for node in book.ip.user_ns["_m"].map.nodes}
+    assert nodes["Hubble"] == 2 * len(DAYS_BACK), nodes  # every page, each fact once
+    assert "reading" not in book.run("print('next')").text
+
+
 def test_an_empty_bank_is_a_sentence_and_unknown_entities_are_one_line(book: Notebook) -> None:
     cell = book.run("_t = %hindsight timeline")
     assert cell.error is None, cell.text
@@ -337,7 +370,6 @@ def test_a_large_timeline_takes_as_many_requests_whatever_the_bank_holds(
     notebook row adding up to them, the older ones said to be unread, the revised cell kept."""
     from hindsight_magic._memory import overview
 
-    monkeypatch.setattr(overview, "PAGE", 4)
     monkeypatch.setattr(overview, "READ_PAGE", 4, raising=False)
     monkeypatch.setattr(overview, "READ_WHOLE", 8, raising=False)
     client = book.magics.session._parts.connection.client

@@ -116,8 +116,8 @@ class PicturedHindsight(FakeHindsight):
     mentioned now, from the notebook its metadata names, naming the entities it was sent with),
     so the panel's Timeline and Map have something to draw. ``list_times`` are the monotonic
     times of each timeline reading (its first page of valid memories by time: not a count, not
-    the Forgotten section's), ``map_times`` those of each map reading (the valid memories, not
-    by time)."""
+    the Forgotten section's), ``map_times`` those of each map reading (the valid facts, a
+    fact type at a time)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -136,14 +136,16 @@ class PicturedHindsight(FakeHindsight):
         path, method = request.url.path, request.method
         if path.endswith("/memories/list") and request.url.params.get("offset") in (None, "0"):
             params = request.url.params
-            if "time_field" in params:
-                if params.get("state") == "valid" and params.get("limit") != "0":
-                    self.list_times.append(time.monotonic())  # the first page, not a count
-            elif params.get("state") == "valid":
-                self.map_times.append(time.monotonic())
+            reading = params.get("state") == "valid" and params.get("limit") != "0"
+            if reading and params.get("type") == "world":
+                self.map_times.append(time.monotonic())  # the map reads facts by type
+            elif reading:
+                self.list_times.append(time.monotonic())  # the first page, not a count
         if path.endswith("/memories/list") and not self._forced(request):
             self.requests.append((method, path, dict(request.url.params), None))
-            return httpx.Response(200, json={"items": self.listed, "total": len(self.listed)})
+            kind = request.url.params.get("type")
+            listed = [m for m in self.listed if kind in (None, m["fact_type"])]
+            return httpx.Response(200, json={"items": listed, "total": len(listed)})
         reply = super().handle(request)
         if path.endswith("/memories") and method == "POST" and reply.status_code == 200:
             for item in json.loads(request.content)["items"]:

@@ -182,6 +182,8 @@ def test_the_panels_bank_reads_do_not_send_the_queue_first(make_session: Any) ->
     assert counts.total == 0
     assert not fake.calls("POST", r"/memories$")  # `%hindsight timeline` would have sent it
     assert view.queue_stats().pending == 1
-    fake.listed.append({"id": "m1", "text": "dedupe on order_id", "entities": "order_id"})
+    fake.listed.append(
+        {"id": "m1", "text": "dedupe on order_id", "fact_type": "world", "entities": "order_id"}
+    )
     mapped = view.entity_map(top=1)  # the Map tab's: the bank as it is
     assert [node.name for node in mapped.nodes] == ["order_id"]
