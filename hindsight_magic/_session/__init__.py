@@ -179,7 +179,7 @@ class HindsightSession:
             on_sent=self._sent_async,
             **(queue_options or {}),
         )
-        worker = Worker(queue, sender)
+        worker = Worker(queue, sender, refusal=sender.refusal)
         recovered = queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
