@@ -811,13 +811,20 @@ class HindsightClient:
 
 
 class Connection:
-    """Holds the current client; every part that talks to the server asks it for ``client``."""
+    """Holds the current client (one from the start); every part that talks to the server
+    asks it for ``client``."""
 
-    def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None,
+        timeouts: Timeouts,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self._transport = transport
         self._lock = threading.Lock()
-        self._clients: list[HindsightClient] = []
-        self._client: HindsightClient | None = None
+        self._client = HindsightClient(url, api_key, timeouts, transport=transport)
+        self._clients: list[HindsightClient] = [self._client]
 
     def open(self, url: str, api_key: str | None, timeouts: Timeouts) -> HindsightClient:
         """Make a client for ``url`` the current one."""
@@ -833,10 +840,7 @@ class Connection:
     @property
     def client(self) -> HindsightClient:
         """The current client."""
-        client = self._client
-        if client is None:
-            raise RuntimeError("the connection was never opened")
-        return client
+        return self._client
 
     @property
     def url(self) -> str:

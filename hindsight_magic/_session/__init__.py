@@ -162,8 +162,7 @@ class HindsightSession:
         self._folder = cwd  # the project's folder (None: the working folder)
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
-        connection = Connection(transport)
-        self._connect(connection)
+        connection = Connection(*self._server(), transport)
         notices = Notices()
         secrets = SecretValues(settings.key)
         journal, problem = open_journal(settings.journal_path, cwd)
@@ -286,7 +285,8 @@ class HindsightSession:
             return None, None
         return headless_notebook(), self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _connect(self, connection: Connection) -> None:
+    def _server(self) -> tuple[str, str | None, Timeouts]:
+        """The server the settings name: its URL, the API key, the timeouts."""
         s = self.settings
         timeouts = Timeouts(
             request=s.request_timeout_ms / 1000,
@@ -294,7 +294,7 @@ class HindsightSession:
             recall=s.recall_timeout_ms / 1000,
             reflect=s.reflect_timeout_ms / 1000,
         )
-        connection.open(resolve_api_url(s, self._folder), s.key(), timeouts)
+        return resolve_api_url(s, self._folder), s.key(), timeouts
 
     def _compute_scope(self) -> BankScope:
         s = self.settings
@@ -344,7 +344,7 @@ class HindsightSession:
             self._parts.autoretain.process(force=True)
         self._parts.worker.flush(FLUSH_BEFORE_READ_S)
         if connection:
-            self._connect(self._parts.connection)
+            self._parts.connection.open(*self._server())
             self._parts.llm.forget()
         self.scope = scope
         self._parts.mental_models.reload()
