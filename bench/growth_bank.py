@@ -322,8 +322,8 @@ def _ensure_bank(url: str, bank: str) -> None:
 
     from .common import raw_client
 
-    connection = Connection()
-    client = connection.open(url, None, Timeouts(30, 60, 60, 120))
+    connection = Connection(url, None, Timeouts(30, 60, 60, 120))
+    client = connection.client
     try:
         ensure_bank(client, bank, "", "", "server")
     finally:

@@ -16,7 +16,8 @@ In a notebook: ``%load_ext hindsight_magic``, then ``%retain``, ``%recall``, ``%
 
 Inside IPython these use the kernel's session (loading the extension if needed); elsewhere one
 session per process, without the cell hook. Bad input raises ``InputError`` (a ``ValueError``)
-with one line saying what to do; server trouble raises ``HindsightError``; both are ``Error``.
+with one line saying what to do, or one of its kinds (``SettingsError``, ``CurationError``,
+``ArchiveError`` …); server trouble raises ``HindsightError``; all are ``Error``.
 
 Everything named here is the public API; the modules and packages whose names start with an
 underscore are private and may change without notice. Importing this package is cheap: the
@@ -58,33 +59,46 @@ from ._functions import (
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from ._delivery.items import QueueClosedError, QueueFullError
     from ._functions import FlushResult
-    from ._memory.curation import Outcome
-    from ._memory.layers import LayerList
+    from ._memory.archive import ArchiveError
+    from ._memory.curation import CurationError, Outcome
+    from ._memory.layers import LayerError, LayerList
+    from ._memory.overview import OverviewError
     from ._memory.parsed_replies import RecalledMemory, Sources
     from ._memory.provenance import Provenance
     from ._memory.results import RecallResult, ReflectResult
+    from ._memory.timewindow import WhenError
     from ._session import HindsightSession as Session
+    from ._settings import SettingsError
     from ._ui.display import Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 __all__ = [
+    "ArchiveError",
+    "CurationError",
     "Error",
     "FlushResult",
     "HindsightError",
     "InputError",
+    "LayerError",
     "LayerList",
     "MemoryMap",
     "Outcome",
+    "OverviewError",
     "Provenance",
+    "QueueClosedError",
+    "QueueFullError",
     "RecallResult",
     "RecalledMemory",
     "ReflectResult",
     "Report",
     "RetainResult",
     "Session",
+    "SettingsError",
     "Sources",
     "Timeline",
+    "WhenError",
     "__version__",
     "add_layer",
     "clone",
@@ -113,22 +127,31 @@ __all__ = [
     "unload_ipython_extension",
 ]
 
-# The result types, imported when first named (``hm.RecallResult``): the
-# modules behind them would make ``import hindsight_magic`` cost what ``%load_ext`` does.
+# The result types and the errors raised beside the code that raises them, imported when
+# first named (``hm.RecallResult``, ``except hm.CurationError``): the modules behind them would
+# make ``import hindsight_magic`` cost what ``%load_ext`` does.
 _LAZY = {
+    "ArchiveError": "._memory.archive",
+    "CurationError": "._memory.curation",
     "FlushResult": "._functions",
+    "LayerError": "._memory.layers",
     "LayerList": "._memory.layers",
     "MemoryMap": "._ui.pictures",
     "Outcome": "._memory.curation",
+    "OverviewError": "._memory.overview",
     "Provenance": "._memory.provenance",
+    "QueueClosedError": "._delivery.items",
+    "QueueFullError": "._delivery.items",
     "RecallResult": "._memory.results",
     "RecalledMemory": "._memory.parsed_replies",
     "ReflectResult": "._memory.results",
     "Report": "._ui.display",
     "RetainResult": "._ui.display",
     "Session": "._session",
+    "SettingsError": "._settings",
     "Sources": "._memory.parsed_replies",
     "Timeline": "._ui.pictures",
+    "WhenError": "._memory.timewindow",
 }
 
 

@@ -5,14 +5,20 @@
 - ``InputError`` (also a ``ValueError``): what the user gave cannot be used — a setting, a
   query, a time window, an archive. The message is one line saying what to do. Modules that
   need to tell their own kind apart subclass it (``SettingsError``, ``CurationError``,
-  ``WhenError``, ``OverviewError``, ``ArchiveError``); callers catch ``InputError``.
-- ``HindsightError``: a Hindsight call failed (no reply, a timeout, an error reply). What it
-  means for the user, in words and commands, is ``_diagnosis``'s job; ``_diagnosis.in_words``
-  makes the ``HindsightError`` the magics raise with those words, which IPython shows as one
-  line (a local server that would not start is one too).
+  ``LayerError``, ``WhenError``, ``OverviewError``, ``ArchiveError``); callers catch
+  ``InputError``.
+- ``HindsightError``: a Hindsight call failed (no reply, a timeout, an error reply), or an
+  operation the server ran for us did (an import it could not read). What it means for the
+  user, in words and commands, is ``_diagnosis``'s job; ``_diagnosis.in_words`` makes the
+  ``HindsightError`` the magics raise with those words, which IPython shows as one line (a
+  local server that would not start is one too).
+- ``QueueFullError`` and ``QueueClosedError`` (``_delivery/items.py``): a retain the queue
+  cannot take.
 
-Failures that never reach the user (a journal that cannot be written, a closed queue) are
-``Error`` subclasses beside the code that raises and handles them.
+Every class a user can meet is exported from ``hindsight_magic``. Failures that never reach
+the user (a journal that cannot be written, a local server's trouble, an agent tool's refusal)
+are ``Error`` subclasses beside the code that raises and handles them (``tests/test_errors.py``
+checks both).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from ._capture.transcript import own_text
-from ._errors import InputError
+from ._errors import Error, InputError
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def current_session() -> HindsightSession:
         shell.extension_manager.load_extension("hindsight_magic")
         attached = SESSIONS.registered(shell)
     if attached is None:  # IPython thinks it loaded, yet it was unloaded behind its back
-        raise RuntimeError("hindsight_magic is not loaded here: run %reload_ext hindsight_magic")
+        raise Error("hindsight_magic is not loaded here: run %reload_ext hindsight_magic")
     return attached.session
 
 

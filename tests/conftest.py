@@ -223,6 +223,29 @@ def dead_url() -> str:
 
 
 @pytest.fixture
+def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead_url: str) -> Iterator[Any]:
+    """``sessions(**options)``: sessions on one journal (as kernels of one user), closed after."""
+    from hindsight_magic._session import HindsightSession
+    from hindsight_magic._settings import HindsightSettings
+
+    monkeypatch.setenv("HINDSIGHT_JOURNAL_PATH", str(tmp_path / "journal.sqlite3"))
+    monkeypatch.setenv("HINDSIGHT_AUTO_RETAIN", "false")
+    monkeypatch.setenv("HINDSIGHT_MENTAL_MODELS", "false")
+    monkeypatch.setenv("HINDSIGHT_SCOPING", "global")
+    monkeypatch.setenv("HINDSIGHT_API_URL", dead_url)
+    made: list[HindsightSession] = []
+
+    def make(**options: Any) -> HindsightSession:
+        session = HindsightSession(HindsightSettings(), cwd=str(tmp_path), **options)
+        made.append(session)
+        return session
+
+    yield make
+    for session in reversed(made):
+        session.close(0.5)
+
+
+@pytest.fixture
 def mcp_env(tmp_path: Path) -> dict[str, str]:
     """What an MCP server process gets: this session's data dir and a journal of its own (shared
     with the test's kernels), no auto-retain (quieter); the code under test (``PYTHONPATH``,

@@ -164,3 +164,18 @@ def test_bad_input_is_one_value_error_line_before_any_session(call: Any, message
     assert isinstance(info.value, ValueError)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_session_unregistered_behind_ipythons_back_is_an_error_of_the_family(
+    notebook: Any, dead_url: str
+) -> None:
+    from hindsight_magic._functions import SESSIONS
+
+    notebook.load(api_url=dead_url, auto_retain="false", mental_models="false")
+    attached = SESSIONS.unregister(notebook.ip)  # IPython still counts the extension loaded
+    try:
+        with pytest.raises(hm.Error, match=r"not loaded here: run %reload_ext hindsight_magic"):
+            hm.status(check_server=False)
+    finally:
+        assert attached is not None
+        SESSIONS.register(notebook.ip, attached)

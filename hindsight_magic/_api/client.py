@@ -64,38 +64,58 @@ def failure(operation: str, error: httpx.HTTPError, timeout_s: float) -> Hindsig
     return HindsightError(operation, message, details=error, kind="connect")
 
 
-def json_reply(operation: str, response: httpx.Response, need_json: bool = True) -> Any:
+@dataclass(frozen=True)
+class Reply:
+    """A reply read once: its status, body text and content type, and the body as JSON
+    (``parsed``: None for an empty body; ``is_json``: False when the body is not JSON)."""
+
+    status: int
+    reason: str
+    text: str
+    ctype: str
+    parsed: Any
+    is_json: bool
+
+    @classmethod
+    def read(cls, response: httpx.Response) -> Reply:
+        text = response.text
+        try:
+            parsed = json.loads(text) if text.strip() else None
+            is_json = True
+        except ValueError:
+            parsed, is_json = None, False
+        ctype = response.headers.get("content-type", "no content type")
+        return cls(response.status_code, response.reason_phrase, text, ctype, parsed, is_json)
+
+    def foreign(self, need_json: bool = True) -> str | None:
+        """Why this is not a reply of Hindsight's, in the words after ``<op> failed:``: an
+        error reply that is not JSON, or (``need_json``) a success whose body is not a JSON
+        object or array; None for a reply of Hindsight's."""
+        if self.status >= 400:
+            if self.is_json:
+                return None
+            if self.status == 413:
+                return "HTTP 413, too large for the server (or a proxy in front of it)"
+            if "html" in self.ctype or self.text.lstrip().startswith("<") or not self.text.strip():
+                return f"HTTP {self.status} with a non-JSON reply ({self.ctype})"
+            return reply_line(self.text)
+        if need_json and not isinstance(self.parsed, dict | list):
+            return f"the reply was not Hindsight JSON (HTTP {self.status}, {self.ctype})"
+        return None
+
+
+def json_reply(operation: str, reply: Reply, need_json: bool = True) -> Any:
     """A read reply's JSON (``{}`` for an empty one); an error reply, or one that is not
     Hindsight's JSON when ``need_json``, as a ``HindsightError`` in one line."""
-    text = response.text
-    try:
-        parsed = json.loads(text) if text.strip() else None
-        is_json = True
-    except ValueError:
-        parsed, is_json = None, False
-    ctype = response.headers.get("content-type", "no content type")
-    if response.status_code >= 400:
-        details = detail_of(parsed, text)
-        if is_json:
-            shown = reply_line(readable(details)) or response.reason_phrase
-            raise HindsightError(
-                operation, f"{operation} failed: {shown}", response.status_code, details
-            )
-        if response.status_code == 413:
-            shown = "HTTP 413, too large for the server (or a proxy in front of it)"
-        elif "html" in ctype or text.lstrip().startswith("<") or not text.strip():
-            shown = f"HTTP {response.status_code} with a non-JSON reply ({ctype})"
-        else:
-            shown = reply_line(text)
-        message = f"{operation} failed: {shown}"
-        raise HindsightError(operation, message, response.status_code, text[:500], "not_hindsight")
-    if need_json and not isinstance(parsed, dict | list):
-        message = (
-            f"{operation} failed: the reply was not Hindsight JSON "
-            f"(HTTP {response.status_code}, {ctype})"
-        )
-        raise HindsightError(operation, message, response.status_code, text[:500], "not_hindsight")
-    return parsed if parsed is not None else {}
+    why = reply.foreign(need_json)
+    if why is not None:
+        message = f"{operation} failed: {why}"
+        raise HindsightError(operation, message, reply.status, reply.text[:500], "not_hindsight")
+    if reply.status >= 400:
+        details = detail_of(reply.parsed, reply.text)
+        shown = reply_line(readable(details)) or reply.reason
+        raise HindsightError(operation, f"{operation} failed: {shown}", reply.status, details)
+    return reply.parsed if reply.parsed is not None else {}
 
 
 @dataclass(frozen=True)
@@ -182,10 +202,31 @@ class HindsightClient:
         allow_404: bool = False,
         need_json: bool = True,
     ) -> Any:
-        """The one request every endpoint goes through: its reply as JSON (``{}`` for an empty
-        one), None for a 404 when ``allow_404``; every failure a ``HindsightError`` named after
-        ``operation``. ``files`` sends a multipart upload (read from its file objects as httpx
-        encodes them)."""
+        """The request nearly every endpoint goes through: its reply as JSON (``{}`` for an
+        empty one), None for a 404 when ``allow_404``; every failure a ``HindsightError`` named
+        after ``operation``. ``files`` sends a multipart upload (read from its file objects as
+        httpx encodes them)."""
+        reply = self.send(
+            operation, method, path, timeout_s=timeout_s, body=body, params=params, files=files
+        )
+        if allow_404 and reply.status == 404:
+            return None
+        return json_reply(operation, reply, need_json)
+
+    def send(
+        self,
+        operation: str,
+        method: str,
+        path: str,
+        *,
+        timeout_s: float,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        files: dict[str, Any] | None = None,
+    ) -> Reply:
+        """One request and its reply, whatever its status: for an endpoint that reads a reply
+        its own way before ``json_reply`` (``call`` is this and ``json_reply``); a request that
+        got no reply is a ``HindsightError``."""
         import httpx
 
         timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
@@ -207,9 +248,7 @@ class HindsightClient:
             self._no_reply(error)
             raise failure(operation, error, timeout_s) from None
         self.unreachable_since = None
-        if allow_404 and response.status_code == 404:
-            return None
-        return json_reply(operation, response, need_json)
+        return Reply.read(response)
 
     @contextmanager
     def stream(self, operation: str, path: str, *, timeout_s: float) -> Iterator[httpx.Response]:
@@ -223,7 +262,7 @@ class HindsightClient:
                 self.unreachable_since = None
                 if response.status_code >= 400:
                     response.read()
-                    json_reply(operation, response, need_json=False)
+                    json_reply(operation, Reply.read(response), need_json=False)
                 yield response
         except httpx.HTTPError as error:
             self._no_reply(error)
@@ -255,18 +294,14 @@ class HindsightClient:
     def identity(self) -> dict[str, Any]:
         """``GET /version``, checked to be Hindsight's; cached after the first success."""
         if self._identity is None:
-            try:
-                reply = self.call("version", "GET", "/version", timeout_s=self.timeouts.request)
-            except HindsightError as error:
-                if error.kind == "not_hindsight" and (error.status_code or 0) < 500:
-                    message = (
-                        f"{self.base_url} answered but is not a Hindsight server "
-                        f"(HTTP {error.status_code} for /version)"
-                    )
-                    raise HindsightError(
-                        "version", message, error.status_code, None, error.kind
-                    ) from None
-                raise
+            answer = self.send("version", "GET", "/version", timeout_s=self.timeouts.request)
+            if answer.status < 500 and answer.foreign() is not None:  # not a failing Hindsight
+                message = (
+                    f"{self.base_url} answered but is not a Hindsight server "
+                    f"(HTTP {answer.status} for /version)"
+                )
+                raise HindsightError("version", message, answer.status, None, "not_hindsight")
+            reply = json_reply("version", answer)
             if not isinstance(reply, dict) or "api_version" not in reply:
                 message = f"{self.base_url} answered but is not a Hindsight server"
                 raise HindsightError("version", message, 200, reply, "not_hindsight")
@@ -409,23 +444,25 @@ class HindsightClient:
         body: dict[str, Any] = {"items": list(items), "async": async_}
         if operation_id:
             body["operation_id"] = operation_id
-        try:
-            reply = self.call(
-                "retainBatch",
-                "POST",
-                f"{bank_path(bank_id)}/memories",
-                timeout_s=self.timeouts.retain,
-                body=body,
-            )
-        except HindsightError as error:
-            if error.kind != "not_hindsight" or not 200 <= (error.status_code or 0) < 300:
-                raise
+        answer = self.send(
+            "retainBatch",
+            "POST",
+            f"{bank_path(bank_id)}/memories",
+            timeout_s=self.timeouts.retain,
+            body=body,
+        )
+        unreadable = answer.foreign()
+        if unreadable is not None and 200 <= answer.status < 300:
             # A 2xx whose body cannot be read: the server may well have accepted the batch, so
             # re-send it under the same operation_id (idempotent) instead of failing it.
-            message = f"{error} — delivery unconfirmed; re-sending the same operation"
+            message = (
+                f"retainBatch failed: {unreadable} — delivery unconfirmed; re-sending the same "
+                "operation"
+            )
             raise HindsightError(
-                "retainBatch", message, error.status_code, error.details, "unconfirmed"
-            ) from None
+                "retainBatch", message, answer.status, answer.text[:500], "unconfirmed"
+            )
+        reply = json_reply("retainBatch", answer)
         if not isinstance(reply, dict) or reply.get("success") is False:
             message = f"retainBatch failed: unexpected reply {reply_line(reply, 120)}"
             raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
@@ -774,13 +811,20 @@ class HindsightClient:
 
 
 class Connection:
-    """Holds the current client; every part that talks to the server asks it for ``client``."""
+    """Holds the current client (one from the start); every part that talks to the server
+    asks it for ``client``."""
 
-    def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None,
+        timeouts: Timeouts,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self._transport = transport
         self._lock = threading.Lock()
-        self._clients: list[HindsightClient] = []
-        self._client: HindsightClient | None = None
+        self._client = HindsightClient(url, api_key, timeouts, transport=transport)
+        self._clients: list[HindsightClient] = [self._client]
 
     def open(self, url: str, api_key: str | None, timeouts: Timeouts) -> HindsightClient:
         """Make a client for ``url`` the current one."""
@@ -796,10 +840,7 @@ class Connection:
     @property
     def client(self) -> HindsightClient:
         """The current client."""
-        client = self._client
-        if client is None:
-            raise RuntimeError("the connection was never opened")
-        return client
+        return self._client
 
     @property
     def url(self) -> str:

@@ -11,7 +11,9 @@ kernel is an *owner*; a new kernel claims the rows and spools of owners that die
 Every failure is a ``JournalError`` whose ``kind`` says why: ``corrupt`` (SQLite says the file
 is not a database or its image is malformed — the only kind that moves the file aside),
 ``full`` (disk full), ``readonly`` (read-only file system or file), ``denied`` (permissions),
-``locked`` (another process holds it too long; transient) or ``error`` (anything else). A
+``cantopen`` (SQLite cannot open it and its folder does not say why), ``locked`` (another
+process holds it too long; transient), ``closed`` (not open yet, or no more), ``replaced``
+(another kernel moved a damaged file aside and made a new one) or ``error`` (anything else). A
 damaged file is moved aside when (re)opened and a fresh one created; ``moved_to`` then names
 the old file.
 

@@ -3,8 +3,8 @@
 Holds the memories while the local server runs on after its data dir was deleted (it would
 accept them into deleted files). Checks the server is Hindsight (once per client), ensures the
 bank (once per process), redacts every item once more, then ``POST …/memories``. A refused
-key becomes one line that says to check ``HINDSIGHT_API_KEY``; every other failure is the
-client's ``HindsightError``, which the queue sorts into retry, split or failed.
+key is kept as one line that says to check ``HINDSIGHT_API_KEY`` (``refusal``); every failure
+is the client's ``HindsightError``, which the queue sorts into retry, split or failed.
 
 Two ways to send, both safe to repeat after a lost reply:
 
@@ -99,20 +99,18 @@ class BatchSender:
         with contextlib.suppress(HindsightError):
             self._connection.client.identity()
 
+    def refusal(self, error: HindsightError) -> str:
+        """Why the server refused a batch, as the one line the queue keeps with it (its
+        notices, ``%hindsight status``): a refused key says to check ``HINDSIGHT_API_KEY``,
+        anything else is the error's own message. A read that sends a batch itself gets the
+        error as it is, and the magic explains it once."""
+        if error.status_code in (401, 403):
+            return explain(error, self._connection.client.base_url)
+        return str(error)
+
     def __call__(self, batch: Batch) -> bool:
         """Send ``batch``; True when the server has already indexed it (a synchronous send)."""
         client = self._connection.client
-        try:
-            return self._send(client, batch)
-        except HindsightError as error:
-            if error.status_code not in (401, 403):
-                raise
-            message = explain(error, client.base_url)  # says to check HINDSIGHT_API_KEY
-            raise HindsightError(
-                error.operation, message, error.status_code, error.details, error.kind
-            ) from None
-
-    def _send(self, client: HindsightClient, batch: Batch) -> bool:
         deleted = self._deleted_data.deleted_data_dir(client.base_url)
         if deleted is not None:  # it would accept them, into files already deleted
             raise HindsightError(

@@ -31,16 +31,23 @@ Sender = Callable[[Batch], bool | None]  # True: sent synchronously, already sea
 
 
 class Worker:
-    """A daemon thread that delivers ``queue`` through ``send`` and runs scheduled jobs."""
+    """A daemon thread that delivers ``queue`` through ``send`` and runs scheduled jobs;
+    ``refusal`` words a refused batch for the queue (the error's message unless told)."""
 
     thread_name = "hindsight-magic-worker"
 
     def __init__(
-        self, queue: RetainQueue, send: Sender, *, clock: Callable[[], float] = time.monotonic
+        self,
+        queue: RetainQueue,
+        send: Sender,
+        *,
+        refusal: Callable[[HindsightError], str] = str,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.queue = queue
         self.journal = queue.journal
         self.send = send  # the queue's only way to the server (tests put a recorder here)
+        self._refusal = refusal
         self._clock = clock
         self._lock = queue.lock  # one lock: a retain or a job wakes the same sleeper
         self._jobs: list[tuple[float, Job]] = []  # (due, job)
@@ -174,7 +181,8 @@ class Worker:
             indexed = self.send(batch)
         except HindsightError as error:
             # a batch refused for what it carries is halved, so one bad memory fails alone
-            self.queue.refused(batch, str(error), error.transient, split=error.refuses_items)
+            message = self._refusal(error)
+            self.queue.refused(batch, message, error.transient, split=error.refuses_items)
         except Exception as error:  # a bug or an unexpected reply: keep the items, visibly
             log.exception("Hindsight retain queue: batch flush failed")
             self.queue.refused(batch, f"{type(error).__name__}: {error}", transient=False)

@@ -101,35 +101,24 @@ def _drop_invalid_config(config: Any) -> None:
             del section[name]
 
 
-def user_facing(method: F) -> F:
-    """Show pending background notices, then turn expected failures into one line."""
-
-    @functools.wraps(method)
-    def wrapper(self: HindsightMagics, *args: Any, **kwargs: Any) -> Any:
-        for notice in self.session.take_notices():
-            print(plain_text(notice), file=sys.stderr)
-        try:
-            return method(self, *args, **kwargs)
-        except InputError as error:  # bad input: one line, even with debug on
-            raise UsageError(str(error)) from None
-        except HindsightError as error:
-            if self.debug:
-                raise
-            raise in_words(error, self.session.explain(error)) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def with_usage(usage: str) -> Callable[[F], F]:
-    """Add the magic's usage line to the one-line message of bad input."""
+def user_facing(usage: str | None = None) -> Callable[[F], F]:
+    """Show pending background notices, then turn expected failures into one line: bad input
+    as IPython's ``UsageError``, ending with the magic's ``usage`` line when it has one; a failed
+    server call as the ``HindsightError`` in the session's words (``in_words``)."""
 
     def decorate(method: F) -> F:
         @functools.wraps(method)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(self: HindsightMagics, *args: Any, **kwargs: Any) -> Any:
+            for notice in self.session.take_notices():
+                print(plain_text(notice), file=sys.stderr)
             try:
-                return method(*args, **kwargs)
-            except InputError as error:
-                raise InputError(f"{error} Usage: {usage}") from None
+                return method(self, *args, **kwargs)
+            except InputError as error:  # bad input: one line, even with debug on
+                raise UsageError(f"{error} Usage: {usage}" if usage else str(error)) from None
+            except HindsightError as error:
+                if self.debug:
+                    raise
+                raise in_words(error, self.session.explain(error)) from None
 
         return wrapper  # type: ignore[return-value]
 
@@ -166,8 +155,7 @@ class HindsightMagics(Magics, HindsightSettings):
 
     @no_var_expand
     @line_cell_magic
-    @user_facing
-    @with_usage(RETAIN_OPTIONS.usage)
+    @user_facing(RETAIN_OPTIONS.usage)
     @RETAIN_OPTIONS.document
     def retain(self, line: str, cell: str | None = None) -> RetainResult:
         """Queue a durable fact for this notebook's long-term memory.
@@ -207,8 +195,7 @@ class HindsightMagics(Magics, HindsightSettings):
 
     @no_var_expand
     @line_cell_magic
-    @user_facing
-    @with_usage(RECALL_OPTIONS.usage)
+    @user_facing(RECALL_OPTIONS.usage)
     @RECALL_OPTIONS.document
     def recall(self, line: str, cell: str | None = None) -> RecallResult:
         """Search this notebook's long-term memory; returns ranked memories as a table.
@@ -259,8 +246,7 @@ class HindsightMagics(Magics, HindsightSettings):
 
     @no_var_expand
     @line_cell_magic
-    @user_facing
-    @with_usage(REFLECT_OPTIONS.usage)
+    @user_facing(REFLECT_OPTIONS.usage)
     @REFLECT_OPTIONS.document
     def reflect(self, line: str, cell: str | None = None) -> ReflectResult:
         """Ask the Hindsight server to synthesize an answer from this notebook's memory.
@@ -299,7 +285,7 @@ class HindsightMagics(Magics, HindsightSettings):
         return self._store_var(options, answer)
 
     @line_magic
-    @user_facing
+    @user_facing()
     def hindsight(self, line: str) -> Any:
         """Manage this notebook's Hindsight memory session: ``%hindsight SUBCOMMAND [ARGS]``.
 

@@ -173,7 +173,9 @@ def _kill_group(pid: int, timeout_s: float) -> None:
     _CHILDREN.pop(pid, None)
 
 
-def _wait_healthy(url: str, pid: int, wait_s: float, log: Path) -> None:
+def _unhealthy(url: str, pid: int, wait_s: float, log: Path) -> str | None:
+    """Wait (at most ``wait_s``) for the server ``pid`` to answer ``GET /health`` at ``url``:
+    None once it does, else why it did not (it exited, or stayed silent), naming the ``log``."""
     import httpx
 
     deadline = time.monotonic() + wait_s
@@ -182,14 +184,12 @@ def _wait_healthy(url: str, pid: int, wait_s: float, log: Path) -> None:
             if not _pid_alive(pid):
                 proc = _CHILDREN.get(pid)
                 code = proc.returncode if proc is not None else "unknown"
-                msg = f"Hindsight server exited during start (code {code}); see {log}"
-                raise ServerError(msg, tail(log, 20))
+                return f"Hindsight server exited during start (code {code}); see {log}"
             with contextlib.suppress(httpx.HTTPError):
                 if client.get(f"{url}/health").status_code == 200:
-                    return
+                    return None
             if time.monotonic() >= deadline:
-                msg = f"Hindsight server did not become healthy within {wait_s:g}s; see {log}"
-                raise ServerError(msg, tail(log, 20))
+                return f"Hindsight server did not become healthy within {wait_s:g}s; see {log}"
             time.sleep(0.25)
 
 
@@ -223,14 +223,12 @@ def start(
     with _locked(home):
         info = running_server(data_dir)
         if info is not None:
-            try:
-                _wait_healthy(info.url, info.pid, min(wait_s, 60), log)
-            except ServerError as exc:
+            if _unhealthy(info.url, info.pid, min(wait_s, 60), log) is not None:
                 msg = (
                     f"a Hindsight server from this data dir (pid {info.pid}) is running but not "
                     f"answering at {info.url}; run `hindsight-magic server stop` and start again"
                 )
-                raise ServerError(msg, exc.log_tail) from None
+                raise ServerError(msg, tail(log, 20))
             return info
         if port is None:
             port = _free_port(home)
@@ -272,7 +270,9 @@ def start(
                 llm_base_url=without_credentials(env.get("HINDSIGHT_API_LLM_BASE_URL", "")),
             )  # fmt: skip
             _write_state(home, info)
-            _wait_healthy(info.url, pid, wait_s, log)
+            why = _unhealthy(info.url, pid, wait_s, log)
+            if why is not None:
+                raise ServerError(why, tail(log, 20))
         except BaseException:
             if pid:
                 _kill_group(pid, 5)

@@ -10,8 +10,9 @@ server's import counts against it afterwards.
 The server's transfers run as operations; ``Archiver`` follows each, reporting to a
 ``Progress`` (a widget bar in notebooks, a text bar in terminals: the caller's choice), and an
 interrupt cancels the operation on the server. Archives stream to and from disk in chunks
-(``_api/transfers.py``), never whole in memory. Every refusal is a ``ArchiveError``: one line
-saying what to do, nothing imported or half-written left behind.
+(``_api/transfers.py``), never whole in memory. Every refusal is an ``ArchiveError`` and every
+operation the server failed a ``HindsightError``: one line saying what to do, nothing imported
+or half-written left behind.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
+from .._api.errors import reply_line
 from .._api.transfers import BankTransfers
 from .._errors import HindsightError, InputError
 from .._text import plural
@@ -150,20 +152,24 @@ class Manifest:
         return json.dumps(asdict(self), indent=2) + "\n"
 
     @classmethod
-    def from_json(cls, data: object) -> Manifest:
-        """The manifest in ``data`` (a manifest file's JSON); ``ArchiveError`` naming the
-        first field that is missing or not of its type (a count that is not a whole number
-        would fail only after the import)."""
+    def from_json(cls, data: object, path: Path) -> Manifest:
+        """The manifest in ``data`` (the JSON of the manifest file at ``path``); an
+        ``ArchiveError`` naming the file and the first field that is missing or not of its type
+        (a count that is not a whole number would fail only after the import)."""
+
+        def refused(why: str) -> ArchiveError:
+            return ArchiveError(f"{path} is not a snapshot manifest ({why}): nothing was imported.")
+
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ArchiveError("damaged, or another tool's")
+            raise refused("damaged, or another tool's")
         values: dict[str, Any] = {}
         for name, field in cls.__dataclass_fields__.items():
             value = data.get(name)
             if field.type == "int":
                 if type(value) is not int or value < 0:  # True is an int, not a count
-                    raise ArchiveError(f"its field {name} is not a count (a whole number)")
+                    raise refused(f"its field {name} is not a count (a whole number)")
             elif type(value) is not str:
-                raise ArchiveError(f"its field {name} is not text")
+                raise refused(f"its field {name} is not text")
             values[name] = value
         return cls(**values)
 
@@ -180,12 +186,7 @@ class Manifest:
             ) from None
         except (OSError, ValueError):
             data = None
-        try:
-            return cls.from_json(data)
-        except ArchiveError as error:
-            raise ArchiveError(
-                f"{path} is not a snapshot manifest ({error}): nothing was imported."
-            ) from None
+        return cls.from_json(data, path)
 
 
 def manifest_path(archive: Path) -> Path:
@@ -475,7 +476,7 @@ class Archiver:
                 progress.stage(f"restoring bank {target} on the server")
                 result = self._follow(TRANSFER_BANK, operation, progress, "restore")
                 break
-            except (HindsightError, ArchiveError) as error:
+            except HindsightError as error:
                 # the session's own background work (the mental models' first load, a
                 # panel) may create the empty bank again between the delete and the import,
                 # which the server refuses when it runs: look again, delete again
@@ -544,7 +545,8 @@ class Archiver:
 
     def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
-        it on the server; a failure is one line."""
+        it on the server; an operation that failed or never ended there is a
+        ``HindsightError`` (the server's fault, not the user's input), in one line."""
         client = self._connection.client
         deadline = time.monotonic() + OPERATION_TIMEOUT_S
         try:
@@ -562,10 +564,12 @@ class Archiver:
                     # minutes, refused each time: give up on it now (the caller deletes again)
                     if status not in ("failed", "cancelled", "not_found"):
                         self._cancel(bank, operation)
-                    why = why or f"the server's operation {status}"
-                    raise ArchiveError(f"The {what} failed on the server: {why.rstrip('.')}.")
+                    why = reply_line(why) if why else f"the server's operation {status}"
+                    message = f"The {what} failed on the server: {why.rstrip('.')}."
+                    raise HindsightError(what, message, details=reply)
                 if time.monotonic() > deadline:
-                    raise ArchiveError(f"The {what} did not finish within an hour.")
+                    message = f"The {what} did not finish within an hour."
+                    raise HindsightError(what, message, details=reply, kind="timeout")
                 progress.advance(0)
                 time.sleep(POLL_S)
         except KeyboardInterrupt:

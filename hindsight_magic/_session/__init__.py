@@ -5,20 +5,36 @@ extension's cell hook) call the session's use-case methods — ``retain``, ``rec
 ``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part. The parts,
 and who gets what:
 
-- ``connection`` (api): the client for the URL, key and timeouts in force;
+- ``connection`` (api): the client for the URL, key and timeouts in force; every part that
+  talks to the server asks it for the client of the moment;
+- ``notices`` (session): the lines background work leaves for the user, shown before the next
+  magic's output;
+- ``secrets`` (capture): the secret values redacted from every memory, cached;
+- ``journal_file`` (delivery): the SQLite journal the queue keeps its memories in (None when
+  the journal is off); a read also finds there what other kernels queued;
+- ``sender`` (delivery): one batch to the server (ensure-bank, identity, the refused-key
+  message);
 - ``queue`` (delivery): batches, retries, and its journal on disk; it reports refusals to
   ``notices``;
-- ``worker`` (delivery): the one background thread; it sends the queue's batches through a
-  ``BatchSender`` (ensure-bank, identity, the refused-key message) and runs every other part's
-  background jobs (``submit``);
+- ``worker`` (delivery): the one background thread; it sends the queue's batches through the
+  ``sender`` and runs every other part's background jobs (``submit``);
+- ``transcripts`` (delivery): follows the transcripts the server accepted until it has
+  indexed them, so a read can say how many cells it cannot find yet;
 - ``autoretain`` (capture): cells → transcripts, queued through ``retain``, each cell a
-  document per version that ``versions`` (memory) plans: an unchanged re-run sends nothing, a
-  changed cell supersedes its earlier version;
+  document per version that ``versions`` plans;
+- ``versions`` (memory): a cell's versions: an unchanged re-run sends nothing, a changed cell
+  supersedes its earlier version;
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
+- ``llm`` (memory): whether the server has an LLM that writes, which the reader, the models
+  and the overview ask before they promise an answer;
 - ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue
   (and, in a session that ``reads_others``, what other kernels queued for the bank: an agent's
   read-after-write across processes);
-- ``overview`` (memory): the bank seen whole, the timeline and the entity map.
+- ``layer_asking`` (memory): the threads the reader asks the layers (banks read beside one's
+  own) on, kept for the session;
+- ``curator`` (memory): forget, restore, correct, history, delete, purge and dedupe;
+- ``overview`` (memory): the bank seen whole, the timeline and the entity map;
+- ``archiver`` (memory): snapshot, restore and clone.
 
 The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
 (``view()``).
@@ -168,8 +184,7 @@ class HindsightSession:
         self._folder = cwd  # the project's folder (None: the working folder)
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
-        connection = Connection(transport)
-        self._connect(connection)
+        connection = Connection(*self._server(), transport)
         notices = Notices()
         secrets = SecretValues(settings.key)
         journal, problem = open_journal(settings.journal_path, cwd)
@@ -185,7 +200,7 @@ class HindsightSession:
             on_sent=self._sent_async,
             **(queue_options or {}),
         )
-        worker = Worker(queue, sender)
+        worker = Worker(queue, sender, refusal=sender.refusal)
         recovered = queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
@@ -292,7 +307,8 @@ class HindsightSession:
             return None, None
         return headless_notebook(), self.started_at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _connect(self, connection: Connection) -> None:
+    def _server(self) -> tuple[str, str | None, Timeouts]:
+        """The server the settings name: its URL, the API key, the timeouts."""
         s = self.settings
         timeouts = Timeouts(
             request=s.request_timeout_ms / 1000,
@@ -300,7 +316,7 @@ class HindsightSession:
             recall=s.recall_timeout_ms / 1000,
             reflect=s.reflect_timeout_ms / 1000,
         )
-        connection.open(resolve_api_url(s, self._folder), s.key(), timeouts)
+        return resolve_api_url(s, self._folder), s.key(), timeouts
 
     def _compute_scope(self) -> BankScope:
         s = self.settings
@@ -350,7 +366,7 @@ class HindsightSession:
             self._parts.autoretain.process(force=True)
         self._parts.worker.flush(FLUSH_BEFORE_READ_S)
         if connection:
-            self._connect(self._parts.connection)
+            self._parts.connection.open(*self._server())
             self._parts.llm.forget()
         self.scope = scope
         self._parts.mental_models.reload()

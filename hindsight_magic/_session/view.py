@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from .._delivery.indexing import follow_operations, operation_state
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
+from .._errors import Error
 from .._memory.layers import Layer, layer_states, layers_of
 from .._memory.reading import Reader
 from .._settings import MINE
@@ -71,7 +72,7 @@ class SessionView:
 
     It holds the session weakly: a panel left open after ``%unload_ext`` keeps its view (and the
     hub in the ``panel_hub`` slot), not the unloaded session with its queue and journal. Once the
-    session is gone, ``closed`` is True and every other call raises ``RuntimeError``.
+    session is gone, ``closed`` is True and every other call raises ``Error``.
     """
 
     def __init__(self, session: ViewedSession, parts: Parts) -> None:
@@ -83,13 +84,13 @@ class SessionView:
     def _live(self) -> ViewedSession:
         session = self._session()
         if session is None:
-            raise RuntimeError("the Hindsight session is gone")
+            raise Error("the Hindsight session is gone")
         return session
 
     def _part(self) -> Parts:
         parts = self._parts()
         if parts is None or self._session() is None:
-            raise RuntimeError("the Hindsight session is gone")
+            raise Error("the Hindsight session is gone")
         return parts
 
     # -- reads --------------------------------------------------------------------------------

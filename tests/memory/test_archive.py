@@ -53,8 +53,10 @@ MANIFEST = {
 }
 
 
-def test_a_well_formed_manifest_is_read() -> None:
-    assert Manifest.from_json(MANIFEST).memories == 12
+def test_a_well_formed_manifest_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "course.manifest.json"
+    path.write_text(json.dumps(MANIFEST))
+    assert Manifest.read(path).memories == 12
 
 
 @pytest.mark.parametrize(
@@ -68,5 +70,6 @@ def test_a_manifest_field_of_the_wrong_type_is_refused_before_anything_is_sent(
     path.write_text(json.dumps({**MANIFEST, field: value}))
     with pytest.raises(ArchiveError) as refused:
         Manifest.read(path)
-    assert f"{field} is not" in str(refused.value)
+    assert str(refused.value).startswith(f"{path} is not a snapshot manifest (its field {field} is")
+    assert str(refused.value).endswith("): nothing was imported.")
     assert "\n" not in str(refused.value)

@@ -184,6 +184,30 @@ def test_damaged_or_refused_archives_are_one_line_and_import_nothing(
             assert not bank_exists(hindsight_server, target), target  # nothing imported
 
 
+def test_an_archive_the_server_cannot_import_is_its_failure_in_one_line(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str, snapshot: Path
+) -> None:
+    """A ZIP whose own manifest reads well but whose document the server cannot parse: the
+    server's import operation fails, which is the server's failure (``HindsightError``), not
+    bad input, and its multi-line reason is one line."""
+    broken = snapshot.with_name("broken.zip")
+    with zipfile.ZipFile(snapshot) as source, zipfile.ZipFile(broken, "w") as copy:
+        for member in source.infolist():
+            data = source.read(member)
+            if member.filename.startswith("documents/"):
+                data = b'{"not": "a document"'
+            copy.writestr(member, data)
+    target = f"{bank_id}-broken"
+    cell = book.run(f"%hindsight restore {broken} --into {target}")
+    assert isinstance(cell.error, hm.HindsightError), repr(cell.error)
+    assert "The restore failed on the server: ValidationError" in str(cell.error)
+    assert "\n" not in str(cell.error)
+    said = [line for line in cell.text.splitlines() if "failed on the server" in line]
+    assert said == [f"HindsightError: {cell.error}"], cell.text  # one line, no traceback
+    assert "Traceback" not in cell.text
+    httpx.delete(f"{hindsight_server.url}/v1/default/banks/{target}", timeout=30)
+
+
 def test_a_server_without_transfers_is_told_in_one_line(
     book: Notebook, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -548,6 +548,4 @@ class _Never:
 def _connection(fake: FakeHindsight) -> Any:
     from hindsight_magic._api.client import Connection
 
-    connection = Connection(fake.transport)
-    connection.open(fake.url, None, Timeouts(1, 1, 1, 1))
-    return connection
+    return Connection(fake.url, None, Timeouts(1, 1, 1, 1), fake.transport)

@@ -127,8 +127,9 @@ class Recorded:
 
 def planner(answer: Callable[[httpx.Request], httpx.Response]) -> tuple[CellVersions, Recorded]:
     recorded = Recorded(answer)
-    connection = Connection(httpx.MockTransport(recorded))
-    connection.open("http://hindsight.test", None, Timeouts(5, 5, 5, 5))
+    connection = Connection(
+        "http://hindsight.test", None, Timeouts(5, 5, 5, 5), httpx.MockTransport(recorded)
+    )
     jobs: list[Any] = []
     return CellVersions(connection, lambda job, delay_s=0.0: jobs.append(job) or True), recorded
 

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from helpers import FakeHindsight
 
+import hindsight_magic as hm
 from hindsight_magic._session import HindsightSession
 from hindsight_magic._session.view import SessionView
 from hindsight_magic._settings import HindsightSettings
@@ -144,7 +145,7 @@ def test_a_view_does_not_keep_its_session_alive(fake: FakeHindsight) -> None:
     assert view.closed
     assert not view.schedule(lambda: None)  # no worker left to run it
     assert not view.is_scheduled(lambda: None)
-    with pytest.raises(RuntimeError, match="session is gone"):
+    with pytest.raises(hm.Error, match="session is gone"):
         view.queue_stats()
 
 
