@@ -163,7 +163,9 @@ def document(
         "`bench.growth` (section 15: banks "
         "of 1 000, 10 000 and 50 000 memories on a local server it keeps between runs in "
         "`bench/.data/growth`; the first run fills them, about two hours on 2 busy cores; "
-        "`python -m bench.growth --purge` deletes them). "
+        "`python -m bench.growth --purge` deletes them), `bench.long_kernel [--cells 20000]` "
+        "(section 16: 20 000 cells in one kernel, and again without the extension; about 15 "
+        "minutes, most of it waiting for the server to index). "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
         "33, 35, 42, 45, and the auto-retain issue's per-cell ratios).",
         "",
