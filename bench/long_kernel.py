@@ -7,25 +7,27 @@ table and JSON; ``--output`` merges section 16 into BENCHMARKS.md. Asserts nothi
 A day of loops and exploration in one kernel, with auto-retain on (every 3 cells, the
 defaults): ``--cells`` executions of a notebook's 100 cells, each sent with its cell id as
 JupyterLab sends it, in a shuffled order that re-runs cells again and again; every tenth
-execution changes its cell (a new version, which supersedes the earlier one on the server). The same
-executions run twice in fresh processes: once with the extension, once without, so that what
-IPython itself keeps per cell (its history, its output cache) is told apart from what the
-extension keeps.
+execution changes its cell (a new version, which supersedes the earlier one on the server).
 
-The cells run back to back, 100 at a time; after each hundred the kernel waits until the
-worker has taken them in, as a user's pauses let it. Without those pauses the worker, held up
-by a busy server, would fall thousands of cells behind, and the hook's bounded backlog would
-drop the oldest: the end of the run would then measure a full backlog (and fewer cells), not
-the session's length.
+The session's start and end are measured side by side, as the other sections compare two
+ways: a *long* kernel runs the first ``--cells`` − 1 000 cells, a *young* one (a fresh
+process, the same cells) its first 500; then the two take turns, 100 cells each, ten times:
+the young kernel's cells 501-1 500 (the start) alternate with the long one's last 1 000 (the
+end), so that both windows meet the same load on a shared machine. Each 100-cell block begins
+and ends once the worker has done all its cells asked (sent, superseded once the server
+indexed the new version): its CPU is its own cells' work. In between, the kernels pause every
+100 cells until the worker has taken them in, as a user's pauses let it: back to back, a
+worker held up by a busy server would fall thousands of cells behind and the hook's bounded
+backlog would drop the oldest, so the end would time a full backlog, not a long session.
 
-Figures, at the session's start (cells 500-1 500) and end (its last 1 000 cells):
+Figures, at the start and the end (the median of the ten blocks):
 
 - the extension's time per cell on the kernel thread: its ``post_run_cell`` callback, timed
-  around the call;
-- the worker's CPU per cell: the transcript builds, version planning and sending, from the
-  worker thread's CPU time over the window, per cell;
-- the process's resident memory (and how much of it the run without the extension also has),
-  after a garbage collection, in both runs alike;
+  around the call (the median of a block's calls);
+- the worker's CPU per cell, all of it (transcripts, version planning, sending, superseding)
+  and auto-retain's own step: the worker thread's CPU time, not wall time;
+- the process's resident memory after a garbage collection, and how much of it a third
+  process that runs the same cells without the extension also has (IPython's own history);
 - the journal's files on disk, and what the session sent (memories, cells unchanged, cells
   the worker never looked at).
 """
@@ -33,19 +35,21 @@ Figures, at the session's start (cells 500-1 500) and end (its last 1 000 cells)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .common import (
     bench_server,
@@ -57,7 +61,6 @@ from .common import (
     machine_line,
     progress,
     quiet_shell,
-    run_child,
 )
 from .report import Row, Section, markdown_table, num
 
@@ -66,7 +69,8 @@ CELLS = 100  # the notebook's cells
 CHANGE_EVERY = 10  # every tenth execution changes its cell
 PAUSE_EVERY = 100  # the kernel pauses after this many cells, until the worker took them in
 CATCH_UP_S = 120.0  # the longest a pause waits for the worker
-SETTLE_S = 600.0  # … and a window's edge for everything its cells asked (the server indexing)
+SETTLE_S = 600.0  # … and a block's edge for everything its cells asked (the server indexing)
+BLOCK = 100  # cells a kernel runs in its turn, while the start and end alternate
 START = (500, 1500)  # the window measured at the start (cell numbers)
 END_CELLS = 1000  # and the last this many cells
 GROWTH_BAR = 1.10  # end / start of each per-cell figure and of the extension's memory
@@ -169,145 +173,262 @@ def all_done(session: Any, timeout_s: float = SETTLE_S) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Mark:
-    """What the session had used by one cell: the worker's CPU (all of it, and auto-retain's
-    step), the process's resident memory and the journal's files."""
-
-    worker_us: float
-    process_us: float
-    rss_mb: float
-    journal_kb: float
-
-    @staticmethod
-    def per_cell(first: Mark, last: Mark, cells: int, figure: str) -> float:
-        """A CPU figure's growth from ``first`` to ``last``, per cell."""
-        return float(getattr(last, figure) - getattr(first, figure)) / cells
-
-
 def journal_kb(journal: Path) -> float:
     """The journal's files on disk (the SQLite file, its WAL and shared memory, the spools)."""
     return sum(p.stat().st_size for p in journal.parent.glob(journal.name + "*")) / 1024
 
 
-def session_run(url: str, cells: int, with_extension: bool) -> dict[str, Any]:
-    """The executions in this process; the figures of the start and end windows."""
-    shell = quiet_shell()
-    plan = executions(cells)
-    start_a, start_b = START
-    end_a = cells - END_CELLS
-    figures: dict[str, Any] = {"cells": cells}
-    if not with_extension:
-        rss = {}
-        for n, (cell_id, source) in enumerate(plan, 1):
-            shell.run_cell(source, store_history=True, cell_id=cell_id)
-            if n in (start_b, cells):
-                gc.collect()
-                rss[n] = current_rss_mb()
-        return {**figures, "rss_start_mb": rss[start_b], "rss_end_mb": rss[cells]}
-    bank_id = f"bench-long-{uuid.uuid4().hex[:8]}"
-    try:
-        with loaded(shell, url, bank_id, auto_retain="true", mental_models="false") as session:
-            timer = CellTimer(shell, session)
-            journal = Path(os.environ["HINDSIGHT_JOURNAL_PATH"])
-            marks: dict[int, Mark] = {}
-            late = 0
-            for n, (cell_id, source) in enumerate(plan, 1):
-                shell.run_cell(source, store_history=True, cell_id=cell_id)
-                if n in (start_a, start_b, end_a, cells):
-                    late += not all_done(session)
-                    gc.collect()
-                    marks[n] = Mark(
-                        timer.worker_cpu_s() * 1e6,
-                        timer.process_cpu_ns / 1e3,
-                        current_rss_mb(),
-                        journal_kb(journal),
-                    )
-                elif n % PAUSE_EVERY == 0:
-                    late += not caught_up(session)
-            hooks = timer.hook_us
-            session.flush(60)
-            auto = session.autoretain_status()
-            stats = session.queue_stats()
-            start, end = (marks[start_a], marks[start_b]), (marks[end_a], marks[cells])
-            figures.update(
-                hook_start_us=statistics.median(hooks[start_a:start_b]),
-                hook_end_us=statistics.median(hooks[end_a:]),
-                worker_start_us=Mark.per_cell(*start, start_b - start_a, "worker_us"),
-                worker_end_us=Mark.per_cell(*end, END_CELLS, "worker_us"),
-                process_start_us=Mark.per_cell(*start, start_b - start_a, "process_us"),
-                process_end_us=Mark.per_cell(*end, END_CELLS, "process_us"),
-                rss_start_mb=marks[start_b].rss_mb,
-                rss_end_mb=marks[cells].rss_mb,
-                journal_start_kb=marks[start_b].journal_kb,
-                journal_end_kb=marks[cells].journal_kb,
-                late_waits=late,
-                sent=stats.accepted,
+class Kernel:
+    """One benchmark kernel (a child process): the plan's cells in order, on request."""
+
+    def __init__(self, url: str, cells: int, with_extension: bool) -> None:
+        self.shell = quiet_shell()
+        self.plan = executions(cells)
+        self.ran = 0
+        self.late = 0  # waits for the worker that ran out of time
+        self._stack = contextlib.ExitStack()
+        self.session: Any = None
+        if with_extension:
+            self.bank_id = f"bench-long-{uuid.uuid4().hex[:8]}"
+            self._stack.callback(delete_bank, url, self.bank_id)
+            self.session = self._stack.enter_context(
+                loaded(self.shell, url, self.bank_id, auto_retain="true", mental_models="false")
+            )
+            self.timer = CellTimer(self.shell, self.session)
+            self.journal = Path(os.environ["HINDSIGHT_JOURNAL_PATH"])
+
+    def run(self, count: int) -> dict[str, Any]:
+        """The next ``count`` cells, pausing every ``PAUSE_EVERY`` until the worker took
+        them in."""
+        for cell_id, source in self.plan[self.ran : self.ran + count]:
+            self.shell.run_cell(source, store_history=True, cell_id=cell_id)
+            self.ran += 1
+            if self.session is not None and self.ran % PAUSE_EVERY == 0:
+                self.late += not caught_up(self.session)
+        return {"ran": self.ran}
+
+    def block(self, count: int) -> dict[str, Any]:
+        """The next ``count`` cells, timed: the hook's median, the worker's CPU per cell (all
+        of it, and auto-retain's step), from a worker with nothing left to do to the same."""
+        self.late += not all_done(self.session)
+        gc.collect()  # a full collection of what came before is not this block's
+        hooks, worker, step = len(self.timer.hook_us), self._worker_us(), self._step_us()
+        self.run(count)
+        self.late += not all_done(self.session)
+        return {
+            "hook_us": statistics.median(self.timer.hook_us[hooks:]),
+            "worker_us": (self._worker_us() - worker) / count,
+            "process_us": (self._step_us() - step) / count,
+        }
+
+    def _worker_us(self) -> float:
+        return self.timer.worker_cpu_s() * 1e6
+
+    def _step_us(self) -> float:
+        return self.timer.process_cpu_ns / 1e3
+
+    def memory(self) -> dict[str, Any]:
+        """The resident memory after a garbage collection (and the journal's files)."""
+        gc.collect()
+        found: dict[str, Any] = {"ran": self.ran, "rss_mb": current_rss_mb()}
+        if self.session is not None:
+            found["journal_kb"] = journal_kb(self.journal)
+        return found
+
+    def close(self) -> dict[str, Any]:
+        """What the session sent and counted; the extension unloaded, its bank deleted."""
+        found: dict[str, Any] = {"ran": self.ran, "late_waits": self.late}
+        if self.session is not None:
+            self.session.flush(60)
+            auto = self.session.autoretain_status()
+            found.update(
+                sent=self.session.queue_stats().accepted,
                 counted_cells=auto.counted,
-                retained_cells=auto.retained,
                 unchanged_cells=auto.unchanged,
             )
+        self._stack.close()
+        return found
+
+
+def serve(url: str, cells: int, with_extension: bool) -> None:
+    """A child's loop: one command a line on stdin (``run N``, ``block N``, ``memory``,
+    ``close``), one JSON line back for each; at ``close`` or the end of its input, the
+    extension is unloaded and its bank deleted."""
+    kernel = Kernel(url, cells, with_extension)
+    print(json.dumps({"ready": True}), flush=True)
+    try:
+        for line in sys.stdin:
+            command, *arg = line.split()
+            if command == "close":
+                break
+            if command == "run":
+                reply = kernel.run(int(arg[0]))
+            elif command == "block":
+                reply = kernel.block(int(arg[0]))
+            else:
+                reply = kernel.memory()
+            print(json.dumps(reply), flush=True)
     finally:
-        delete_bank(url, bank_id)
-    return figures
+        print(json.dumps(kernel.close()), flush=True)
+
+
+class Child:
+    """The parent's handle on a ``Kernel`` in a fresh process."""
+
+    def __init__(self, url: str, cells: int, with_extension: bool) -> None:
+        args = ["-m", "bench.long_kernel", "--child", "--cells", str(cells), "--url", url]
+        self._errors = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (``close`` closes it)
+        self._process = subprocess.Popen(
+            [sys.executable, *args, *(["--with-extension"] if with_extension else [])],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            text=True,
+        )
+        self._read()  # ready
+
+    def ask(self, command: str) -> dict[str, Any]:
+        """Send ``command``; its reply."""
+        assert self._process.stdin is not None
+        self._process.stdin.write(command + "\n")
+        self._process.stdin.flush()
+        return self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if not line:
+            self._errors.seek(0)
+            raise RuntimeError(f"benchmark kernel ended:\n{self._errors.read()[-4000:]}")
+        return dict(json.loads(line))
+
+    def close(self) -> dict[str, Any]:
+        """Its final figures; the process ended."""
+        try:
+            return self.ask("close")
+        finally:
+            self._process.wait(120)
+            self._errors.close()
 
 
 def measure(url: str, cells: int) -> dict[str, Any]:
-    """Both runs, each in a fresh process, with the load average before and after."""
-    args = ["-m", "bench.long_kernel", "--child", "--cells", str(cells), "--url", url]
+    """The long and the young kernel, their blocks alternating; then the same cells without
+    the extension for IPython's own memory. With the load average before and after."""
     load_before = load_average()
-    progress(f"a long kernel: {num(cells)} cells with the extension …", "long_kernel")
-    loaded_run = run_child([*args, "--with-extension"], timeout=3600)
-    progress(f"a long kernel: {num(cells)} cells without it …", "long_kernel")
-    plain = run_child(args, timeout=3600)
+    blocks = END_CELLS // BLOCK
+    progress(f"a long kernel: {num(cells - END_CELLS)} cells, then the last {num(END_CELLS)} "
+             "alternating with a young kernel's …", "long_kernel")  # fmt: skip
+    long = Child(url, cells, True)
+    try:
+        young = Child(url, cells, True)
+        try:
+            long.ask(f"run {cells - END_CELLS}")
+            young.ask(f"run {START[0]}")
+            start, end = [], []
+            for _ in range(blocks):
+                start.append(young.ask(f"block {BLOCK}"))
+                end.append(long.ask(f"block {BLOCK}"))
+            memory = {"start": young.ask("memory"), "end": long.ask("memory")}
+        finally:
+            young.close()
+    finally:
+        ended = long.close()
+    progress(f"the same {num(cells)} cells without the extension …", "long_kernel")
+    plain = Child(url, cells, False)
+    try:
+        plain.ask(f"run {START[1]}")
+        plain_start = plain.ask("memory")
+        plain.ask(f"run {cells - START[1]}")
+        plain_end = plain.ask("memory")
+    finally:
+        plain.close()
     return {
-        "with": loaded_run,
-        "without": plain,
+        "cells": cells,
+        "start": start,
+        "end": end,
+        "memory": memory,
+        "without": {"start": plain_start, "end": plain_end},
+        "session": ended,
         "load_before": load_before,
         "load_after": load_average(),
     }
 
 
+class Figure(NamedTuple):
+    """One figure at the start and at the end; for the timed ones, each turn's range."""
+
+    what: str
+    start: float
+    end: float
+    barred: bool
+    start_range: tuple[float, float] | None = None
+    end_range: tuple[float, float] | None = None
+
+    def text(self) -> str:
+        """``start → end``, each with its turns' range when it has one."""
+
+        def one(value: float, spread: tuple[float, float] | None) -> str:
+            return num(value) + (f" ({num(spread[0])}–{num(spread[1])})" if spread else "")
+
+        return f"{one(self.start, self.start_range)} → {one(self.end, self.end_range)}"
+
+
+def _timed(what: str, found: dict[str, Any], figure: str) -> Figure:
+    """A timed figure: the median of the turns at the start and at the end, and their range."""
+    start = [block[figure] for block in found["start"]]
+    end = [block[figure] for block in found["end"]]
+    return Figure(
+        what,
+        statistics.median(start),
+        statistics.median(end),
+        True,
+        (min(start), max(start)),
+        (min(end), max(end)),
+    )
+
+
 def _own_mb(found: dict[str, Any], when: str) -> float:
     """The extension's share of the kernel's resident memory: the run without it subtracted."""
-    return float(found["with"][f"rss_{when}_mb"] - found["without"][f"rss_{when}_mb"])
+    return float(found["memory"][when]["rss_mb"] - found["without"][when]["rss_mb"])
 
 
-def _figures(found: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
-    """(what, at the start, at the end, whether a bar holds it) of each figure."""
-    run, plain = found["with"], found["without"]
+def _figures(found: dict[str, Any]) -> list[Figure]:
+    """Each figure, at the start and at the end."""
+    memory, plain = found["memory"], found["without"]
     return [
-        ("the extension per cell, kernel thread (its `post_run_cell`, median µs)",
-         run["hook_start_us"], run["hook_end_us"], True),
-        ("the worker's CPU per cell (all its work: transcripts, versions, sending, "
-         "superseding; µs)", run["worker_start_us"], run["worker_end_us"], True),
-        ("… of which auto-retain's own step (transcripts, version planning, queueing; µs)",
-         run["process_start_us"], run["process_end_us"], True),
-        ("the kernel's resident memory, the extension's share (MB: the run without it "
-         "subtracted)", _own_mb(found, "start"), _own_mb(found, "end"), True),
-        ("the kernel's resident memory with the extension (MB)",
-         run["rss_start_mb"], run["rss_end_mb"], False),
-        ("… the same cells without the extension: what IPython itself keeps (MB)",
-         plain["rss_start_mb"], plain["rss_end_mb"], False),
-        ("the journal's files on disk (KB)",
-         run["journal_start_kb"], run["journal_end_kb"], True),
+        _timed("the extension per cell, kernel thread (its `post_run_cell`, median µs)",
+               found, "hook_us"),
+        _timed("the worker's CPU per cell (all its work: transcripts, versions, sending, "
+               "superseding; µs)", found, "worker_us"),
+        _timed("… of which auto-retain's own step (transcripts, version planning, "
+               "queueing; µs)", found, "process_us"),
+        Figure("the kernel's resident memory, the extension's share (MB: the run without it "
+               "subtracted)", _own_mb(found, "start"), _own_mb(found, "end"), True),
+        Figure("the kernel's resident memory with the extension (MB)",
+               memory["start"]["rss_mb"], memory["end"]["rss_mb"], False),
+        Figure("… the same cells without the extension: what IPython itself keeps (MB)",
+               plain["start"]["rss_mb"], plain["end"]["rss_mb"], False),
+        Figure("the journal's files on disk (KB)",
+               memory["start"]["journal_kb"], memory["end"]["journal_kb"], True),
     ]  # fmt: skip
 
 
 def table(found: dict[str, Any]) -> str:
     """The figures as a Markdown table: each at the start and end, and end / start."""
-    run = found["with"]
+    run = found["session"]
     lines = ["| per cell | at the start | at the end | end / start |", "|---|---|---|---|"]
-    for what, a, b, _ in _figures(found):
-        lines.append(f"| {what} | {num(a)} | {num(b)} | {num(b / a if a else 0)} |")
+    for figure in _figures(found):
+        a, b = figure.start, figure.end
+        lines.append(f"| {figure.what} | {num(a)} | {num(b)} | {num(b / a if a else 0)} |")
     lines.append("")
-    lost = run["cells"] - run["counted_cells"]
+    lost = run["ran"] - run["counted_cells"]
     lines.append(
-        f"{run['cells']} executions of {CELLS} cells (each with its cell id), every "
+        f"{run['ran']} executions of {CELLS} cells (each with its cell id), every "
         f"{CHANGE_EVERY}th a changed cell: {run['sent']} memories sent, "
         f"{run['unchanged_cells']} cells run again unchanged (nothing sent), {lost} cells the "
         f"worker never looked at; {run['late_waits']} waits for the worker ran out of time. "
-        f"Start: cells {START[0]}-{START[1]}; end: the last {END_CELLS}. Load average (1 min) "
+        f"Start: a young kernel's cells {START[0] + 1}-{START[1]}; end: the long one's last "
+        f"{END_CELLS}, in alternating blocks of {BLOCK}. Load average (1 min) "
         f"{found['load_before']} before, {found['load_after']} after."
     )
     return "\n".join(lines)
@@ -315,22 +436,22 @@ def table(found: dict[str, Any]) -> str:
 
 def rows(found: dict[str, Any]) -> Section:
     """Section 16 of BENCHMARKS.md: each figure at the end, with end / start and the bars."""
-    run = found["with"]
-    cells = num(run["cells"])
+    run = found["session"]
+    cells = num(run["ran"])
     table_rows = []
-    for what, a, b, barred in _figures(found):
-        ratio = b / a if a else 0.0
+    for figure in _figures(found):
+        ratio = figure.end / figure.start if figure.start else 0.0
         table_rows.append(
             Row(
                 SECTION,
-                f"a {cells}-cell kernel: {what}, cells {num(START[0])}–{num(START[1])} → the "
-                f"last {num(END_CELLS)}: {num(a)} → {num(b)}; end ÷ start",
+                f"a {cells}-cell kernel: {figure.what}, cells {num(START[0] + 1)}–"
+                f"{num(START[1])} → the last {num(END_CELLS)}: {figure.text()}; end ÷ start",
                 f"{ratio:.2f}×",
-                bar=f"≤ {GROWTH_BAR:.2f}×" if barred else "",
-                passed=ratio <= GROWTH_BAR if barred else None,
+                bar=f"≤ {GROWTH_BAR:.2f}×" if figure.barred else "",
+                passed=ratio <= GROWTH_BAR if figure.barred else None,
             )
         )
-    lost = run["cells"] - run["counted_cells"]
+    lost = run["ran"] - run["counted_cells"]
     table_rows.append(
         Row(
             SECTION,
@@ -341,30 +462,34 @@ def rows(found: dict[str, Any]) -> Section:
         )
     )
     plain = found["without"]
-    ipython_kb = (plain["rss_end_mb"] - plain["rss_start_mb"]) * 1024 / (run["cells"] - START[1])
+    grown_mb = plain["end"]["rss_mb"] - plain["start"]["rss_mb"]
+    ipython_kb = grown_mb * 1024 / (plain["end"]["ran"] - plain["start"]["ran"])
     notes = [
         f"{SECTION}: `python -m bench.long_kernel` (a day of loops and exploration): "
         f"{cells} executions of a notebook's {CELLS} cells in a shuffled order, each with its "
         f"cell id as JupyterLab sends it, every {CHANGE_EVERY}th a changed cell (a new version; "
         "the earlier one is superseded on the server), auto-retain on (every 3 cells, the "
-        f"defaults); the kernel pauses after every {PAUSE_EVERY} cells until the worker took "
-        "them in, as a user's pauses let it, and at each window's edges until the worker had "
-        "done all that its cells asked (sent, and superseded once the server indexed the new "
-        "version), so that a window's CPU is its own cells' work. The worker's CPU is its "
-        "thread's own (`schedstat`), not wall time: waiting for a core does not count, though "
-        "on a busy machine the caches it shares with other work still make it noisier; the "
-        "hook's time is the median of 1 000 calls of about a microsecond, which are seldom "
-        "preempted. The same cells ran in a second fresh process without the extension: "
+        f"defaults). The start and the end are measured side by side: a young kernel (a fresh "
+        f"process, the same cells) runs cells {num(START[0] + 1)}–{num(START[1])} while the "
+        f"long one runs its last {num(END_CELLS)}, in turns of {BLOCK} cells, so that both "
+        "meet the same load; each timed figure is the median of the ten turns (their range in "
+        "brackets). A turn begins and "
+        "ends once the worker has done all that its cells asked (sent, and superseded once "
+        "the server indexed the new version), so its CPU is its own cells' work; in between, "
+        f"the kernels pause every {PAUSE_EVERY} cells until the worker took them in, as a "
+        "user's pauses let it. The worker's CPU is its thread's own (`schedstat`), not wall "
+        "time; the hook's time is the median of a turn's calls of about a microsecond, "
+        "seldom preempted. A third process ran the same cells without the extension: "
         f"IPython itself keeps every cell (`In`, `_iN`, its output history; {num(ipython_kb)} "
         "KB a cell here), which is what the whole kernel's memory grows by; the bar is on the "
-        "extension's share, the difference of the two runs (both read after a garbage "
+        "extension's share, the difference of the two (each read after a garbage "
         "collection). Of what the extension keeps, only what it knows of each cell version "
         "grows (`_memory/versions.py`, a few hundred bytes a version, so that an undone edit "
-        "brings the earlier memories back instead of sending them again). What the session "
-        f"sent: {num(run['sent'])} memories (one a version), {num(run['unchanged_cells'])} "
-        "cells run again unchanged (nothing sent); the journal "
-        f"{num(run['journal_end_kb'])} KB at the end, of which 1 024 KB is the spool file's "
-        "reservation and at most about 500 KB SQLite's write-ahead log."
+        "brings the earlier memories back instead of sending them again). What the long "
+        f"session sent: {num(run['sent'])} memories (one a version), "
+        f"{num(run['unchanged_cells'])} cells run again unchanged (nothing sent); its journal "
+        f"{num(found['memory']['end']['journal_kb'])} KB at the end, of which 1 024 KB is the "
+        "spool file's reservation and at most about 500 KB SQLite's write-ahead log."
     ]
     return table_rows, notes
 
@@ -379,7 +504,7 @@ def merged_into(previous: str, found: dict[str, Any]) -> str:
     before, after = found["load_before"], found["load_after"]
     line = (
         f"section {SECTION} (a long kernel) measured by `python -m bench.long_kernel --cells "
-        f"{found['with']['cells']}` and merged on {when}: {machine_line()}; load average "
+        f"{found['cells']}` and merged on {when}: {machine_line()}; load average "
         f"(1 min) {before} at the start, {after} at the end" + busy_warning(before, after)
     )
     return merged(previous, table_rows, notes, {SECTION}, line)
@@ -400,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cells < START[1] + END_CELLS:
         parser.error(f"--cells must be at least {START[1] + END_CELLS}")
     if args.child:
-        print(json.dumps(session_run(args.url, args.cells, args.with_extension)))
+        serve(args.url, args.cells, args.with_extension)
         return 0
     with bench_server() as server:
         found = measure(server.url, args.cells)
