@@ -29,6 +29,7 @@ from . import (
     latency,
     layers,
     load_cost,
+    long_kernel,
     mcp,
     pictures,
     read_after_write,
@@ -40,6 +41,7 @@ from . import (
 )
 from .common import (
     bench_server,
+    busy_warning,
     delete_bank,
     load_average,
     machine_line,
@@ -108,6 +110,7 @@ class Sizes:
     rerun_cells: int | None = None  # section 14: the first N cells of each notebook (None: all)
     bank_growth: growth.Growth = growth.KEPT  # section 15: the kept banks, 1 000 to 50 000
     class_size: classroom.Classroom = classroom.FULL  # section 16: 30 kernels, 40 cells, twice
+    long_kernel_cells: int = 20_000  # section 17: cells one kernel runs with auto-retain on
 
 
 FULL = Sizes(
@@ -116,7 +119,7 @@ FULL = Sizes(
 )  # fmt: skip
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
-    120, 1, 20, False, 1, 8, False, 30, 1, 1, (3,), 0, 10, growth.QUICK, classroom.QUICK,
+    120, 1, 20, False, 1, 8, False, 30, 1, 1, (3,), 0, 10, growth.QUICK, classroom.QUICK, 2500,
 )  # fmt: skip
 
 
@@ -128,20 +131,6 @@ def _clean_env() -> None:
         os.environ.pop(name, None)
 
 
-def _busy(*loads: str) -> str:
-    """A warning when the load average was above half the cores (processes running or
-    waiting to run, or in uninterruptible I/O)."""
-    cores = os.cpu_count() or 1
-    figures = [float(load) for load in loads if load != "n/a"]
-    if not figures or max(figures) <= cores / 2:
-        return ""
-    return (
-        " — **a busy machine**: the load average was above half the cores (likely including "
-        "the server extracting what the benchmark sent it, besides any other work on the "
-        "machine), so wall-clock times are inflated and noisier than on a quiet machine"
-    )
-
-
 def _versions(url: str) -> str:
     from importlib.metadata import version
 
@@ -151,7 +140,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 17))
+SECTIONS = tuple(str(n) for n in range(1, 18))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -269,6 +258,9 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
             f"{size.rounds} rounds, on a keyed server of its own …"
         )
         sections["16"] = classroom.rows(classroom.measure(size))
+    if wanted("17"):
+        progress(f"a long kernel: {num(sizes.long_kernel_cells)} cells, with and without …")
+        sections["17"] = long_kernel.rows(long_kernel.measure(url, sizes.long_kernel_cells))
     rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
     notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"
@@ -312,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m bench" + (" " + shlex.join(argv if argv is not None else sys.argv[1:]))
     header = [
         f"{machine_line()}; load average (1 min) {load_before} at the start, {load_after} at "
-        "the end" + _busy(load_before, load_after),
+        "the end" + busy_warning(load_before, load_after),
         f"server: {server.how}",
         versions,
         f"run time: {took}"

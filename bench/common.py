@@ -194,6 +194,20 @@ def load_average() -> str:
         return "n/a"
 
 
+def busy_warning(*loads: str) -> str:
+    """A warning when the load average was above half the cores (processes running or
+    waiting to run, or in uninterruptible I/O)."""
+    cores = os.cpu_count() or 1
+    figures = [float(load) for load in loads if load != "n/a"]
+    if not figures or max(figures) <= cores / 2:
+        return ""
+    return (
+        " — **a busy machine**: the load average was above half the cores (likely including "
+        "the server extracting what the benchmark sent it, besides any other work on the "
+        "machine), so wall-clock times are inflated and noisier than on a quiet machine"
+    )
+
+
 _ALSO_BUSY = ("nice", "irq", "softirq")
 
 

@@ -170,7 +170,10 @@ def document(
         "`bench/.data/growth`; the first run fills them, about two hours on 2 busy cores; "
         "`python -m bench.growth --purge` deletes them), "
         "`bench.classroom [--students 30 --cells 40 --rounds 2]` (section 16: a class of "
-        "kernels on a server of its own, started with an API key, purged afterwards). "
+        "kernels on a server of its own, started with an API key, purged afterwards), "
+        "`bench.long_kernel [--cells 20000]` "
+        "(section 17: 20 000 cells in one kernel, and again without the extension; about 15 "
+        "minutes, most of it waiting for the server to index). "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
         "33, 35, 42, 45, and the auto-retain issue's per-cell ratios).",
         "",

@@ -427,6 +427,26 @@ def check_figures(out: str) -> None:
         api, postgres = (number(part) for part in row[2].split(" / "))
         assert 100 < api < 20_000, row  # the API process holds the embedding model
 
+    # 17: a long kernel: each end ÷ start is the quotient of the two figures it names, every
+    # cell that ran was looked at
+    long_rows = [row for row in table.rows if row[0] == "17"]
+    assert len(long_rows) >= 6, long_rows
+    *ratios, lost = long_rows
+    for row in ratios:
+        spread = r"(?: \(([\d .]+)–([\d .]+)\))?"  # the turns' range, for the timed ones
+        shown = re.search(rf": (\d[\d .]*){spread} → (\d[\d .]*){spread}; end ÷ start$", row[1])
+        assert shown, row
+        start, end = shown.group(1), shown.group(4)
+        assert number(start) > 0, row
+        assert number(end) > 0, row
+        for median, low, high in ((start, *shown.group(2, 3)), (end, *shown.group(5, 6))):
+            if low is not None:
+                assert number(low) <= number(median) <= number(high), row
+        slack = rounding(start) / number(start) + rounding(end) / number(end)
+        quotient = number(end) / number(start)
+        assert number(row[2]) == pytest.approx(quotient, rel=slack, abs=0.006), row
+    assert re.fullmatch(r"0 of [\d ]+", lost[2]), lost
+
     # the summary counts the rows that have a bar
     barred = [row for row in table.rows if row[6]]
     assert all(row[7] in ("pass", "**FAIL**") for row in barred), barred

@@ -53,6 +53,11 @@ STALE_AFTER_S = 120.0
 # server can take minutes (each request waits out its timeout), and its pid may be reused.
 STALE_LIVE_PROCESS_S = 900.0
 BUSY_TIMEOUT_S = 2.0
+# The write-ahead log is copied into the file every this many pages (SQLite's default, 1 000
+# pages, let it reach 4 MB; a session writes a few pages per batch, and what is written is
+# soon deleted again), and cut back to this size when a large burst made it longer.
+WAL_CHECKPOINT_PAGES = 100
+WAL_KEEP_BYTES = 512 * 1024
 CORRUPT_SUFFIX = ".corrupt-"
 
 SCHEMA = """
@@ -204,6 +209,8 @@ def prepare(db: sqlite3.Connection, path: Path) -> None:
     """WAL mode and the schema in place, the file private; raises sqlite3.Error/OSError."""
     db.execute("pragma journal_mode=wal")
     db.execute("pragma synchronous=normal")
+    db.execute(f"pragma wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")  # each connection's own
+    db.execute(f"pragma journal_size_limit={WAL_KEEP_BYTES}")
     db.executescript(SCHEMA)
     os.chmod(path, 0o600)
 

@@ -177,6 +177,53 @@ def test_memory_is_capped_and_the_rest_waits_on_disk(path: Path) -> None:
     assert on_disk(path) == []
 
 
+def sqlite_bytes(path: Path) -> int:
+    """The journal's SQLite files on disk: the database, its write-ahead log and its index."""
+    return sum(
+        side.stat().st_size
+        for side in (path, Path(f"{path}-wal"), Path(f"{path}-shm"))
+        if side.exists()
+    )
+
+
+def test_a_long_sessions_journal_stays_small(path: Path) -> None:
+    """A day of auto-retain (memories queued a few at a time, each sent) leaves the journal
+    as small at the end as early on: SQLite's write-ahead log is checkpointed and reused at
+    a small size, not left to reach its default 4 MB."""
+    queue, worker = delivery(BatchRecorder(), JournalFile(path))
+    sizes = []
+    for n in range(1, 601):
+        for piece in range(3):
+            queue.enqueue(A, item(f"cell {n}, piece {piece}: " + "rows by plan " * 20))
+        queue.request_flush()
+        worker.pump()
+        if n in (100, 600):
+            sizes.append(sqlite_bytes(path))
+    assert on_disk(path) == []  # every memory was sent and forgotten
+    early, late = sizes
+    assert late <= early * 1.1, sizes  # it does not grow with the session
+    assert late < 1_000_000, sizes
+
+
+def test_the_journal_shrinks_back_after_a_burst(path: Path) -> None:
+    """Thousands of memories at once (a loop of ``%retain``) swell the write-ahead log; once
+    they are sent, the next writes cut it back, so the burst does not stay on disk."""
+    queue, worker = delivery(BatchRecorder(), JournalFile(path))
+    for n in range(3000):
+        queue.enqueue(A, item(f"memory {n}: " + "rows by plan " * 20))
+    worker.pump()  # one transaction takes them all in
+    swollen = sqlite_bytes(path)
+    while queue.stats().pending:
+        queue.request_flush()
+        worker.pump()
+    for n in range(50):  # the session goes on
+        queue.enqueue(A, item(f"later {n}: " + "rows by plan " * 20))
+        queue.request_flush()
+        worker.pump()
+    assert on_disk(path) == []
+    assert Path(f"{path}-wal").stat().st_size <= journal_module.WAL_KEEP_BYTES, swollen
+
+
 def test_without_a_journal_a_full_queue_says_so(path: Path) -> None:
     queue = RetainQueue(memory_cap=3)
     for n in range(3):
