@@ -687,7 +687,7 @@ def rows(figures: dict[str, Any]) -> Section:
         )
     notes = [
         f"12: {figures['facts']} facts planted in three sessions (a data analysis, a lab log, a "
-        "teaching session; `bench/recall_sessions.py`) the ways people leave them, each asked "
+        "teaching session; `bench/notebooks/`) the ways people leave them, each asked "
         "about once in other words. The sessions run cell by cell in real kernels with the "
         "extension's defaults; the same executed cells are retained by hand (one document "
         "each) and read back from the `.ipynb` files for BM25. The second size adds "

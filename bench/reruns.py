@@ -703,7 +703,7 @@ def rows(figures: dict[str, Any]) -> Section:
             )
             table += _revision_rows(f"{name}, read today", arm["read today revisions"], last, False)
     notes = [
-        "14: the recall-quality sessions as notebooks (`bench/recall_sessions.py`, "
+        "14: the recall-quality sessions as notebooks (`bench/notebooks/`, "
         f"{figures['cells']} cells): the data analysis re-run with a tenure cut-off appended, "
         "revised 2 → 3 months in its last run; the lab log re-run as a nightly job whose "
         "appended last cell shows an AUC that changes every run; the teaching session run once. "

@@ -598,3 +598,33 @@ def test_a_growth_bank_holds_what_auto_retain_sends(monkeypatch: pytest.MonkeyPa
     assert times == sorted(times)
     days = (times[-1] - times[0]).total_seconds() / 86_400
     assert abs(days - len(times) / PER_DAY) < 0.01, days
+
+
+def test_the_planted_notebooks_carry_their_facts_and_pass_the_collections_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The recall-quality benchmark's three notebooks are notebooks (each planted fact in its
+    cell's metadata), and with the generated distractors they keep the collection's rules."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import nbformat
+
+    from bench.recall_sessions import (
+        FACT_KINDS,
+        NOTEBOOKS,
+        PLANTED,
+        check,
+        distractor_sessions,
+        facts,
+        planted_sessions,
+    )
+
+    planted = planted_sessions()
+    assert [session.notebook for session in planted] == list(PLANTED)
+    for session in planted:
+        book = nbformat.read(str(NOTEBOOKS / session.notebook), as_version=4)
+        nbformat.validate(book)
+        marked = [cell for cell in book.cells if "recall_fact" in cell.metadata]
+        assert len(marked) == sum(cell.fact is not None for cell in session.cells) > 0
+    kinds = [fact.kind for _, _, fact in facts(planted)]
+    assert all(kinds.count(kind) >= 10 for kind in FACT_KINDS), kinds
+    assert check(planted + distractor_sessions()) == []

@@ -2,7 +2,7 @@
 embedding model reads, every part with its cell number), never a prompt or metadata line, with
 the entities the cell names; and a plain question in other words finds it in the next kernel.
 
-One notebook session of the recall-quality benchmark (``bench/recall_sessions.py``: a data
+One notebook session of the recall-quality benchmark (``bench/notebooks/``: a data
 scientist's bike-share analysis, 43 cells with facts left in comments, notes, named values,
 results, errors and ``%retain``) runs once in a real kernel with the extension's defaults.
 """
