@@ -78,6 +78,7 @@ from .common import (
     machine_line,
     percentile,
     progress,
+    with_cell_id,
 )
 from .report import Row, Section, markdown_table, num
 
@@ -457,17 +458,6 @@ def list_documents(http: Any, bank: str) -> list[dict[str, Any]]:
             return documents
 
 
-def memory_units(http: Any, bank: str) -> int:
-    """The bank's memories of the recalled types (world, experience)."""
-    total = 0
-    for kind in ("world", "experience"):
-        reply = http.get(
-            f"/v1/default/banks/{bank}/memories/list", params={"limit": 1, "type": kind}
-        )
-        total += int(reply.json().get("total") or 0)
-    return total
-
-
 def retain_operations(http: Any, bank: str, statuses: Sequence[str]) -> int:
     """The bank's retain operations in ``statuses`` (first page of each: enough to tell
     whether any is left)."""
@@ -663,18 +653,6 @@ class Plan:
         return env
 
 
-def _with_cell_id(make: Callable[..., Any], cell_id: str) -> Callable[..., Any]:
-    """``Session.msg`` that adds ``cellId`` to an execute request's metadata, as JupyterLab
-    does."""
-
-    def message(kind: str, content: Any = None, **kwargs: Any) -> Any:
-        if kind == "execute_request":
-            kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "cellId": cell_id}
-        return make(kind, content, **kwargs)
-
-    return message
-
-
 async def _execute(
     client: Any, source: str, cell_id: str | None
 ) -> tuple[list[dict[str, Any]], str]:
@@ -693,7 +671,7 @@ async def _execute(
 
     make = client.session.msg
     if cell_id is not None:
-        client.session.msg = _with_cell_id(make, cell_id)
+        client.session.msg = with_cell_id(make, cell_id)
     try:
         await client.execute_interactive(
             source, store_history=cell_id is not None, timeout=CELL_TIMEOUT_S, output_hook=keep
@@ -806,7 +784,7 @@ def run_round(
 ) -> dict[str, Any]:
     """The class runs once; indexing settles; every bank is counted. ``acknowledged`` (the
     document ids the server acknowledged per bank, over the rounds so far) is updated."""
-    from .growth_bank import CpuWatch, server_processes
+    from .growth_bank import CpuWatch, indexed, server_processes
 
     size = plan.size
     progress(f"round {round_no}: {size.students} kernels, {size.cells} cells each …", PART)
@@ -833,7 +811,7 @@ def run_round(
                 **tally(list_documents(http, bank), acknowledged.get(bank, set())),
                 "acknowledged this round": len(this_round.get(bank, ())),
                 "items acknowledged this round": sum(1 for b, _ in sent.acknowledged if b == bank),
-                "memories": memory_units(http, bank),
+                "memories": indexed(http, bank),
                 "failed operations": retain_operations(http, bank, ("failed",)),
             }
     return {

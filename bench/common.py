@@ -550,3 +550,15 @@ def _header_bytes(headers: Iterable[tuple[str, str]]) -> int:
     return (
         sum(len(f"{key}: {value}\r\n".encode("latin-1", "replace")) for key, value in headers) + 2
     )
+
+
+def with_cell_id(make: Callable[..., Any], cell_id: str) -> Callable[..., Any]:
+    """``Session.msg`` that adds ``cellId`` to an execute request's metadata, as JupyterLab
+    does."""
+
+    def message(kind: str, content: Any = None, **kwargs: Any) -> Any:
+        if kind == "execute_request":
+            kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "cellId": cell_id}
+        return make(kind, content, **kwargs)
+
+    return message

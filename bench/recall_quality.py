@@ -55,6 +55,7 @@ from .common import (
     progress,
     raw_client,
     settle_bank,
+    with_cell_id,
 )
 from .recall_sessions import Fact, Session, distractor_sessions, facts, planted_sessions
 from .report import Row, Section, markdown_table, num, stat_row
@@ -146,7 +147,7 @@ def run_session(
                     cell.outputs.append({"output_type": "error", **error})
 
             if cell_ids is not None:
-                client.session.msg = _with_cell_id(make, cell_ids[number])  # type: ignore[method-assign]
+                client.session.msg = with_cell_id(make, cell_ids[number])  # type: ignore[method-assign]
             client.execute_interactive(source, timeout=120, output_hook=keep)
             client.session.msg = make  # type: ignore[method-assign]
             executed.append(cell)
@@ -167,18 +168,6 @@ def run_session(
             manager.shutdown_kernel(now=True)
     _write_notebook(notebook, executed)
     return executed
-
-
-def _with_cell_id(make: Callable[..., Any], cell_id: str) -> Callable[..., Any]:
-    """``Session.msg`` that adds ``cellId`` to an execute request's metadata, as JupyterLab
-    does."""
-
-    def message(kind: str, content: Any = None, **kwargs: Any) -> Any:
-        if kind == "execute_request":
-            kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "cellId": cell_id}
-        return make(kind, content, **kwargs)
-
-    return message
 
 
 def _pick(content: dict[str, Any], *keys: str) -> dict[str, Any]:
