@@ -445,14 +445,16 @@ class BankOverview:
         totals = {fact_type: reader.count(fact_type) for fact_type in FACTS}
         total = sum(totals.values())
         read(0, total)
-        facts: list[tuple[dict[str, Any], list[str]]] = []
+        facts: list[tuple[dict[str, Any], list[str]]] = []  # those naming an entity: kept
+        done = 0
         for fact_type in (t for t in FACTS if totals[t]):
             for page in reader.pages(fact_type, page=READ_PAGE):
-                facts += [(item, _entity_names(item)) for item in page]
-                read(len(facts), max(total, len(facts)))
-                if len(facts) >= MAP_CAP:
+                facts += [(item, names) for item in page if (names := _entity_names(item))]
+                done += len(page)
+                read(done, max(total, done))
+                if done >= MAP_CAP:
                     break
-            if len(facts) >= MAP_CAP:
+            if done >= MAP_CAP:
                 break
         mentions = Counter(name for _, names in facts for name in names)
         nodes = [MapNode(name, name, count) for name, count in mentions.most_common()]
