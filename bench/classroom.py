@@ -784,7 +784,8 @@ def run_round(
 ) -> dict[str, Any]:
     """The class runs once; indexing settles; every bank is counted. ``acknowledged`` (the
     document ids the server acknowledged per bank, over the rounds so far) is updated."""
-    from .growth_bank import CpuWatch, indexed, server_processes
+    from .growth_bank import CpuWatch, server_processes
+    from .growth_bank import indexed as memories_held
 
     size = plan.size
     progress(f"round {round_no}: {size.students} kernels, {size.cells} cells each …", PART)
@@ -811,7 +812,7 @@ def run_round(
                 **tally(list_documents(http, bank), acknowledged.get(bank, set())),
                 "acknowledged this round": len(this_round.get(bank, ())),
                 "items acknowledged this round": sum(1 for b, _ in sent.acknowledged if b == bank),
-                "memories": indexed(http, bank),
+                "memories": memories_held(http, bank),
                 "failed operations": retain_operations(http, bank, ("failed",)),
             }
     return {
