@@ -32,6 +32,11 @@ ErrorKind = Literal["http", "timeout", "connect", "not_hindsight", "unconfirmed"
 class Error(Exception):
     """Something hindsight_magic could not do; ``str()`` is one line saying why."""
 
+    # IPython's hook for showing an exception: set (by the magics, and by
+    # ``_diagnosis.in_words``) on an error whose message is the whole story, which is then
+    # shown as that one line instead of a traceback
+    _render_traceback_: Callable[[], list[str]]
+
 
 class InputError(Error, ValueError):
     """Bad input; the message is one line saying what to do."""
@@ -44,10 +49,6 @@ class HindsightError(Error):
     reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
     ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
     """
-
-    # IPython's hook for showing an exception: set (by ``_diagnosis.in_words``) only on an error
-    # already in the user's words, which is then shown as that one line instead of a traceback
-    _render_traceback_: Callable[[], list[str]]
 
     def __init__(
         self,

@@ -184,7 +184,10 @@ class QueueClosedError(Error):
     """Raised by ``enqueue`` after the queue was closed."""
 
     def __init__(self) -> None:
-        super().__init__("Hindsight retain queue is closed.")
+        super().__init__(
+            "Hindsight retain queue is closed. Its session was closed: retain in a new one "
+            "(in a notebook, %reload_ext hindsight_magic)."
+        )
 
 
 class QueueFullError(Error):

@@ -22,7 +22,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from .. import _functions
 from .._diagnosis import in_words
-from .._errors import HindsightError, InputError
+from .._errors import Error, HindsightError, InputError
 from .._machine import notebook_from_env
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
@@ -104,7 +104,9 @@ def _drop_invalid_config(config: Any) -> None:
 def user_facing(usage: str | None = None) -> Callable[[F], F]:
     """Show pending background notices, then turn expected failures into one line: bad input
     as IPython's ``UsageError``, ending with the magic's ``usage`` line when it has one; a failed
-    server call as the ``HindsightError`` in the session's words (``in_words``)."""
+    server call as the ``HindsightError`` in the session's words (``in_words``); any other
+    error of the family (a queue that takes no more) as its own one line, which says what to
+    do, under its own name."""
 
     def decorate(method: F) -> F:
         @functools.wraps(method)
@@ -119,6 +121,12 @@ def user_facing(usage: str | None = None) -> Callable[[F], F]:
                 if self.debug:
                     raise
                 raise in_words(error, self.session.explain(error)) from None
+            except Error as error:
+                if self.debug:
+                    raise
+                line = f"{type(error).__name__}: {plain_text(str(error))}"
+                error._render_traceback_ = lambda: [line]
+                raise
 
         return wrapper  # type: ignore[return-value]
 
