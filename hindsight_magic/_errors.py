@@ -26,11 +26,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+PUBLIC = "hindsight_magic"  # exported errors are named as the user imports them
 ErrorKind = Literal["http", "timeout", "connect", "not_hindsight", "unconfirmed"]
 
 
 class Error(Exception):
     """Something hindsight_magic could not do; ``str()`` is one line saying why."""
+
+    __module__ = PUBLIC
 
     # IPython's hook for showing an exception: set (by the magics, and by
     # ``_diagnosis.in_words``) on an error whose message is the whole story, which is then
@@ -41,6 +44,8 @@ class Error(Exception):
 class InputError(Error, ValueError):
     """Bad input; the message is one line saying what to do."""
 
+    __module__ = PUBLIC
+
 
 class HindsightError(Error):
     """A failed Hindsight call: ``operation``, ``status_code`` (None without a reply), ``details``.
@@ -49,6 +54,8 @@ class HindsightError(Error):
     reply at all), ``"not_hindsight"`` (something answered that does not speak Hindsight) or
     ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
     """
+
+    __module__ = PUBLIC
 
     def __init__(
         self,
