@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hindsight_magic._ipython import magics
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
 from hindsight_magic._settings import HindsightSettings
 
@@ -55,3 +56,14 @@ def test_the_readme_names_every_setting() -> None:
     named |= {f"{prefix}_timeout_ms" for prefix in ("retain", "recall")}  # written as `retain_…`
     missing = [name for name in HindsightSettings.setting_names() if name not in named]
     assert not missing
+
+
+def test_the_readme_lists_each_magics_options_as_declared() -> None:
+    # one line per magic, made from its operation's declaration (``_operations``)
+    for magic, declared in (
+        ("%retain", magics.RETAIN_OPTIONS),
+        ("%recall", magics.RECALL_OPTIONS),
+        ("%%reflect", magics.REFLECT_OPTIONS),
+    ):
+        line = declared.operation.options_line(magic)
+        assert f"\n- `{line}`" in README, f"the README's options of {magic} should read: {line}"

@@ -20,69 +20,25 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 
-from .. import _functions
+from .. import _functions, _operations
 from .._diagnosis import in_words
 from .._errors import Error, HindsightError, InputError
 from .._machine import notebook_from_env
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
 from .._session import HindsightSession
-from .._settings import BUDGETS, HindsightSettings, SettingsError
+from .._settings import HindsightSettings, SettingsError
 from .._text import plain_text
 from .._ui.display import RetainResult
-from .parsing import FLAG, MagicOptions, Option, choice, identifier, positive_int, tag_list
+from .parsing import MagicOptions
 from .subcommands import HandlerContext, help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
-RETAIN_OPTIONS = MagicOptions(
-    "%retain",
-    Option(
-        "context", str, "TEXT", "where the fact comes from; default the ``retain_context`` setting"
-    ),
-    Option("tags", tag_list, "a,b", "extra tags, added to the scope's"),
-    Option("split", FLAG, "", "each blank-line-separated paragraph is its own memory", True),
-    text="TEXT",
-)
-RECALL_OPTIONS = MagicOptions(
-    "%recall",
-    Option("budget", choice(*BUDGETS), "low|mid|high", "search effort; default ``recall_budget``"),
-    Option("max_tokens", positive_int, "N", "size of the results the memories are ranked among"),
-    Option("limit", positive_int, "N", "most memories shown; default ``recall_limit`` (5)"),
-    Option("types", tag_list, "a,b", "memory types, such as ``world,experience``"),
-    Option(
-        "since",
-        str,
-        "WHEN",
-        "only memories recorded since WHEN: an ISO date or time, a written date in quotes like"
-        ' ``"3 Nov"``, a span back from now like ``3d``, ``2w``, ``12h``, or'
-        " ``today``/``yesterday``; your local time",
-    ),
-    Option("until", str, "WHEN", "only memories recorded up to WHEN; a day includes all of it"),
-    Option(
-        "as_of",
-        str,
-        "WHEN",
-        "memory as it was then: the versions of cells valid at WHEN, nothing recorded after",
-    ),
-    Option(
-        "layer",
-        str,
-        "NAME",
-        "only this layer (``mine`` is your own bank; ``%hindsight layer list`` names the rest)",
-    ),
-    Option("var", identifier, "NAME", "also store the result in NAME"),
-    text="QUERY",
-)
-REFLECT_OPTIONS = MagicOptions(
-    "%%reflect",
-    Option("context", str, "TEXT", "extra guidance for the answer"),
-    Option("budget", choice(*BUDGETS), "low|mid|high", "default ``recall_budget``"),
-    Option("no_sources", FLAG, "", "do not ask for or show the sources"),
-    Option("var", identifier, "NAME", "also store the answer in NAME"),
-    text="+ question",
-)
+RETAIN_OPTIONS = MagicOptions("%retain", _operations.RETAIN)
+RECALL_OPTIONS = MagicOptions("%recall", _operations.RECALL)
+REFLECT_OPTIONS = MagicOptions("%%reflect", _operations.REFLECT)
 
 
 def _drop_invalid_config(config: Any) -> None:

@@ -24,6 +24,8 @@ from typing import Any, NamedTuple, NoReturn, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from .._operations import Operation, Param
+
 _OPTION = re.compile(r"--([A-Za-z][\w-]*)(?:=|\s+|$)")
 Converter = Callable[[str], Any]
 FLAG: Converter = bool  # marker for options that take no value
@@ -78,40 +80,22 @@ def parse_options(
     return options, rest
 
 
-class Option(NamedTuple):
-    """One ``--option`` of a free-text magic: its name (``max_tokens`` is ``--max-tokens``),
-    converter (``FLAG``: it takes no value), the value's name in the usage (``N``) and what it
-    does (for the docstring). ``cell_only``: ``%%magic`` only."""
-
-    name: str
-    convert: Converter
-    metavar: str = ""
-    help: str = ""
-    cell_only: bool = False
-
-    @property
-    def flag(self) -> str:
-        """``--max-tokens`` (with its value's name: ``--max-tokens N``)."""
-        option = "--" + self.name.replace("_", "-")
-        return f"{option} {self.metavar}" if self.metavar else option
-
-
 class MagicOptions:
-    """A free-text magic's options, declared once: ``parse`` reads them (``parse_options``),
-    and the usage line and the docstring's "Options:" paragraph are made from them.
+    """A free-text magic's options, made from its operation's declaration
+    (``_operations``): ``parse`` reads them (``parse_options``), and the usage line and the
+    docstring's "Options:" paragraph are made from the same parameters.
 
-    ``magic`` is how the usage starts (``%recall``, ``%%reflect``), ``text`` what follows the
-    options (``QUERY``, ``+ question``); options marked ``cell_only`` get a usage of their own,
-    for the cell form, after ``cell_text``."""
+    ``magic`` is how the usage starts (``%recall``, ``%%reflect``); the operation's ``text``
+    follows the options (``QUERY``, ``+ question``); options marked ``cell_only`` get a usage of
+    their own, for the cell form, after ``cell_text``."""
 
-    def __init__(
-        self, magic: str, *options: Option, text: str, cell_text: str = "… + cell"
-    ) -> None:
-        self.options = options
-        self.spec: dict[str, Converter] = {option.name: option.convert for option in options}
-        line = " ".join(f"[{o.flag}]" for o in options if not o.cell_only)
-        self.usage = f"{magic} {line} {text}"
-        cell = " ".join(f"[{o.flag}]" for o in options if o.cell_only)
+    def __init__(self, magic: str, operation: Operation, cell_text: str = "… + cell") -> None:
+        self.operation = operation
+        self.options = operation.params
+        self.spec: dict[str, Converter] = {o.name: converter(o) for o in self.options}
+        line = " ".join(f"[{o.flag}]" for o in self.options if not o.cell_only)
+        self.usage = f"{magic} {line} {operation.text}"
+        cell = " ".join(f"[{o.flag}]" for o in self.options if o.cell_only)
         if cell:
             self.usage += f"  |  %{magic} {cell} {cell_text}"
 
@@ -126,18 +110,36 @@ class MagicOptions:
 
         described = []
         for option in self.options:
-            help = f"cell only: {option.help}" if option.cell_only else option.help
+            help = option.description
+            help = f"cell only: {help}" if option.cell_only else help
             flag = option.flag.replace(" ", "\0")  # never broken between flag and value
             described.append(f"``{flag}`` ({help})" if help else f"``{flag}``")
         text = "Options: " + ", ".join(described) + "."
         margin = " " * indent
-        wrapped = textwrap.fill(text, 92, initial_indent=margin, subsequent_indent=margin)
+        wrapped = textwrap.fill(
+            text, 92, initial_indent=margin, subsequent_indent=margin, break_on_hyphens=False
+        )
         return wrapped.lstrip().replace("\0", " ")
 
     def document(self, function: F) -> F:
         """Put the options paragraph where ``function``'s docstring says ``{options}``."""
         function.__doc__ = (function.__doc__ or "").replace("{options}", self.paragraph())
         return function
+
+
+def converter(param: Param) -> Converter:
+    """What reads ``param``'s value from a magic's line, by its declared kind."""
+    if param.kind == "flag":
+        return FLAG
+    if param.kind == "choice":
+        return choice(*param.choices)
+    if param.kind == "count":
+        return positive_int if param.most is None else count_between(param.least or 1, param.most)
+    if param.kind == "names":
+        return tag_list
+    if param.kind == "variable":
+        return identifier
+    return str
 
 
 def choice(*allowed: str) -> Converter:
@@ -160,6 +162,21 @@ def positive_int(value: str) -> int:
     if number < 1:
         raise ValueError("must be at least 1")
     return number
+
+
+def count_between(least: int, most: int) -> Converter:
+    """A converter accepting whole numbers from ``least`` to ``most``."""
+
+    def convert(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"use a whole number from {least} to {most}") from None
+        if not least <= number <= most:
+            raise ValueError(f"use a whole number from {least} to {most}")
+        return number
+
+    return convert
 
 
 def positive_float(value: str) -> float:
