@@ -192,7 +192,8 @@ REFLECT = Operation(
 
 # -- the agents' tools (MCP) ----------------------------------------------------------------
 
-MEMORY_ID = Param("id", "text", "the memory's id, or #N from the last recall", required=True)
+MAX_RESULTS = 50  # the most memories an agent's recall returns …
+DEFAULT_RESULTS = 10  # … and how many without max_results
 AGENT_RECALL = Operation(
     "recall",
     "Search this project's long-term memory (shared with its notebooks) for what is known "
@@ -205,7 +206,14 @@ AGENT_RECALL = Operation(
         SINCE,
         UNTIL,
         Param("tags", "names", "only memories carrying every one of these tags"),
-        Param("max_results", "count", "at most this many memories", least=1, most=50, default=10),
+        Param(
+            "max_results",
+            "count",
+            "at most this many memories",
+            least=1,
+            most=MAX_RESULTS,
+            default=DEFAULT_RESULTS,
+        ),
         AS_OF,
     ),
 )

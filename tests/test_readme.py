@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hindsight_magic._ipython import magics
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
+from hindsight_magic._operations import AGENT_TOOLS
 from hindsight_magic._settings import HindsightSettings
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -67,3 +68,13 @@ def test_the_readme_lists_each_magics_options_as_declared() -> None:
     ):
         line = declared.operation.options_line(magic)
         assert f"\n- `{line}`" in README, f"the README's options of {magic} should read: {line}"
+
+
+def test_the_readme_calls_each_agent_tool_as_declared() -> None:
+    rows = {key.split("(")[0]: row for key, row in table_after("| tool | does |").items()}
+    for name, tool in AGENT_TOOLS.items():
+        cell = rows[name].split("|")[1].strip()
+        assert cell == f"`{tool.call}`", f"the README's {name} tool should read `{tool.call}`"
+        for param in tool.params:
+            if param.bounds:  # its range and default, as the tool's description says them
+                assert f"`{param.name}` ({param.bounds})" in rows[name], param.name

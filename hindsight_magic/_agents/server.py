@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import Field
 
+from .._operations import AGENT_RECALL
+from .declared import tool_function
 from .memory import Answer, Client, ProjectMemory, ToolFailure
 
 if TYPE_CHECKING:
@@ -161,39 +163,9 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
         except ToolFailure as failure:
             return failed(failure)
 
-    @tool(annotations=reads)
-    def recall(
-        query: Annotated[str, Field(description="What to look for, in words.")],
-        since: Annotated[
-            str | None,
-            Field(description="Only memories from then on: 2026-11-03, 3d, 12h, 2w, yesterday."),
-        ] = None,
-        until: Annotated[
-            str | None,
-            Field(description="Only memories until then (a date includes that whole day)."),
-        ] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="Only memories carrying every one of these tags.")
-        ] = None,
-        max_results: Annotated[
-            int | None,
-            # strict: a boolean is not a count (lax validation took `true` for 1)
-            Field(strict=True, description="At most this many memories (1-50, default 10)."),
-        ] = None,
-        as_of: Annotated[
-            str | None,
-            Field(
-                description="Memory as it was then (2026-11-03, yesterday, 3d): the versions "
-                "of notebook cells valid at that time, nothing recorded after."
-            ),
-        ] = None,
-    ) -> Any:
-        """Search this project's long-term memory (shared with its notebooks) for what is
-        known about a topic: decisions, data quirks, conventions, results. Returns the best
-        memories first, each with where it came from (notebook and cell, or agent), its age,
-        a handle (#N) and an id for forget; a notebook cell once, saying which earlier
-        version it replaces."""
-        return run(lambda: memory.recall(query, since, until, tags, max_results, as_of))
+    tool(annotations=reads)(
+        tool_function(AGENT_RECALL, lambda **arguments: run(lambda: memory.recall(**arguments)))
+    )
 
     @tool()
     def retain(

@@ -46,8 +46,15 @@ def test_a_tool_called_there_answers_bad_input_with_one_line() -> None:
             return tools, result
 
     tools, result = anyio.run(call)
-    assert "since" in tools["recall"].input_schema["properties"]
-    assert "Search this project's long-term memory" in (tools["recall"].description or "")
+    from hindsight_magic._agents.declared import sentence
+    from hindsight_magic._operations import AGENT_RECALL
+
+    # the same declaration as the stand-alone server's: every parameter, in its words
+    assert tools["recall"].description == AGENT_RECALL.summary
+    properties = tools["recall"].input_schema["properties"]
+    assert list(properties) == [param.name for param in AGENT_RECALL.params]
+    for param in AGENT_RECALL.params:
+        assert properties[param.name]["description"] == sentence(param), param.name
     assert result.is_error
     text = result.content[0].text
     assert "Nothing to search for" in text
