@@ -675,8 +675,7 @@ REPLACE = "--replace"
 TRANSFERS: dict[str, Transfer] = {
     "restore": Transfer(
         "restore",
-        "bring a forgotten memory back, or a snapshot as a bank: restore #N|ID|PATH.zip "
-        "[--into BANK] [--replace]",
+        "bring a forgotten memory back, or a snapshot as a bank",
         "restore a snapshot as this folder's bank (or --into BANK)",
         (
             TransferWord(
@@ -695,7 +694,7 @@ TRANSFERS: dict[str, Transfer] = {
     ),
     "snapshot": Transfer(
         "snapshot",
-        "save this bank to an archive (and its manifest): snapshot [PATH] [--replace]",
+        "save this bank to an archive (and its manifest)",
         "save this folder's bank to an archive and its manifest",
         (
             TransferWord(("path",), {"nargs": "?", "help": "the archive (default: dated)"}),
@@ -707,7 +706,7 @@ TRANSFERS: dict[str, Transfer] = {
     ),
     "clone": Transfer(
         "clone",
-        "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",
+        "copy this bank on the server to experiment on",
         "copy this folder's bank on the server",
         (
             TransferWord(("--to",), {"metavar": "BANK", "help": "the copy's name"}),

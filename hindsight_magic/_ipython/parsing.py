@@ -311,9 +311,9 @@ class Words:
     """What a subcommand (or one of its verbs) takes after its name, declared once.
 
     ``arguments`` are argparse's; the usage that ends every error is made from them
-    (``usage_line``), unless ``usage`` says more. ``verbatim``: the rest of the line is one
-    word, not shell-split, so ``config retain_context=Ana's notes`` keeps its spaces, quotes
-    and backslashes.
+    (``usage_line``), unless ``usage`` gives one made elsewhere (the local server's actions
+    make theirs). ``verbatim``: the rest of the line is one word, not shell-split, so ``config
+    retain_context=Ana's notes`` keeps its spaces, quotes and backslashes.
     """
 
     def __init__(self, *arguments: Argument, usage: str | None = None, verbatim: bool = False):
@@ -322,12 +322,10 @@ class Words:
         self.verbatim = verbatim
         self._parsers: dict[str, SubcommandParser] = {}
 
-    def usage_line(self, name: str) -> str:
-        """``%hindsight NAME`` and its arguments in the order declared: ``#N|ID [--reason R]``
-        (``usage`` instead, when given: it says more than the arguments can)."""
-        if self.usage is not None:
-            return self.usage
-        words = [f"%hindsight {name}"]
+    @property
+    def syntax(self) -> str:
+        """The arguments in the order declared: ``#N|ID [--reason R]`` ("" for none)."""
+        words = []
         for names, keywords in self.arguments:
             flag = max(names, key=len)
             value = keywords.get("metavar") or flag.lstrip("-").upper()
@@ -338,6 +336,12 @@ class Words:
             else:
                 words.append(f"[{flag} {value}]")
         return " ".join(words)
+
+    def usage_line(self, name: str) -> str:
+        """``%hindsight NAME`` and its ``syntax`` (``usage`` instead, when given)."""
+        if self.usage is not None:
+            return self.usage
+        return f"%hindsight {name} {self.syntax}".strip()
 
     def parser(self, name: str) -> SubcommandParser:
         """The parser for subcommand ``name`` (built when first used, then kept)."""
@@ -359,26 +363,49 @@ class Words:
 
 class Verbs:
     """A subcommand whose first word is a verb (``models show ID``, ``server start``), each verb
-    with its own ``Words``; no word means ``default``. ``usage`` covers every verb (for an
-    unknown one); each verb's own usage ends its other errors."""
+    with its own ``Words``; no word means ``default``. The usage (for an unknown verb) is made
+    from the verbs and their words, ``[list | show ID | …]``, leaving out the ``hidden`` ones
+    (another name for a verb shown); ``usage`` gives one made elsewhere instead. Each verb's
+    own usage ends its other errors."""
 
-    def __init__(self, verbs: Mapping[str, Words], *, default: str, usage: str) -> None:
+    def __init__(
+        self,
+        verbs: Mapping[str, Words],
+        *,
+        default: str,
+        hidden: tuple[str, ...] = (),
+        usage: str | None = None,
+    ) -> None:
         self.verbs = verbs
         self.default = default
+        self.hidden = hidden
         self.usage = usage
+
+    @property
+    def syntax(self) -> str:
+        """``[list | show ID | refresh [ID]]``: every verb shown, with its words."""
+        shown = (
+            f"{verb} {words.syntax}".strip()
+            for verb, words in self.verbs.items()
+            if verb not in self.hidden
+        )
+        return f"[{' | '.join(shown)}]"
+
+    def usage_line(self, name: str) -> str:
+        """``%hindsight NAME`` and its ``syntax`` (``usage`` instead, when given)."""
+        return self.usage if self.usage is not None else f"%hindsight {name} {self.syntax}"
 
     def parse(self, name: str, text: str) -> argparse.Namespace:
         """The verb (as ``.verb``) and its arguments in ``text``."""
+        usage = self.usage_line(name)
         try:
             verb, *words = shlex.split(text) or [self.default]
         except ValueError as error:
-            raise UsageError(f"{error}. Usage: {self.usage}") from None
+            raise UsageError(f"{error}. Usage: {usage}") from None
         declared = self.verbs.get(verb)
         if declared is None:
-            raise UsageError(
-                f"Unknown {name} action {verb!r}; actions: {', '.join(self.verbs)}. "
-                f"Usage: {self.usage}"
-            )
+            shown = ", ".join(v for v in self.verbs if v not in self.hidden)
+            raise UsageError(f"Unknown {name} action {verb!r}; actions: {shown}. Usage: {usage}")
         parsed = declared.parser(f"{name} {verb}").parse_words(words)
         parsed.verb = verb
         return parsed
