@@ -217,4 +217,51 @@ AGENT_RECALL = Operation(
         AS_OF,
     ),
 )
-AGENT_TOOLS = {tool.name: tool for tool in (AGENT_RECALL,)}
+AGENT_RETAIN = Operation(
+    "retain",
+    "Remember a durable fact for this project: the notebooks' recall finds it at once, marked "
+    "as written by you. Use it for decisions, data quirks and conventions worth knowing next "
+    "week; not for chatter. Secrets in it are redacted.",
+    (
+        Param("text", "text", "one durable fact, in a sentence or two", required=True),
+        Param("context", "text", "where the fact comes from (say, 'code review')"),
+        Param("tags", "names", "extra tags for the fact"),
+    ),
+)
+AGENT_REFLECT = Operation(
+    "reflect",
+    "Ask the memory server to answer a question by reasoning over this project's memories; "
+    "returns the answer and the memories it is based on, or, when the server has no LLM to "
+    "write one, says so and returns the memories that bear on it.",
+    (Param("question", "text", "the question to answer from memory", required=True),),
+)
+AGENT_FORGET = Operation(
+    "forget",
+    "Leave a wrong or stale memory out of every later recall and reflect. Reversible with restore.",
+    (
+        Param("id", "text", "the memory's id, or #N from the last recall", required=True),
+        Param("reason", "text", "why it is wrong or stale"),
+    ),
+)
+AGENT_RESTORE = Operation(
+    "restore",
+    "Bring a forgotten memory back into recall.",
+    (Param("id", "text", "the forgotten memory's id", required=True),),
+)
+AGENT_STATUS = Operation(
+    "status",
+    "The memory server, bank, tags and queue of this project: call it when memory seems "
+    "unreachable or empty.",
+    (),
+)
+AGENT_TOOLS = {
+    tool.name: tool
+    for tool in (
+        AGENT_RECALL,
+        AGENT_RETAIN,
+        AGENT_REFLECT,
+        AGENT_FORGET,
+        AGENT_RESTORE,
+        AGENT_STATUS,
+    )
+}

@@ -69,10 +69,15 @@ def test_the_readme_lists_each_magics_options_as_declared() -> None:
 
 
 def test_the_readme_calls_each_agent_tool_as_declared() -> None:
-    rows = {key.split("(")[0]: row for key, row in table_after("| tool | does |").items()}
+    rows = table_after("| tool | does |")
+    calls = {}  # the calls the first cells show: `forget(id, reason?)`, `restore(id)`
+    for row in rows.values():
+        for call in re.findall(r"`([a-z_]+\([^`]*\))`", row.split(" | ", 1)[0]):
+            calls[call.split("(")[0]] = (call, row)
+    assert sorted(calls) == sorted(AGENT_TOOLS)
     for name, tool in AGENT_TOOLS.items():
-        cell = rows[name].split("|")[1].strip()
-        assert cell == f"`{tool.call}`", f"the README's {name} tool should read `{tool.call}`"
+        call, row = calls[name]
+        assert call == tool.call, f"the README's {name} tool should read `{tool.call}`"
         for param in tool.params:
             if param.bounds:  # its range and default, as the tool's description says them
-                assert f"`{param.name}` ({param.bounds})" in rows[name], param.name
+                assert f"`{param.name}` ({param.bounds})" in row, param.name

@@ -50,10 +50,13 @@ def annotation(param: Param) -> Any:
     return Annotated[kind if param.required else kind | None, field]
 
 
-def tool_function(operation: Operation, call: Callable[..., T]) -> Callable[..., T]:
+def tool_function(
+    operation: Operation, call: Callable[..., T], context: Any = None
+) -> Callable[..., T]:
     """A function named after ``operation``, with its declared parameters as its signature
     (optional ones default to None) and its summary as its docstring, that passes its
-    arguments to ``call`` by name."""
+    arguments to ``call`` by name. ``context``: the SDK's request context type, asked for as
+    one more argument, ``ctx`` (the SDK fills it; it is not in the tool's schema)."""
     parameters = [
         inspect.Parameter(
             param.name,
@@ -63,6 +66,10 @@ def tool_function(operation: Operation, call: Callable[..., T]) -> Callable[...,
         )
         for param in operation.params
     ]
+    if context is not None:
+        parameters.append(
+            inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=context)
+        )
 
     def tool(**arguments: Any) -> T:
         return call(**arguments)

@@ -1,9 +1,10 @@
 """``hindsight-magic mcp``: the project's memory as an MCP server (tools and resources).
 
 Built on the official MCP Python SDK's ``MCPServer`` (what FastMCP became in ``mcp`` 2): typed
-functions with docstrings give each tool its JSON schema and a description a model can act
-on, the request ``Context`` names the client (``clientInfo``), and stdio and streamable HTTP
-come with it. The tools only translate: ``memory.ProjectMemory`` does the work, and its
+functions made from each tool's declaration (``_operations.AGENT_TOOLS``, through
+``declared.tool_function``) give it its JSON schema and a description a model can act on,
+the request ``Context`` names the client (``clientInfo``), and stdio and streamable HTTP come
+with it. The tools only translate: ``memory.ProjectMemory`` does the work, and its
 ``ToolFailure`` becomes an error result (``isError: true``) with its one line. A bad argument
 the SDK itself rejects (a word where a number goes) is folded to one line as well
 (``one_line_errors``), so the model never reads a validation report.
@@ -18,11 +19,16 @@ import hmac
 import inspect
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import Field
-
-from .._operations import AGENT_RECALL
+from .._operations import (
+    AGENT_FORGET,
+    AGENT_RECALL,
+    AGENT_REFLECT,
+    AGENT_RESTORE,
+    AGENT_RETAIN,
+    AGENT_STATUS,
+)
 from .declared import tool_function
 from .memory import Answer, Client, ProjectMemory, ToolFailure
 
@@ -167,50 +173,23 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
         tool_function(AGENT_RECALL, lambda **arguments: run(lambda: memory.recall(**arguments)))
     )
 
-    @tool()
-    def retain(
-        text: Annotated[str, Field(description="One durable fact, in a sentence or two.")],
-        ctx: Context[Any, Any],
-        context: Annotated[
-            str | None, Field(description="Where the fact comes from (say, 'code review').")
-        ] = None,
-        tags: Annotated[list[str] | None, Field(description="Extra tags for the fact.")] = None,
-    ) -> Any:
-        """Remember a durable fact for this project: the notebooks' recall finds it at once,
-        marked as written by you. Use it for decisions, data quirks and conventions worth
-        knowing next week; not for chatter. Secrets in it are redacted."""
-        return run(lambda: memory.retain(text, client_of(ctx), context, tags))
-
-    @tool(annotations=reads)
-    def reflect(
-        question: Annotated[str, Field(description="The question to answer from memory.")],
-    ) -> Any:
-        """Ask the memory server to answer a question by reasoning over this project's
-        memories; returns the answer and the memories it is based on, or, when the server
-        has no LLM to write one, says so and returns the memories that bear on it."""
-        return run(lambda: memory.reflect(question))
-
-    @tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
-    def forget(
-        id: Annotated[str, Field(description="The memory's id, or #N from the last recall.")],
-        reason: Annotated[str | None, Field(description="Why it is wrong or stale.")] = None,
-    ) -> Any:
-        """Leave a wrong or stale memory out of every later recall and reflect. Reversible
-        with restore."""
-        return run(lambda: memory.forget(id, reason))
-
-    @tool(annotations=ToolAnnotations(idempotent_hint=True))
-    def restore(
-        id: Annotated[str, Field(description="The forgotten memory's id.")],
-    ) -> Any:
-        """Bring a forgotten memory back into recall."""
-        return run(lambda: memory.restore(id))
-
-    @tool(annotations=reads)
-    def status() -> Any:
-        """The memory server, bank, tags and queue of this project: call it when memory
-        seems unreachable or empty."""
-        return run(memory.status)
+    tool()(
+        tool_function(
+            AGENT_RETAIN,
+            lambda ctx, **arguments: run(lambda: memory.retain(client=client_of(ctx), **arguments)),
+            context=Context[Any, Any],
+        )
+    )
+    tool(annotations=reads)(
+        tool_function(AGENT_REFLECT, lambda **arguments: run(lambda: memory.reflect(**arguments)))
+    )
+    tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))(
+        tool_function(AGENT_FORGET, lambda id, reason: run(lambda: memory.forget(id, reason)))
+    )
+    tool(annotations=ToolAnnotations(idempotent_hint=True))(
+        tool_function(AGENT_RESTORE, lambda id: run(lambda: memory.restore(id)))
+    )
+    tool(annotations=reads)(tool_function(AGENT_STATUS, lambda: run(memory.status)))
 
     for uri, name, description, text in (
         (

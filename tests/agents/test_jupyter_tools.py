@@ -47,14 +47,15 @@ def test_a_tool_called_there_answers_bad_input_with_one_line() -> None:
 
     tools, result = anyio.run(call)
     from hindsight_magic._agents.declared import sentence
-    from hindsight_magic._operations import AGENT_RECALL
+    from hindsight_magic._operations import AGENT_TOOLS
 
-    # the same declaration as the stand-alone server's: every parameter, in its words
-    assert tools["recall"].description == AGENT_RECALL.summary
-    properties = tools["recall"].input_schema["properties"]
-    assert list(properties) == [param.name for param in AGENT_RECALL.params]
-    for param in AGENT_RECALL.params:
-        assert properties[param.name]["description"] == sentence(param), param.name
+    # the same declarations as the stand-alone server's: every parameter, in its words
+    for name, declared in AGENT_TOOLS.items():
+        assert tools[name].description == declared.summary
+        properties = tools[name].input_schema.get("properties", {})
+        assert list(properties) == [param.name for param in declared.params]
+        for param in declared.params:
+            assert properties[param.name]["description"] == sentence(param), param.name
     assert result.is_error
     text = result.content[0].text
     assert "Nothing to search for" in text
