@@ -237,12 +237,12 @@ def recall(
     *,
     budget: str | None = None,
     max_tokens: int | None = None,
+    limit: int | None = None,
     types: str | Sequence[str] | None = None,
     since: When | None = None,
     until: When | None = None,
-    layer: str | None = None,
     as_of: When | None = None,
-    limit: int | None = None,
+    layer: str | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.

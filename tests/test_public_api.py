@@ -197,3 +197,15 @@ def test_every_exported_error_is_named_where_the_user_imports_it() -> None:
     shown = traceback.format_exception_only(hm.QueueFullError("the queue is full"))
     assert shown == ["hindsight_magic.QueueFullError: the queue is full\n"]
     assert type(pickle.loads(pickle.dumps(hm.WhenError("bad")))) is hm.WhenError
+
+
+def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
+    import inspect
+
+    from hindsight_magic._operations import RECALL
+
+    # one declaration: an option %recall and the README name is hm.recall's keyword too
+    declared = [param.name for param in RECALL.params if param.kind != "variable"]
+    parameters = inspect.signature(hm.recall).parameters.values()
+    keywords = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "session"]
+    assert keywords == declared

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hindsight_magic._ipython import magics
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
-from hindsight_magic._operations import AGENT_TOOLS
+from hindsight_magic._operations import AGENT_TOOLS, RECALL
 from hindsight_magic._settings import HindsightSettings
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -81,3 +81,10 @@ def test_the_readme_calls_each_agent_tool_as_declared() -> None:
         for param in tool.params:
             if param.bounds:  # its range and default, as the tool's description says them
                 assert f"`{param.name}` ({param.bounds})" in row, param.name
+
+
+def test_the_readme_calls_recall_with_every_declared_option() -> None:
+    # hm.recall takes the options %recall declares (tests/test_public_api.py), in its order
+    keywords = ", ".join(f"{p.name}=None" for p in RECALL.params if p.kind != "variable")
+    call = f"`recall(query, *, {keywords})`"
+    assert f"\n| {call} |" in README, f"the README's API table should call {call}"

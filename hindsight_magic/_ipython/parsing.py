@@ -127,6 +127,17 @@ class MagicOptions:
         return function
 
 
+def option(param: Param) -> Argument:
+    """A subcommand's ``--option`` made from a declared ``param`` (its value's name, help and
+    converter): ``timeline --since WHEN`` is recall's ``since``."""
+    if param.kind == "flag":
+        return arg(param.option, action="store_true", help=param.description)
+    keywords: dict[str, Any] = {"metavar": param.value_name, "help": param.description}
+    if param.kind != "text":
+        keywords["type"] = converter(param)
+    return arg(param.option, **keywords)
+
+
 def converter(param: Param) -> Converter:
     """What reads ``param``'s value from a magic's line, by its declared kind."""
     if param.kind == "flag":

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
 
-from .. import _functions
+from .. import _functions, _operations
 from .._diagnosis import NOTEBOOK_COMMAND, in_words
 from .._errors import HindsightError, InputError
 from .._memory.scope import project_label
@@ -43,6 +43,7 @@ from .parsing import (
     Words,
     arg,
     choice,
+    option,
     positive_float,
     positive_int,
     setting_assignment,
@@ -598,8 +599,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         cmd_timeline,
         Words(
             arg("--by", type=choice(*TIMELINE_PERIODS), metavar="|".join(TIMELINE_PERIODS)),
-            arg("--since", metavar="WHEN"),
-            arg("--until", metavar="WHEN"),
+            option(_operations.SINCE),
+            option(_operations.UNTIL),
         ),
     ),
     "map": Subcommand(
