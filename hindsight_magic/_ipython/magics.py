@@ -122,7 +122,7 @@ class HindsightMagics(Magics, HindsightSettings):
     @user_facing(RETAIN_OPTIONS.usage)
     @RETAIN_OPTIONS.document
     def retain(self, line: str, cell: str | None = None) -> RetainResult:
-        """Queue a durable fact for this notebook's long-term memory.
+        """{summary}
 
         Usage::
 
@@ -162,7 +162,7 @@ class HindsightMagics(Magics, HindsightSettings):
     @user_facing(RECALL_OPTIONS.usage)
     @RECALL_OPTIONS.document
     def recall(self, line: str, cell: str | None = None) -> RecallResult:
-        """Search this notebook's long-term memory; returns ranked memories as a table.
+        """{summary}
 
         Usage::
 
@@ -213,7 +213,7 @@ class HindsightMagics(Magics, HindsightSettings):
     @user_facing(REFLECT_OPTIONS.usage)
     @REFLECT_OPTIONS.document
     def reflect(self, line: str, cell: str | None = None) -> ReflectResult:
-        """Ask the Hindsight server to synthesize an answer from this notebook's memory.
+        """{summary}
 
         Usage::
 

@@ -122,8 +122,10 @@ class MagicOptions:
         return wrapped.lstrip().replace("\0", " ")
 
     def document(self, function: F) -> F:
-        """Put the options paragraph where ``function``'s docstring says ``{options}``."""
-        function.__doc__ = (function.__doc__ or "").replace("{options}", self.paragraph())
+        """Put the operation's summary where ``function``'s docstring says ``{summary}``, and
+        the options paragraph where it says ``{options}``."""
+        doc = (function.__doc__ or "").replace("{summary}", self.operation.summary)
+        function.__doc__ = doc.replace("{options}", self.paragraph())
         return function
 
 

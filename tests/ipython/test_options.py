@@ -327,6 +327,7 @@ def test_a_magic_states_its_options_once(magic: str) -> None:
     declared = getattr(magics, f"{magic.upper()}_OPTIONS")
     doc = getattr(magics.HindsightMagics, magic).__doc__ or ""
     assert "{options}" not in doc
+    assert doc.startswith(declared.operation.summary)  # what it does, declared once too
     assert declared.options
     for option in declared.options:
         assert option.name in declared.spec
