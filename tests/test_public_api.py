@@ -209,3 +209,5 @@ def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
     parameters = inspect.signature(hm.recall).parameters.values()
     keywords = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "session"]
     assert keywords == declared
+    undescribed = [name for name in declared if f"``{name}``" not in (hm.recall.__doc__ or "")]
+    assert not undescribed, f"hm.recall's docstring should say what {undescribed} do"
