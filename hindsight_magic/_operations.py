@@ -17,14 +17,17 @@ this module (the magics parse with it) and must not import pydantic; its ``kind`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ._settings import BUDGETS
 
-Kind = Literal["text", "count", "names", "flag", "choice", "variable"]
+Kind = Literal["text", "count", "names", "flag", "choice", "variable", "path"]
 """What a parameter's value is: free ``text``; a whole ``count`` (at least ``least``); comma-
 separated ``names`` (a list for an agent); a ``flag`` that takes no value; one of ``choices``;
-a Python ``variable`` name."""
+a Python ``variable`` name; a file's ``path``."""
+Front = Literal["both", "magic", "cli"]
+"""Which front ends of a transfer take a parameter: ``%hindsight``'s, the command line's, or
+both."""
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,9 @@ class Param:
     """One parameter of an operation. ``name`` is Python's (``as_of``; the magics' option is
     ``--as-of``); ``metavar`` names its value in a usage (``WHEN``; a choice's is its
     choices); ``least``/``most``/``default`` bound a count and are said after the help;
-    ``required``: the operation's subject (an agent's ``query``), not an option; ``cell_only``:
-    only the ``%%magic`` form takes it."""
+    ``required``: the operation's subject (an agent's ``query``), not an option;
+    ``positional``: a word, not an ``--option`` (``[PATH]`` unless required); ``cell_only``:
+    only the ``%%magic`` form takes it; ``front``: which front ends take it."""
 
     name: str
     kind: Kind
@@ -44,7 +48,9 @@ class Param:
     most: int | None = None
     default: int | None = None
     required: bool = False
+    positional: bool = False
     cell_only: bool = False
+    front: Front = "both"
 
     @property
     def option(self) -> str:
@@ -80,6 +86,20 @@ class Param:
         """The help with its bounds, as one phrase: ``at most this many memories (1-50,
         default 10)``."""
         return f"{self.help} ({self.bounds})" if self.bounds else self.help
+
+    def argument(self) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """The parameter as argparse declares it: its names and keywords (the value's
+        converter is the front end's to add)."""
+        if self.kind == "flag":
+            return (self.option,), {"action": "store_true", "help": self.description}
+        keywords: dict[str, Any] = {"help": self.description}
+        if self.value_name:
+            keywords["metavar"] = self.value_name
+        if not self.positional:
+            return (self.option,), keywords
+        if not self.required:
+            keywords["nargs"] = "?"
+        return (self.name,), keywords
 
 
 @dataclass(frozen=True)
@@ -188,6 +208,52 @@ REFLECT = Operation(
         VAR,
     ),
     text="+ question",
+)
+
+# -- whole banks carried: ``%hindsight`` and the command line ------------------------------
+
+RESTORE = Operation(
+    "restore",
+    "bring a forgotten memory back, or a snapshot as a bank",
+    (
+        Param(
+            "what",
+            "text",
+            "a forgotten memory (#N, its id) or a snapshot",
+            "#N|ID|PATH.zip",
+            required=True,
+            positional=True,
+            front="magic",
+        ),
+        Param(
+            "what",
+            "path",
+            "the snapshot .zip",
+            "archive",
+            required=True,
+            positional=True,
+            front="cli",
+        ),
+        Param("into", "text", "restore as this bank", "BANK"),
+        Param("replace", "flag", "replace a bank that holds memories"),
+    ),
+)
+SNAPSHOT = Operation(
+    "snapshot",
+    "save this bank to an archive (and its manifest)",
+    (
+        Param("path", "text", "the archive (default: dated)", "PATH", positional=True),
+        Param("replace", "flag", "write over an existing file"),
+    ),
+)
+CLONE = Operation(
+    "clone",
+    "copy this bank on the server to experiment on",
+    (
+        Param("to", "text", "the copy's name", "BANK"),
+        Param("switch", "flag", "work on the copy from now on", front="magic"),
+        Param("replace", "flag", "delete an existing bank of that name first"),
+    ),
 )
 
 # -- the agents' tools (MCP) ----------------------------------------------------------------

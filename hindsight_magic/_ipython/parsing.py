@@ -19,6 +19,7 @@ import argparse
 import re
 import shlex
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from IPython.core.error import UsageError
@@ -130,14 +131,12 @@ class MagicOptions:
 
 
 def option(param: Param) -> Argument:
-    """A subcommand's ``--option`` made from a declared ``param`` (its value's name, help and
+    """A subcommand's argument made from a declared ``param`` (its value's name, help and
     converter): ``timeline --since WHEN`` is recall's ``since``."""
-    if param.kind == "flag":
-        return arg(param.option, action="store_true", help=param.description)
-    keywords: dict[str, Any] = {"metavar": param.value_name, "help": param.description}
-    if param.kind != "text":
+    names, keywords = param.argument()
+    if param.kind not in ("text", "flag"):
         keywords["type"] = converter(param)
-    return arg(param.option, **keywords)
+    return arg(*names, **keywords)
 
 
 def converter(param: Param) -> Converter:
@@ -152,6 +151,8 @@ def converter(param: Param) -> Converter:
         return tag_list
     if param.kind == "variable":
         return identifier
+    if param.kind == "path":
+        return Path
     return str
 
 

@@ -452,10 +452,13 @@ def cmd_layer(ctx: HandlerContext, args: argparse.Namespace) -> Any:
 
 
 def transfer_row(transfer: _functions.Transfer) -> Subcommand:
-    """The row of a transfer (restore, snapshot, clone): the words and call the command line
-    shares (``_functions.TRANSFERS``)."""
-    words = Words(*(Argument(word.names, word.keywords) for word in transfer.words))
-    return Subcommand(transfer.summary, lambda ctx, args: transfer.run(args, ctx.session), words)
+    """The row of a transfer (restore, snapshot, clone): its declaration's summary and words
+    (those the command line alone takes left out) and the call the command line shares
+    (``_functions.TRANSFERS``)."""
+    params = transfer.operation.params
+    words = Words(*(option(param) for param in params if param.front != "cli"))
+    operation = transfer.operation
+    return Subcommand(operation.summary, lambda ctx, args: transfer.run(args, ctx.session), words)
 
 
 MEMORY_REF = arg("memory", metavar="#N|ID")
