@@ -194,18 +194,10 @@ class HindsightMagics(Magics, HindsightSettings):
         options, query = RECALL_OPTIONS.parse(line)
         if cell is not None:
             query = f"{query}\n{cell}"
-        result = _functions.recall(
-            query,
-            budget=options.get("budget"),
-            max_tokens=options.get("max_tokens"),
-            types=options.get("types"),
-            since=options.get("since"),
-            until=options.get("until"),
-            layer=options.get("layer"),
-            as_of=options.get("as_of"),
-            limit=options.get("limit"),
-            session=self.session,
-        )
+        # every declared option but --var is hm.recall's keyword of that name
+        # (tests/test_public_api.py checks): an option declared is an option passed
+        passed = {name: value for name, value in options.items() if name != "var"}
+        result = _functions.recall(query, session=self.session, **passed)
         return self._store_var(options, result)
 
     @no_var_expand
