@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from ._localserver import ServerError, actions, demo
 from ._ui import doctor
@@ -230,11 +231,14 @@ def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     from ._functions import TRANSFERS
 
     for name in ("snapshot", "restore", "clone"):
-        transfer = TRANSFERS[name]
-        parser = subparsers.add_parser(name, help=transfer.help)
-        for word in transfer.words:
-            if not word.magic_only:
-                parser.add_argument(*word.names, **(word.cli or word.keywords))
+        operation = TRANSFERS[name].operation
+        parser = subparsers.add_parser(name, help=operation.summary)
+        for param in operation.params:
+            if param.front != "magic":
+                names, keywords = param.argument()
+                if param.kind == "path":
+                    keywords["type"] = Path
+                parser.add_argument(*names, **keywords)
         parser.set_defaults(handler=_transfer)
 
 

@@ -26,15 +26,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+PUBLIC = "hindsight_magic"  # exported errors are named as the user imports them
 ErrorKind = Literal["http", "timeout", "connect", "not_hindsight", "unconfirmed"]
 
 
 class Error(Exception):
     """Something hindsight_magic could not do; ``str()`` is one line saying why."""
 
+    __module__ = PUBLIC
+
+    # IPython's hook for showing an exception: set (by the magics, and by
+    # ``_diagnosis.in_words``) on an error whose message is the whole story, which is then
+    # shown as that one line instead of a traceback
+    _render_traceback_: Callable[[], list[str]]
+
 
 class InputError(Error, ValueError):
     """Bad input; the message is one line saying what to do."""
+
+    __module__ = PUBLIC
 
 
 class HindsightError(Error):
@@ -45,9 +55,7 @@ class HindsightError(Error):
     ``"unconfirmed"`` (a retain got a 2xx whose body was unreadable: it may have been accepted).
     """
 
-    # IPython's hook for showing an exception: set (by ``_diagnosis.in_words``) only on an error
-    # already in the user's words, which is then shown as that one line instead of a traceback
-    _render_traceback_: Callable[[], list[str]]
+    __module__ = PUBLIC
 
     def __init__(
         self,

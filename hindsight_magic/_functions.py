@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
+from . import _operations
 from ._capture.transcript import own_text
 from ._errors import Error, InputError
 from ._text import one_line, plural
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from ._memory.layers import LayerList
     from ._memory.results import RecallResult, ReflectResult
     from ._memory.timewindow import AsOf, TimeWindow, When
+    from ._operations import Operation
     from ._session import HindsightSession
     from ._ui.display import Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
@@ -237,12 +239,12 @@ def recall(
     *,
     budget: str | None = None,
     max_tokens: int | None = None,
+    limit: int | None = None,
     types: str | Sequence[str] | None = None,
     since: When | None = None,
     until: When | None = None,
-    layer: str | None = None,
     as_of: When | None = None,
-    limit: int | None = None,
+    layer: str | None = None,
     session: HindsightSession | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
@@ -648,79 +650,28 @@ def clone(
     return outcome
 
 
-class TransferWord(NamedTuple):
-    """One word of a transfer as argparse declares it (``names``, ``keywords``). ``cli``: the
-    command line's own keywords for it (None: the same); ``magic_only``: not on the command
-    line, whose transfers act on this folder's bank and keep no session to switch."""
-
-    names: tuple[str, ...]
-    keywords: dict[str, Any]
-    cli: dict[str, Any] | None = None
-    magic_only: bool = False
-
-
 class Transfer(NamedTuple):
-    """A transfer of a whole bank, declared once for ``%hindsight NAME`` (its ``summary`` in
-    ``%hindsight help``) and ``hindsight-magic NAME`` (its ``help``): the words it takes, and
-    ``run`` (the parsed words, the session or None for the process's) → the outcome."""
+    """A transfer of a whole bank for ``%hindsight NAME`` and ``hindsight-magic NAME``: its
+    declaration (``_operations``: the summary, the words each front end takes) and ``run``
+    (the parsed words, the session or None for the process's) → the outcome."""
 
-    name: str
-    summary: str
-    help: str
-    words: tuple[TransferWord, ...]
+    operation: Operation
     run: Callable[[Any, HindsightSession | None], Outcome]
 
 
-REPLACE = "--replace"
 TRANSFERS: dict[str, Transfer] = {
     "restore": Transfer(
-        "restore",
-        "bring a forgotten memory back, or a snapshot as a bank: restore #N|ID|PATH.zip "
-        "[--into BANK] [--replace]",
-        "restore a snapshot as this folder's bank (or --into BANK)",
-        (
-            TransferWord(
-                ("what",),
-                {"metavar": "#N|ID|PATH.zip"},
-                cli={"metavar": "archive", "type": Path, "help": "the snapshot .zip"},
-            ),
-            TransferWord(("--into",), {"metavar": "BANK", "help": "restore as this bank"}),
-            TransferWord(
-                (REPLACE,), {"action": "store_true", "help": "replace a bank that holds memories"}
-            ),
-        ),
+        _operations.RESTORE,
         lambda args, session: restore(
             args.what, into=args.into, replace=args.replace, session=session
         ),
     ),
     "snapshot": Transfer(
-        "snapshot",
-        "save this bank to an archive (and its manifest): snapshot [PATH] [--replace]",
-        "save this folder's bank to an archive and its manifest",
-        (
-            TransferWord(("path",), {"nargs": "?", "help": "the archive (default: dated)"}),
-            TransferWord(
-                (REPLACE,), {"action": "store_true", "help": "write over an existing file"}
-            ),
-        ),
+        _operations.SNAPSHOT,
         lambda args, session: snapshot(args.path, replace=args.replace, session=session),
     ),
     "clone": Transfer(
-        "clone",
-        "copy this bank on the server to experiment on: clone [--to BANK] [--switch] [--replace]",
-        "copy this folder's bank on the server",
-        (
-            TransferWord(("--to",), {"metavar": "BANK", "help": "the copy's name"}),
-            TransferWord(
-                ("--switch",),
-                {"action": "store_true", "help": "work on the copy from now on"},
-                magic_only=True,
-            ),
-            TransferWord(
-                (REPLACE,),
-                {"action": "store_true", "help": "delete an existing bank of that name first"},
-            ),
-        ),
+        _operations.CLONE,
         lambda args, session: clone(
             to=args.to,
             switch=getattr(args, "switch", False),

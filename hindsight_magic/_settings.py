@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
-from ._errors import InputError
+from ._errors import PUBLIC, InputError
 
 # traitlets' trait types take type parameters for the type checker, but only from traitlets 5.10
 # on at run time: the floor this package declares (and tests) is older, so the parameters are
@@ -392,6 +392,8 @@ KEY_IN_ENVIRONMENT = (
 
 class SettingsError(InputError):
     """An invalid setting value; the message is one line naming the setting and what is allowed."""
+
+    __module__ = PUBLIC
 
 
 class HindsightSettings(Configurable):

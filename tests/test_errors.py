@@ -113,15 +113,18 @@ def raises_in(
 
 
 def defined_exceptions() -> dict[str, type[BaseException]]:
-    """The exception classes the package defines, by name."""
+    """The exception classes the package defines, by name (an exported one is named after
+    ``hindsight_magic``, where users import it: the module whose source has its ``class``
+    statement defines it)."""
     found = {}
-    for module in MODULES.values():
+    for path, module in MODULES.items():
+        defined = {
+            node.name
+            for node in ast.walk(ast.parse((PACKAGE / path).read_text(encoding="utf-8")))
+            if isinstance(node, ast.ClassDef)
+        }
         for name, value in vars(module).items():
-            if (
-                inspect.isclass(value)
-                and issubclass(value, BaseException)
-                and value.__module__ == module.__name__
-            ):
+            if inspect.isclass(value) and issubclass(value, BaseException) and name in defined:
                 found[name] = value
     return found
 

@@ -179,3 +179,35 @@ def test_a_session_unregistered_behind_ipythons_back_is_an_error_of_the_family(
     finally:
         assert attached is not None
         SESSIONS.register(notebook.ip, attached)
+
+
+def test_every_exported_error_is_named_where_the_user_imports_it() -> None:
+    import pickle
+    import traceback
+
+    errors = [getattr(hm, name) for name in hm.__all__]
+    errors = [value for value in errors if isinstance(value, type) and issubclass(value, Exception)]
+    assert {"Error", "InputError", "HindsightError", "QueueFullError"} <= {
+        e.__name__ for e in errors
+    }
+    for error in errors:
+        # tracebacks, reprs and logs show the public path, not the module it lives in
+        assert error.__module__ == "hindsight_magic", error
+        assert repr(error) == f"<class 'hindsight_magic.{error.__name__}'>"
+    shown = traceback.format_exception_only(hm.QueueFullError("the queue is full"))
+    assert shown == ["hindsight_magic.QueueFullError: the queue is full\n"]
+    assert type(pickle.loads(pickle.dumps(hm.WhenError("bad")))) is hm.WhenError
+
+
+def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
+    import inspect
+
+    from hindsight_magic._operations import RECALL
+
+    # one declaration: an option %recall and the README name is hm.recall's keyword too
+    declared = [param.name for param in RECALL.params if param.kind != "variable"]
+    parameters = inspect.signature(hm.recall).parameters.values()
+    keywords = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "session"]
+    assert keywords == declared
+    undescribed = [name for name in declared if f"``{name}``" not in (hm.recall.__doc__ or "")]
+    assert not undescribed, f"hm.recall's docstring should say what {undescribed} do"

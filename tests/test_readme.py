@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hindsight_magic._ipython import magics
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
+from hindsight_magic._operations import AGENT_TOOLS, RECALL
 from hindsight_magic._settings import HindsightSettings
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -38,15 +40,13 @@ def test_the_readme_lists_every_subcommand_and_no_other() -> None:
     assert sorted(name for name in rows if name) == sorted(SUBCOMMANDS)
 
 
-def test_every_action_or_verb_the_help_names_is_in_the_readme() -> None:
+def test_each_subcommands_syntax_in_the_readme_is_the_declared_one() -> None:
+    # the first cell is the syntax %hindsight help makes from the subcommand's words
     rows = table_after("### `%hindsight` subcommands")
     for name, row in SUBCOMMANDS.items():
-        syntax = row.summary.rsplit(":", 1)[1] if ":" in row.summary else ""
-        if not re.search(r"[|\[]", syntax):
-            continue  # a description, not the subcommand's words
-        words = re.findall(r"(?:^|\||\[)\s*([a-z][a-z-]*)", syntax.replace(name, "", 1))
-        missing = [word for word in words if word not in rows[name]]
-        assert not missing, f"%hindsight {name}: the README row lacks {missing}"
+        syntax = row.syntax(name).replace("|", "\\|")
+        cell = rows[name].split(" | ", 1)[0].removeprefix("| ")
+        assert cell == f"`{syntax}`", f"the README's row of {name} should start `{syntax}`"
 
 
 def test_the_readme_names_every_setting() -> None:
@@ -55,3 +55,36 @@ def test_the_readme_names_every_setting() -> None:
     named |= {f"{prefix}_timeout_ms" for prefix in ("retain", "recall")}  # written as `retain_…`
     missing = [name for name in HindsightSettings.setting_names() if name not in named]
     assert not missing
+
+
+def test_the_readme_lists_each_magics_options_as_declared() -> None:
+    # one line per magic, made from its operation's declaration (``_operations``)
+    for magic, declared in (
+        ("%retain", magics.RETAIN_OPTIONS),
+        ("%recall", magics.RECALL_OPTIONS),
+        ("%%reflect", magics.REFLECT_OPTIONS),
+    ):
+        line = declared.operation.options_line(magic)
+        assert f"\n- `{line}`" in README, f"the README's options of {magic} should read: {line}"
+
+
+def test_the_readme_calls_each_agent_tool_as_declared() -> None:
+    rows = table_after("| tool | does |")
+    calls = {}  # the calls the first cells show: `forget(id, reason?)`, `restore(id)`
+    for row in rows.values():
+        for call in re.findall(r"`([a-z_]+\([^`]*\))`", row.split(" | ", 1)[0]):
+            calls[call.split("(")[0]] = (call, row)
+    assert sorted(calls) == sorted(AGENT_TOOLS)
+    for name, tool in AGENT_TOOLS.items():
+        call, row = calls[name]
+        assert call == tool.call, f"the README's {name} tool should read `{tool.call}`"
+        for param in tool.params:
+            if param.bounds:  # its range and default, as the tool's description says them
+                assert f"`{param.name}` ({param.bounds})" in row, param.name
+
+
+def test_the_readme_calls_recall_with_every_declared_option() -> None:
+    # hm.recall takes the options %recall declares (tests/test_public_api.py), in its order
+    keywords = ", ".join(f"{p.name}=None" for p in RECALL.params if p.kind != "variable")
+    call = f"`recall(query, *, {keywords})`"
+    assert f"\n| {call} |" in README, f"the README's API table should call {call}"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import hindsight_magic as hm
 
+from .._operations import DEFAULT_RESULTS, MAX_RESULTS
 from .._text import one_line, plain_text, plural, prompt_text, utc_minute
 
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-MAX_RESULTS = 50
-DEFAULT_RESULTS = 10
 WIDE_MAX_TOKENS = 8192  # a tags filter thins the ranked results: ask for more first
 MEMORY_CHARS = 2000  # one memory's text in a result (the data keeps it whole)
 LATEST_COUNT = 20

@@ -1,9 +1,10 @@
 """``hindsight-magic mcp``: the project's memory as an MCP server (tools and resources).
 
 Built on the official MCP Python SDK's ``MCPServer`` (what FastMCP became in ``mcp`` 2): typed
-functions with docstrings give each tool its JSON schema and a description a model can act
-on, the request ``Context`` names the client (``clientInfo``), and stdio and streamable HTTP
-come with it. The tools only translate: ``memory.ProjectMemory`` does the work, and its
+functions made from each tool's declaration (``_operations.AGENT_TOOLS``, through
+``declared.tool_function``) give it its JSON schema and a description a model can act on,
+the request ``Context`` names the client (``clientInfo``), and stdio and streamable HTTP come
+with it. The tools only translate: ``memory.ProjectMemory`` does the work, and its
 ``ToolFailure`` becomes an error result (``isError: true``) with its one line. A bad argument
 the SDK itself rejects (a word where a number goes) is folded to one line as well
 (``one_line_errors``), so the model never reads a validation report.
@@ -18,10 +19,17 @@ import hmac
 import inspect
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import Field
-
+from .._operations import (
+    AGENT_FORGET,
+    AGENT_RECALL,
+    AGENT_REFLECT,
+    AGENT_RESTORE,
+    AGENT_RETAIN,
+    AGENT_STATUS,
+)
+from .declared import tool_function
 from .memory import Answer, Client, ProjectMemory, ToolFailure
 
 if TYPE_CHECKING:
@@ -161,84 +169,27 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
         except ToolFailure as failure:
             return failed(failure)
 
-    @tool(annotations=reads)
-    def recall(
-        query: Annotated[str, Field(description="What to look for, in words.")],
-        since: Annotated[
-            str | None,
-            Field(description="Only memories from then on: 2026-11-03, 3d, 12h, 2w, yesterday."),
-        ] = None,
-        until: Annotated[
-            str | None,
-            Field(description="Only memories until then (a date includes that whole day)."),
-        ] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="Only memories carrying every one of these tags.")
-        ] = None,
-        max_results: Annotated[
-            int | None,
-            # strict: a boolean is not a count (lax validation took `true` for 1)
-            Field(strict=True, description="At most this many memories (1-50, default 10)."),
-        ] = None,
-        as_of: Annotated[
-            str | None,
-            Field(
-                description="Memory as it was then (2026-11-03, yesterday, 3d): the versions "
-                "of notebook cells valid at that time, nothing recorded after."
-            ),
-        ] = None,
-    ) -> Any:
-        """Search this project's long-term memory (shared with its notebooks) for what is
-        known about a topic: decisions, data quirks, conventions, results. Returns the best
-        memories first, each with where it came from (notebook and cell, or agent), its age,
-        a handle (#N) and an id for forget; a notebook cell once, saying which earlier
-        version it replaces."""
-        return run(lambda: memory.recall(query, since, until, tags, max_results, as_of))
+    tool(annotations=reads)(
+        tool_function(AGENT_RECALL, lambda **arguments: run(lambda: memory.recall(**arguments)))
+    )
 
-    @tool()
-    def retain(
-        text: Annotated[str, Field(description="One durable fact, in a sentence or two.")],
-        ctx: Context[Any, Any],
-        context: Annotated[
-            str | None, Field(description="Where the fact comes from (say, 'code review').")
-        ] = None,
-        tags: Annotated[list[str] | None, Field(description="Extra tags for the fact.")] = None,
-    ) -> Any:
-        """Remember a durable fact for this project: the notebooks' recall finds it at once,
-        marked as written by you. Use it for decisions, data quirks and conventions worth
-        knowing next week; not for chatter. Secrets in it are redacted."""
-        return run(lambda: memory.retain(text, client_of(ctx), context, tags))
-
-    @tool(annotations=reads)
-    def reflect(
-        question: Annotated[str, Field(description="The question to answer from memory.")],
-    ) -> Any:
-        """Ask the memory server to answer a question by reasoning over this project's
-        memories; returns the answer and the memories it is based on, or, when the server
-        has no LLM to write one, says so and returns the memories that bear on it."""
-        return run(lambda: memory.reflect(question))
-
-    @tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
-    def forget(
-        id: Annotated[str, Field(description="The memory's id, or #N from the last recall.")],
-        reason: Annotated[str | None, Field(description="Why it is wrong or stale.")] = None,
-    ) -> Any:
-        """Leave a wrong or stale memory out of every later recall and reflect. Reversible
-        with restore."""
-        return run(lambda: memory.forget(id, reason))
-
-    @tool(annotations=ToolAnnotations(idempotent_hint=True))
-    def restore(
-        id: Annotated[str, Field(description="The forgotten memory's id.")],
-    ) -> Any:
-        """Bring a forgotten memory back into recall."""
-        return run(lambda: memory.restore(id))
-
-    @tool(annotations=reads)
-    def status() -> Any:
-        """The memory server, bank, tags and queue of this project: call it when memory
-        seems unreachable or empty."""
-        return run(memory.status)
+    tool()(
+        tool_function(
+            AGENT_RETAIN,
+            lambda ctx, **arguments: run(lambda: memory.retain(client=client_of(ctx), **arguments)),
+            context=Context[Any, Any],
+        )
+    )
+    tool(annotations=reads)(
+        tool_function(AGENT_REFLECT, lambda **arguments: run(lambda: memory.reflect(**arguments)))
+    )
+    tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))(
+        tool_function(AGENT_FORGET, lambda id, reason: run(lambda: memory.forget(id, reason)))
+    )
+    tool(annotations=ToolAnnotations(idempotent_hint=True))(
+        tool_function(AGENT_RESTORE, lambda id: run(lambda: memory.restore(id)))
+    )
+    tool(annotations=reads)(tool_function(AGENT_STATUS, lambda: run(memory.status)))
 
     for uri, name, description, text in (
         (

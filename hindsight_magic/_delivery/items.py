@@ -21,7 +21,7 @@ from .._capture.autoretain import AUTORETAIN
 from .._capture.entities import entities_of
 from .._capture.redact import redact
 from .._capture.transcript import count_cells
-from .._errors import Error
+from .._errors import PUBLIC, Error
 from .._text import encodable
 
 # How many memories go together, in one place: the queue sends once SEND_AT_ITEMS wait (or
@@ -183,12 +183,19 @@ def request_item(item: MemoryItem, secrets: Sequence[str]) -> dict[str, Any]:
 class QueueClosedError(Error):
     """Raised by ``enqueue`` after the queue was closed."""
 
+    __module__ = PUBLIC
+
     def __init__(self) -> None:
-        super().__init__("Hindsight retain queue is closed.")
+        super().__init__(
+            "Hindsight retain queue is closed. Its session was closed: retain in a new one "
+            "(in a notebook, %reload_ext hindsight_magic)."
+        )
 
 
 class QueueFullError(Error):
     """Too many memories waiting in memory while the journal is off or cannot be written."""
+
+    __module__ = PUBLIC
 
 
 @dataclass(frozen=True)

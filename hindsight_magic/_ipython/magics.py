@@ -20,69 +20,25 @@ from typing import Any, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 
-from .. import _functions
+from .. import _functions, _operations
 from .._diagnosis import in_words
-from .._errors import HindsightError, InputError
+from .._errors import Error, HindsightError, InputError
 from .._machine import notebook_from_env
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
 from .._session import HindsightSession
-from .._settings import BUDGETS, HindsightSettings, SettingsError
+from .._settings import HindsightSettings, SettingsError
 from .._text import plain_text
 from .._ui.display import RetainResult
-from .parsing import FLAG, MagicOptions, Option, choice, identifier, positive_int, tag_list
+from .parsing import MagicOptions
 from .subcommands import HandlerContext, help_text, run_subcommand
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
-RETAIN_OPTIONS = MagicOptions(
-    "%retain",
-    Option(
-        "context", str, "TEXT", "where the fact comes from; default the ``retain_context`` setting"
-    ),
-    Option("tags", tag_list, "a,b", "extra tags, added to the scope's"),
-    Option("split", FLAG, "", "each blank-line-separated paragraph is its own memory", True),
-    text="TEXT",
-)
-RECALL_OPTIONS = MagicOptions(
-    "%recall",
-    Option("budget", choice(*BUDGETS), "low|mid|high", "search effort; default ``recall_budget``"),
-    Option("max_tokens", positive_int, "N", "size of the results the memories are ranked among"),
-    Option("limit", positive_int, "N", "most memories shown; default ``recall_limit`` (5)"),
-    Option("types", tag_list, "a,b", "memory types, such as ``world,experience``"),
-    Option(
-        "since",
-        str,
-        "WHEN",
-        "only memories recorded since WHEN: an ISO date or time, a written date in quotes like"
-        ' ``"3 Nov"``, a span back from now like ``3d``, ``2w``, ``12h``, or'
-        " ``today``/``yesterday``; your local time",
-    ),
-    Option("until", str, "WHEN", "only memories recorded up to WHEN; a day includes all of it"),
-    Option(
-        "as_of",
-        str,
-        "WHEN",
-        "memory as it was then: the versions of cells valid at WHEN, nothing recorded after",
-    ),
-    Option(
-        "layer",
-        str,
-        "NAME",
-        "only this layer (``mine`` is your own bank; ``%hindsight layer list`` names the rest)",
-    ),
-    Option("var", identifier, "NAME", "also store the result in NAME"),
-    text="QUERY",
-)
-REFLECT_OPTIONS = MagicOptions(
-    "%%reflect",
-    Option("context", str, "TEXT", "extra guidance for the answer"),
-    Option("budget", choice(*BUDGETS), "low|mid|high", "default ``recall_budget``"),
-    Option("no_sources", FLAG, "", "do not ask for or show the sources"),
-    Option("var", identifier, "NAME", "also store the answer in NAME"),
-    text="+ question",
-)
+RETAIN_OPTIONS = MagicOptions("%retain", _operations.RETAIN)
+RECALL_OPTIONS = MagicOptions("%recall", _operations.RECALL)
+REFLECT_OPTIONS = MagicOptions("%%reflect", _operations.REFLECT)
 
 
 def _drop_invalid_config(config: Any) -> None:
@@ -104,7 +60,9 @@ def _drop_invalid_config(config: Any) -> None:
 def user_facing(usage: str | None = None) -> Callable[[F], F]:
     """Show pending background notices, then turn expected failures into one line: bad input
     as IPython's ``UsageError``, ending with the magic's ``usage`` line when it has one; a failed
-    server call as the ``HindsightError`` in the session's words (``in_words``)."""
+    server call as the ``HindsightError`` in the session's words (``in_words``); any other
+    error of the family (a queue that takes no more) as its own one line, which says what to
+    do, under its own name."""
 
     def decorate(method: F) -> F:
         @functools.wraps(method)
@@ -119,6 +77,12 @@ def user_facing(usage: str | None = None) -> Callable[[F], F]:
                 if self.debug:
                     raise
                 raise in_words(error, self.session.explain(error)) from None
+            except Error as error:
+                if self.debug:
+                    raise
+                line = f"{type(error).__name__}: {plain_text(str(error))}"
+                error._render_traceback_ = lambda: [line]
+                raise
 
         return wrapper  # type: ignore[return-value]
 
@@ -158,7 +122,7 @@ class HindsightMagics(Magics, HindsightSettings):
     @user_facing(RETAIN_OPTIONS.usage)
     @RETAIN_OPTIONS.document
     def retain(self, line: str, cell: str | None = None) -> RetainResult:
-        """Queue a durable fact for this notebook's long-term memory.
+        """{summary}
 
         Usage::
 
@@ -198,7 +162,7 @@ class HindsightMagics(Magics, HindsightSettings):
     @user_facing(RECALL_OPTIONS.usage)
     @RECALL_OPTIONS.document
     def recall(self, line: str, cell: str | None = None) -> RecallResult:
-        """Search this notebook's long-term memory; returns ranked memories as a table.
+        """{summary}
 
         Usage::
 
@@ -230,18 +194,10 @@ class HindsightMagics(Magics, HindsightSettings):
         options, query = RECALL_OPTIONS.parse(line)
         if cell is not None:
             query = f"{query}\n{cell}"
-        result = _functions.recall(
-            query,
-            budget=options.get("budget"),
-            max_tokens=options.get("max_tokens"),
-            types=options.get("types"),
-            since=options.get("since"),
-            until=options.get("until"),
-            layer=options.get("layer"),
-            as_of=options.get("as_of"),
-            limit=options.get("limit"),
-            session=self.session,
-        )
+        # every declared option but --var is hm.recall's keyword of that name
+        # (tests/test_public_api.py checks): an option declared is an option passed
+        passed = {name: value for name, value in options.items() if name != "var"}
+        result = _functions.recall(query, session=self.session, **passed)
         return self._store_var(options, result)
 
     @no_var_expand
@@ -249,7 +205,7 @@ class HindsightMagics(Magics, HindsightSettings):
     @user_facing(REFLECT_OPTIONS.usage)
     @REFLECT_OPTIONS.document
     def reflect(self, line: str, cell: str | None = None) -> ReflectResult:
-        """Ask the Hindsight server to synthesize an answer from this notebook's memory.
+        """{summary}
 
         Usage::
 

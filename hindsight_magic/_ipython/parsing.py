@@ -19,10 +19,13 @@ import argparse
 import re
 import shlex
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
+
+from .._operations import Operation, Param
 
 _OPTION = re.compile(r"--([A-Za-z][\w-]*)(?:=|\s+|$)")
 Converter = Callable[[str], Any]
@@ -78,40 +81,22 @@ def parse_options(
     return options, rest
 
 
-class Option(NamedTuple):
-    """One ``--option`` of a free-text magic: its name (``max_tokens`` is ``--max-tokens``),
-    converter (``FLAG``: it takes no value), the value's name in the usage (``N``) and what it
-    does (for the docstring). ``cell_only``: ``%%magic`` only."""
-
-    name: str
-    convert: Converter
-    metavar: str = ""
-    help: str = ""
-    cell_only: bool = False
-
-    @property
-    def flag(self) -> str:
-        """``--max-tokens`` (with its value's name: ``--max-tokens N``)."""
-        option = "--" + self.name.replace("_", "-")
-        return f"{option} {self.metavar}" if self.metavar else option
-
-
 class MagicOptions:
-    """A free-text magic's options, declared once: ``parse`` reads them (``parse_options``),
-    and the usage line and the docstring's "Options:" paragraph are made from them.
+    """A free-text magic's options, made from its operation's declaration
+    (``_operations``): ``parse`` reads them (``parse_options``), and the usage line and the
+    docstring's "Options:" paragraph are made from the same parameters.
 
-    ``magic`` is how the usage starts (``%recall``, ``%%reflect``), ``text`` what follows the
-    options (``QUERY``, ``+ question``); options marked ``cell_only`` get a usage of their own,
-    for the cell form, after ``cell_text``."""
+    ``magic`` is how the usage starts (``%recall``, ``%%reflect``); the operation's ``text``
+    follows the options (``QUERY``, ``+ question``); options marked ``cell_only`` get a usage of
+    their own, for the cell form, after ``cell_text``."""
 
-    def __init__(
-        self, magic: str, *options: Option, text: str, cell_text: str = "… + cell"
-    ) -> None:
-        self.options = options
-        self.spec: dict[str, Converter] = {option.name: option.convert for option in options}
-        line = " ".join(f"[{o.flag}]" for o in options if not o.cell_only)
-        self.usage = f"{magic} {line} {text}"
-        cell = " ".join(f"[{o.flag}]" for o in options if o.cell_only)
+    def __init__(self, magic: str, operation: Operation, cell_text: str = "… + cell") -> None:
+        self.operation = operation
+        self.options = operation.params
+        self.spec: dict[str, Converter] = {o.name: converter(o) for o in self.options}
+        line = " ".join(f"[{o.flag}]" for o in self.options if not o.cell_only)
+        self.usage = f"{magic} {line} {operation.text}"
+        cell = " ".join(f"[{o.flag}]" for o in self.options if o.cell_only)
         if cell:
             self.usage += f"  |  %{magic} {cell} {cell_text}"
 
@@ -126,18 +111,49 @@ class MagicOptions:
 
         described = []
         for option in self.options:
-            help = f"cell only: {option.help}" if option.cell_only else option.help
+            help = option.description
+            help = f"cell only: {help}" if option.cell_only else help
             flag = option.flag.replace(" ", "\0")  # never broken between flag and value
             described.append(f"``{flag}`` ({help})" if help else f"``{flag}``")
         text = "Options: " + ", ".join(described) + "."
         margin = " " * indent
-        wrapped = textwrap.fill(text, 92, initial_indent=margin, subsequent_indent=margin)
+        wrapped = textwrap.fill(
+            text, 92, initial_indent=margin, subsequent_indent=margin, break_on_hyphens=False
+        )
         return wrapped.lstrip().replace("\0", " ")
 
     def document(self, function: F) -> F:
-        """Put the options paragraph where ``function``'s docstring says ``{options}``."""
-        function.__doc__ = (function.__doc__ or "").replace("{options}", self.paragraph())
+        """Put the operation's summary where ``function``'s docstring says ``{summary}``, and
+        the options paragraph where it says ``{options}``."""
+        doc = (function.__doc__ or "").replace("{summary}", self.operation.summary)
+        function.__doc__ = doc.replace("{options}", self.paragraph())
         return function
+
+
+def option(param: Param) -> Argument:
+    """A subcommand's argument made from a declared ``param`` (its value's name, help and
+    converter): ``timeline --since WHEN`` is recall's ``since``."""
+    names, keywords = param.argument()
+    if param.kind not in ("text", "flag"):
+        keywords["type"] = converter(param)
+    return arg(*names, **keywords)
+
+
+def converter(param: Param) -> Converter:
+    """What reads ``param``'s value from a magic's line, by its declared kind."""
+    if param.kind == "flag":
+        return FLAG
+    if param.kind == "choice":
+        return choice(*param.choices)
+    if param.kind == "count":
+        return positive_int if param.most is None else count_between(param.least or 1, param.most)
+    if param.kind == "names":
+        return tag_list
+    if param.kind == "variable":
+        return identifier
+    if param.kind == "path":
+        return Path
+    return str
 
 
 def choice(*allowed: str) -> Converter:
@@ -160,6 +176,21 @@ def positive_int(value: str) -> int:
     if number < 1:
         raise ValueError("must be at least 1")
     return number
+
+
+def count_between(least: int, most: int) -> Converter:
+    """A converter accepting whole numbers from ``least`` to ``most``."""
+
+    def convert(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"use a whole number from {least} to {most}") from None
+        if not least <= number <= most:
+            raise ValueError(f"use a whole number from {least} to {most}")
+        return number
+
+    return convert
 
 
 def positive_float(value: str) -> float:
@@ -294,9 +325,9 @@ class Words:
     """What a subcommand (or one of its verbs) takes after its name, declared once.
 
     ``arguments`` are argparse's; the usage that ends every error is made from them
-    (``usage_line``), unless ``usage`` says more. ``verbatim``: the rest of the line is one
-    word, not shell-split, so ``config retain_context=Ana's notes`` keeps its spaces, quotes
-    and backslashes.
+    (``usage_line``), unless ``usage`` gives one made elsewhere (the local server's actions
+    make theirs). ``verbatim``: the rest of the line is one word, not shell-split, so ``config
+    retain_context=Ana's notes`` keeps its spaces, quotes and backslashes.
     """
 
     def __init__(self, *arguments: Argument, usage: str | None = None, verbatim: bool = False):
@@ -305,12 +336,10 @@ class Words:
         self.verbatim = verbatim
         self._parsers: dict[str, SubcommandParser] = {}
 
-    def usage_line(self, name: str) -> str:
-        """``%hindsight NAME`` and its arguments in the order declared: ``#N|ID [--reason R]``
-        (``usage`` instead, when given: it says more than the arguments can)."""
-        if self.usage is not None:
-            return self.usage
-        words = [f"%hindsight {name}"]
+    @property
+    def syntax(self) -> str:
+        """The arguments in the order declared: ``#N|ID [--reason R]`` ("" for none)."""
+        words = []
         for names, keywords in self.arguments:
             flag = max(names, key=len)
             value = keywords.get("metavar") or flag.lstrip("-").upper()
@@ -321,6 +350,12 @@ class Words:
             else:
                 words.append(f"[{flag} {value}]")
         return " ".join(words)
+
+    def usage_line(self, name: str) -> str:
+        """``%hindsight NAME`` and its ``syntax`` (``usage`` instead, when given)."""
+        if self.usage is not None:
+            return self.usage
+        return f"%hindsight {name} {self.syntax}".strip()
 
     def parser(self, name: str) -> SubcommandParser:
         """The parser for subcommand ``name`` (built when first used, then kept)."""
@@ -342,26 +377,49 @@ class Words:
 
 class Verbs:
     """A subcommand whose first word is a verb (``models show ID``, ``server start``), each verb
-    with its own ``Words``; no word means ``default``. ``usage`` covers every verb (for an
-    unknown one); each verb's own usage ends its other errors."""
+    with its own ``Words``; no word means ``default``. The usage (for an unknown verb) is made
+    from the verbs and their words, ``[list | show ID | …]``, leaving out the ``hidden`` ones
+    (another name for a verb shown); ``usage`` gives one made elsewhere instead. Each verb's
+    own usage ends its other errors."""
 
-    def __init__(self, verbs: Mapping[str, Words], *, default: str, usage: str) -> None:
+    def __init__(
+        self,
+        verbs: Mapping[str, Words],
+        *,
+        default: str,
+        hidden: tuple[str, ...] = (),
+        usage: str | None = None,
+    ) -> None:
         self.verbs = verbs
         self.default = default
+        self.hidden = hidden
         self.usage = usage
+
+    @property
+    def syntax(self) -> str:
+        """``[list | show ID | refresh [ID]]``: every verb shown, with its words."""
+        shown = (
+            f"{verb} {words.syntax}".strip()
+            for verb, words in self.verbs.items()
+            if verb not in self.hidden
+        )
+        return f"[{' | '.join(shown)}]"
+
+    def usage_line(self, name: str) -> str:
+        """``%hindsight NAME`` and its ``syntax`` (``usage`` instead, when given)."""
+        return self.usage if self.usage is not None else f"%hindsight {name} {self.syntax}"
 
     def parse(self, name: str, text: str) -> argparse.Namespace:
         """The verb (as ``.verb``) and its arguments in ``text``."""
+        usage = self.usage_line(name)
         try:
             verb, *words = shlex.split(text) or [self.default]
         except ValueError as error:
-            raise UsageError(f"{error}. Usage: {self.usage}") from None
+            raise UsageError(f"{error}. Usage: {usage}") from None
         declared = self.verbs.get(verb)
         if declared is None:
-            raise UsageError(
-                f"Unknown {name} action {verb!r}; actions: {', '.join(self.verbs)}. "
-                f"Usage: {self.usage}"
-            )
+            shown = ", ".join(v for v in self.verbs if v not in self.hidden)
+            raise UsageError(f"Unknown {name} action {verb!r}; actions: {shown}. Usage: {usage}")
         parsed = declared.parser(f"{name} {verb}").parse_words(words)
         parsed.verb = verb
         return parsed

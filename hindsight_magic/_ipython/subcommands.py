@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
 
-from .. import _functions
+from .. import _functions, _operations
 from .._diagnosis import NOTEBOOK_COMMAND, in_words
 from .._errors import HindsightError, InputError
 from .._memory.scope import project_label
@@ -43,6 +43,7 @@ from .parsing import (
     Words,
     arg,
     choice,
+    option,
     positive_float,
     positive_int,
     setting_assignment,
@@ -70,9 +71,10 @@ Handler = Callable[[HandlerContext, argparse.Namespace], Any]
 
 
 class Subcommand(NamedTuple):
-    """One row of the table. ``words``: what the subcommand takes after its name, or a
-    function that declares it when first used (the local server's actions must not be imported
-    by ``%load_ext``); None: nothing (any words are ignored)."""
+    """One row of the table. ``summary``: what it does, in words (never its syntax: ``line``
+    adds that, made from the words). ``words``: what the subcommand takes after its name, or
+    a function that declares it when first used (the local server's actions must not be
+    imported by ``%load_ext``); None: nothing (any words are ignored)."""
 
     summary: str
     handler: Handler
@@ -83,11 +85,30 @@ class Subcommand(NamedTuple):
         words = self.words() if callable(self.words) else self.words
         return argparse.Namespace() if words is None else words.parse(name, text)
 
+    def syntax(self, name: str, declare: bool = True) -> str:
+        """``forget #N|ID [--reason R]``: the name and the words it takes, from their
+        declaration. ``declare=False`` leaves words declared when first used undeclared
+        (``server ACTION``), for what ``%load_ext`` builds."""
+        words = self.words
+        if callable(words):
+            if not declare:
+                return f"{name} ACTION"
+            words = words()
+        if words is None:
+            return name
+        return words.usage_line(name).removeprefix("%hindsight ")
+
+    def line(self, name: str, declare: bool = True) -> str:
+        """The summary, then the syntax when the subcommand takes words:
+        ``leave a memory out of recall, reversibly: forget #N|ID [--reason R]``."""
+        syntax = self.syntax(name, declare)
+        return self.summary if syntax == name else f"{self.summary}: {syntax}"
+
 
 def cmd_help(ctx: HandlerContext, args: argparse.Namespace) -> Report:
     """List the subcommands."""
     report = Report("%hindsight SUBCOMMAND — manage this notebook's memory session")
-    report.add("", [(name, row.summary) for name, row in SUBCOMMANDS.items()])
+    report.add("", [(name, row.line(name)) for name, row in SUBCOMMANDS.items()])
     report.footer = "Magics: %retain, %recall, %%reflect (add ? for help, e.g. %retain?)."
     return report
 
@@ -296,7 +317,7 @@ def server_words() -> Verbs:
     for action in actions.ACTIONS:
         arguments = [Argument(o.flags, o.keywords()) for o in (*action.options, data_dir)]
         usage = f"{COMMAND} {action.usage()} [{data_dir.flags[0]} {data_dir.metavar}]"
-        verbs[action.name] = Words(*arguments, usage=usage)
+        verbs[action.name] = Words(*arguments, usage=usage)  # the actions' usage, made there
     return Verbs(verbs, default=actions.DEFAULT_ACTION, usage=actions.usage(COMMAND))
 
 
@@ -431,10 +452,13 @@ def cmd_layer(ctx: HandlerContext, args: argparse.Namespace) -> Any:
 
 
 def transfer_row(transfer: _functions.Transfer) -> Subcommand:
-    """The row of a transfer (restore, snapshot, clone): the words and call the command line
-    shares (``_functions.TRANSFERS``)."""
-    words = Words(*(Argument(word.names, word.keywords) for word in transfer.words))
-    return Subcommand(transfer.summary, lambda ctx, args: transfer.run(args, ctx.session), words)
+    """The row of a transfer (restore, snapshot, clone): its declaration's summary and words
+    (those the command line alone takes left out) and the call the command line shares
+    (``_functions.TRANSFERS``)."""
+    params = transfer.operation.params
+    words = Words(*(option(param) for param in params if param.front != "cli"))
+    operation = transfer.operation
+    return Subcommand(operation.summary, lambda ctx, args: transfer.run(args, ctx.session), words)
 
 
 MEMORY_REF = arg("memory", metavar="#N|ID")
@@ -445,7 +469,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "help": Subcommand("this list", cmd_help),
     "status": Subcommand("server, bank, tags, queue, auto-retain, mental models", cmd_status),
     "config": Subcommand(
-        "settings in force and where each came from; config [NAME[=VALUE]] (NAME= resets)",
+        "settings in force and where each came from, or set one (NAME= resets it)",
         cmd_config,
         Words(
             arg("setting", nargs="?", type=setting_assignment, metavar="NAME[=VALUE]"),
@@ -453,7 +477,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "scope": Subcommand(
-        "show or change scoping: scope [global|per-project|per-project-tagged] [--project L]",
+        "show or change scoping",
         cmd_scope,
         Words(
             arg("mode", nargs="*", metavar="|".join(SCOPE_MODES)),
@@ -461,17 +485,17 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "bank": Subcommand(
-        "show or change the base bank: bank [NAME] [--prefix P]",
+        "show or change the base bank",
         cmd_bank,
         Words(arg("name", nargs="*"), arg("--prefix", metavar="P")),
     ),
     "flush": Subcommand(
-        "send queued memories now and wait (bounded): flush [--timeout S]",
+        "send queued memories now and wait (bounded)",
         cmd_flush,
         Words(arg("--timeout", type=positive_float, metavar="S")),
     ),
     "retry": Subcommand(
-        "re-send memories the server refused earlier (--drop discards them)",
+        "re-send memories the server refused earlier, or discard them",
         cmd_retry,
         Words(arg("--drop", action="store_true")),
     ),
@@ -479,7 +503,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         "forget the local recall cache and notices (server memory stays)", cmd_clear
     ),
     "autoretain": Subcommand(
-        "retain recent cells automatically: autoretain [on|off|every N|now|status]",
+        "retain recent cells automatically",
         cmd_autoretain,
         Verbs(
             {
@@ -490,17 +514,15 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "status": Words(),
             },
             default="status",
-            usage="%hindsight autoretain [on|off|every N|now|status]",
         ),
     ),
     "server": Subcommand(
-        "the local Hindsight server on this machine: start | stop | status | logs | purge",
+        "the local Hindsight server on this machine",
         cmd_server,
         server_words,
     ),
     "models": Subcommand(
-        "mental models: models [list | show ID | refresh [ID] | seed | delete ID | history ID "
-        "| reload]",
+        "mental models",
         cmd_models,
         Verbs(
             {
@@ -514,27 +536,26 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                 "reload": Words(),
             },
             default="list",
-            usage="%hindsight models [list | show ID | refresh [ID] | seed | delete ID "
-            "| history ID | reload]",
+            hidden=("remove",),  # delete's other name
         ),
     ),
     "layer": Subcommand(
-        "banks read beside your own: layer [list | add BANK|PATH.zip [--as NAME] | remove NAME]",
+        "banks read beside your own",
         cmd_layer,
         Verbs(
             {
                 "list": Words(),
                 "add": Words(
-                    arg("bank", metavar="BANK"), arg("--as", dest="as_name", metavar="NAME")
+                    arg("bank", metavar="BANK|PATH.zip"),
+                    arg("--as", dest="as_name", metavar="NAME"),
                 ),
                 "remove": Words(arg("name", metavar="NAME")),
             },
             default="list",
-            usage="%hindsight layer [list | add BANK|PATH.zip [--as NAME] | remove NAME]",
         ),
     ),
     "forget": Subcommand(
-        "leave a memory out of recall, reversibly: forget #N|ID [--reason R]",
+        "leave a memory out of recall, reversibly",
         cmd_forget,
         Words(
             MEMORY_REF,
@@ -543,12 +564,12 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     ),
     **{name: transfer_row(transfer) for name, transfer in _functions.TRANSFERS.items()},
     "correct": Subcommand(
-        "make a memory say something else: correct #N|ID NEW TEXT",
+        "make a memory say something else",
         cmd_correct,
         Words(arg("words", metavar="#N|ID NEW TEXT"), verbatim=True),
     ),
     "history": Subcommand(
-        "what a memory said and when it changed: history #N|ID",
+        "what a memory said and when it changed",
         cmd_history,
         Words(MEMORY_REF),
     ),
@@ -558,7 +579,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         Words(),
     ),
     "delete": Subcommand(
-        "delete a document and its memories for good: delete DOCUMENT_ID|#N [--yes]",
+        "delete a document and its memories for good",
         cmd_delete,
         Words(
             arg("document", metavar="DOCUMENT_ID|#N"),
@@ -566,28 +587,27 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "purge-matching": Subcommand(
-        "delete every memory containing TEXT (a leaked key): purge-matching TEXT [--yes]",
+        "delete every memory containing TEXT (a leaked key)",
         cmd_purge_matching,
         Words(arg("text", nargs="+"), YES),
     ),
     "dedupe": Subcommand(
         "tidy copies (re-runs kept before versions were, a text retained twice) and cells' "
-        "older versions still valid: dedupe [--yes]",
+        "older versions still valid",
         cmd_dedupe,
         Words(YES),
     ),
     "timeline": Subcommand(
-        "memories per day/week/month, by type and notebook, as a figure: "
-        "timeline [--by day|week|month] [--since WHEN] [--until WHEN]",
+        "memories per day, week or month, by type and notebook, as a figure",
         cmd_timeline,
         Words(
             arg("--by", type=choice(*TIMELINE_PERIODS), metavar="|".join(TIMELINE_PERIODS)),
-            arg("--since", metavar="WHEN"),
-            arg("--until", metavar="WHEN"),
+            option(_operations.SINCE),
+            option(_operations.UNTIL),
         ),
     ),
     "map": Subcommand(
-        "the entities and how often they occur together, as a graph: map [ENTITY] [--top N]",
+        "the entities and how often they occur together, as a graph",
         cmd_map,
         Words(
             arg("entity", nargs="*", metavar="ENTITY"),
@@ -595,9 +615,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         ),
     ),
     "context": Subcommand(
-        "the <mental_models> + last <memories> block for a prompt: prompt = %hindsight context",
+        "the <mental_models> + last <memories> block as one string, for your own LLM prompt",
         cmd_context,
-        Words(usage="prompt = %hindsight context"),  # how it is used, not only what it takes
+        Words(),
     ),
     "panel": Subcommand(
         "a live panel: queue, auto-retain, mental models, buttons (text without widgets)",
@@ -614,7 +634,10 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 
 def help_text(indent: str = "        ") -> str:
     """The subcommand list as reStructuredText bullets (for the ``%hindsight?`` docstring)."""
-    return "\n".join(f"{indent}- ``{name}`` — {row.summary};" for name, row in SUBCOMMANDS.items())
+    return "\n".join(
+        f"{indent}- ``{name}`` — {row.line(name, declare=False)};"
+        for name, row in SUBCOMMANDS.items()
+    )
 
 
 def run_subcommand(ctx: HandlerContext, line: str) -> Any:

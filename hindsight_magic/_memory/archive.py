@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from .._api.errors import reply_line
 from .._api.transfers import BankTransfers
-from .._errors import HindsightError, InputError
+from .._errors import PUBLIC, HindsightError, InputError
 from .._text import plural
 from .curation import Outcome
 
@@ -58,6 +58,8 @@ COUNTS = (  # manifest field, the archive's own manifest key, the import's resul
 
 class ArchiveError(InputError):
     """A snapshot, restore or clone that cannot be done; one line saying what to do."""
+
+    __module__ = PUBLIC
 
 
 class Progress(Protocol):

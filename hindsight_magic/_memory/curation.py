@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
-from .._errors import HindsightError, InputError
+from .._errors import PUBLIC, HindsightError, InputError
 from .._settings import MINE
 from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
 from .layers import layer_refusal
@@ -71,6 +71,8 @@ COMPARED = ("id", "document_id", "text", "mentioned_at")  # what a dedupe keeps 
 
 class CurationError(InputError):
     """A curation that cannot be done; the message is one line saying what to do."""
+
+    __module__ = PUBLIC
 
 
 class Cancelled(Protocol):

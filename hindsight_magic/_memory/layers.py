@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from .._errors import HindsightError, InputError
+from .._errors import PUBLIC, HindsightError, InputError
 from .._settings import MINE, layer_name_problem
 from .._text import html_text, plain_text
 
@@ -43,6 +43,8 @@ T = TypeVar("T")
 
 class LayerError(InputError):
     """A layer named that this session does not read, or one that cannot be added."""
+
+    __module__ = PUBLIC
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._capture.identity import cell_document
-from .._errors import InputError
+from .._errors import PUBLIC, InputError
 from .._text import encodable, one_line, plain_text, plural
 from .paging import TICK, ScopeReader
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
@@ -73,6 +73,8 @@ MAX_TOP = 200
 
 class OverviewError(InputError):
     """A period, top N or entity that does not fit; the message is one line."""
+
+    __module__ = PUBLIC
 
 
 class TimelineRow(NamedTuple):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import TypeAlias
 
-from .._errors import InputError
+from .._errors import PUBLIC, InputError
 from .._text import one_line, parse_iso
 
 When: TypeAlias = "str | datetime | date"
@@ -38,6 +38,8 @@ EXAMPLES = "an ISO date like 2026-11-03, '3 Nov', 3d, 2w, 12h, today or yesterda
 
 class WhenError(InputError):
     """A WHEN that cannot be read, or bounds the wrong way round; the message is one line."""
+
+    __module__ = PUBLIC
 
 
 def local_zone() -> tzinfo:

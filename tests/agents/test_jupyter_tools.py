@@ -46,8 +46,16 @@ def test_a_tool_called_there_answers_bad_input_with_one_line() -> None:
             return tools, result
 
     tools, result = anyio.run(call)
-    assert "since" in tools["recall"].input_schema["properties"]
-    assert "Search this project's long-term memory" in (tools["recall"].description or "")
+    from hindsight_magic._agents.declared import sentence
+    from hindsight_magic._operations import AGENT_TOOLS
+
+    # the same declarations as the stand-alone server's: every parameter, in its words
+    for name, declared in AGENT_TOOLS.items():
+        assert tools[name].description == declared.summary
+        properties = tools[name].input_schema.get("properties", {})
+        assert list(properties) == [param.name for param in declared.params]
+        for param in declared.params:
+            assert properties[param.name]["description"] == sentence(param), param.name
     assert result.is_error
     text = result.content[0].text
     assert "Nothing to search for" in text

@@ -517,7 +517,7 @@ def test_autoretain_status_shows_the_counts(loaded: Any) -> None:
         (
             "sometimes",
             "Unknown autoretain action 'sometimes'; actions: on, off, every, now, status. "
-            "Usage: %hindsight autoretain [on|off|every N|now|status]",
+            "Usage: %hindsight autoretain [on | off | every N | now | status]",
         ),
         ("every", "Missing N. Usage: %hindsight autoretain every N"),
         ("on off", "Unexpected 'off'. Usage: %hindsight autoretain on"),

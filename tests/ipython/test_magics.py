@@ -55,6 +55,15 @@ def test_without_a_journal_the_line_says_the_memories_wait_in_the_kernel(
     )
 
 
+def test_a_queue_that_takes_no_more_is_one_line_saying_what_to_do(loaded: Any) -> None:
+    loaded.magics.session.close()
+    cell = loaded.run("%retain One more.")
+    assert isinstance(cell.error, hindsight_magic.QueueClosedError)
+    assert "Traceback" not in cell.text
+    assert one_line(cell.text).startswith("QueueClosedError: "), cell.text
+    assert "%reload_ext hindsight_magic" in cell.text
+
+
 def test_cell_retain_split_and_options(loaded: Any) -> None:
     cell = loaded.run(
         "%%retain --split --tags methods,cv --context review\nUse 5-fold CV.\n\nClip at 3 sigma.\n"

@@ -205,7 +205,7 @@ MODELS_USAGE = (
         (
             "%hindsight models frobnicate",
             "Unknown models action 'frobnicate'; actions: list, show, refresh, seed, delete, "
-            f"remove, history, reload. {MODELS_USAGE}",
+            f"history, reload. {MODELS_USAGE}",
         ),
         ("%hindsight models list extra", "Unexpected 'extra'. Usage: %hindsight models list"),
         ("%hindsight models remove", "Missing ID. Usage: %hindsight models remove ID"),
@@ -213,7 +213,7 @@ MODELS_USAGE = (
             "%hindsight models reload --help",
             "Unexpected '--help'. Usage: %hindsight models reload",
         ),
-        ("%hindsight context extra", "Unexpected 'extra'. Usage: prompt = %hindsight context"),
+        ("%hindsight context extra", "Unexpected 'extra'. Usage: %hindsight context"),
     ],
 )
 def test_bad_usage_is_one_line(book: Any, line: str, usage: str) -> None:
@@ -294,4 +294,4 @@ def test_help_and_status_mention_mental_models(book: Any, fake: FakeHindsight) -
     assert "state      ok, 1 model listed at" in status
     doc = book.ip.find_line_magic("hindsight").__doc__ or ""
     assert "models [list | show ID" in doc
-    assert "prompt = %hindsight context" in doc
+    assert "``context`` — the <mental_models> + last <memories> block" in doc

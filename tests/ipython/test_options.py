@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -292,23 +293,29 @@ def test_verbatim_words_keep_the_rest_of_the_line() -> None:
     assert words.parse("config", "a='quoted value'").setting == ("a", "quoted value")
 
 
-def test_each_subcommand_usage_is_made_from_its_arguments() -> None:
-    """Every word a subcommand takes shows in its usage, which is written by hand only where
-    it says more than the arguments (how ``context`` is used)."""
+def test_each_subcommand_usage_and_summary_syntax_is_made_from_its_arguments() -> None:
+    """Every word a subcommand takes shows in its usage, which no row writes by hand (the
+    server's comes from the local server's actions), and no summary restates the syntax:
+    ``%hindsight help`` adds it, made from the same words."""
     from hindsight_magic._ipython.subcommands import SUBCOMMANDS
 
     for name, row in SUBCOMMANDS.items():
-        if not isinstance(row.words, Words):
-            continue
-        usage = row.words.usage_line(name)
-        assert f"%hindsight {name}" in usage, usage
-        for names, keywords in row.words.arguments:
-            flag = max(names, key=len)
-            shown = keywords.get("metavar") or (flag if flag.startswith("-") else flag.upper())
-            assert shown in usage, (name, shown, usage)
-        if row.words.usage is not None:  # a usage by hand must not repeat the derived one
-            derived = Words(*row.words.arguments).usage_line(name)
-            assert row.words.usage != derived, name
+        words = row.words() if callable(row.words) else row.words
+        declared = [*words.verbs.values()] if isinstance(words, Verbs) else [words]
+        if name != "server":
+            assert words is None or words.usage is None, name
+            assert all(w is None or w.usage is None for w in declared), name
+        for each in declared:
+            if each is None:
+                continue
+            for names, keywords in each.arguments:
+                flag = max(names, key=len)
+                shown = keywords.get("metavar") or (flag if flag.startswith("-") else flag.upper())
+                assert shown in row.syntax(name), (name, shown)
+        assert not re.search(r"[\[|]|--", row.summary), (name, row.summary)
+        syntax = row.syntax(name).removeprefix(name).strip()
+        assert not syntax or syntax not in row.summary, name
+        assert row.line(name) == (f"{row.summary}: {row.syntax(name)}" if syntax else row.summary)
 
 
 @pytest.mark.parametrize("magic", ["retain", "recall", "reflect"])
@@ -320,6 +327,7 @@ def test_a_magic_states_its_options_once(magic: str) -> None:
     declared = getattr(magics, f"{magic.upper()}_OPTIONS")
     doc = getattr(magics.HindsightMagics, magic).__doc__ or ""
     assert "{options}" not in doc
+    assert doc.startswith(declared.operation.summary)  # what it does, declared once too
     assert declared.options
     for option in declared.options:
         assert option.name in declared.spec

@@ -42,6 +42,26 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "expected a positive integer, got '0'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name", ["snapshot", "restore", "clone"])
+def test_a_transfer_takes_the_words_its_declaration_gives_the_command_line(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hindsight_magic._functions import TRANSFERS
+
+    operation = TRANSFERS[name].operation
+    assert main(["--help"]) == 0
+    assert operation.summary in " ".join(capsys.readouterr().out.split())
+    assert main([name, "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    for param in operation.params:
+        names, _ = param.argument()
+        if param.front == "magic":  # the command line keeps no session to switch
+            assert f"{names[0]} " not in shown, (name, names)
+        else:
+            assert param.description in shown, (name, param.name)
+            assert (param.value_name or names[0]) in shown, (name, param.name)
+
+
 def test_status_and_logs_without_a_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
