@@ -221,7 +221,7 @@ def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> st
     Hindsight?), then ``GET /v1/default/banks`` (open even where ``/version`` is not: is the key
     accepted?), then what the machine shows of a local server (a deleted data dir)."""
     try:
-        version = client.identity().get("api_version", "?")
+        version = client.identity().api_version
         client.list_banks()
     except HindsightError as error:
         diagnosis = server_problem(client, error, command)

@@ -4,8 +4,10 @@ Plumbing first (one httpx client per thread, a per-operation timeout, ``Authoriz
 when a key is set, every failure mapped to ``HindsightError`` with one of three message shapes:
 ``"<op> failed: <detail>"``, ``"<op> request timed out after Ns"``, ``"<op> request failed:
 <reason>"``), then the endpoints: server, banks, memories, mental models. Every path segment
-that comes from the user or the server is encoded. httpx is imported on first use, not at
-extension load.
+that comes from the user or the server is encoded. Each endpoint method hands out its reply
+parsed into a model of ``replies.py`` (a reply that does not fit is a ``HindsightError`` like
+any reply that is not Hindsight's), so nothing above ``_api`` reads the server's JSON by key.
+httpx and pydantic are imported on first use, not at extension load.
 
 ``Connection`` holds the session's current client (replaced whole when the URL, key or timeouts
 change), and ``ensure_bank`` creates a bank once per process before its first write.
@@ -20,7 +22,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import quote
 from uuid import uuid4
 
@@ -32,6 +34,31 @@ from .errors import bank_missing, detail_of, readable, reply_line
 
 if TYPE_CHECKING:
     import httpx
+    from typing_extensions import TypeVar
+
+    from .replies import (
+        BankConfig,
+        BankListItem,
+        BankStats,
+        DeletedDocument,
+        DocumentEvent,
+        DocumentItem,
+        DocumentPage,
+        Memory,
+        MemoryPage,
+        MemoryUnit,
+        MentalModelReply,
+        ModelChange,
+        ObservationChange,
+        OperationStatus,
+        Reflection,
+        Retained,
+        Version,
+    )
+
+    # what a recall's memories, and a reflect's reply, are parsed as: the caller's subclass
+    MemoryT = TypeVar("MemoryT", bound=Memory, default=Memory)
+    ReflectionT = TypeVar("ReflectionT", bound=Reflection, default=Reflection)
 
 
 USER_AGENT = f"hindsight-magic/{__version__}"
@@ -145,7 +172,7 @@ class HindsightClient:
         self._local = threading.local()
         self._all: list[httpx.Client] = []
         self._lock = threading.Lock()
-        self._identity: dict[str, Any] | None = None
+        self._identity: Version | None = None
         # when a request first found nobody answering at the URL (no connection could be made;
         # wall time), since the last reply: None while it answers, or before any request
         self.unreachable_since: float | None = None
@@ -284,16 +311,16 @@ class HindsightClient:
 
     # -- server and banks -------------------------------------------------------------------
 
-    def health(self) -> dict[str, Any]:
-        """``GET /health``."""
-        reply: dict[str, Any] = self.call(
-            "health", "GET", "/health", timeout_s=min(self.timeouts.request, 5)
-        )
-        return reply
+    def health(self) -> None:
+        """``GET /health``: a ``HindsightError`` when the server cannot serve (its database
+        down: ``errors.database_down``)."""
+        self.call("health", "GET", "/health", timeout_s=min(self.timeouts.request, 5))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> Version:
         """``GET /version``, checked to be Hindsight's; cached after the first success."""
         if self._identity is None:
+            from .replies import Version, parsed
+
             answer = self.send("version", "GET", "/version", timeout_s=self.timeouts.request)
             if answer.status < 500 and answer.foreign() is not None:  # not a failing Hindsight
                 message = (
@@ -305,7 +332,7 @@ class HindsightClient:
             if not isinstance(reply, dict) or "api_version" not in reply:
                 message = f"{self.base_url} answered but is not a Hindsight server"
                 raise HindsightError("version", message, 200, reply, "not_hindsight")
-            self._identity = reply
+            self._identity = parsed("version", Version, reply)
         return self._identity
 
     def create_bank(
@@ -315,7 +342,7 @@ class HindsightClient:
         retain_mission: str = "",
         extraction: BankExtraction | None = None,
         name: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> None:
         """``PUT /v1/default/banks/{bank}`` (idempotent); missions are left out when empty, and
         so is the extraction mode unless one is given (with its chunk size), and the bank's
         display ``name`` unless given."""
@@ -330,27 +357,31 @@ class HindsightClient:
             body["retain_extraction_mode"] = extraction.mode
             if extraction.chunk_size:
                 body["retain_chunk_size"] = extraction.chunk_size
-        reply: dict[str, Any] = self.call(
+        self.call(
             "createBank", "PUT", bank_path(bank_id), timeout_s=self.timeouts.request, body=body
         )
-        return reply
 
-    def list_banks(self, limit: int | None = None) -> list[dict[str, Any]]:
+    def list_banks(self, limit: int | None = None) -> list[BankListItem]:
         """``GET /v1/default/banks``: the first ``limit`` (default: the server's, 100)."""
+        from .replies import BankListItem, parsed
+
         params = {"limit": limit} if limit is not None else None
         reply = self.call("listBanks", "GET", BANKS, timeout_s=self.timeouts.request, params=params)
-        return list(reply.get("banks", [])) if isinstance(reply, dict) else list(reply)
+        banks = reply.get("banks", []) if isinstance(reply, dict) else reply
+        return [parsed("listBanks", BankListItem, bank) for bank in banks]
 
-    def bank_stats(self, bank_id: str) -> dict[str, Any] | None:
+    def bank_stats(self, bank_id: str) -> BankStats | None:
         """``GET …/banks/{bank}/stats``; None when the bank does not exist yet."""
-        reply: dict[str, Any] | None = self.call(
+        from .replies import BankStats, parsed
+
+        reply = self.call(
             "bankStats",
             "GET",
             f"{bank_path(bank_id)}/stats",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
-        return reply
+        return None if reply is None else parsed("bankStats", BankStats, reply)
 
     def holds_memories(self, bank_id: str) -> bool | None:
         """Whether a bank holds any document or memory, read now (one row of ``GET
@@ -371,20 +402,23 @@ class HindsightClient:
         if documents.get("items") or documents.get("total"):
             return True
         memories = self.list_memories(bank_id, limit=1)
-        return bool(memories.get("items") or memories.get("total"))
+        return bool(memories.items or memories.total)
 
     def memory_count(self, bank_id: str) -> int | None:
         """How many memories a bank holds (the ``total`` of one row of ``GET …/memories/list``,
         read now, not the cached stats); None: there is no such bank."""
-        missing = {"total": None}
         path = f"{bank_path(bank_id)}/memories/list"
-        reply = self._listing("listMemories", path, {"limit": 1}, None, None, missing)
-        total = reply.get("total")
-        return total if isinstance(total, int) else None if total is None else 0
+        reply = self._listing("listMemories", path, {"limit": 1}, None, None)
+        if reply is None:
+            return None
+        total = reply.get("total") if isinstance(reply, dict) else None
+        return total if isinstance(total, int) else 0
 
-    def bank_config(self, bank_id: str) -> dict[str, Any] | None:
+    def bank_config(self, bank_id: str) -> BankConfig | None:
         """``GET …/banks/{bank}/config``: the settings in force for the bank (its own over the
         server's); None when the bank does not exist yet."""
+        from .replies import BankConfig, parsed
+
         reply = self.call(
             "getBankConfig",
             "GET",
@@ -392,7 +426,7 @@ class HindsightClient:
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
-        return None if reply is None else dict(reply.get("config") or {})
+        return None if reply is None else parsed("getBankConfig", BankConfig, reply)
 
     def dry_run_extract(self, bank_id: str, content: str, mode: str | None = None) -> list[str]:
         """``POST …/memories/dry-run-extract``: the memories retaining ``content`` would make in
@@ -439,8 +473,10 @@ class HindsightClient:
         *,
         operation_id: str | None = None,
         async_: bool = True,
-    ) -> dict[str, Any]:
+    ) -> Retained:
         """``POST …/memories`` with ``async`` and a client ``operation_id`` (safe to re-send)."""
+        from .replies import Retained, parsed
+
         body: dict[str, Any] = {"items": list(items), "async": async_}
         if operation_id:
             body["operation_id"] = operation_id
@@ -463,10 +499,11 @@ class HindsightClient:
                 "retainBatch", message, answer.status, answer.text[:500], "unconfirmed"
             )
         reply = json_reply("retainBatch", answer)
-        if not isinstance(reply, dict) or reply.get("success") is False:
+        retained = parsed("retainBatch", Retained, reply) if isinstance(reply, dict) else None
+        if retained is None or not retained.success:
             message = f"retainBatch failed: unexpected reply {reply_line(reply, 120)}"
             raise HindsightError("retainBatch", message, 200, reply, "not_hindsight")
-        return reply
+        return retained
 
     def recall(
         self,
@@ -481,8 +518,10 @@ class HindsightClient:
         temporal_window: tuple[str, str] | None = None,
         query_timestamp: str | None = None,
         min_semantic: float | None = None,
-    ) -> dict[str, Any] | None:
-        """``POST …/memories/recall``; None when the bank does not exist yet.
+        memory: type[MemoryT] | None = None,
+    ) -> list[MemoryT] | None:
+        """``POST …/memories/recall``: the memories, each a ``memory``; None when the bank
+        does not exist yet.
 
         ``temporal_window`` (start, end; ISO) ranks memories dated inside it higher — the
         server does not filter on it; ``query_timestamp`` is the "now" recency is measured
@@ -506,18 +545,22 @@ class HindsightClient:
         if query_timestamp:
             body["query_timestamp"] = query_timestamp
         try:
-            reply: dict[str, Any] | None = self.call(
+            reply = self.call(
                 "recall",
                 "POST",
                 f"{bank_path(bank_id)}/memories/recall",
                 timeout_s=self.timeouts.recall,
                 body=body,
             )
-            return reply
         except HindsightError as error:
             if bank_missing(error):
                 return None
             raise
+        from .replies import Memory, parsed
+
+        kind = cast("type[MemoryT]", memory or Memory)  # None: MemoryT's default
+        results = reply.get("results") if isinstance(reply, dict) else None
+        return [parsed("recall", kind, item) for item in results or ()]
 
     def reflect(
         self,
@@ -529,8 +572,12 @@ class HindsightClient:
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,
         include_facts: bool = False,
-    ) -> dict[str, Any]:
-        """``POST …/reflect``; ``include_facts`` asks for the evidence (``based_on``)."""
+        reflection: type[ReflectionT] | None = None,
+    ) -> ReflectionT:
+        """``POST …/reflect``, its reply a ``reflection``; ``include_facts`` asks for the
+        evidence (``based_on``)."""
+        from .replies import Reflection, parsed
+
         body: dict[str, Any] = {"query": query, "budget": budget}
         if include_facts:
             body["include"] = {"facts": {}}
@@ -540,31 +587,38 @@ class HindsightClient:
             body["tags"] = list(tags)
             if tags_match:
                 body["tags_match"] = tags_match
-        reply: dict[str, Any] = self.call(
+        reply = self.call(
             "reflect",
             "POST",
             f"{bank_path(bank_id)}/reflect",
             timeout_s=self.timeouts.reflect,
             body=body,
         )
-        return reply
+        kind = cast("type[ReflectionT]", reflection or Reflection)  # None: its default
+        return parsed("reflect", kind, reply)
 
-    def operation(self, bank_id: str, operation_id: str) -> dict[str, Any] | None:
+    def operation(self, bank_id: str, operation_id: str) -> OperationStatus | None:
         """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
-        return self._get_one("getOperation", bank_id, "operations", operation_id)
+        from .replies import OperationStatus, parsed
+
+        reply = self._get_one("getOperation", bank_id, "operations", operation_id)
+        return None if reply is None else parsed("getOperation", OperationStatus, reply)
 
     def cancel_operation(self, bank_id: str, operation_id: str) -> None:
         """``DELETE …/operations/{id}``: stop an operation (a transfer) on the server."""
         path = f"{bank_path(bank_id)}/operations/{path_segment(operation_id)}"
         self.call("cancelOperation", "DELETE", path, timeout_s=5, need_json=False)
 
-    def document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
+    def document(self, bank_id: str, document_id: str) -> DocumentItem | None:
         """``GET …/documents/{id}``: a document as stored (``original_text`` …); None if none."""
-        return self._get_one("getDocument", bank_id, "documents", document_id)
+        from .replies import DocumentItem, parsed
+
+        reply = self._get_one("getDocument", bank_id, "documents", document_id)
+        return None if reply is None else parsed("getDocument", DocumentItem, reply)
 
     def list_documents(
         self, bank_id: str, *, q: str | None = None, limit: int = 100, offset: int = 0
-    ) -> dict[str, Any]:
+    ) -> DocumentPage:
         """``GET …/documents``: ``{items, total}``, the last written first, each with its
         ``memory_unit_count`` (valid memories only: a document whose memories were all
         invalidated counts 0) and ``document_metadata``; ``q`` matches the id or the text (at
@@ -572,27 +626,34 @@ class HindsightClient:
         params: dict[str, Any] = {"limit": limit, "offset": offset}
         if q is not None:
             params["q"] = encodable(q)
+        from .replies import DocumentPage, parsed
+
         path = f"{bank_path(bank_id)}/documents"
-        empty = {"items": [], "total": 0}
-        return self._listing("listDocuments", path, params, None, None, missing=empty)
+        reply = self._listing("listDocuments", path, params, None, None)
+        return parsed("listDocuments", DocumentPage, reply or {})
 
     # -- curation ---------------------------------------------------------------------------
 
-    def get_memory(self, bank_id: str, memory_id: str) -> dict[str, Any] | None:
+    def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit | None:
         """``GET …/memories/{id}``: one memory (invalidated ones too); None if none."""
-        return self._get_one("getMemory", bank_id, "memories", memory_id)
+        from .replies import MemoryUnit, parsed
 
-    def update_memory(self, bank_id: str, memory_id: str, **changes: str) -> dict[str, Any]:
+        reply = self._get_one("getMemory", bank_id, "memories", memory_id)
+        return None if reply is None else parsed("getMemory", MemoryUnit, reply)
+
+    def update_memory(self, bank_id: str, memory_id: str, **changes: str) -> MemoryUnit:
         """``PATCH …/memories/{id}``: ``text=`` (re-embedded), ``state=`` (``invalidated`` or
         ``valid``) and ``reason=``; the memory as it now is. Observations are refused (400)."""
-        reply: dict[str, Any] = self.call(
+        from .replies import MemoryUnit, parsed
+
+        reply = self.call(
             "updateMemory",
             "PATCH",
             f"{bank_path(bank_id)}/memories/{path_segment(memory_id)}",
             timeout_s=self.timeouts.request,
             body=dict(changes),
         )
-        return reply
+        return parsed("updateMemory", MemoryUnit, reply)
 
     def list_memories(
         self,
@@ -610,7 +671,7 @@ class HindsightClient:
         start_date: str | None = None,
         end_date: str | None = None,
         fact_type: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> MemoryPage:
         """``GET …/memories/list``: ``{items, total}``, newest first (on ``time_field`` when
         given, inside ``start_date``…``end_date``, ISO, end exclusive; of one ``fact_type``
         when given); a bank that does not exist yet has none."""
@@ -627,9 +688,11 @@ class HindsightClient:
         ):
             if value is not None:
                 params[name] = encodable(value)
+        from .replies import MemoryPage, parsed
+
         path = f"{bank_path(bank_id)}/memories/list"
-        empty = {"items": [], "total": 0}
-        return self._listing("listMemories", path, params, tags, tags_match, missing=empty)
+        reply = self._listing("listMemories", path, params, tags, tags_match)
+        return parsed("listMemories", MemoryPage, reply or {})
 
     def _listing(
         self,
@@ -638,39 +701,39 @@ class HindsightClient:
         params: dict[str, Any],
         tags: Sequence[str] | None,
         tags_match: str | None,
-        missing: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """A listing GET with ``params`` and the scope's tags; ``missing`` (default ``{}``)
-        for a bank that does not exist yet: it lists nothing."""
+    ) -> Any:
+        """A listing GET's JSON, with ``params`` and the scope's tags; None for a bank that
+        does not exist yet."""
         if tags:
             params["tags"] = list(tags)
             if tags_match:
                 params["tags_match"] = tags_match
         try:
-            reply: dict[str, Any] = self.call(
-                operation, "GET", path, timeout_s=self.timeouts.request, params=params
-            )
+            return self.call(operation, "GET", path, timeout_s=self.timeouts.request, params=params)
         except HindsightError as error:
             if bank_missing(error):
-                return dict(missing or {})
+                return None
             raise
-        return reply
 
-    def delete_document(self, bank_id: str, document_id: str) -> dict[str, Any] | None:
+    def delete_document(self, bank_id: str, document_id: str) -> DeletedDocument | None:
         """``DELETE …/documents/{id}`` with every memory made from it (irreversible);
-        ``{memory_units_deleted, …}``, or None when there is no such document."""
-        reply: dict[str, Any] | None = self.call(
+        how many memories went, or None when there is no such document."""
+        from .replies import DeletedDocument, parsed
+
+        reply = self.call(
             "deleteDocument",
             "DELETE",
             f"{bank_path(bank_id)}/documents/{path_segment(document_id)}",
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
-        return reply
+        return None if reply is None else parsed("deleteDocument", DeletedDocument, reply)
 
-    def document_history(self, bank_id: str, document_id: str) -> list[dict[str, Any]]:
+    def document_history(self, bank_id: str, document_id: str) -> list[DocumentEvent]:
         """``GET …/documents/{id}/history``: its events (edits, invalidations …), newest
         first; [] when there is no such document."""
+        from .replies import DocumentEvent, parsed
+
         reply = self.call(
             "getDocumentHistory",
             "GET",
@@ -679,11 +742,13 @@ class HindsightClient:
             allow_404=True,
         )
         items = reply.get("items", []) if isinstance(reply, dict) else []
-        return [item for item in items if isinstance(item, dict)]
+        return [parsed("getDocumentHistory", DocumentEvent, item) for item in items]
 
-    def observation_history(self, bank_id: str, memory_id: str) -> list[dict[str, Any]]:
+    def observation_history(self, bank_id: str, memory_id: str) -> list[ObservationChange]:
         """``GET …/memories/{id}/history``: an observation's earlier texts (``previous_text``,
         ``changed_at``); [] for a fact, whose changes are its document's events."""
+        from .replies import ObservationChange, parsed
+
         reply = self.call(
             "getMemoryHistory",
             "GET",
@@ -691,8 +756,8 @@ class HindsightClient:
             timeout_s=self.timeouts.request,
             allow_404=True,
         )
-        items = reply.get("items", reply) if isinstance(reply, dict) else reply
-        return [item for item in items or [] if isinstance(item, dict)]
+        items = reply.get("items", []) if isinstance(reply, dict) else reply
+        return [parsed("getMemoryHistory", ObservationChange, item) for item in items or []]
 
     def _get_one(
         self, operation: str, bank_id: str, collection: str, item_id: str
@@ -709,11 +774,13 @@ class HindsightClient:
 
     # -- mental models ----------------------------------------------------------------------
 
-    def list_mental_models(self, bank_id: str, detail: str = "content") -> list[dict[str, Any]]:
+    def list_mental_models(self, bank_id: str, detail: str = "content") -> list[MentalModelReply]:
         """``GET …/mental-models?detail=…`` (``content`` includes content and trigger).
 
         A bank that does not exist yet has no models: ``[]``, not an error.
         """
+        from .replies import MentalModelReply, parsed
+
         try:
             reply = self.call(
                 "listMentalModels",
@@ -727,13 +794,15 @@ class HindsightClient:
                 return []
             raise
         items = reply.get("items", []) if isinstance(reply, dict) else reply
-        return [item for item in items if isinstance(item, dict)]
+        return [parsed("listMentalModels", MentalModelReply, item) for item in items]
 
     def get_mental_model(
         self, bank_id: str, model_id: str, detail: str = "content"
-    ) -> dict[str, Any] | None:
+    ) -> MentalModelReply | None:
         """``GET …/mental-models/{id}?detail=…``; None when there is no such model."""
-        reply: dict[str, Any] | None = self.call(
+        from .replies import MentalModelReply, parsed
+
+        reply = self.call(
             "getMentalModel",
             "GET",
             self._model(bank_id, model_id),
@@ -741,7 +810,7 @@ class HindsightClient:
             params={"detail": detail},
             allow_404=True,
         )
-        return reply
+        return None if reply is None else parsed("getMentalModel", MentalModelReply, reply)
 
     def create_mental_model(
         self,
@@ -753,8 +822,8 @@ class HindsightClient:
         tags: Sequence[str] | None = None,
         max_tokens: int | None = None,
         trigger: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """``POST …/mental-models``; returns ``{mental_model_id, operation_id}``.
+    ) -> None:
+        """``POST …/mental-models``.
 
         The server fills the content in the background; empty tags are left out.
         """
@@ -767,24 +836,26 @@ class HindsightClient:
             body["max_tokens"] = max_tokens
         if trigger is not None:
             body["trigger"] = dict(trigger)
-        reply: dict[str, Any] = self.call(
+        self.call(
             "createMentalModel",
             "POST",
             f"{bank_path(bank_id)}/mental-models",
             timeout_s=self.timeouts.request,
             body=body,
         )
-        return reply
 
-    def refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
-        """``POST …/mental-models/{id}/refresh`` (no body); returns ``{operation_id, status}``."""
-        reply: dict[str, Any] = self.call(
+    def refresh_mental_model(self, bank_id: str, model_id: str) -> OperationStatus:
+        """``POST …/mental-models/{id}/refresh`` (no body): the refresh's operation (its id,
+        ``queued``)."""
+        from .replies import OperationStatus, parsed
+
+        reply = self.call(
             "refreshMentalModel",
             "POST",
             f"{self._model(bank_id, model_id)}/refresh",
             timeout_s=self.timeouts.request,
         )
-        return reply
+        return parsed("refreshMentalModel", OperationStatus, reply)
 
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
         """``DELETE …/mental-models/{id}``; False when there was no such model."""
@@ -798,8 +869,10 @@ class HindsightClient:
         )
         return reply is not None
 
-    def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
-        """``GET …/mental-models/{id}/history``: ``{previous_content, changed_at}`` newest first."""
+    def mental_model_history(self, bank_id: str, model_id: str) -> list[ModelChange]:
+        """``GET …/mental-models/{id}/history``: its earlier contents, newest first."""
+        from .replies import ModelChange, parsed
+
         reply = self.call(
             "getMentalModelHistory",
             "GET",
@@ -807,7 +880,7 @@ class HindsightClient:
             timeout_s=self.timeouts.request,
         )
         items = reply.get("items", []) if isinstance(reply, dict) else reply
-        return [item for item in items if isinstance(item, dict)]
+        return [parsed("getMentalModelHistory", ModelChange, item) for item in items]
 
 
 class Connection:

@@ -155,11 +155,11 @@ def operation_state(client: HindsightClient, bank_id: str, operation_id: str) ->
         reply = client.operation(bank_id, operation_id)
     except HindsightError:
         return "unknown"
-    status = (reply or {}).get("status")
+    status = reply.status if reply is not None else None
     if status in ("pending", "processing"):
         return "indexing"
-    if status in ("failed", "cancelled"):
-        return f"failed: {(reply or {}).get('error_message') or f'the server indexing {status}'}"
+    if reply is not None and status in ("failed", "cancelled"):
+        return f"failed: {reply.error_message or f'the server indexing {status}'}"
     return "done"
 
 

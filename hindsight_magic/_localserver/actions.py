@@ -368,7 +368,7 @@ def banks_lines(data_dir: Path | None) -> list[str]:
     finally:
         client.close()
     counted = sorted(
-        ((str(bank.get("bank_id")), _memories(bank)) for bank in banks if isinstance(bank, dict)),
+        ((bank.bank_id, bank.fact_count) for bank in banks),
         key=lambda bank: (-bank[1], bank[0]),
     )
     if not counted:
@@ -382,11 +382,6 @@ def banks_lines(data_dir: Path | None) -> list[str]:
         more = plural(sum(n for _, n in rest), "memory", "memories")
         lines.append(f"  and {plural(len(rest), 'more bank', 'more banks')} ({more})")
     return lines
-
-
-def _memories(bank: dict[str, Any]) -> int:
-    count = bank.get("fact_count")
-    return count if isinstance(count, int) and not isinstance(count, bool) else 0
 
 
 def purge_plan(data_dir: Path | None) -> tuple[bool, str]:

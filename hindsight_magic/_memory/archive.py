@@ -39,6 +39,7 @@ from .curation import Outcome
 
 if TYPE_CHECKING:
     from .._api.client import Connection
+    from .._api.replies import BankListItem, BankStats, OperationResult, OperationStatus
     from .scope import BankScope
 
 FORMAT = "hindsight-magic snapshot 1"
@@ -48,11 +49,11 @@ RESTORE_ATTEMPTS = 3
 OPERATION_TIMEOUT_S = 3600.0
 HASH_CHUNK = 1 << 20
 INNER_MANIFEST_MAX = 1 << 20  # the server's manifest.json inside an archive: a few hundred bytes
-COUNTS = (  # manifest field, the archive's own manifest key, the import's result key
-    ("memories", "fact_count", "facts_imported"),
-    ("documents", "document_count", "documents_imported"),
-    ("observations", "observation_count", "observations_imported"),
-    ("mental_models", "mental_model_count", "mental_models_imported"),
+COUNTS = (  # manifest field, the archive's own manifest key
+    ("memories", "fact_count"),
+    ("documents", "document_count"),
+    ("observations", "observation_count"),
+    ("mental_models", "mental_model_count"),
 )
 
 
@@ -121,12 +122,12 @@ SNAPSHOT_NAME = "course snapshot"
 _SNAPSHOT = re.compile(rf"{SNAPSHOT_NAME} (\S+) ([0-9a-f]{{16}})$")
 
 
-def layer_snapshot(banks: Sequence[dict[str, Any]], bank_id: str) -> LayerSnapshot:
+def layer_snapshot(banks: Sequence[BankListItem], bank_id: str) -> LayerSnapshot:
     """The snapshot ``bank_id``'s name (in ``GET /banks``'s list) says it was restored from;
     an empty one for a bank that was not restored as a layer (or is not there)."""
     for bank in banks:
-        if bank.get("bank_id") == bank_id:
-            found = _SNAPSHOT.fullmatch(str(bank.get("name") or ""))
+        if bank.bank_id == bank_id:
+            found = _SNAPSHOT.fullmatch(bank.name or "")
             if found:
                 return LayerSnapshot(found.group(1), found.group(2))
     return LayerSnapshot()
@@ -259,11 +260,26 @@ def archive_counts(path: Path) -> dict[str, Any]:
     return inner
 
 
+def imported_counts(result: OperationResult) -> dict[str, int]:
+    """What an import or a clone reports it copied, by manifest field."""
+    return {
+        "memories": result.facts_imported,
+        "documents": result.documents_imported,
+        "observations": result.observations_imported,
+        "mental_models": result.mental_models_imported,
+    }
+
+
+def _dumped(reply: OperationStatus | None) -> dict[str, Any] | None:
+    """An operation's status as the details of the error it ends in."""
+    return None if reply is None else reply.model_dump(exclude_none=True)
+
+
 def _inner_counts(path: Path, inner: dict[str, Any]) -> dict[str, int]:
     """The counts the archive's own manifest declares, by manifest field; ``ArchiveError``
     when one is not a count."""
     counts = {}
-    for name, key, _ in COUNTS:
+    for name, key in COUNTS:
         value = inner.get(key, 0)
         if type(value) is not int or value < 0:
             raise ArchiveError(
@@ -336,7 +352,7 @@ class Archiver:
         except HindsightError as error:
             if error.status_code not in (404, 405) or "Bank" in str(error.details):
                 raise
-            version = self._connection.client.identity().get("api_version", "?")
+            version = self._connection.client.identity().api_version
             raise ArchiveError(
                 f"This server (Hindsight API {version}) does not offer bank transfers: "
                 "snapshot, restore and clone need Hindsight API 1.1 or later."
@@ -364,13 +380,12 @@ class Archiver:
         if stats is None:
             raise ArchiveError(f"Nothing to snapshot: bank {bank!r} does not exist yet.")
         client = self._connection.client
-        version = str(client.identity().get("api_version") or "?")
+        version = client.identity().api_version or "?"
         transfers = self._transfers()
         progress.stage(f"exporting bank {bank} on the server")
         operation = self._submit(lambda: transfers.export(bank))
         result = self._follow(bank, operation, progress, "snapshot")
-        url = str(result.get("download_url") or "")
-        size = result.get("byte_size")
+        url, size = result.download_url, result.byte_size
         progress.stage(f"downloading to {target.name}", int(size) if size else None)
         made: list[Path] = []  # the temporary files, removed whatever happens
         try:
@@ -381,7 +396,7 @@ class Archiver:
                 )
             digest = sha256_of(made[0])
             inner = archive_counts(made[0])
-            counts = {name: int(inner.get(key) or 0) for name, key, _ in COUNTS}
+            counts = {name: int(inner.get(key) or 0) for name, key in COUNTS}
             manifest = Manifest(
                 format=FORMAT,
                 archive=target.name,
@@ -444,7 +459,7 @@ class Archiver:
                 )
         inner = archive_counts(archive)  # a ZIP the server can read, and its own counts
         if manifest is not None:
-            expected = {name: int(getattr(manifest, name)) for name, _, _ in COUNTS}
+            expected = {name: int(getattr(manifest, name)) for name, _ in COUNTS}
             against, skipped = "the manifest", ""
         else:  # a plain Hindsight export (the official client, the API, the UI)
             expected = _inner_counts(archive, inner)
@@ -487,7 +502,7 @@ class Archiver:
                 held = client.holds_memories(target)
         if target == current:
             self._changed()
-        imported = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
+        imported = imported_counts(result)
         if imported == expected:
             line = (
                 f"Restored bank {target!r} from {archive.name}{skipped}: "
@@ -523,14 +538,14 @@ class Archiver:
         progress.stage(f"cloning bank {bank} into {target} on the server")
         operation = self._submit(lambda: self._transfers().clone(bank, target))
         result = self._follow(bank, operation, progress, "clone")
-        counts = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
+        counts = imported_counts(result)
         line = f"Cloned bank {bank!r} into {target!r}: {counts_line(counts)}."
         progress.close(line)
         return Outcome(line)
 
     # -- following the server -----------------------------------------------------------------
 
-    def _settled(self, bank: str, progress: Progress) -> dict[str, Any] | None:
+    def _settled(self, bank: str, progress: Progress) -> BankStats | None:
         """Send this session's queue and wait (bounded) until the server has indexed the
         memories the user queued, as a recall does — an export taken earlier would miss them
         (derived work, consolidation and mental model refreshes, is not waited for); the
@@ -545,7 +560,7 @@ class Archiver:
         with contextlib.suppress(HindsightError):
             self._connection.client.cancel_operation(bank, operation)
 
-    def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
+    def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> OperationResult:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
         it on the server; an operation that failed or never ended there is a
         ``HindsightError`` (the server's fault, not the user's input), in one line."""
@@ -553,12 +568,11 @@ class Archiver:
         deadline = time.monotonic() + OPERATION_TIMEOUT_S
         try:
             while True:
-                reply = client.operation(bank, operation) or {}
-                status = reply.get("status")
-                if status == "completed":
-                    result = reply.get("result_metadata")
-                    return result if isinstance(result, dict) else {}
-                why = str(reply.get("error_message") or "")
+                reply = client.operation(bank, operation)
+                status = reply.status if reply is not None else None
+                if reply is not None and status == "completed":
+                    return reply.result
+                why = (reply.error_message if reply is not None else None) or ""
                 if status in ("failed", "cancelled", "not_found") or (
                     what == "restore" and "already exists" in why
                 ):
@@ -568,10 +582,10 @@ class Archiver:
                         self._cancel(bank, operation)
                     why = reply_line(why) if why else f"the server's operation {status}"
                     message = f"The {what} failed on the server: {why.rstrip('.')}."
-                    raise HindsightError(what, message, details=reply)
+                    raise HindsightError(what, message, details=_dumped(reply))
                 if time.monotonic() > deadline:
                     message = f"The {what} did not finish within an hour."
-                    raise HindsightError(what, message, details=reply, kind="timeout")
+                    raise HindsightError(what, message, details=_dumped(reply), kind="timeout")
                 progress.advance(0)
                 time.sleep(POLL_S)
         except KeyboardInterrupt:

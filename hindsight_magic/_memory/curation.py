@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn, Protocol
 
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
@@ -50,7 +50,7 @@ from .versions import (
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._api.replies import Memory
+    from .._api.replies import DocumentEvent, Memory, MemoryUnit
     from .scope import BankScope
 
 # the retain ids made here: a memory's own, or a text retained from a cell (``.0``: identity.py)
@@ -66,7 +66,6 @@ DEDUPE_CAP = 200_000  # memories a dedupe reads at most
 DEDUPE_PAGE = 5000  # memories per request (about 0.4 s of the server's on a 50 000 bank)
 CURATED_TYPES = FACT_TYPES
 SHORT_ID = 8
-COMPARED = ("id", "document_id", "text", "mentioned_at")  # what a dedupe keeps of a memory
 
 
 class CurationError(InputError):
@@ -144,8 +143,15 @@ def _quoted(text: str, limit: int = 80) -> str:
     return f"“{one_line(text, limit)}”"
 
 
-def _items(reply: dict[str, Any]) -> list[dict[str, Any]]:
-    return [item for item in reply.get("items", []) if isinstance(item, dict)]
+def _compared(memory: MemoryUnit) -> MemoryUnit:
+    """What a dedupe keeps of a memory (its id, document, text and date): a bank's worth of
+    whole memories would hold every one's metadata and context too."""
+    return type(memory).model_construct(
+        id=memory.id,
+        document_id=memory.document_id,
+        text=memory.text,
+        mentioned_at=memory.mentioned_at,
+    )
 
 
 class Curator:
@@ -246,7 +252,7 @@ class Curator:
 
     # -- the server's answers, as lines -------------------------------------------------------
 
-    def _memory(self, memory_id: str, shown: str) -> dict[str, Any]:
+    def _memory(self, memory_id: str, shown: str) -> MemoryUnit:
         found = self._connection.client.get_memory(self._bank(), memory_id)
         if found is None:
             raise self._unknown(shown)
@@ -258,7 +264,7 @@ class Curator:
             "bank or scope is not found here; %hindsight scope shows this one)."
         )
 
-    def _patch(self, target: Target, **changes: str) -> dict[str, Any]:
+    def _patch(self, target: Target, **changes: str) -> MemoryUnit:
         assert target.memory_id is not None
         try:
             return self._connection.client.update_memory(self._bank(), target.memory_id, **changes)
@@ -278,11 +284,11 @@ class Curator:
             )
         return error
 
-    def _of_document(self, document_id: str, state: str | None = None) -> list[dict[str, Any]]:
+    def _of_document(self, document_id: str, state: str | None = None) -> list[MemoryUnit]:
         reply = self._connection.client.list_memories(
             self._bank(), document_id=document_id, state=state, limit=PAGE
         )
-        return _items(reply)
+        return reply.items
 
     def _queued(self, target: Target) -> Outcome | None:
         """A retain id still in this kernel's queue is cancelled there; None when it was not
@@ -319,7 +325,7 @@ class Curator:
                 return self._none_left(target, "forget")
             changed = []
             for fact in facts:
-                fid = str(fact.get("id"))
+                fid = fact.id
                 self._patch(
                     Target(fid, target.document_id, shown=short(fid)),
                     state="invalidated",
@@ -330,14 +336,14 @@ class Curator:
             return Outcome(
                 f"Forgot {plural(len(changed), 'memory', 'memories')} of {target.shown} "
                 f"(reversible: %hindsight restore {target.shown}).",
-                [str(f.get("text", "")) for f in facts[:LISTED]],
+                [f.text for f in facts[:LISTED]],
                 tuple(changed),
                 (target.document_id,),
             )
         changes = {"state": "invalidated", **({"reason": reason} if reason else {})}
         memory = self._patch(target, **changes)
         self._count("forgotten")
-        text = str(memory.get("text") or target.text)
+        text = memory.text or target.text
         return Outcome(
             f"Forgot {target.shown}: {_quoted(text)} — the next %recall and %%reflect leave it "
             f"out (reversible: %hindsight restore {target.memory_id}).",
@@ -359,23 +365,23 @@ class Curator:
             if not facts:
                 return self._none_left(target, "restore")
             for fact in facts:
-                fid = str(fact.get("id"))
+                fid = fact.id
                 self._patch(Target(fid, target.document_id, shown=short(fid)), state="valid")
             self._count("restored", len(facts))
             return Outcome(
                 f"Restored {plural(len(facts), 'memory', 'memories')} of {target.shown}: "
                 f"back in recall{self._made_current(target.document_id)}.",
-                [str(f.get("text", "")) for f in facts[:LISTED]],
-                tuple(str(f.get("id")) for f in facts),
+                [f.text for f in facts[:LISTED]],
+                tuple(f.id for f in facts),
                 (target.document_id,),
             )
         memory = self._patch(target, state="valid")
         self._count("restored")
-        cell = cell_document(str(memory.get("document_id") or ""))
-        if cell is not None:  # a version of a cell: all of it comes back, as the current one
-            return self.restore(str(memory["document_id"]))
+        cell = cell_document(memory.document_id or "")
+        if cell is not None and memory.document_id:  # a cell's version: all of it, as current
+            return self.restore(memory.document_id)
         return Outcome(
-            f"Restored {target.shown}: {_quoted(str(memory.get('text') or ''))} is back in recall.",
+            f"Restored {target.shown}: {_quoted(memory.text)} is back in recall.",
             memory_ids=(str(target.memory_id),),
         )
 
@@ -411,13 +417,13 @@ class Curator:
                 "%recall it and correct one by #N or its id."
             )
         before = self._memory(target.memory_id, target.shown)
-        if before.get("type") not in (None, *CURATED_TYPES):
+        if before.kind not in (None, *CURATED_TYPES):
             raise _observation(target)
         memory = self._patch(target, text=new)
         self._count("corrected")
         return Outcome(
-            f"Corrected {target.shown}: it now says {_quoted(str(memory.get('text') or new))} "
-            f"(it said {_quoted(str(before.get('text') or ''))}).",
+            f"Corrected {target.shown}: it now says {_quoted(memory.text or new)} "
+            f"(it said {_quoted(before.text)}).",
             memory_ids=(str(target.memory_id),),
         )
 
@@ -439,34 +445,34 @@ class Curator:
                     "(%hindsight flush) or belong to another scope."
                 )
             events = client.document_history(bank, target.document_id)
-            lines = [f"retained as: {one_line(str(document.get('original_text') or ''), 200)}"]
+            lines = [f"retained as: {one_line(document.original_text or '', 200)}"]
             lines += [_event_line(e) for e in events]
             return Outcome(f"History of {target.shown} (newest change first):", lines)
         memory = self._memory(target.memory_id, target.shown)
-        cell = cell_document(str(memory.get("document_id") or ""))
+        cell = cell_document(memory.document_id or "")
         if cell is not None:
             return self._cell_history(cell, target.shown, _cell_label(memory))
-        state = str(memory.get("state") or "valid")
-        now = f"now ({state}): {one_line(str(memory.get('text') or ''), 200)}"
-        if state == "invalidated" and memory.get("invalidation_reason"):
-            now += f" — reason: {one_line(str(memory['invalidation_reason']), 120)}"
+        state = memory.state or "valid"
+        now = f"now ({state}): {one_line(memory.text, 200)}"
+        if state == "invalidated" and memory.invalidation_reason:
+            now += f" — reason: {one_line(memory.invalidation_reason, 120)}"
         lines = [now]
-        if memory.get("type") == "observation":
+        if memory.kind == "observation":
             for entry in client.observation_history(bank, target.memory_id):
-                when = utc_minute_text(entry.get("changed_at"), " UTC")
-                lines.append(f"{when}: said {one_line(str(entry.get('previous_text') or ''), 200)}")
-        elif memory.get("document_id"):
-            document_id = str(memory["document_id"])
+                when = utc_minute_text(entry.changed_at, " UTC")
+                lines.append(f"{when}: said {one_line(entry.previous_text or '', 200)}")
+        elif memory.document_id:
+            document_id = memory.document_id
             events = [
                 e
                 for e in client.document_history(bank, document_id)
-                if e.get("fact_id") in (None, target.memory_id) and e.get("kind") != "consolidation"
+                if e.fact_id in (None, target.memory_id) and e.kind != "consolidation"
             ]
             lines += [_event_line(e) for e in events]
             document = client.document(bank, document_id)
             if document is not None:
-                when = utc_minute_text(document.get("created_at"), " UTC")
-                said = one_line(str(document.get("original_text") or ""), 200)
+                when = utc_minute_text(document.created_at, " UTC")
+                said = one_line(document.original_text or "", 200)
                 lines.append(f"{when}: retained as: {said}")
         return Outcome(f"History of {target.shown} (newest first):", lines)
 
@@ -507,10 +513,10 @@ class Curator:
         totals = {fact_type: reader.count(fact_type) for fact_type in CURATED_TYPES}
         total = sum(totals.values())
         read(0, total)
-        memories: list[dict[str, Any]] = []
+        memories: list[MemoryUnit] = []
         for fact_type in (t for t in CURATED_TYPES if totals[t]):
             for page in reader.pages(fact_type, page=DEDUPE_PAGE):
-                memories += [{name: memory.get(name) for name in COMPARED} for memory in page]
+                memories += [_compared(memory) for memory in page]
                 read(len(memories), max(total, len(memories)))
                 if len(memories) >= DEDUPE_CAP:
                     break
@@ -578,26 +584,24 @@ class Curator:
         reply = self._connection.client.list_memories(
             scope.bank_id, **scope.listing("invalidated", PAGE)
         )
-        found = sorted(
-            _items(reply), key=lambda m: str(m.get("invalidated_at") or ""), reverse=True
-        )
-        total = int(reply.get("total") or len(found))
+        found = sorted(reply.items, key=lambda m: m.invalidated_at or "", reverse=True)
+        total = reply.total or len(found)
         if not found:
             return Outcome(f"No forgotten memories in bank {scope.bank_id!r}.")
         now = datetime.now(timezone.utc)
         lines = []
         for memory in found:
-            line = f"{one_line(str(memory.get('text') or ''), 120)} — {memory.get('id')}"
-            if memory.get("invalidation_reason"):
-                line += f" · reason: {one_line(str(memory['invalidation_reason']), 80)}"
-            line += f" · forgotten {age(memory.get('invalidated_at'), now)}"
+            line = f"{one_line(memory.text, 120)} — {memory.id}"
+            if memory.invalidation_reason:
+                line += f" · reason: {one_line(memory.invalidation_reason, 80)}"
+            line += f" · forgotten {age(memory.invalidated_at, now)}"
             lines.append(line)
         more = f"… and {total - len(found)} more." if total > len(found) else ""
         return Outcome(
             f"{plural(total, 'forgotten memory', 'forgotten memories')} in bank "
             f"{scope.bank_id!r} (newest first; %hindsight restore ID brings one back):",
             lines,
-            tuple(str(m.get("id")) for m in found),
+            tuple(m.id for m in found),
             footer=more,
         )
 
@@ -607,12 +611,12 @@ class Curator:
         target = self.resolve(ref)
         if target.memory_id is not None and target.document_id is None:
             memory = self._memory(target.memory_id, target.shown)
-            if not memory.get("document_id"):
+            if not memory.document_id:
                 raise CurationError(
                     f"{target.shown} has no source document (an observation): delete the "
                     "documents of the facts it is based on."
                 )
-            target = target._replace(document_id=str(memory["document_id"]))
+            target = target._replace(document_id=memory.document_id)
         assert target.document_id is not None
         document_id = target.document_id
         shown = target.shown if target.memory_id is None else f"the document of {target.shown}"
@@ -641,7 +645,7 @@ class Curator:
     def _delete_documents(self, document_ids: list[str], shown: str, yes: bool) -> Outcome:
         client, bank = self._connection.client, self._bank()
         if not yes:
-            facts: list[dict[str, Any]] = []
+            facts: list[MemoryUnit] = []
             known = []
             for document_id in document_ids:
                 document = client.document(bank, document_id)
@@ -662,7 +666,7 @@ class Curator:
             reply = client.delete_document(bank, document_id)
             if reply is not None:
                 deleted.append(document_id)
-                units += int(reply.get("memory_units_deleted") or 0)
+                units += reply.memory_units_deleted
         if not deleted:
             raise CurationError(f"No document {shown} in bank {bank!r}: check the id.")
         self._count("deleted", len(deleted))
@@ -687,27 +691,27 @@ class Curator:
             raise CurationError("Nothing to match: give the text to purge (a leaked key …).")
         client, bank = self._connection.client, self._bank()
         pattern = like_literal(needle)
-        found: list[dict[str, Any]] = []
+        found: list[MemoryUnit] = []
         for state in (None, "invalidated"):
             offset, read = 0, 0
             while read < PURGE_CAP:
                 reply = client.list_memories(
                     bank, q=pattern, state=state, limit=PAGE, offset=offset
                 )
-                page = _items(reply)
+                page = reply.items
                 read += len(page)
-                found += [memory for memory in page if needle in str(memory.get("text") or "")]
+                found += [memory for memory in page if needle in memory.text]
                 offset += len(page)
-                if len(page) < PAGE or offset >= int(reply.get("total") or 0):
+                if len(page) < PAGE or offset >= reply.total:
                     break
         documents: dict[str, None] = {}
         for memory in found:
-            if memory.get("document_id"):
-                documents[str(memory["document_id"])] = None
-            for source in memory.get("source_memory_ids") or []:
-                origin = client.get_memory(bank, str(source))
-                if origin and origin.get("document_id") and needle in str(origin.get("text")):
-                    documents[str(origin["document_id"])] = None
+            if memory.document_id:
+                documents[memory.document_id] = None
+            for source in memory.source_memory_ids or []:
+                origin = client.get_memory(bank, source)
+                if origin and origin.document_id and needle in origin.text:
+                    documents[origin.document_id] = None
         if not found:
             return Outcome(f"No memory in bank {bank!r} contains {_quoted(needle, 40)}.")
         shown = f"matching {_quoted(needle, 40)}"
@@ -724,11 +728,11 @@ def _now_minute() -> str:
     return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _cell_label(memory: dict[str, Any]) -> str:
+def _cell_label(memory: MemoryUnit) -> str:
     """``cell 4 of churn.ipynb`` (what the memory's provenance says), or ''."""
     from .._api.replies import Memory
 
-    provenance = provenance_of(Memory.model_validate(memory))
+    provenance = provenance_of(Memory(metadata=memory.metadata, document_id=memory.document_id))
     cell = cells_text(provenance)
     name = provenance.notebook_name
     return f"{cell} of {name}" if cell and name else cell or name or ""
@@ -758,14 +762,14 @@ def like_literal(text: str) -> str:
 
 
 def _preview(
-    headline: str, memories: list[dict[str, Any]], documents: list[str], action: str
+    headline: str, memories: list[MemoryUnit], documents: list[str], action: str
 ) -> Outcome:
     """What a delete would remove: the first memories listed, the rest counted, nothing done."""
     more = f"… and {len(memories) - LISTED} more. " if len(memories) > LISTED else ""
     return Outcome(
         headline,
-        [str(m.get("text", "")) for m in memories[:LISTED]],
-        tuple(str(m.get("id")) for m in memories),
+        [m.text for m in memories[:LISTED]],
+        tuple(m.id for m in memories),
         tuple(documents),
         done=False,
         footer=f"{more}Nothing was deleted: run again with --yes (yes=True in Python) to {action}.",
@@ -779,8 +783,8 @@ def _observation(target: Target) -> CurationError:
     )
 
 
-def _event_line(event: dict[str, Any]) -> str:
+def _event_line(event: DocumentEvent) -> str:
     """One document event as a line: ``2026-12-02 11:03 UTC: fact edited``."""
-    when = utc_minute_text(event.get("created_at"), " UTC")
-    kind = str(event.get("kind") or "changed").replace("_", " ")
+    when = utc_minute_text(event.created_at, " UTC")
+    kind = (event.kind or "changed").replace("_", " ")
     return f"{when}: {kind}"

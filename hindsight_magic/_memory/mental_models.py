@@ -35,7 +35,7 @@ from .scope import BankScope
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._api.replies import Memory
+    from .._api.replies import Memory, MentalModelReply
     from .._settings import HindsightSettings
     from .llm import ServerLlm
 
@@ -58,32 +58,26 @@ class MentalModel:
     content: str | None = None
     source_query: str | None = None
     last_refreshed_at: str | None = None
-    trigger: dict[str, Any] | None = None
+    auto_refresh: bool = False  # opted in: ``trigger.refresh_after_consolidation`` is true
     listing: bool = False  # content: the memories its source query finds (no LLM summarizes)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> MentalModel:
-        """Build from a server reply item."""
-        trigger = data.get("trigger")
+    def from_reply(cls, reply: MentalModelReply) -> MentalModel:
+        """Build from the server's model."""
         return cls(
-            id=str(data.get("id", "")),
-            name=str(data.get("name") or data.get("id") or ""),
-            tags=tuple(str(t) for t in data.get("tags") or ()),
-            content=data.get("content"),
-            source_query=data.get("source_query"),
-            last_refreshed_at=data.get("last_refreshed_at"),
-            trigger=trigger if isinstance(trigger, dict) else None,
+            id=reply.id,
+            name=reply.name or reply.id,
+            tags=tuple(reply.tags or ()),
+            content=reply.content,
+            source_query=reply.source_query,
+            last_refreshed_at=reply.last_refreshed_at,
+            auto_refresh=reply.trigger is not None and reply.trigger.refresh_after_consolidation,
         )
 
     @property
     def kind(self) -> str:
         """What its content is, in words every form shows beside it."""
         return LISTING if self.listing else SUMMARY
-
-    @property
-    def auto_refresh(self) -> bool:
-        """Opted into auto-refresh (``trigger.refresh_after_consolidation`` is true)."""
-        return self.trigger is not None and self.trigger.get("refresh_after_consolidation") is True
 
 
 LISTING = "the memories its question finds, listed (no LLM on the server summarizes them)"
@@ -221,7 +215,7 @@ def ensure_seeds(
     outcome = SeedOutcome()
     if not seeds:
         return outcome
-    models = [MentalModel.from_json(m) for m in client.list_mental_models(bank_id, "metadata")]
+    models = [MentalModel.from_reply(m) for m in client.list_mental_models(bank_id, "metadata")]
     for seed in seeds:
         if seed_exists(seed, models):
             outcome.present.append(seed.id)
@@ -477,7 +471,7 @@ class MentalModelCache:
                     self._prepared.add(key)
                 if outcome.created:
                     self._settle_soon()
-            listed = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
+            listed = [MentalModel.from_reply(m) for m in client.list_mental_models(bank)]
         except HindsightError as error:
             log.debug("Hindsight: loadMentalModelsBlock list failed: %s", error)
             state = CacheState(bank, (), str(error), time.time())
@@ -538,9 +532,9 @@ class MentalModelCache:
         counts and last write, and how many memories it lists (last: a forgotten one leaves
         the list)."""
         client = self._connection.client
-        stats = client.bank_stats(bank) or {}
-        counted = tuple(
-            stats.get(name) for name in ("total_nodes", "total_documents", "last_memory_write_at")
+        stats = client.bank_stats(bank)
+        counted = (
+            (stats.total_nodes, stats.total_documents, stats.last_memory_write_at) if stats else ()
         )
         return (self._changes, *counted, client.memory_count(bank))
 
@@ -572,7 +566,7 @@ class MentalModelCache:
         """Every model on the scope's bank (not only those the scope shows), by id; without an
         LLM, each listing the memories its question finds."""
         client, bank = self._bank()
-        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
+        models = [MentalModel.from_reply(m) for m in client.list_mental_models(bank)]
         return sorted(self._as_shown(bank, models), key=lambda m: m.id)
 
     def get(self, model_id: str) -> MentalModel | None:
@@ -580,7 +574,7 @@ class MentalModelCache:
         None when the bank has no such model."""
         client, bank = self._bank()
         raw = client.get_mental_model(bank, model_id)
-        return None if raw is None else self._as_shown(bank, [MentalModel.from_json(raw)])[0]
+        return None if raw is None else self._as_shown(bank, [MentalModel.from_reply(raw)])[0]
 
     def refresh(self, model_id: str) -> str | None:
         """Ask the server to refresh one model (curated or not), then list again soon; the
@@ -594,13 +588,13 @@ class MentalModelCache:
                 return None
             raise
         self._after_refresh()
-        return str(reply.get("operation_id") or "")
+        return reply.operation_id
 
     def refresh_auto(self) -> RefreshOutcome:
         """Ask the server to refresh every model opted into auto-refresh; curated ones are left
         alone, and one failure does not stop the others."""
         client, bank = self._bank()
-        models = [MentalModel.from_json(m) for m in client.list_mental_models(bank)]
+        models = [MentalModel.from_reply(m) for m in client.list_mental_models(bank)]
         auto = [m for m in models if m.auto_refresh]
         outcome = RefreshOutcome(curated=len(models) - len(auto))
         if not auto:
@@ -648,13 +642,13 @@ class MentalModelCache:
         raw = client.get_mental_model(bank, model_id)
         if raw is None:
             return None
-        if self._without_llm([MentalModel.from_json(raw)]):
+        if self._without_llm([MentalModel.from_reply(raw)]):
             return []  # the mock's "summaries": no change worth showing
-        newer = str(raw.get("content") or "")
+        newer = raw.content or ""
         changes = []
         for entry in client.mental_model_history(bank, model_id):
-            previous = str(entry.get("previous_content") or "")
-            changes.append(ModelChange(entry.get("changed_at"), previous, newer))
+            previous = entry.previous_content or ""
+            changes.append(ModelChange(entry.changed_at, previous, newer))
             newer = previous
         return changes
 

@@ -40,18 +40,19 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .._capture.identity import cell_document
 from .._errors import PUBLIC, InputError
 from .._text import encodable, one_line, plain_text, plural
 from .paging import TICK, ScopeReader
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
-from .timewindow import EARLIEST, TIME_FIELD, TimeWindow, WhenError, local_zone, server_time
+from .timewindow import EARLIEST, TimeWindow, WhenError, local_zone, server_time
 from .versions import SUPERSEDED
 
 if TYPE_CHECKING:
     from .._api.client import Connection
+    from .._api.replies import MemoryUnit
     from .curation import Curator
     from .llm import ServerLlm
     from .parsed_replies import RecalledMemory
@@ -231,11 +232,6 @@ class EntityMap:
         return f"{shown}{plural(self.total_entities, 'entity', 'entities')} in bank {self.bank_id}"
 
 
-def _items(reply: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    items = (reply or {}).get("items") or ()
-    return [item for item in items if isinstance(item, dict)]
-
-
 def check_period(by: str | None) -> str | None:
     if by is not None and by not in PERIODS:
         raise OverviewError(f"Unknown period {one_line(str(by), 20)!r}: use day, week or month.")
@@ -316,7 +312,7 @@ class BankOverview:
         start, end = (window.start, window.end) if window else (None, None)
         for page in reader.pages(None, start, end, READ_PAGE):
             for item in page:
-                moment = server_time(item.get(TIME_FIELD))
+                moment = server_time(item.mentioned_at)
                 if _fact_type(item) not in types or moment is None:
                     continue
                 if window is not None and not window.contains(moment):
@@ -342,7 +338,7 @@ class BankOverview:
         latest = today
         if end is None or end > after_today:  # memories dated ahead (a clock set wrong)
             ahead, _ = reader.slice(0, 1, None, max(after_today, start or after_today), end)
-            moment = server_time(ahead[0].get(TIME_FIELD)) if ahead else None
+            moment = server_time(ahead[0].mentioned_at) if ahead else None
             latest = max(today, moment.astimezone(zone).date()) if moment else today
         oldest = None
         if start is None:
@@ -363,7 +359,7 @@ class BankOverview:
         read = looked = 0
         for page in reader.pages(None, start, end, READ_PAGE):  # the newest, for notebooks
             for item in page:
-                moment = server_time(item.get(TIME_FIELD))
+                moment = server_time(item.mentioned_at)
                 fact_type = _fact_type(item)
                 if moment is None or fact_type not in totals:
                     continue
@@ -415,9 +411,9 @@ class BankOverview:
         when: dict[tuple[str, str], datetime] = {}
         for page in ScopeReader(self._connection, scope, "invalidated").pages():
             for item in page:
-                cell = cell_document(str(item.get("document_id") or ""))
-                moment = server_time(item.get("invalidated_at"))
-                reason = str(item.get("invalidation_reason") or "")
+                cell = cell_document(item.document_id or "")
+                moment = server_time(item.invalidated_at)
+                reason = item.invalidation_reason or ""
                 if cell is None or moment is None or not reason.startswith(SUPERSEDED):
                     continue
                 if window is None or window.contains(moment):
@@ -447,7 +443,7 @@ class BankOverview:
         totals = {fact_type: reader.count(fact_type) for fact_type in FACTS}
         total = sum(totals.values())
         read(0, total)
-        facts: list[tuple[dict[str, Any], list[str]]] = []  # those naming an entity: kept
+        facts: list[tuple[MemoryUnit, list[str]]] = []  # those naming an entity: kept
         done = 0
         for fact_type in (t for t in FACTS if totals[t]):
             for page in reader.pages(fact_type, page=READ_PAGE):
@@ -472,7 +468,7 @@ class BankOverview:
         focus = self._find(entity, nodes, len(nodes))
         mentioning = sorted(
             ((item, names) for item, names in facts if focus.name in names),
-            key=lambda pair: server_time(pair[0].get(TIME_FIELD)) or EARLIEST,
+            key=lambda pair: server_time(pair[0].mentioned_at) or EARLIEST,
             reverse=True,
         )
         alongside = Counter(name for _, names in mentioning for name in names if name != focus.name)
@@ -480,7 +476,7 @@ class BankOverview:
         edges = _edges(Counter({(focus.name, node.name): alongside[node.name] for node in near}))
         from .reading import listed_memories
 
-        newest = {"items": [item for item, _ in mentioning[:ENTITY_MEMORIES]]}
+        newest = [item for item, _ in mentioning[:ENTITY_MEMORIES]]
         memories = listed_memories(newest, self._curator)
         return EntityMap(scope.bank_id, (focus, *near), edges, len(nodes), focus, memories)
 
@@ -571,10 +567,10 @@ def _table(
     return TimelineCounts(bank_id, by, tuple(ordered), periods, window)
 
 
-def _entity_names(item: Mapping[str, Any]) -> list[str]:
+def _entity_names(item: MemoryUnit) -> list[str]:
     """The entities a listed memory names: the list joins their names with ``, ``, so a
     name holding one (an LLM's ``Paris, France``; the extension's never do) reads as two."""
-    names = item.get("entities")
+    names = item.entities
     if not isinstance(names, str):
         return []
     return list(dict.fromkeys(name.strip() for name in names.split(", ") if name.strip()))
@@ -585,17 +581,16 @@ def _edges(together: Counter[tuple[str, str]]) -> tuple[MapEdge, ...]:
     return tuple(MapEdge(a, b, weight) for (a, b), weight in together.most_common() if weight)
 
 
-def _fact_type(item: Mapping[str, Any]) -> str:
-    kind = item.get("fact_type") or item.get("type")
+def _fact_type(item: MemoryUnit) -> str:
+    kind = item.kind
     return kind if kind in FACT_TYPES else "world"
 
 
-def _notebook(item: Mapping[str, Any]) -> str:
+def _notebook(item: MemoryUnit) -> str:
     """The notebook a listed memory came from (its file name), or what stands in for one."""
-    if (item.get("fact_type") or item.get("type")) == "observation":
+    if item.kind == "observation":
         return CONSOLIDATED
-    meta = item.get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
+    meta = item.metadata or {}
     notebook = str(meta.get(NOTEBOOK) or "").strip()
     if notebook:
         return encodable(notebook.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or notebook)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .timewindow import TIME_FIELD, server_time
 
 if TYPE_CHECKING:
     from .._api.client import Connection
+    from .._api.replies import MemoryPage, MemoryUnit
     from .scope import BankScope
 
 PAGE = 2000  # memories per request
@@ -32,11 +33,6 @@ TICK = timedelta(microseconds=1)  # the server's timestamps are to the microseco
 def utc_text(moment: datetime) -> str:
     """``moment`` as the list's ``start_date``/``end_date`` take it (ISO, with its offset)."""
     return moment.isoformat()
-
-
-def _items(reply: dict[str, Any] | None) -> list[dict[str, Any]]:
-    items = (reply or {}).get("items") or ()
-    return [item for item in items if isinstance(item, dict)]
 
 
 class ScopeReader:
@@ -54,7 +50,7 @@ class ScopeReader:
         start: datetime | None,
         end: datetime | None,
         offset: int = 0,
-    ) -> dict[str, Any]:
+    ) -> MemoryPage:
         window = {
             name: utc_text(moment)
             for name, moment in (("start_date", start), ("end_date", end))
@@ -77,7 +73,7 @@ class ScopeReader:
     ) -> int:
         """How many memories (of ``fact_type``) are dated in ``[start, end)``: one request,
         no memory sent."""
-        return int(self._list(0, fact_type, start, end).get("total") or 0)
+        return self._list(0, fact_type, start, end).total
 
     def slice(
         self,
@@ -86,11 +82,11 @@ class ScopeReader:
         fact_type: str | None = None,
         start: datetime | None = None,
         end: datetime | None = None,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[MemoryUnit], int]:
         """``limit`` memories from the ``offset``-th newest in ``[start, end)``, and how many
         that window holds."""
         reply = self._list(limit, fact_type, start, end, offset)
-        return _items(reply), int(reply.get("total") or 0)
+        return reply.items, reply.total
 
     def pages(
         self,
@@ -99,7 +95,7 @@ class ScopeReader:
         end: datetime | None = None,
         page: int = PAGE,
         read: Callable[[int, int], object] = lambda done, total: None,
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[MemoryUnit]]:
         """The memories in ``[start, end)``, a page at a time, newest first, each once;
         ``read(done, total)`` after each page (``total``: what the window held when the first
         page was read)."""
@@ -109,18 +105,16 @@ class ScopeReader:
         while True:
             items, held = self.slice(0, page, fact_type, start, end)
             total = held if total is None else total
-            fresh = [item for item in items if str(item.get("id")) not in boundary]
-            oldest = server_time(items[-1].get(TIME_FIELD)) if items else None
-            newest = server_time(items[0].get(TIME_FIELD)) if items else None
+            fresh = [item for item in items if item.id not in boundary]
+            oldest = server_time(items[-1].mentioned_at) if items else None
+            newest = server_time(items[0].mentioned_at) if items else None
             if len(items) == page and oldest is not None and oldest == newest:
                 # a whole page shares one moment: that moment alone, by offset
                 fresh = list(self._moment(oldest, fact_type, page, boundary))
                 end, boundary = oldest, set()
             elif len(items) == page and oldest is not None:
                 end = oldest + TICK
-                boundary = {
-                    str(i.get("id")) for i in items if server_time(i.get(TIME_FIELD)) == oldest
-                }
+                boundary = {i.id for i in items if server_time(i.mentioned_at) == oldest}
             done += len(fresh)
             if fresh:
                 yield fresh
@@ -130,11 +124,11 @@ class ScopeReader:
 
     def _moment(
         self, moment: datetime, fact_type: str | None, page: int, seen: set[str]
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[MemoryUnit]:
         offset = 0
         while True:
             items, _ = self.slice(offset, page, fact_type, moment, moment + TICK)
-            yield from (item for item in items if str(item.get("id")) not in seen)
+            yield from (item for item in items if item.id not in seen)
             offset += len(items)
             if len(items) < page:
                 return

@@ -1,5 +1,6 @@
 """Recall and reflect replies, parsed: memories that know where they came from, and the
-sources a reflect's answer is based on.
+sources a reflect's answer is based on. The client parses a reply into these at its edge
+(``recall(…, memory=RecalledMemory)``, ``reflect(…, reflection=Reflected)``).
 
 Every text parsed here came back from the server, so each is remembered as one of the
 extension's own (``_capture.transcript.own_text``): printed in a cell later (``r.texts``,
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, PrivateAttr, model_validator
 
-from .._api.replies import Memory, ReflectDirective, ReflectMentalModel
+from .._api.replies import Memory, ReflectDirective, Reflection, ReflectMentalModel
 from .._capture.transcript import own_text
 from .._settings import MINE
 from .layers import layer_refusal
@@ -150,8 +151,9 @@ class _Recall(BaseModel):
     results: list[RecalledMemory] = []
 
 
-class _Reflection(BaseModel):
-    text: str | None = None
+class Reflected(Reflection):
+    """A reflect's reply with its sources as the extension shows them."""
+
     based_on: Sources | None = None
 
 
@@ -162,5 +164,5 @@ def parse_recall(reply: Any) -> list[RecalledMemory]:
 
 def parse_reflect(reply: Any) -> tuple[str, Sources | None]:
     """The answer and (when asked for) the sources of a ``POST …/reflect`` reply."""
-    parsed = _Reflection.model_validate(reply)
+    parsed = Reflected.model_validate(reply)
     return parsed.text or "", parsed.based_on

@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._api.client import bank_settings, ensure_bank
 from .._capture.identity import cell_document
@@ -65,6 +65,7 @@ AS_OF_CAP = 1000  # invalidated memories an as-of recall reads at most, per bank
 
 if TYPE_CHECKING:
     from .._api.client import Connection
+    from .._api.replies import MemoryUnit
     from .._settings import HindsightSettings
     from .curation import Curator
     from .parsed_replies import RecalledMemory
@@ -176,19 +177,15 @@ def within(memories: Sequence[RecalledMemory], window: TimeWindow) -> list[Recal
     return [m for m in memories if window.contains(server_time(m.mentioned_at))]
 
 
-def listed_memories(
-    reply: Mapping[str, Any] | None, curator: Curator | None
-) -> list[RecalledMemory]:
-    """The memories of a ``GET …/memories/list`` reply as recall gives them (provenance and
+def listed_memories(items: Sequence[MemoryUnit], curator: Curator | None) -> list[RecalledMemory]:
+    """Memories as ``GET …/memories/list`` lists them, as recall gives them (provenance and
     curation methods), so a listing reads like a recall."""
-    from .parsed_replies import parse_recall
+    from .parsed_replies import RecalledMemory
 
-    items = [
-        {**item, "type": item.get("type") or item.get("fact_type")}
-        for item in (reply or {}).get("items") or ()
-        if isinstance(item, dict)
+    memories = [
+        RecalledMemory.model_validate({**item.model_dump(exclude_unset=True), "type": item.kind})
+        for item in items
     ]
-    memories = parse_recall({"results": items})
     if curator is not None:
         memories = [memory.tended_by(curator) for memory in memories]
     return memories
@@ -358,7 +355,9 @@ class Reader:
         asked at once and labelled with their layer, unranked; and the layers skipped."""
         s, client = self._settings, self._connection.client
 
-        def ask(layer: Layer) -> dict[str, Any] | None:
+        from .parsed_replies import RecalledMemory
+
+        def ask(layer: Layer) -> list[RecalledMemory] | None:
             return client.recall(
                 layer.bank_id,
                 encodable(query),
@@ -370,10 +369,10 @@ class Reader:
                 temporal_window=window.temporal_window() if window is not None else None,
                 query_timestamp=window.query_timestamp() if window is not None else None,
                 min_semantic=0.0,
+                memory=RecalledMemory,
             )
 
         replies, skipped = self._asking.ask(asked, ask, s.recall_timeout_ms / 1000 + 1)
-        from .parsed_replies import parse_recall
 
         memories = []
         for one in asked:
@@ -381,7 +380,7 @@ class Reader:
                 continue
             if replies[one.name] is None and not one.writable:  # a layer's bank is gone
                 skipped.append(Skipped(one.name, one.bank_id, "there is no such bank"))
-            memories += [memory.in_layer(one.name) for memory in parse_recall(replies[one.name])]
+            memories += [memory.in_layer(one.name) for memory in replies[one.name] or ()]
         return memories, skipped
 
     def _as_of_pool(
@@ -418,7 +417,7 @@ class Reader:
                     limit=AS_OF_PAGE,
                     offset=offset,
                 )
-                page = listed_memories(reply, None)
+                page = listed_memories(reply.items, None)
                 offset += len(page)
                 for memory in page:
                     invalidated = server_time(memory.invalidated_at) or as_of.at
@@ -428,7 +427,7 @@ class Reader:
                     if cell is not None and cell.key in similar:
                         memory.scores = similar[cell.key]
                     pool.append(memory.in_layer(one.name))
-                if len(page) < AS_OF_PAGE or offset >= int(reply.get("total") or 0):
+                if len(page) < AS_OF_PAGE or offset >= reply.total:
                     break
         return pool
 
@@ -446,7 +445,7 @@ class Reader:
             reply = client.list_memories(
                 scope.bank_id, fact_type=fact_type, **scope.listing("valid", limit)
             )
-            memories += listed_memories(reply, self._curator)
+            memories += listed_memories(reply.items, self._curator)
         memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)
         memories = collapse(memories)[:limit]
         result = RecallResult(
@@ -490,6 +489,8 @@ class Reader:
             given = fitting(ranked(found, question), LAYER_CONTEXT_TOKENS)
             context = layer_context(context, given)
         ensure_bank(client, scope.bank_id, *bank_settings(s))
+        from .parsed_replies import Reflected, Sources
+
         try:
             reply = client.reflect(
                 scope.bank_id,
@@ -499,6 +500,7 @@ class Reader:
                 tags=scope.recall_tags,
                 tags_match=scope.tags_match,
                 include_facts=sources,
+                reflection=Reflected,
             )
         except HindsightError as error:
             failure = llm_failure(error)
@@ -512,9 +514,7 @@ class Reader:
                 return self._unanswered(question, why, DOCTOR_HINT, budget, ready)
             except HindsightError:  # not its LLM: the whole server fails; say what was asked
                 raise error from None
-        from .parsed_replies import Sources, parse_reflect
-
-        text, based_on = parse_reflect(reply)
+        text, based_on = reply.text or "", reply.based_on
         if placeholder(text):  # the mock's: never an answer
             shown = self._llm.shown("mock")
             return self._unanswered(question, shown.why(), shown.how(), budget, ready)

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .._capture.identity import (
     CELL_DOCUMENT,
@@ -46,7 +46,8 @@ from .._errors import HindsightError
 from .._text import parse_iso
 
 if TYPE_CHECKING:
-    from .._api.client import Connection
+    from .._api.client import Connection, HindsightClient
+    from .._api.replies import DocumentItem, MemoryUnit
 
 log = logging.getLogger("hindsight_magic")
 
@@ -171,19 +172,19 @@ class CellVersions:
             return
         with self._lock:
             for document in documents:
-                if int(document.get("memory_unit_count") or 0) > 0:
-                    self._stored.add((bank_id, str(document.get("id") or "")))
-                found = cell_document(str(document.get("id") or ""))
+                if document.memory_unit_count > 0:
+                    self._stored.add((bank_id, document.id))
+                found = cell_document(document.id)
                 if found is None:
                     continue
                 known = self._cells.setdefault((bank_id, found.key), {})
                 record = known.get(found.version)
                 if record is None:
-                    when = str(document.get("created_at") or "")
+                    when = document.created_at or ""
                     record = known[found.version] = VersionRecord(found.version, [], when, False)
-                if str(document["id"]) not in record.documents:
-                    record.documents.append(str(document["id"]))
-                record.valid = record.valid or int(document.get("memory_unit_count") or 0) > 0
+                if document.id not in record.documents:
+                    record.documents.append(document.id)
+                record.valid = record.valid or document.memory_unit_count > 0
 
     # -- what need not be sent again (worker thread) ------------------------------------------
 
@@ -205,14 +206,14 @@ class CellVersions:
         with self._lock:
             self._stored.update((bank_id, d) for d in document_ids if d and notebook_document(d))
 
-    def _documents(self, bank_id: str, prefix: str) -> list[dict[str, Any]]:
+    def _documents(self, bank_id: str, prefix: str) -> list[DocumentItem]:
         client, found, offset = self._connection.client, [], 0
         while offset < LIST_CAP:
             reply = client.list_documents(bank_id, q=prefix, limit=LIST_PAGE, offset=offset)
-            page = [d for d in reply.get("items") or () if isinstance(d, dict)]
-            found += [d for d in page if str(d.get("id") or "").startswith(prefix)]
+            page = reply.items
+            found += [d for d in page if d.id.startswith(prefix)]
             offset += len(page)
-            if len(page) < LIST_PAGE or offset >= int(reply.get("total") or 0):
+            if len(page) < LIST_PAGE or offset >= reply.total:
                 break
         return found
 
@@ -254,10 +255,10 @@ class CellVersions:
         for record in job.old:
             for document_id in record.documents:
                 reply = client.list_memories(bank, document_id=document_id, limit=LIST_PAGE)
-                for memory in reply.get("items") or ():
-                    if memory.get("fact_type", "world") in FACT_TYPES and memory.get("id"):
+                for memory in reply.items:
+                    if (memory.fact_type or "world") in FACT_TYPES and memory.id:
                         client.update_memory(
-                            bank, str(memory["id"]), state="invalidated", reason=job.reason
+                            bank, memory.id, state="invalidated", reason=job.reason
                         )
         with self._lock:
             self.superseded += len(job.old)
@@ -271,10 +272,10 @@ class CellVersions:
             reply = client.list_memories(
                 bank_id, document_id=document_id, state="invalidated", limit=LIST_PAGE
             )
-            for memory in reply.get("items") or ():
-                reason = str(memory.get("invalidation_reason") or "")
-                if reason.startswith(SUPERSEDED) and memory.get("id"):
-                    client.update_memory(bank_id, str(memory["id"]), state="valid")
+            for memory in reply.items:
+                reason = memory.invalidation_reason or ""
+                if reason.startswith(SUPERSEDED) and memory.id:
+                    client.update_memory(bank_id, memory.id, state="valid")
                     revived = True
         return revived
 
@@ -395,26 +396,26 @@ class CellVersion:
     reason: str | None = None
 
 
-def versions_on_server(client: Any, bank_id: str, prefix: str) -> list[CellVersion]:
+def versions_on_server(client: HindsightClient, bank_id: str, prefix: str) -> list[CellVersion]:
     """Every version of the cell whose documents start with ``prefix``, newest first."""
     found: dict[str, CellVersion] = {}
     offset = 0
     while offset < LIST_CAP:
         reply = client.list_documents(bank_id, q=prefix, limit=LIST_PAGE, offset=offset)
-        page = [d for d in reply.get("items") or () if isinstance(d, dict)]
+        page = reply.items
         offset += len(page)
         for document in page:
-            parsed = cell_document(str(document.get("id") or ""))
-            if parsed is None or not str(document["id"]).startswith(prefix):
+            parsed = cell_document(document.id)
+            if parsed is None or not document.id.startswith(prefix):
                 continue
-            stored = str(document.get("created_at") or "")
+            stored = document.created_at or ""
             version = found.setdefault(
                 parsed.version, CellVersion(parsed.version, [], stored, False)
             )
-            version.documents.append(str(document["id"]))
+            version.documents.append(document.id)
             version.stored_at = min(version.stored_at, stored) if version.stored_at else stored
-            version.valid = version.valid or int(document.get("memory_unit_count") or 0) > 0
-        if len(page) < LIST_PAGE or offset >= int(reply.get("total") or 0):
+            version.valid = version.valid or document.memory_unit_count > 0
+        if len(page) < LIST_PAGE or offset >= reply.total:
             break
     for version in found.values():
         version.documents.sort(key=_piece)
@@ -426,23 +427,23 @@ def _piece(document_id: str) -> int:
     return found.piece if found else 0
 
 
-def read_history(client: Any, bank_id: str, prefix: str) -> list[CellVersion]:
+def read_history(client: HindsightClient, bank_id: str, prefix: str) -> list[CellVersion]:
     """``versions_on_server`` with each version's text and, for a superseded one, when and
     why (the newest ``HISTORY_VERSIONS``)."""
     versions = versions_on_server(client, bank_id, prefix)[:HISTORY_VERSIONS]
     for version in versions:
         texts = []
         for document_id in version.documents:
-            document = client.document(bank_id, document_id) or {}
-            texts.append(_HEADER.sub("", str(document.get("original_text") or "")))
+            document = client.document(bank_id, document_id)
+            texts.append(_HEADER.sub("", (document and document.original_text) or ""))
         version.text = "\n".join(texts)
         if not version.valid:
             reply = client.list_memories(
                 bank_id, document_id=version.documents[0], state="invalidated", limit=1
             )
-            for memory in reply.get("items") or ():
-                version.superseded_at = memory.get("invalidated_at")
-                version.reason = memory.get("invalidation_reason")
+            for memory in reply.items:
+                version.superseded_at = memory.invalidated_at
+                version.reason = memory.invalidation_reason
     return versions
 
 
@@ -468,7 +469,7 @@ def what_changed(before: str, after: str) -> str:
 
 
 def supersede_others(
-    client: Any, bank_id: str, prefix: str, keep: str, reason: str
+    client: HindsightClient, bank_id: str, prefix: str, keep: str, reason: str
 ) -> list[CellVersion]:
     """Invalidate every valid version of a cell but ``keep`` (its version hash), with
     ``reason``; the versions that were superseded."""
@@ -478,11 +479,9 @@ def supersede_others(
             continue
         for document_id in version.documents:
             reply = client.list_memories(bank_id, document_id=document_id, limit=LIST_PAGE)
-            for memory in reply.get("items") or ():
-                if memory.get("fact_type", "world") in FACT_TYPES and memory.get("id"):
-                    client.update_memory(
-                        bank_id, str(memory["id"]), state="invalidated", reason=reason
-                    )
+            for memory in reply.items:
+                if (memory.fact_type or "world") in FACT_TYPES and memory.id:
+                    client.update_memory(bank_id, memory.id, state="invalidated", reason=reason)
         done.append(version)
     return done
 
@@ -498,32 +497,32 @@ class Redundant:
     complete: bool = True  # False: the scope holds more than were read
 
 
-def redundant(memories: Sequence[dict[str, Any]], complete: bool = True) -> Redundant:
+def redundant(memories: Sequence[MemoryUnit], complete: bool = True) -> Redundant:
     """Of ``memories`` (a scope's valid ones, as listed), what to tidy: each document none
     of whose memories says anything a newer memory does not say too (copies from before
     versions were kept: re-runs, a ``%retain`` line retained twice); and, for a cell with
     several valid versions, the memories of all but the newest. A cell's current version is
     never deleted: a notebook's copy of a cell is that copy's own memory."""
     found = Redundant(read=len(memories), complete=complete)
-    newest_first = sorted(memories, key=lambda m: str(m.get("mentioned_at") or ""), reverse=True)
+    newest_first = sorted(memories, key=lambda m: m.mentioned_at or "", reverse=True)
     said: set[str] = set()
     newest_version: dict[str, str] = {}
     copies: set[str] = set()
-    by_document: dict[str, list[dict[str, Any]]] = {}
+    by_document: dict[str, list[MemoryUnit]] = {}
     for memory in newest_first:
-        document_id = str(memory.get("document_id") or "")
+        document_id = memory.document_id or ""
         by_document.setdefault(document_id, []).append(memory)
         cell = cell_document(document_id)
         if cell is not None and newest_version.setdefault(cell.key, cell.version) != cell.version:
-            found.stale[str(memory.get("id"))] = str(memory.get("text") or "")
+            found.stale[memory.id] = memory.text
             continue
-        text = _same_text(str(memory.get("text") or ""))
+        text = _same_text(memory.text)
         if text in said:
-            copies.add(str(memory.get("id")))
+            copies.add(memory.id)
         said.add(text)
     for document_id, members in by_document.items():
         if not document_id or cell_document(document_id) is not None:
             continue
-        if all(str(m.get("id")) in copies for m in members):
-            found.documents[document_id] = [str(m.get("text") or "") for m in members]
+        if all(m.id in copies for m in members):
+            found.documents[document_id] = [m.text for m in members]
     return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from .._delivery.indexing import follow_operations, operation_state
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
@@ -15,6 +15,7 @@ from .._memory.reading import Reader
 from .._settings import MINE
 
 if TYPE_CHECKING:
+    from .._api.replies import DocumentItem
     from .._capture.autoretain import AutoRetainStatus
     from .._delivery.items import QueueStats
     from .._delivery.recent import RecentItem
@@ -264,7 +265,7 @@ class SessionView:
         """``error`` as one line saying what it means and what to do."""
         return self._live().explain(error)
 
-    def document(self, document_id: str) -> dict[str, Any] | None:
+    def document(self, document_id: str) -> DocumentItem | None:
         """The document ``document_id`` of the current bank as the server stores it."""
         return self._part().connection.client.document(self._live().scope.bank_id, document_id)
 

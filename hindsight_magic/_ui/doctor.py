@@ -147,7 +147,7 @@ def check_server(client: HindsightClient, command: str = TERMINAL_COMMAND) -> Ch
     server, its PostgreSQL runs and its data dir is still there."""
     url = client.base_url
     try:
-        version = client.identity().get("api_version", "?")
+        version = client.identity().api_version
     except HindsightError as error:
         return _fix_for(error, "server", client, command)
     problem = server_problem(client, None, command)
@@ -177,9 +177,7 @@ def check_bank(client: HindsightClient, bank_id: str) -> Check:
         return fix("bank", f"{bank_id!r}: {error}", "check the server (logs)")
     if stats is None:
         return ok("bank", f"{bank_id!r} does not exist yet: the first %retain creates it")
-    nodes = stats.get("total_nodes", "?")
-    documents = stats.get("total_documents", "?")
-    failed = stats.get("failed_operations") or 0
+    nodes, documents, failed = stats.total_nodes, stats.total_documents, stats.failed_operations
     extra = f", {failed} failed server operations" if failed else ""
     return ok("bank", f"{bank_id!r} readable ({nodes} memories, {documents} documents{extra})")
 
@@ -212,7 +210,7 @@ def check_extraction(client: HindsightClient, bank_id: str, setting: str = "serv
         stored = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE)
     except HindsightError as error:
         return ok("extraction", f"not checked ({error})")
-    mode = str((config or {}).get("retain_extraction_mode") or "a new bank: the server's default")
+    mode = (config and config.extraction_mode) or "a new bank: the server's default"
     pending = "" if setting in ("server", mode) else f"; becomes {setting} at the next write"
     if any(PROMPT_LINE.match(fact) for fact in stored):
         detail = (
@@ -258,8 +256,7 @@ def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Chec
         return ok("llm", f"none on the local server ({provider}): {NO_LLM}")
     named = provider or "the server's LLM"
     try:
-        probe = bool((client.identity().get("features") or {}).get("bank_llm_health"))
-        if probe:
+        if client.identity().features.bank_llm_health:
             return _probed(named, client.bank_llm_health(bank_id))
         reply = client.reflect(bank_id, PROBE_QUESTION, budget="low")
     except HindsightError as error:
@@ -268,7 +265,7 @@ def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Chec
             new = "the bank does not exist yet: the first %retain creates it"
             return ok("llm", f"not checked ({new if bank_missing(error) else error})")
         return fix("llm", f"{named} failed a reflect ({failure})", _FIX_LLM)
-    if placeholder(str(reply.get("text") or "")):
+    if placeholder(reply.text or ""):
         return ok("llm", f"none (the server's mock): {NO_LLM}")
     return ok("llm", f"{named} answered a reflect (one call): reflect and mental models work")
 

@@ -54,7 +54,7 @@ def call_every_endpoint(client: HindsightClient) -> None:
 
 def universal_reply(request: httpx.Request) -> httpx.Response:
     return httpx.Response(
-        200, json={"api_version": "1.1.0", "success": True, "banks": [], "results": []}
+        200, json={"api_version": "1.1.0", "success": True, "banks": [], "results": [], "id": "x"}
     )
 
 
@@ -428,7 +428,7 @@ def test_retain_batch_body_and_reply() -> None:
         {"content": "a", "timestamp": "t1"},
         {"content": "b", "timestamp": "t2", "tags": ["x"]},
     ]
-    assert client.retain_batch("b", items, operation_id="op-1") == reply
+    assert client.retain_batch("b", items, operation_id="op-1").operation_id == "op-1"
     assert rec.body() == {"items": items, "async": True, "operation_id": "op-1"}
 
 
@@ -482,7 +482,7 @@ NO_ENTITIES = {"entities": None}
 
 def test_recall_body_minimal() -> None:
     client, rec = make(httpx.Response(200, json={"results": []}))
-    assert client.recall("b", "what happened?") == {"results": []}
+    assert client.recall("b", "what happened?") == []
     # the entities' observations are never shown: not asked for
     assert rec.body() == {"query": "what happened?", "budget": "mid", "include": NO_ENTITIES}
 
@@ -499,7 +499,7 @@ def test_recall_body_full_with_tags() -> None:
         tags_match="any",
         min_semantic=0.0,
     )
-    assert reply == {"results": [{"text": "t"}]}
+    assert [memory.text for memory in reply or ()] == ["t"]
     assert rec.body() == {
         "query": "q",
         "budget": "high",
@@ -527,7 +527,7 @@ def test_recall_tags_match_only_with_tags() -> None:
 
 def test_reflect_body() -> None:
     client, rec = make(httpx.Response(200, json={"text": "answer"}))
-    assert client.reflect("b", "why?") == {"text": "answer"}
+    assert client.reflect("b", "why?").text == "answer"
     assert rec.body() == {"query": "why?", "budget": "mid"}
     client.reflect(
         "b", "why?", budget="low", context="notebook", tags=["project:p"], tags_match="any"
@@ -545,9 +545,24 @@ def test_reflect_body() -> None:
 
 def test_list_banks_accepts_object_or_list() -> None:
     client, _ = make(httpx.Response(200, json={"banks": [{"bank_id": "a"}]}))
-    assert client.list_banks() == [{"bank_id": "a"}]
-    client2, _ = make(httpx.Response(200, json=[{"bank_id": "b"}]))
-    assert client2.list_banks() == [{"bank_id": "b"}]
+    assert [bank.bank_id for bank in client.list_banks()] == ["a"]
+    client2, _ = make(httpx.Response(200, json=[{"bank_id": "b", "fact_count": 3}]))
+    assert [(bank.bank_id, bank.fact_count) for bank in client2.list_banks()] == [("b", 3)]
+
+
+def test_a_reply_that_does_not_fit_its_model_is_one_line_not_hindsight() -> None:
+    recall, _ = make(httpx.Response(200, json={"results": [{"text": ["not", "a", "text"]}]}))
+    with pytest.raises(HindsightError, match=r"^recall failed: unexpected reply \(text: "):
+        recall.recall("b", "q")
+    client, _ = make(httpx.Response(200, json={"banks": [{"name": "no id"}]}))
+    with pytest.raises(HindsightError) as info:
+        client.list_banks()
+    assert info.value.kind == "not_hindsight"
+    assert str(info.value) == "listBanks failed: unexpected reply (bank_id: Field required)"
+    stats, _ = make(httpx.Response(200, json={"total_nodes": "many"}))
+    unexpected = r"^bankStats failed: unexpected reply \(total_nodes: "
+    with pytest.raises(HindsightError, match=unexpected):
+        stats.bank_stats("b")
 
 
 # -- identity -------------------------------------------------------------------------------------
@@ -556,7 +571,7 @@ def test_list_banks_accepts_object_or_list() -> None:
 def test_identity_is_cached_after_success() -> None:
     client, rec = make(httpx.Response(200, json={"api_version": "1.1.0", "features": {}}))
     first = client.identity()
-    assert first["api_version"] == "1.1.0"
+    assert first.api_version == "1.1.0"
     assert raw_path(rec.last) == "/version"
     assert client.identity() == first
     assert len(rec.requests) == 1
@@ -590,8 +605,8 @@ def test_identity_error_is_not_cached_then_success_is() -> None:
     client, rec = make(lambda request: next(replies))
     with pytest.raises(HindsightError, match=r"^version failed: starting$"):
         client.identity()
-    assert client.identity() == {"api_version": "1"}
-    assert client.identity() == {"api_version": "1"}
+    assert client.identity().api_version == "1"
+    assert client.identity().api_version == "1"
     assert len(rec.requests) == 2
 
 
@@ -685,7 +700,8 @@ def test_curation_reads_of_what_does_not_exist_are_none_or_empty() -> None:
     assert client.get_memory("b", "m-1") is None
     assert client.delete_document("b", "d-1") is None
     assert client.document_history("b", "d-1") == []
-    assert client.list_memories("b") == {"items": [], "total": 0}
+    listed = client.list_memories("b")
+    assert (listed.items, listed.total) == ([], 0)
 
 
 def test_the_bank_llm_probe_posts_to_its_path_and_reads_each_operation() -> None:

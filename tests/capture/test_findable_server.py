@@ -237,9 +237,9 @@ def test_a_question_asked_in_a_cell_of_code_does_not_outrank_its_answer(
     client = session._parts.connection.client
 
     def stored() -> str:  # the cells as the server stores them (a document a cell)
-        listed = client.list_memories(bank_id, limit=500).get("items", [])
-        ids = {str(m["document_id"]) for m in listed if m.get("document_id")}
-        texts = [str((client.document(bank_id, i) or {}).get("original_text")) for i in ids]
+        listed = client.list_memories(bank_id, limit=500).items
+        ids = {m.document_id for m in listed if m.document_id}
+        texts = [str(d and d.original_text) for d in (client.document(bank_id, i) for i in ids)]
         text = "\n".join(texts)
         return text if "monthly_orders" in text else ""
 

@@ -58,10 +58,10 @@ def test_results_shown_in_cells_are_never_retained(
     client = session._parts.connection.client
 
     def stored() -> str:  # what auto-retain sent, as the server stores it (a document a cell)
-        listed = client.list_memories(bank_id, limit=500).get("items", [])
-        ours = [m for m in listed if (m.get("metadata") or {}).get("source") == "autoretain"]
-        ids = {str(m["document_id"]) for m in ours}
-        texts = [str((client.document(bank_id, i) or {}).get("original_text")) for i in ids]
+        listed = client.list_memories(bank_id, limit=500).items
+        ours = [m for m in listed if (m.metadata or {}).get("source") == "autoretain"]
+        ids = {m.document_id for m in ours if m.document_id}
+        texts = [str(d and d.original_text) for d in (client.document(bank_id, i) for i in ids)]
         text = "\n".join(texts)
         return text if all(source in text for source in kept) else ""
 

@@ -17,6 +17,7 @@ import pytest
 from helpers import FakeClock, FakeHindsight, RequestRecorder
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic._api.replies import MentalModelReply, ModelChange
 from hindsight_magic._errors import HindsightError
 from hindsight_magic._memory import mental_models as mm
 from hindsight_magic._memory.mental_models import MentalModel, render_block, resolve_seeds
@@ -202,9 +203,9 @@ def recording(status: int = 200, reply: Any = None) -> tuple[HindsightClient, li
 
 
 def test_client_paths_and_detail_query() -> None:
-    client, seen = recording(reply={"items": [{"id": "m"}]})
-    assert client.list_mental_models("my bank") == [{"id": "m"}]
-    assert client.get_mental_model("b", "a/b", detail="full") == {"items": [{"id": "m"}]}
+    client, seen = recording(reply={"id": "one", "items": [{"id": "m"}]})
+    assert [model.id for model in client.list_mental_models("my bank")] == ["m"]
+    assert client.get_mental_model("b", "a/b", detail="full") == MentalModelReply(id="one")
     client.refresh_mental_model("b", "m1")
     client.create_mental_model("b", "N", "q?", model_id="m1", tags=["t"], max_tokens=600)
     assert client.delete_mental_model("b", "m1") is True
@@ -249,8 +250,9 @@ def test_client_errors_name_the_operation(call: Any, operation: str) -> None:
 
 def test_history_accepts_a_list_or_items() -> None:
     entry = {"previous_content": "a", "changed_at": "2026-01-01T00:00:00Z"}
-    assert recording(reply=[entry])[0].mental_model_history("b", "m") == [entry]
-    assert recording(reply={"items": [entry]})[0].mental_model_history("b", "m") == [entry]
+    change = [ModelChange(previous_content="a", changed_at="2026-01-01T00:00:00Z")]
+    assert recording(reply=[entry])[0].mental_model_history("b", "m") == change
+    assert recording(reply={"items": [entry]})[0].mental_model_history("b", "m") == change
 
 
 # -- the cache ---------------------------------------------------------------------------------
@@ -448,7 +450,8 @@ def test_operations_return_data_without_ipython(
     fake.add("nb", "curated", "Curated", "by hand", auto=False)
     cache = make_session(mental_model_auto_seed=False)._parts.mental_models
     assert [m.id for m in cache.list_bank()] == ["auto", "curated", "zeta"]
-    assert cache.get("zeta") == MentalModel.from_json(fake.banks["nb"]["zeta"])
+    zeta = MentalModelReply.model_validate(fake.banks["nb"]["zeta"])
+    assert cache.get("zeta") == MentalModel.from_reply(zeta)
     assert cache.get("nope") is None
     assert cache.refresh("curated") == "op"  # the refresh operation, to follow
     assert cache.refresh("nope") is None

@@ -443,6 +443,6 @@ def test_memories_sharing_one_moment_are_each_read_once_across_pages(
     assert reader.count() == 10
     progress: list[tuple[int, int]] = []
     pages = list(reader.pages(page=3, read=lambda done, total: progress.append((done, total))))
-    ids = [str(item["id"]) for page in pages for item in page]
+    ids = [item.id for page in pages for item in page]
     assert len(ids) == len(set(ids)) == 10
     assert progress[-1] == (10, 10)

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from hindsight_magic._api.client import Connection, Timeouts
+from hindsight_magic._api.replies import MemoryUnit
 from hindsight_magic._capture.identity import identify
 from hindsight_magic._memory.parsed_replies import RecalledMemory
 from hindsight_magic._memory.timewindow import AsOf, WhenError
@@ -60,13 +61,13 @@ def test_copies_from_before_versions_are_folded_with_a_count() -> None:
     assert shown[1].mentioned_at.startswith("2026-11-07")
 
 
-def listed(text: str, document_id: str, day: int, memory_id: str) -> dict[str, Any]:
-    return {
-        "id": memory_id,
-        "text": text,
-        "document_id": document_id,
-        "mentioned_at": f"2026-11-{day:02d}T10:00:00+00:00",
-    }
+def listed(text: str, document_id: str, day: int, memory_id: str) -> MemoryUnit:
+    return MemoryUnit(
+        id=memory_id,
+        text=text,
+        document_id=document_id,
+        mentioned_at=f"2026-11-{day:02d}T10:00:00+00:00",
+    )
 
 
 def test_dedupe_deletes_only_documents_that_hold_nothing_but_copies() -> None:

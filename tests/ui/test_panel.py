@@ -1093,12 +1093,12 @@ def test_a_models_refresh_button_refreshes_it_on_the_server(
     wait_for(models, 180, "models with content", every_s=1.0)
     model_id = panel._model_ids[0]
     client = kernel_nb.magics.session._parts.connection.client
-    before = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
+    before = client.get_mental_model(bank_id, model_id).last_refreshed_at
     panel.w_models.children[0].children[1].click()
     wait_for(lambda: f"Mental model {model_id} refreshed." in panel.w_notice.value, 120, "done")
     shown = panel.w_models.children[0].children[0].value
     assert "The churn table is deduplicated on order_id." in shown  # the memory, listed
     assert "no LLM on the server summarizes them" in shown
     assert "mock response" not in shown
-    after = client.get_mental_model(bank_id, model_id)["last_refreshed_at"]
+    after = client.get_mental_model(bank_id, model_id).last_refreshed_at
     assert parse_iso(after) > parse_iso(before), (before, after)  # the server refreshed it

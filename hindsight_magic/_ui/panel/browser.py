@@ -452,8 +452,8 @@ class MemoryBrowser:
         except Exception as error:
             message = f"Could not load the last cells: {self._failure(error)}"
         else:
-            texts = [str((r or {}).get("original_text") or "") for r in replies if r]
-            stamps = [str((r or {}).get("updated_at") or "") for r in replies if r]
+            texts = [r.original_text or "" for r in replies if r]
+            stamps = [r.updated_at or "" for r in replies if r]
             updated = max(stamps, default="")[:16].replace("T", " ")
             when = f", updated {updated} UTC" if updated else ""
             text = "\n\n".join(t for t in texts if t)[:DOC_MAX_CHARS]
