@@ -78,7 +78,12 @@ class Kernel:
             self.manager.cleanup_resources()  # its connection file
 
     def close(self) -> None:
-        """Stop the kernel if it still runs."""
+        """Stop the kernel if it still runs; either way release its sockets and connection
+        file (a kernel that died leaves its manager's ZeroMQ context open, and collecting it
+        at exit waits forever on a message to the dead kernel)."""
         self.client.stop_channels()
         if self.manager.is_alive():
             self.manager.shutdown_kernel(now=True)
+        else:
+            with contextlib.suppress(Exception):
+                self.manager.cleanup_resources()
