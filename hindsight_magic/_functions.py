@@ -823,7 +823,7 @@ def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, .
 
 
 def _check_budget(budget: str) -> None:
-    from ._settings import BUDGETS
+    from ._settings import BUDGETS  # the words of _settings.Budget
 
     if budget not in BUDGETS:
         raise InputError(f"Invalid budget {budget!r}: use {', '.join(BUDGETS)}.")

@@ -26,6 +26,7 @@ from uuid import uuid4
 
 from .._errors import HindsightError
 from .._machine import EMBEDDED_CHARS
+from .._settings import Extraction
 from .._text import encodable
 from .._version import __version__
 from .errors import bank_missing, detail_of, readable, reply_line
@@ -898,21 +899,21 @@ class BankExtraction:
     chunk_size: int | None = None
 
     @classmethod
-    def of(cls, setting: str) -> BankExtraction | None:
+    def of(cls, setting: Extraction) -> BankExtraction | None:
         """The extraction the ``retain_extraction`` setting asks for (None: ``server``, the
         bank's own). Chunks are sized for the embedding model (``_machine.EMBEDDED_CHARS``)."""
-        if setting in ("", "server"):
+        if setting == Extraction.SERVER:
             return None
-        return cls(setting, EMBEDDED_CHARS if setting == "chunks" else None)
+        return cls(setting, EMBEDDED_CHARS if setting == Extraction.CHUNKS else None)
 
 
 class _BankSettings(Protocol):
     bank_mission: str
     retain_mission: str
-    retain_extraction: str
+    retain_extraction: Extraction
 
 
-def bank_settings(settings: _BankSettings) -> tuple[str, str, str]:
+def bank_settings(settings: _BankSettings) -> tuple[str, str, Extraction]:
     """What ``ensure_bank`` writes, from the session's settings: the missions, the extraction."""
     return settings.bank_mission, settings.retain_mission, settings.retain_extraction
 
@@ -922,7 +923,7 @@ def ensure_bank(
     bank_id: str,
     bank_mission: str = "",
     retain_mission: str = "",
-    extraction: str = "server",
+    extraction: Extraction = Extraction.SERVER,
 ) -> bool:
     """Create or update ``bank_id`` once per process (per server and extraction setting), with
     the missions and the extraction mode the settings ask for; False if that failed."""

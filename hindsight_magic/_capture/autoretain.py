@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._settings import RetainMode
 from .entities import entities_of
 from .identity import CellPlan
 from .transcript import (
@@ -258,11 +259,11 @@ class AutoRetainer:
             self._needed = max(1, every - len(self._since_last))
             return queued
 
-    def _retain(self, mode: str) -> bool:
+    def _retain(self, mode: RetainMode) -> bool:
         """Queue the memories of the cells since the last retain (``last-cells``: of the
         window), each with its cells and entities."""
         memories: list[Piece] = []
-        if mode == "last-cells":
+        if mode == RetainMode.LAST_CELLS:
             entries = list(self._recent)
             packed = pack_pieces((entry.cell.number, entry.pieces) for entry in entries)
             by_cell = {entry.cell.number: entry for entry in entries}

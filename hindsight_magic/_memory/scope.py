@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from .._machine import project_folder
-from .._settings import bank_id_part
+from .._settings import ScopeMode, bank_id_part
 from .._text import encodable
 
 
@@ -32,7 +32,7 @@ class Listing(TypedDict):
 class BankScope:
     """Where memories go and which tags filter recall, for one scoping mode."""
 
-    mode: str
+    mode: ScopeMode
     bank_id: str
     label: str
     retain_tags: tuple[str, ...] | None = None
@@ -62,12 +62,12 @@ def base_bank(bank_id: str, prefix: str = "") -> str:
     return f"{prefix}-{base}" if prefix else base
 
 
-def compute_scope(mode: str, bank_id: str, prefix: str, label: str) -> BankScope:
+def compute_scope(mode: ScopeMode, bank_id: str, prefix: str, label: str) -> BankScope:
     """The scope for ``mode``: global, per-project or per-project-tagged."""
     base = base_bank(bank_id, prefix)
-    if mode == "global":
+    if mode == ScopeMode.GLOBAL:
         return BankScope(mode, base, label)
-    if mode == "per-project":
+    if mode == ScopeMode.PER_PROJECT:
         return BankScope(mode, f"{base}-{bank_id_part(label)}", label)
     tags = (f"project:{label}",)
     return BankScope(mode, base, label, tags, tags, "any")

@@ -115,7 +115,7 @@ from .._memory.provenance import (
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
 from .._memory.versions import CellVersions
-from .._settings import MINE, Affects, SettingsError, bank_id_problem, tag_problem
+from .._settings import MINE, Affects, ScopeMode, SettingsError, bank_id_problem, tag_problem
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
 from .view import SessionView
@@ -329,7 +329,7 @@ class HindsightSession:
         values = {"scoping": s.scoping, "bank_id": s.bank_id, "bank_prefix": s.bank_prefix}
         values[name] = value
         scope = compute_scope(
-            values["scoping"], values["bank_id"], values["bank_prefix"], self.label
+            ScopeMode(values["scoping"]), values["bank_id"], values["bank_prefix"], self.label
         )
         return scope_problem(scope)
 

@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from .._api.client import HindsightClient, Timeouts
 from .._api.errors import bank_missing
 from .._diagnosis import TERMINAL_COMMAND, server_problem
 from .._errors import HindsightError
+from .._settings import Extraction
 from .._text import plain_text
 from .._version import __version__
 
@@ -190,17 +192,29 @@ PROMPT_LINE = re.compile(r"^(?:Extract facts from|Event Date:|Context:)", re.IGN
 TO_CHUNKS = "%hindsight config retain_extraction=chunks (or HINDSIGHT_RETAIN_EXTRACTION=chunks)"
 
 
-def _llm_of(client: HindsightClient, bank_id: str) -> str:
-    """``real``, ``placeholder`` (it repeats its prompt) or ``none``: what extracting the
-    sample in ``concise`` mode shows of the server's LLM (one call of it, if it is real)."""
+class ExtractorLlm(StrEnum):
+    """What extracting the sample in ``concise`` mode shows of the server's LLM."""
+
+    REAL = "real"
+    PLACEHOLDER = "placeholder"  # it repeats its prompt
+    NONE = "none"
+
+
+def _llm_of(client: HindsightClient, bank_id: str) -> ExtractorLlm:
+    """The server's LLM as extracting the sample in ``concise`` mode shows it (one call of it,
+    if it is real)."""
     try:
-        facts = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE, "concise")
+        facts = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE, Extraction.CONCISE)
     except HindsightError:
-        return "none"
-    return "placeholder" if any(PROMPT_LINE.match(fact) for fact in facts) else "real"
+        return ExtractorLlm.NONE
+    if any(PROMPT_LINE.match(fact) for fact in facts):
+        return ExtractorLlm.PLACEHOLDER
+    return ExtractorLlm.REAL
 
 
-def check_extraction(client: HindsightClient, bank_id: str, setting: str = "server") -> Check:
+def check_extraction(
+    client: HindsightClient, bank_id: str, setting: Extraction = Extraction.SERVER
+) -> Check:
     """The bank's extraction mode fits the server's LLM: what a retain would store now (a dry
     run, stored nowhere) is the user's own words, not the lines of an extraction prompt.
 
@@ -213,21 +227,23 @@ def check_extraction(client: HindsightClient, bank_id: str, setting: str = "serv
     except HindsightError as error:
         return ok("extraction", f"not checked ({error})")
     mode = str((config or {}).get("retain_extraction_mode") or "a new bank: the server's default")
-    pending = "" if setting in ("server", mode) else f"; becomes {setting} at the next write"
+    pending = (
+        "" if setting in (Extraction.SERVER, mode) else f"; becomes {setting} at the next write"
+    )
     if any(PROMPT_LINE.match(fact) for fact in stored):
         detail = (
             f"{mode} mode with a placeholder LLM: retains store the extraction prompt's lines, "
             f"not your work{pending}"
         )
-        if setting == "chunks":  # fixed by the setting at the next write
+        if setting == Extraction.CHUNKS:  # fixed by the setting at the next write
             return ok("extraction", detail)
         return fix("extraction", detail, TO_CHUNKS)
-    if stored == [EXTRACTION_SAMPLE] or mode == "chunks":
+    if stored == [EXTRACTION_SAMPLE] or mode == Extraction.CHUNKS:
         llm = _llm_of(client, bank_id)
-        if llm == "real" and setting != "chunks":
+        if llm == ExtractorLlm.REAL and setting != Extraction.CHUNKS:
             note = "; the server has an LLM: retain_extraction=concise lets it extract facts"
         else:
-            note = "; the server has no LLM to extract facts" if llm != "real" else ""
+            note = "; the server has no LLM to extract facts" if llm != ExtractorLlm.REAL else ""
         return ok("extraction", f"{mode}: what you retain is stored as written{note}{pending}")
     return ok("extraction", f"{mode}: the server's LLM extracts facts{pending}")
 
@@ -353,7 +369,7 @@ def run_checks(
     bank_id: str,
     journal_setting: str,
     *,
-    extraction: str = "server",
+    extraction: Extraction = Extraction.SERVER,
     shell: Any = None,
     transport: httpx.BaseTransport | None = None,
     timeout_s: float = CHECK_TIMEOUT_S,
