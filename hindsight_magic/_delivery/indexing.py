@@ -92,7 +92,7 @@ def send_queued_elsewhere(
     seen: set[str] = set()
     entries = []
     for bank, tags, item in queued:
-        own = bank == bank_id and item.document_id and item.update_mode != "append"
+        own = bank == bank_id and item.document_id and not item.appends
         if own and item.document_id not in seen:
             seen.add(str(item.document_id))
             entries.append((Route(bank, tags), item))

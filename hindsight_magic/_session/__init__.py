@@ -72,7 +72,14 @@ from .._delivery.indexing import (
     prepare_read,
     send_queued_elsewhere,
 )
-from .._delivery.items import FlushOutcome, NotAnswering, Route, new_item, own_document_id
+from .._delivery.items import (
+    FlushOutcome,
+    NotAnswering,
+    Route,
+    UpdateMode,
+    new_item,
+    own_document_id,
+)
 from .._delivery.journal import open_journal
 from .._delivery.journal_file import JournalError
 from .._delivery.queue import RetainQueue, SentOperation
@@ -394,7 +401,7 @@ class HindsightSession:
         context: str | None = None,
         tags: Sequence[str] = (),
         document_id: str | None = None,
-        update_mode: str | None = None,
+        update_mode: UpdateMode | None = None,
         ran_at: datetime | float | None = None,
         timestamp: str | None = None,
         source: str = PYTHON_API,
