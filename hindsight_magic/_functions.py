@@ -368,9 +368,9 @@ def timeline(
     from ._memory.overview import check_period
     from ._ui.pictures import Timeline
 
-    check_period(by)
+    period = check_period(by)
     window = _window(since, until)
-    counts = (session or current_session()).timeline(by, window)
+    counts = (session or current_session()).timeline(period, window)
     return Timeline(counts)
 
 

@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._capture.identity import cell_document
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
 
-PERIODS = ("day", "week", "month")
 FACT_TYPES = ("world", "experience", "observation")
 FACTS = ("world", "experience")  # what a person retained; an observation is made of them
 CONSOLIDATED = "(consolidated)"  # an observation: the server's, from many memories
@@ -69,6 +69,17 @@ READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope 
 FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
 MAX_TOP = 200
+
+
+class Period(StrEnum):
+    """What the timeline counts memories per (``hm.timeline(by=...)``, ``--by``)."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+
+
+PERIODS: tuple[str, ...] = tuple(Period)
 
 
 class OverviewError(InputError):
@@ -84,28 +95,28 @@ class TimelineRow(NamedTuple):
     memories: int
 
 
-def period_start(day: date, by: str) -> date:
+def period_start(day: date, by: Period) -> date:
     """The first day of the day, ISO week (Monday) or month ``day`` falls in."""
-    if by == "week":
+    if by == Period.WEEK:
         return day - timedelta(days=day.weekday())
-    if by == "month":
+    if by == Period.MONTH:
         return day.replace(day=1)
     return day
 
 
-def next_period(start: date, by: str) -> date:
+def next_period(start: date, by: Period) -> date:
     """The first day of the period after the one starting on ``start``."""
-    if by == "week":
+    if by == Period.WEEK:
         return start + timedelta(days=7)
-    if by == "month":
+    if by == Period.MONTH:
         return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
     return start + timedelta(days=1)
 
 
-def choose_period(first: date, last: date) -> str:
+def choose_period(first: date, last: date) -> Period:
     """Days for up to two months, weeks for up to a year and a half, months beyond."""
     span = (last - first).days
-    return "day" if span <= 62 else "week" if span <= 550 else "month"
+    return Period.DAY if span <= 62 else Period.WEEK if span <= 550 else Period.MONTH
 
 
 @dataclass(frozen=True)
@@ -113,7 +124,7 @@ class TimelineCounts:
     """Memories per period, by fact type and by notebook: what ``hm.timeline()`` draws."""
 
     bank_id: str
-    by: str
+    by: Period
     rows: tuple[TimelineRow, ...]
     periods: tuple[date, ...]  # every period from the first to the last, empty ones too
     window: TimeWindow | None = None
@@ -234,10 +245,11 @@ def _items(reply: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)]
 
 
-def check_period(by: str | None) -> str | None:
+def check_period(by: str | None) -> Period | None:
+    """The period the user named (a word of ``Period``), or None: chosen from the span."""
     if by is not None and by not in PERIODS:
         raise OverviewError(f"Unknown period {one_line(str(by), 20)!r}: use day, week or month.")
-    return by
+    return None if by is None else Period(by)
 
 
 def check_top(top: int) -> int:
@@ -277,7 +289,7 @@ class BankOverview:
         self._llm = llm
 
     def timeline(
-        self, by: str | None = None, window: TimeWindow | None = None, *, settle: bool = True
+        self, by: Period | None = None, window: TimeWindow | None = None, *, settle: bool = True
     ) -> TimelineCounts:
         """Memories per ``by`` period (``None``: chosen from the span) inside ``window``.
 
@@ -305,7 +317,7 @@ class BankOverview:
         bank_id: str,
         reader: ScopeReader,
         types: Sequence[str],
-        by: str | None,
+        by: Period | None,
         window: TimeWindow | None,
     ) -> TimelineCounts:
         """Every memory read and counted by its local day, type and notebook."""
@@ -327,7 +339,7 @@ class BankOverview:
         bank_id: str,
         reader: ScopeReader,
         totals: Mapping[str, int],
-        by: str | None,
+        by: Period | None,
         window: TimeWindow | None,
     ) -> TimelineCounts:
         """Counted by the server per period and type, and the newest ``READ_WHOLE`` read for
@@ -503,7 +515,7 @@ class BankOverview:
 def counted_by_day(
     bank_id: str,
     per_day: Counter[tuple[date, str, str]],
-    by: str | None,
+    by: Period | None,
     window: TimeWindow | None,
 ) -> TimelineCounts:
     """Memories counted per local day, type and notebook, as counts per ``by`` period (chosen
@@ -537,7 +549,7 @@ def _span(
     return first, last
 
 
-def _periods(first: date, last: date, by: str) -> tuple[date, ...]:
+def _periods(first: date, last: date, by: Period) -> tuple[date, ...]:
     """Every period from the one holding ``first`` to the one holding ``last``."""
     periods = []
     start = period_start(first, by)
@@ -548,7 +560,7 @@ def _periods(first: date, last: date, by: str) -> tuple[date, ...]:
 
 
 def _clamp(
-    period: date, by: str, zone: tzinfo, start: datetime | None, end: datetime | None
+    period: date, by: Period, zone: tzinfo, start: datetime | None, end: datetime | None
 ) -> tuple[datetime, datetime]:
     """``[from, to)`` of ``period`` in ``zone``, inside the window ``[start, end)``."""
     low, high = _midnight(period, zone), _midnight(next_period(period, by), zone)
@@ -557,7 +569,7 @@ def _clamp(
 
 def _table(
     bank_id: str,
-    by: str,
+    by: Period,
     rows: Counter[tuple[date, str, str]],
     periods: tuple[date, ...],
     window: TimeWindow | None,
@@ -609,6 +621,7 @@ __all__ = [
     "BankOverview",
     "EntityMap",
     "OverviewError",
+    "Period",
     "TimelineCounts",
     "TimelineRow",
     "WhenError",

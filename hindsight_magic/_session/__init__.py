@@ -137,7 +137,7 @@ if TYPE_CHECKING:
     from .._memory.archive import Progress
     from .._memory.curation import Outcome
     from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
-    from .._memory.overview import EntityMap, TimelineCounts
+    from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult, ReflectResult
     from .._memory.timewindow import AsOf, TimeWindow
     from .._settings import HindsightSettings
@@ -678,7 +678,7 @@ class HindsightSession:
         """The newest ``limit`` memories of the current scope (``hm.latest``)."""
         return self._parts.reader.latest(limit)
 
-    def timeline(self, by: str | None, window: TimeWindow | None) -> TimelineCounts:
+    def timeline(self, by: Period | None, window: TimeWindow | None) -> TimelineCounts:
         """Memories per period of the current scope, after the queue is sent (``hm.timeline``)."""
         return self._parts.overview.timeline(by, window)
 

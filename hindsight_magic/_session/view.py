@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .._errors import HindsightError
     from .._memory.curation import Outcome
     from .._memory.mental_models import MentalModel
-    from .._memory.overview import EntityMap, TimelineCounts
+    from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult
     from .._memory.scope import BankScope
     from .._memory.timewindow import AsOf
@@ -273,7 +273,7 @@ class SessionView:
         when there is no such model."""
         return self._part().mental_models.refresh(model_id)
 
-    def timeline(self, by: str | None = None) -> TimelineCounts:
+    def timeline(self, by: Period | None = None) -> TimelineCounts:
         """The whole bank's memories per period, read now without waiting for the queue:
         what the panel's Timeline tab draws (on the worker)."""
         return self._part().overview.timeline(by, settle=False)

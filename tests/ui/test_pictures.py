@@ -13,7 +13,10 @@ from hindsight_magic._memory.overview import (
     EntityMap,
     MapEdge,
     MapNode,
+    OverviewError,
+    Period,
     TimelineCounts,
+    check_period,
     choose_period,
     counted_by_day,
     next_period,
@@ -39,6 +42,15 @@ def test_periods_start_on_mondays_and_firsts() -> None:
     assert choose_period(date(2026, 1, 1), date(2026, 2, 15)) == "day"
     assert choose_period(date(2026, 1, 1), date(2026, 9, 1)) == "week"
     assert choose_period(date(2024, 1, 1), date(2026, 9, 1)) == "month"
+
+
+def test_a_period_is_a_member_of_its_vocabulary_and_a_wrong_one_is_one_line() -> None:
+    assert check_period("week") is Period.WEEK
+    assert check_period(None) is None
+    assert choose_period(date(2026, 1, 1), date(2026, 2, 15)) is Period.DAY
+    assert counts({(date(2026, 11, 2), "world", "a.ipynb"): 2}).by is Period.DAY
+    with pytest.raises(OverviewError, match=r"^Unknown period 'year': use day, week or month\.$"):
+        check_period("year")
 
 
 def test_the_title_says_which_of_the_bank_s_memories_were_counted() -> None:
