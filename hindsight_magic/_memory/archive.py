@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from .._api.errors import reply_line
 from .._api.transfers import BankTransfers
+from .._api.vocabulary import ENDED_UNDONE, OperationStatus
 from .._errors import HindsightError, InputError
 from .._text import plural
 from .curation import Outcome
@@ -553,16 +554,14 @@ class Archiver:
             while True:
                 reply = client.operation(bank, operation) or {}
                 status = reply.get("status")
-                if status == "completed":
+                if status == OperationStatus.COMPLETED:
                     result = reply.get("result_metadata")
                     return result if isinstance(result, dict) else {}
                 why = str(reply.get("error_message") or "")
-                if status in ("failed", "cancelled", "not_found") or (
-                    what == "restore" and "already exists" in why
-                ):
+                if status in ENDED_UNDONE or (what == "restore" and "already exists" in why):
                     # an import refused because its bank exists is retried by the server for
                     # minutes, refused each time: give up on it now (the caller deletes again)
-                    if status not in ("failed", "cancelled", "not_found"):
+                    if status not in ENDED_UNDONE:
                         self._cancel(bank, operation)
                     why = reply_line(why) if why else f"the server's operation {status}"
                     message = f"The {what} failed on the server: {why.rstrip('.')}."

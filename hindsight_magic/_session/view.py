@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from .._delivery.indexing import follow_operations, operation_state
+from .._delivery.indexing import OperationState, follow_operations, operation_state
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
 from .._errors import Error
 from .._memory.layers import Layer, layer_states, layers_of
@@ -252,8 +252,8 @@ class SessionView:
             parts.connection.client, parts.queue, parts.queue.sent_memories(bank_id)
         )
 
-    def operation_state(self, bank_id: str, operation_id: str) -> str:
-        """``indexing``, ``done``, ``failed: why`` or ``unknown`` for an operation of the server."""
+    def operation_state(self, bank_id: str, operation_id: str) -> OperationState:
+        """Where the server is with one of its operations (indexing, done, failed, unknown)."""
         return operation_state(self._part().connection.client, bank_id, operation_id)
 
     def server_state(self) -> str:

@@ -1,0 +1,34 @@
+"""The server's words the extension acts on: a memory's fact type and an operation's status.
+
+Hindsight's JSON carries them as strings; these ``StrEnum``s equal those strings, so a reply is
+compared with a member (mypy refuses a misspelt one) without being converted first.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class FactType(StrEnum):
+    """What kind of memory the server keeps: ``world`` and ``experience`` facts are made of
+    what was retained (and can be curated); an ``observation`` is the server's own, made by
+    consolidating many of them."""
+
+    WORLD = "world"
+    EXPERIENCE = "experience"
+    OBSERVATION = "observation"
+
+
+class OperationStatus(StrEnum):
+    """Where the server is with an asynchronous operation (a retain, an import, a refresh)."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    NOT_FOUND = "not_found"
+
+
+RUNNING = (OperationStatus.PENDING, OperationStatus.PROCESSING)
+ENDED_UNDONE = (OperationStatus.FAILED, OperationStatus.CANCELLED, OperationStatus.NOT_FOUND)
