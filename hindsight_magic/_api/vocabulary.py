@@ -1,4 +1,5 @@
-"""The server's words the extension acts on: a memory's fact type and an operation's status.
+"""The server's words the extension acts on: a memory's fact type and curation state, and an
+operation's status.
 
 Hindsight's JSON carries them as strings; these ``StrEnum``s equal those strings, so a reply is
 compared with a member (mypy refuses a misspelt one) without being converted first.
@@ -17,6 +18,14 @@ class FactType(StrEnum):
     WORLD = "world"
     EXPERIENCE = "experience"
     OBSERVATION = "observation"
+
+
+class MemoryState(StrEnum):
+    """A memory's curation state: ``invalidated`` is forgotten (left out of recall, kept for
+    audit), ``valid`` is the rest, and what a restore sets again."""
+
+    VALID = "valid"
+    INVALIDATED = "invalidated"
 
 
 class OperationStatus(StrEnum):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Protocol
 
+from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
@@ -446,10 +447,10 @@ class Curator:
             return self._cell_history(cell, target.shown, _cell_label(memory))
         state = str(memory.get("state") or "valid")
         now = f"now ({state}): {one_line(str(memory.get('text') or ''), 200)}"
-        if state == "invalidated" and memory.get("invalidation_reason"):
+        if state == MemoryState.INVALIDATED and memory.get("invalidation_reason"):
             now += f" — reason: {one_line(str(memory['invalidation_reason']), 120)}"
         lines = [now]
-        if memory.get("type") == "observation":
+        if memory.get("type") == FactType.OBSERVATION:
             for entry in client.observation_history(bank, target.memory_id):
                 when = utc_minute_text(entry.get("changed_at"), " UTC")
                 lines.append(f"{when}: said {one_line(str(entry.get('previous_text') or ''), 200)}")

@@ -43,6 +43,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._api.vocabulary import FactType
 from .._capture.identity import cell_document
 from .._errors import InputError
 from .._text import encodable, one_line, plain_text, plural
@@ -58,8 +59,8 @@ if TYPE_CHECKING:
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
 
-FACT_TYPES = ("world", "experience", "observation")
-FACTS = ("world", "experience")  # what a person retained; an observation is made of them
+FACT_TYPES: tuple[FactType, ...] = tuple(FactType)
+FACTS = (FactType.WORLD, FactType.EXPERIENCE)  # what was retained; an observation is made of them
 CONSOLIDATED = "(consolidated)"  # an observation: the server's, from many memories
 NO_NOTEBOOK = "(no notebook)"  # a script's memory, or one written before provenance
 NOT_READ = "(older, not read)"  # memories counted but not read for the split by notebook
@@ -90,7 +91,7 @@ class TimelineRow(NamedTuple):
     """One count: memories of ``fact_type`` from ``notebook`` recorded in ``period``."""
 
     period: date  # the period's first day
-    fact_type: str
+    fact_type: FactType
     notebook: str
     memories: int
 
@@ -316,13 +317,13 @@ class BankOverview:
         self,
         bank_id: str,
         reader: ScopeReader,
-        types: Sequence[str],
+        types: Sequence[FactType],
         by: Period | None,
         window: TimeWindow | None,
     ) -> TimelineCounts:
         """Every memory read and counted by its local day, type and notebook."""
         zone = local_zone()
-        per_day: Counter[tuple[date, str, str]] = Counter()
+        per_day: Counter[tuple[date, FactType, str]] = Counter()
         start, end = (window.start, window.end) if window else (None, None)
         for page in reader.pages(None, start, end, READ_PAGE):
             for item in page:
@@ -338,7 +339,7 @@ class BankOverview:
         self,
         bank_id: str,
         reader: ScopeReader,
-        totals: Mapping[str, int],
+        totals: Mapping[FactType, int],
         by: Period | None,
         window: TimeWindow | None,
     ) -> TimelineCounts:
@@ -363,13 +364,13 @@ class BankOverview:
         by = by or choose_period(first, last)
         periods = _periods(first, last, by)
         bounds = {p: _clamp(p, by, zone, start, end) for p in periods}
-        per_type: dict[tuple[date, str], int] = {}
+        per_type: dict[tuple[date, FactType], int] = {}
         for period in periods:
             for fact_type in present:
                 count = reader.count(fact_type, *bounds[period])
                 if count:
                     per_type[(period, fact_type)] = count
-        rows: Counter[tuple[date, str, str]] = Counter()
+        rows: Counter[tuple[date, FactType, str]] = Counter()
         read = looked = 0
         for page in reader.pages(None, start, end, READ_PAGE):  # the newest, for notebooks
             for item in page:
@@ -514,7 +515,7 @@ class BankOverview:
 
 def counted_by_day(
     bank_id: str,
-    per_day: Counter[tuple[date, str, str]],
+    per_day: Counter[tuple[date, FactType, str]],
     by: Period | None,
     window: TimeWindow | None,
 ) -> TimelineCounts:
@@ -525,7 +526,7 @@ def counted_by_day(
     today = datetime.now(zone).date()
     first, last = _span(window, zone, min(days, default=None), max([today, *days]))
     by = by or choose_period(first, last)
-    rows: Counter[tuple[date, str, str]] = Counter()
+    rows: Counter[tuple[date, FactType, str]] = Counter()
     for (day, fact_type, notebook), count in per_day.items():
         rows[(period_start(day, by), fact_type, notebook)] += count
     return _table(bank_id, by, rows, _periods(first, last, by), window)
@@ -570,7 +571,7 @@ def _clamp(
 def _table(
     bank_id: str,
     by: Period,
-    rows: Counter[tuple[date, str, str]],
+    rows: Counter[tuple[date, FactType, str]],
     periods: tuple[date, ...],
     window: TimeWindow | None,
 ) -> TimelineCounts:
@@ -595,14 +596,14 @@ def _edges(together: Counter[tuple[str, str]]) -> tuple[MapEdge, ...]:
     return tuple(MapEdge(a, b, weight) for (a, b), weight in together.most_common() if weight)
 
 
-def _fact_type(item: Mapping[str, Any]) -> str:
+def _fact_type(item: Mapping[str, Any]) -> FactType:
     kind = item.get("fact_type") or item.get("type")
-    return kind if kind in FACT_TYPES else "world"
+    return FactType(kind) if kind in FACT_TYPES else FactType.WORLD
 
 
 def _notebook(item: Mapping[str, Any]) -> str:
     """The notebook a listed memory came from (its file name), or what stands in for one."""
-    if (item.get("fact_type") or item.get("type")) == "observation":
+    if (item.get("fact_type") or item.get("type")) == FactType.OBSERVATION:
         return CONSOLIDATED
     meta = item.get("metadata")
     meta = meta if isinstance(meta, dict) else {}

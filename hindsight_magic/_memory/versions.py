@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .._api.vocabulary import FactType
 from .._capture.identity import (
     CELL_DOCUMENT,
     CellIdentity,
@@ -57,7 +58,7 @@ RELIST_AFTER_S = 60.0  # a listing that failed (server down) is tried again afte
 SETTLE_WAIT_S = 2.0  # how often a supersede waits for the new version to be on the server …
 SETTLE_GIVE_UP_S = 1800.0  # … and how long, at most (the old version then stays valid)
 SETTLE_POLL_S = 0.25  # how often a flush or an exit asks whether the new version is there
-FACT_TYPES = ("world", "experience")  # what the server lets be curated
+FACT_TYPES = (FactType.WORLD, FactType.EXPERIENCE)  # what the server lets be curated
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 

@@ -145,3 +145,13 @@ def test_did_you_mean_shows_no_control_or_bidi_characters() -> None:
     assert "did you mean" in message
     assert "\u202e" not in message
     assert "\x1b" not in message
+
+
+def test_a_listed_memory_s_fact_type_is_a_member_and_an_unknown_one_counts_as_world() -> None:
+    from hindsight_magic._api.vocabulary import FactType
+    from hindsight_magic._memory.overview import CONSOLIDATED, _fact_type, _notebook
+
+    assert _fact_type({"fact_type": "observation"}) is FactType.OBSERVATION
+    assert _fact_type({"type": "experience"}) is FactType.EXPERIENCE
+    assert _fact_type({"type": "opinion"}) is FactType.WORLD
+    assert _notebook({"type": "observation"}) == CONSOLIDATED
