@@ -1,5 +1,5 @@
-"""The server's words the extension acts on: a memory's fact type and curation state, and an
-operation's status.
+"""The server's words the extension acts on: a memory's fact type and curation state,
+an operation's status and what a probe of its LLM found.
 
 Hindsight's JSON carries them as strings; these ``StrEnum``s equal those strings, so a reply is
 compared with a member (mypy refuses a misspelt one) without being converted first.
@@ -37,6 +37,16 @@ class OperationStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     NOT_FOUND = "not_found"
+
+
+class LlmStatus(StrEnum):
+    """What the server's probe of one of a bank's LLMs found (``POST …/health/llm``)."""
+
+    CONNECTED = "connected"
+    AUTH_FAILED = "auth_failed"
+    UNREACHABLE = "unreachable"
+    TIMEOUT = "timeout"
+    NOT_CONFIGURED = "not_configured"
 
 
 RUNNING = (OperationStatus.PENDING, OperationStatus.PROCESSING)

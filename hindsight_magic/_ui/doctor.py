@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import HindsightClient, Timeouts
 from .._api.errors import bank_missing
+from .._api.vocabulary import LlmStatus
 from .._diagnosis import TERMINAL_COMMAND, server_problem
 from .._errors import HindsightError
 from .._settings import Extraction
@@ -39,30 +40,41 @@ INSTALL_SERVER = "pip install torch==2.13.0 && pip install 'hindsight-magic[serv
 VersionOf = Callable[[str], str]
 
 
+class CheckState(StrEnum):
+    """How a check came out: passed, asks for a fix (its ``hint`` says what to do), or was
+    skipped because one it needs failed."""
+
+    OK = "ok"
+    FIX = "fix"
+    SKIP = "skip"
+
+
 @dataclass(frozen=True)
 class Check:
-    """One check's outcome: ``state`` is ``ok``, ``fix`` (``hint`` says what to do) or ``skip``."""
+    """One check's outcome."""
 
     name: str
-    state: str
+    state: CheckState
     detail: str
     hint: str = ""
 
     def line(self) -> str:
         """``ok    name: detail`` or ``fix:  name: detail → what to do``."""
-        tag = {"ok": "ok   ", "fix": "fix: ", "skip": "skip "}[self.state]
+        tag = {CheckState.OK: "ok   ", CheckState.FIX: "fix: ", CheckState.SKIP: "skip "}[
+            self.state
+        ]
         hint = f" → {self.hint}" if self.hint else ""
         return f"{tag} {self.name}: {self.detail}{hint}"
 
 
 def ok(name: str, detail: str) -> Check:
     """A passing check."""
-    return Check(name, "ok", detail)
+    return Check(name, CheckState.OK, detail)
 
 
 def fix(name: str, detail: str, hint: str) -> Check:
     """A failing check with what to do about it."""
-    return Check(name, "fix", detail, hint)
+    return Check(name, CheckState.FIX, detail, hint)
 
 
 @dataclass
@@ -76,13 +88,13 @@ class DoctorReport:
     @property
     def ok(self) -> bool:
         """True when no check asks for a fix."""
-        return all(check.state != "fix" for check in self.checks)
+        return all(check.state != CheckState.FIX for check in self.checks)
 
     def __getitem__(self, name: str) -> Check:
         return next(check for check in self.checks if check.name == name)
 
     def __repr__(self) -> str:
-        fixes = sum(check.state == "fix" for check in self.checks)
+        fixes = sum(check.state == CheckState.FIX for check in self.checks)
         verdict = "all good" if not fixes else f"{fixes} to fix"
         lines = [f"hindsight_magic {__version__} doctor: {verdict}"]
         lines.extend(check.line() for check in self.checks)
@@ -297,15 +309,15 @@ _FIX_LLM = (
 
 def _probed(named: str, statuses: dict[str, str]) -> Check:
     """The probe's statuses as one line: what works, or what fails and why."""
-    failing = {op: status for op, status in statuses.items() if status != "connected"}
+    failing = {op: status for op, status in statuses.items() if status != LlmStatus.CONNECTED}
     if not statuses:
         return ok("llm", "not checked (the server probed no LLM)")
     if not failing:
         return ok("llm", f"{named} answers (one call): extraction, reflect and mental models work")
     broken = ", ".join(USES.get(op, op) for op in failing)  # "…, reflect and mental models"
-    if "auth_failed" in failing.values():
+    if LlmStatus.AUTH_FAILED in failing.values():
         return fix("llm", f"{named} refused its key: {broken} fail", _FIX_LLM)
-    if set(failing.values()) == {"not_configured"}:
+    if set(failing.values()) == {LlmStatus.NOT_CONFIGURED}:
         return ok("llm", f"none on the server: {NO_LLM}")
     why = ", ".join(sorted(set(failing.values())))
     return fix("llm", f"{named} does not answer ({why}): {broken} fail", _FIX_LLM)
@@ -383,21 +395,21 @@ def run_checks(
     try:
         server = check_server(client, command)
         report.checks.append(server)
-        if server.state == "ok":
+        if server.state == CheckState.OK:
             auth = check_auth(client, command)
             report.checks.append(auth)
-            if auth.state == "ok":
+            if auth.state == CheckState.OK:
                 report.checks.append(check_bank(client, bank_id))
                 report.checks.append(check_extraction(client, bank_id, extraction))
                 report.checks.append(check_llm(client, bank_id, _local_llm(url)))
             else:
                 report.checks += [
-                    Check(name, "skip", "needs an accepted key")
+                    Check(name, CheckState.SKIP, "needs an accepted key")
                     for name in ("bank", "extraction", "llm")
                 ]
         else:
             report.checks += [
-                Check(name, "skip", "needs the server")
+                Check(name, CheckState.SKIP, "needs the server")
                 for name in ("auth", "bank", "extraction", "llm")
             ]
     finally:
