@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,20 @@ from . import ServerError, launcher, llm, storage
 from .postgres import PG_USER
 
 DEFAULT_PORT = LOCAL_PORT  # here too, so that parsing never imports the launcher
-DEFAULT_ACTION = "status"  # what a bare `%hindsight server` does
+
+
+class ServerAction(StrEnum):
+    """What the command line's ``server`` and ``%hindsight server`` do (``ACTIONS`` has each
+    one's help and options)."""
+
+    START = "start"
+    STOP = "stop"
+    STATUS = "status"
+    LOGS = "logs"
+    PURGE = "purge"
+
+
+DEFAULT_ACTION = ServerAction.STATUS  # what a bare `%hindsight server` does
 
 
 def positive_int(text: str) -> int:
@@ -85,7 +99,7 @@ class Option:
 class Action:
     """One server action: its name, one-line help and its own options."""
 
-    name: str
+    name: ServerAction
     help: str
     options: tuple[Option, ...] = ()
 
@@ -107,7 +121,7 @@ DATA_DIR = Option(
 )
 ACTIONS: tuple[Action, ...] = (
     Action(
-        "start",
+        ServerAction.START,
         "start (or reuse) the server",
         (
             Option(
@@ -140,15 +154,15 @@ ACTIONS: tuple[Action, ...] = (
             ),
         ),
     ),
-    Action("stop", "stop the server"),
-    Action("status", "is it running? where is its data?"),
+    Action(ServerAction.STOP, "stop the server"),
+    Action(ServerAction.STATUS, "is it running? where is its data?"),
     Action(
-        "logs",
+        ServerAction.LOGS,
         "show the end of the server log",
         (Option(("-n", "--lines"), positive_int, 40, "N", "how many lines (default 40)"),),
     ),
     Action(
-        "purge",
+        ServerAction.PURGE,
         "stop the server and delete all its data",
         (Option(("--yes",), bool, False, "", "do not ask for confirmation"),),
     ),
