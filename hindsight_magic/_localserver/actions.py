@@ -24,6 +24,7 @@ from .._diagnosis import local_diagnosis
 from .._errors import HindsightError
 from .._machine import (
     LOCAL_PORT,
+    NO_LLM_PROVIDERS,
     PROJECT_DATA_DIR,
     ServerInfo,
     api_process,
@@ -200,14 +201,14 @@ def add_cli_parser(
 NO_LLM_NOTE = (
     "reflect and mental models show the memories themselves; for written answers: "
     "hindsight-magic server start --llm openai (or "
-    + ", ".join(name for name in llm.NAMES if name != "openai")
+    + ", ".join(name for name in llm.NAMES if name != llm.OPENAI)
     + ")"
 )
 
 
 def llm_name(info: ServerInfo) -> str:
     """``openai (gpt-4o-mini)``, or ``mock (no LLM)``."""
-    if info.llm_provider in ("mock", "none"):
+    if info.llm_provider in NO_LLM_PROVIDERS:
         return f"{info.llm_provider} (no LLM)"
     return llm.LlmChoice(info.llm_provider, info.llm_model).words()
 
@@ -215,7 +216,7 @@ def llm_name(info: ServerInfo) -> str:
 def llm_words(info: ServerInfo) -> str:
     """``openai (gpt-4o-mini)``, or what running without an LLM means."""
     name = llm_name(info)
-    return f"{name}: {NO_LLM_NOTE}" if info.llm_provider in ("mock", "none") else name
+    return f"{name}: {NO_LLM_NOTE}" if info.llm_provider in NO_LLM_PROVIDERS else name
 
 
 def describe(info: ServerInfo) -> str:

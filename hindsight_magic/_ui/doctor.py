@@ -280,7 +280,8 @@ def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Chec
     probe (``POST …/health/llm``) when the server has it on, or a one-line reflect — and
     which of extraction, reflect and mental models work. ``provider``: the local server's,
     "" for a server elsewhere."""
-    from .._memory.llm import NO_LLM_PROVIDERS, llm_failure, placeholder
+    from .._machine import NO_LLM_PROVIDERS
+    from .._memory.llm import llm_failure, placeholder
 
     if provider in NO_LLM_PROVIDERS:
         return ok("llm", f"none on the local server ({provider}): {NO_LLM}")
