@@ -28,6 +28,7 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
@@ -55,6 +56,14 @@ COUNTS = (  # manifest field, the archive's own manifest key, the import's resul
     ("observations", "observation_count", "observations_imported"),
     ("mental_models", "mental_model_count", "mental_models_imported"),
 )
+
+
+class Transfer(StrEnum):
+    """A whole-bank operation the server runs and the archiver follows; named in its errors."""
+
+    SNAPSHOT = "snapshot"
+    RESTORE = "restore"
+    CLONE = "clone"
 
 
 class ArchiveError(InputError):
@@ -367,7 +376,7 @@ class Archiver:
         transfers = self._transfers()
         progress.stage(f"exporting bank {bank} on the server")
         operation = self._submit(lambda: transfers.export(bank))
-        result = self._follow(bank, operation, progress, "snapshot")
+        result = self._follow(bank, operation, progress, Transfer.SNAPSHOT)
         url = str(result.get("download_url") or "")
         size = result.get("byte_size")
         progress.stage(f"downloading to {target.name}", int(size) if size else None)
@@ -475,7 +484,7 @@ class Archiver:
                     )
                 )
                 progress.stage(f"restoring bank {target} on the server")
-                result = self._follow(TRANSFER_BANK, operation, progress, "restore")
+                result = self._follow(TRANSFER_BANK, operation, progress, Transfer.RESTORE)
                 break
             except HindsightError as error:
                 # the session's own background work (the mental models' first load, a
@@ -521,7 +530,7 @@ class Archiver:
             self._transfers().delete_bank(target)
         progress.stage(f"cloning bank {bank} into {target} on the server")
         operation = self._submit(lambda: self._transfers().clone(bank, target))
-        result = self._follow(bank, operation, progress, "clone")
+        result = self._follow(bank, operation, progress, Transfer.CLONE)
         counts = {name: int(result.get(key) or 0) for name, _, key in COUNTS}
         line = f"Cloned bank {bank!r} into {target!r}: {counts_line(counts)}."
         progress.close(line)
@@ -544,7 +553,9 @@ class Archiver:
         with contextlib.suppress(HindsightError):
             self._connection.client.cancel_operation(bank, operation)
 
-    def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> dict[str, Any]:
+    def _follow(
+        self, bank: str, operation: str, progress: Progress, what: Transfer
+    ) -> dict[str, Any]:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
         it on the server; an operation that failed or never ended there is a
         ``HindsightError`` (the server's fault, not the user's input), in one line."""
@@ -558,7 +569,7 @@ class Archiver:
                     result = reply.get("result_metadata")
                     return result if isinstance(result, dict) else {}
                 why = str(reply.get("error_message") or "")
-                if status in ENDED_UNDONE or (what == "restore" and "already exists" in why):
+                if status in ENDED_UNDONE or (what == Transfer.RESTORE and "already exists" in why):
                     # an import refused because its bank exists is retried by the server for
                     # minutes, refused each time: give up on it now (the caller deletes again)
                     if status not in ENDED_UNDONE:
