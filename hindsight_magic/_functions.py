@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ._memory.results import RecallResult, ReflectResult
     from ._memory.timewindow import AsOf, TimeWindow, When
     from ._session import HindsightSession
+    from ._settings import Budget
     from ._ui.display import Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
@@ -286,8 +287,7 @@ def recall(
     """
     if not query.strip():
         raise InputError("Nothing to search for: give a query.")
-    if budget is not None:
-        _check_budget(budget)
+    chosen = _budget(budget)
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
@@ -297,7 +297,7 @@ def recall(
     moment = _as_of(as_of)
     return (session or current_session()).recall(
         query.strip(),
-        budget=budget,
+        budget=chosen,
         max_tokens=max_tokens,
         types=types,
         window=window,
@@ -333,10 +333,9 @@ def reflect(
     """
     if not question.strip():
         raise InputError("Nothing to reflect on: give a question.")
-    if budget is not None:
-        _check_budget(budget)
+    chosen = _budget(budget)
     return (session or current_session()).reflect(
-        question.strip(), context=context, budget=budget, sources=sources
+        question.strip(), context=context, budget=chosen, sources=sources
     )
 
 
@@ -822,8 +821,12 @@ def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, .
     return tuple(found)
 
 
-def _check_budget(budget: str) -> None:
-    from ._settings import BUDGETS  # the words of _settings.Budget
+def _budget(budget: str | None) -> Budget | None:
+    """The budget the user named (a word of ``Budget``), or None: the setting's."""
+    from ._settings import BUDGETS, Budget
 
+    if budget is None:
+        return None
     if budget not in BUDGETS:
         raise InputError(f"Invalid budget {budget!r}: use {', '.join(BUDGETS)}.")
+    return Budget(budget)

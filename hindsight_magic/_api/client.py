@@ -26,7 +26,7 @@ from uuid import uuid4
 
 from .._errors import HindsightError
 from .._machine import EMBEDDED_CHARS
-from .._settings import Extraction
+from .._settings import Budget, Extraction
 from .._text import encodable
 from .._version import __version__
 from .errors import bank_missing, detail_of, readable, reply_line
@@ -474,7 +474,7 @@ class HindsightClient:
         bank_id: str,
         query: str,
         *,
-        budget: str = "mid",
+        budget: Budget = Budget.MID,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
@@ -525,7 +525,7 @@ class HindsightClient:
         bank_id: str,
         query: str,
         *,
-        budget: str = "mid",
+        budget: Budget = Budget.MID,
         context: str | None = None,
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import bank_settings, ensure_bank
 from .._capture.identity import cell_document
 from .._errors import HindsightError
-from .._settings import MINE
+from .._settings import MINE, Budget
 from .._text import encodable, prompt_text
 from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
@@ -250,7 +250,7 @@ class Reader:
         self,
         query: str,
         *,
-        budget: str | None = None,
+        budget: Budget | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
@@ -299,7 +299,7 @@ class Reader:
         self,
         query: str,
         *,
-        budget: str | None = None,
+        budget: Budget | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
@@ -349,7 +349,7 @@ class Reader:
         self,
         asked: Sequence[Layer],
         query: str,
-        budget: str | None,
+        budget: Budget | None,
         max_tokens: int,
         types: Sequence[str] | None,
         window: TimeWindow | None,
@@ -464,7 +464,7 @@ class Reader:
         question: str,
         *,
         context: str | None = None,
-        budget: str | None = None,
+        budget: Budget | None = None,
         sources: bool = True,
     ) -> ReflectResult:
         """The server's synthesized answer to ``question`` (with what it is based on).
@@ -545,7 +545,7 @@ class Reader:
         )
 
     def _unanswered(
-        self, question: str, why: str, how: str, budget: str | None, ready: tuple[int, bool]
+        self, question: str, why: str, how: str, budget: Budget | None, ready: tuple[int, bool]
     ) -> ReflectResult:
         """No answer was written (``why``; ``how`` to get one): the memories that bear on
         ``question``, best first, as a recall shows them (and ``#N`` names them: it is the

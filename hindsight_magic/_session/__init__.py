@@ -122,7 +122,15 @@ from .._memory.provenance import (
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
 from .._memory.versions import CellVersions
-from .._settings import MINE, Affects, ScopeMode, SettingsError, bank_id_problem, tag_problem
+from .._settings import (
+    MINE,
+    Affects,
+    Budget,
+    ScopeMode,
+    SettingsError,
+    bank_id_problem,
+    tag_problem,
+)
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
 from .view import SessionView
@@ -590,7 +598,7 @@ class HindsightSession:
         self,
         query: str,
         *,
-        budget: str | None = None,
+        budget: Budget | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
@@ -617,7 +625,7 @@ class HindsightSession:
         question: str,
         *,
         context: str | None = None,
-        budget: str | None = None,
+        budget: Budget | None = None,
         sources: bool = True,
     ) -> ReflectResult:
         """The server's answer to ``question`` from the current scope (``hm.reflect``)."""

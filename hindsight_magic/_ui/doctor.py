@@ -24,7 +24,7 @@ from .._api.errors import bank_missing
 from .._api.vocabulary import LlmStatus
 from .._diagnosis import TERMINAL_COMMAND, server_problem
 from .._errors import HindsightError
-from .._settings import Extraction
+from .._settings import Budget, Extraction
 from .._text import plain_text
 from .._version import __version__
 
@@ -290,7 +290,7 @@ def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Chec
         probe = bool((client.identity().get("features") or {}).get("bank_llm_health"))
         if probe:
             return _probed(named, client.bank_llm_health(bank_id))
-        reply = client.reflect(bank_id, PROBE_QUESTION, budget="low")
+        reply = client.reflect(bank_id, PROBE_QUESTION, budget=Budget.LOW)
     except HindsightError as error:
         failure = llm_failure(error)
         if failure is None:
