@@ -32,6 +32,7 @@ from ._errors import Error, InputError
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
+    from ._capture.autoretain import Source
     from ._memory.archive import Progress
     from ._memory.curation import Outcome
     from ._memory.layers import LayerList
@@ -198,7 +199,7 @@ def queue_text(
     context: str | None,
     split: bool,
     session: HindsightSession | None,
-    source: str,
+    source: Source,
     agent: tuple[str, str] | None = None,
 ) -> RetainResult:
     """``retain`` for a given ``source`` (``%retain``, the Python API, an agent: its name and

@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._settings import RetainMode
@@ -48,7 +49,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hindsight_magic")
 
-AUTORETAIN = "autoretain"  # the ``source`` of the memories it writes
+
+class Source(StrEnum):
+    """Where a memory came from: its provenance ``source`` (``_memory/provenance.py`` writes
+    and reads it). Here, below ``_memory``, because the delivery layer asks whether a memory
+    is an auto-retained transcript."""
+
+    RETAIN_MAGIC = "%retain"
+    AUTORETAIN = "autoretain"
+    PYTHON_API = "python api"
+    AGENT = "agent"  # an AI agent wrote it (through the MCP server, or ``retain(agent=…)``)
+
+
+AUTORETAIN = Source.AUTORETAIN  # the ``source`` of the memories it writes
 MAX_UNPROCESSED = 10_000
 IDLE_S = 0.25  # transcripts are built once the kernel has been idle this long…
 MAX_DEFERRED = 500  # …or once this many cells are waiting
@@ -76,7 +89,7 @@ class Retain(Protocol):
         *,
         context: str | None = ...,
         ran_at: float | None = ...,
-        source: str = ...,
+        source: Source = ...,
         cells: Sequence[int] = ...,
         entities: Sequence[str] = ...,
         document_id: str | None = ...,

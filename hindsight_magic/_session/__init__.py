@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection, Timeouts
 from .._capture import redact
-from .._capture.autoretain import AutoRetainer, Entry
+from .._capture.autoretain import AutoRetainer, Entry, Source
 from .._capture.identity import (
     CellPlan,
     NotebookCells,
@@ -412,7 +412,7 @@ class HindsightSession:
         update_mode: UpdateMode | None = None,
         ran_at: datetime | float | None = None,
         timestamp: str | None = None,
-        source: str = PYTHON_API,
+        source: Source = PYTHON_API,
         cells: Sequence[int] = (),
         agent: AgentOrigin | None = None,
         entities: Sequence[str] = (),
