@@ -30,6 +30,7 @@ from .._settings import Budget, Extraction
 from .._text import encodable
 from .._version import __version__
 from .errors import bank_missing, detail_of, readable, reply_line
+from .vocabulary import MemoryState
 
 if TYPE_CHECKING:
     import httpx
@@ -600,7 +601,7 @@ class HindsightClient:
         bank_id: str,
         *,
         q: str | None = None,
-        state: str | None = None,
+        state: MemoryState | None = None,
         document_id: str | None = None,
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,

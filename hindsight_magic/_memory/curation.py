@@ -277,7 +277,9 @@ class Curator:
             )
         return error
 
-    def _of_document(self, document_id: str, state: str | None = None) -> list[dict[str, Any]]:
+    def _of_document(
+        self, document_id: str, state: MemoryState | None = None
+    ) -> list[dict[str, Any]]:
         reply = self._connection.client.list_memories(
             self._bank(), document_id=document_id, state=state, limit=PAGE
         )
@@ -354,7 +356,7 @@ class Curator:
         target = self.resolve(ref)
         if target.memory_id is None:
             assert target.document_id is not None
-            facts = self._of_document(target.document_id, state="invalidated")
+            facts = self._of_document(target.document_id, state=MemoryState.INVALIDATED)
             if not facts:
                 return self._none_left(target, "restore")
             for fact in facts:
@@ -575,7 +577,7 @@ class Curator:
         """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
         scope = self._scope()
         reply = self._connection.client.list_memories(
-            scope.bank_id, **scope.listing("invalidated", PAGE)
+            scope.bank_id, **scope.listing(MemoryState.INVALIDATED, PAGE)
         )
         found = sorted(
             _items(reply), key=lambda m: str(m.get("invalidated_at") or ""), reverse=True
@@ -648,7 +650,7 @@ class Curator:
                     continue
                 known.append(document_id)
                 facts += self._of_document(document_id) + self._of_document(
-                    document_id, "invalidated"
+                    document_id, MemoryState.INVALIDATED
                 )
             if not known:
                 raise CurationError(f"No document {shown} in bank {bank!r}: check the id.")
@@ -687,7 +689,7 @@ class Curator:
         client, bank = self._connection.client, self._bank()
         pattern = like_literal(needle)
         found: list[dict[str, Any]] = []
-        for state in (None, "invalidated"):
+        for state in (None, MemoryState.INVALIDATED):
             offset, read = 0, 0
             while read < PURGE_CAP:
                 reply = client.list_memories(

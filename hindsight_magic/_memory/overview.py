@@ -43,7 +43,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._api.vocabulary import FactType
+from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import cell_document
 from .._errors import InputError
 from .._text import encodable, one_line, plain_text, plural
@@ -424,7 +424,7 @@ class BankOverview:
         it was superseded."""
         zone = local_zone()
         when: dict[tuple[str, str], datetime] = {}
-        for page in ScopeReader(self._connection, scope, "invalidated").pages():
+        for page in ScopeReader(self._connection, scope, MemoryState.INVALIDATED).pages():
             for item in page:
                 cell = cell_document(str(item.get("document_id") or ""))
                 moment = server_time(item.get("invalidated_at"))

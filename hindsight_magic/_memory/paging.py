@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from .._api.vocabulary import MemoryState
 from .timewindow import TIME_FIELD, server_time
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ def _items(reply: dict[str, Any] | None) -> list[dict[str, Any]]:
 class ScopeReader:
     """Counts and reads one scope's memories in one state (``valid``, ``invalidated``)."""
 
-    def __init__(self, connection: Connection, scope: BankScope, state: str = "valid") -> None:
+    def __init__(
+        self, connection: Connection, scope: BankScope, state: MemoryState = MemoryState.VALID
+    ) -> None:
         self._connection = connection
         self._scope = scope
         self._state = state

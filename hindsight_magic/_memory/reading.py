@@ -49,6 +49,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import bank_settings, ensure_bank
+from .._api.vocabulary import MemoryState
 from .._capture.identity import cell_document
 from .._errors import HindsightError
 from .._settings import MINE, Budget
@@ -410,7 +411,7 @@ class Reader:
             while offset < AS_OF_CAP:
                 reply = client.list_memories(
                     one.bank_id,
-                    state="invalidated",
+                    state=MemoryState.INVALIDATED,
                     tags=one.tags,
                     tags_match=one.tags_match,
                     time_field="mentioned_at",
@@ -444,7 +445,7 @@ class Reader:
         memories = []
         for fact_type in self._settings.recall_types:
             reply = client.list_memories(
-                scope.bank_id, fact_type=fact_type, **scope.listing("valid", limit)
+                scope.bank_id, fact_type=fact_type, **scope.listing(MemoryState.VALID, limit)
             )
             memories += listed_memories(reply, self._curator)
         memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)

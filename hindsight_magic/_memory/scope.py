@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import TypedDict
 
+from .._api.vocabulary import MemoryState
 from .._machine import project_folder
 from .._settings import ScopeMode, bank_id_part
 from .._text import encodable
@@ -22,7 +23,7 @@ def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
 class Listing(TypedDict):
     """The scope's part of a ``list_memories`` call."""
 
-    state: str
+    state: MemoryState
     tags: tuple[str, ...] | None
     tags_match: str | None
     limit: int
@@ -39,7 +40,7 @@ class BankScope:
     recall_tags: tuple[str, ...] | None = None
     tags_match: str | None = None
 
-    def listing(self, state: str, limit: int) -> Listing:
+    def listing(self, state: MemoryState, limit: int) -> Listing:
         """The ``list_memories`` arguments for this scope's memories in ``state``, at most
         ``limit`` (the recall tags: untagged memories show as in recall)."""
         return {

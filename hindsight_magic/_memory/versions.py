@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._api.vocabulary import FactType
+from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import (
     CELL_DOCUMENT,
     CellIdentity,
@@ -270,7 +270,7 @@ class CellVersions:
         client, revived = self._connection.client, False
         for document_id in record.documents:
             reply = client.list_memories(
-                bank_id, document_id=document_id, state="invalidated", limit=LIST_PAGE
+                bank_id, document_id=document_id, state=MemoryState.INVALIDATED, limit=LIST_PAGE
             )
             for memory in reply.get("items") or ():
                 reason = str(memory.get("invalidation_reason") or "")
@@ -439,7 +439,7 @@ def read_history(client: Any, bank_id: str, prefix: str) -> list[CellVersion]:
         version.text = "\n".join(texts)
         if not version.valid:
             reply = client.list_memories(
-                bank_id, document_id=version.documents[0], state="invalidated", limit=1
+                bank_id, document_id=version.documents[0], state=MemoryState.INVALIDATED, limit=1
             )
             for memory in reply.get("items") or ():
                 version.superseded_at = memory.get("invalidated_at")
