@@ -133,7 +133,7 @@ def _mcp(args: argparse.Namespace) -> int:
         print(f"hindsight-magic: error: no such project folder: {project}", file=sys.stderr)
         return 1
     token = made = None
-    if args.transport == "http":
+    if args.transport == wiring.Transport.HTTP:
         token, made = _mcp_token()
     url = f"http://{args.host}:{args.port}/mcp"
     http = (url, token) if token else None
@@ -189,7 +189,7 @@ def _mcp_token() -> tuple[str, bool]:
 
 def _add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``hindsight-magic mcp``: the MCP server of a project's memory, for AI agents."""
-    from ._agents.wiring import CLIENTS
+    from ._agents.wiring import CLIENTS, TRANSPORTS
 
     parser = subparsers.add_parser(
         "mcp", help="serve the project's memory to AI agents (MCP); --print-config for a client"
@@ -197,7 +197,7 @@ def _add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--project", default=None, help="the project folder (default: the working folder)"
     )
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="http: the address to listen on")
     parser.add_argument("--port", type=int, default=8765, help="http: the port (default 8765)")
     parser.add_argument(

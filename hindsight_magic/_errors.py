@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 PUBLIC = "hindsight_magic"  # exported errors are named as the user imports them
 ErrorKind = Literal["http", "timeout", "connect", "not_hindsight", "unconfirmed"]
+NO_REPLY: tuple[ErrorKind, ...] = ("timeout", "connect", "unconfirmed")  # worth a retry
 
 
 class Error(Exception):
@@ -74,7 +75,7 @@ class HindsightError(Error):
     @property
     def transient(self) -> bool:
         """Worth retrying later: no reply, a timeout, an unreadable 2xx, 408, 429 or a 5xx."""
-        if self.kind in ("timeout", "connect", "unconfirmed"):
+        if self.kind in NO_REPLY:
             return True
         code = self.status_code or 0
         return code in (408, 429) or code >= 500

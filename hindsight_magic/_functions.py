@@ -33,6 +33,7 @@ from ._errors import Error, InputError
 from ._text import one_line, plural
 
 if TYPE_CHECKING:
+    from ._capture.autoretain import Source
     from ._memory.archive import Progress
     from ._memory.curation import Outcome
     from ._memory.layers import LayerList
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ._memory.timewindow import AsOf, TimeWindow, When
     from ._operations import Operation
     from ._session import HindsightSession
+    from ._settings import Budget
     from ._ui.display import Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
@@ -199,7 +201,7 @@ def queue_text(
     context: str | None,
     split: bool,
     session: HindsightSession | None,
-    source: str,
+    source: Source,
     agent: tuple[str, str] | None = None,
 ) -> RetainResult:
     """``retain`` for a given ``source`` (``%retain``, the Python API, an agent: its name and
@@ -288,8 +290,7 @@ def recall(
     """
     if not query.strip():
         raise InputError("Nothing to search for: give a query.")
-    if budget is not None:
-        _check_budget(budget)
+    chosen = _budget(budget)
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
@@ -299,7 +300,7 @@ def recall(
     moment = _as_of(as_of)
     return (session or current_session()).recall(
         query.strip(),
-        budget=budget,
+        budget=chosen,
         max_tokens=max_tokens,
         types=types,
         window=window,
@@ -335,10 +336,9 @@ def reflect(
     """
     if not question.strip():
         raise InputError("Nothing to reflect on: give a question.")
-    if budget is not None:
-        _check_budget(budget)
+    chosen = _budget(budget)
     return (session or current_session()).reflect(
-        question.strip(), context=context, budget=budget, sources=sources
+        question.strip(), context=context, budget=chosen, sources=sources
     )
 
 
@@ -370,9 +370,9 @@ def timeline(
     from ._memory.overview import check_period
     from ._ui.pictures import Timeline
 
-    check_period(by)
+    period = check_period(by)
     window = _window(since, until)
-    counts = (session or current_session()).timeline(by, window)
+    counts = (session or current_session()).timeline(period, window)
     return Timeline(counts)
 
 
@@ -773,8 +773,12 @@ def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, .
     return tuple(found)
 
 
-def _check_budget(budget: str) -> None:
-    from ._settings import BUDGETS
+def _budget(budget: str | None) -> Budget | None:
+    """The budget the user named (a word of ``Budget``), or None: the setting's."""
+    from ._settings import BUDGETS, Budget
 
+    if budget is None:
+        return None
     if budget not in BUDGETS:
         raise InputError(f"Invalid budget {budget!r}: use {', '.join(BUDGETS)}.")
+    return Budget(budget)

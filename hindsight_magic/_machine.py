@@ -142,6 +142,11 @@ def pid_exists(pid: int) -> bool:
     return bool(psutil.pid_exists(pid))
 
 
+# the LLM providers of a Hindsight server that writes no text: ``mock`` (the local server's
+# default) repeats a placeholder, ``none`` refuses
+NO_LLM_PROVIDERS = frozenset({"mock", "none"})
+
+
 @dataclass
 class ServerInfo:
     """What ``state.json`` records about a running local server (never the API key)."""

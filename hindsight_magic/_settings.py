@@ -24,7 +24,8 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, get_args
 from urllib.parse import urlsplit
 
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
@@ -35,17 +36,22 @@ from ._errors import PUBLIC, InputError
 # traitlets' trait types take type parameters for the type checker, but only from traitlets 5.10
 # on at run time: the floor this package declares (and tests) is older, so the parameters are
 # given to mypy alone.
+_Word = TypeVar("_Word", bound="SettingWord")
 if TYPE_CHECKING:
     _TextTrait = Unicode[str, str | bytes]
     _OptionalTextTrait = Unicode[str | None, str | bytes | None]
-    _EnumTrait = Enum[str]
+    _EnumTrait = Enum
     _BoolTrait = Bool[bool, bool | int]
     _IntTrait = Int[int, int]
     _FloatTrait = Float[float, float]
     _ListTrait = List[str]
 else:
     _TextTrait = _OptionalTextTrait = Unicode
-    _EnumTrait, _BoolTrait, _IntTrait, _FloatTrait, _ListTrait = Enum, Bool, Int, Float, List
+    _BoolTrait, _IntTrait, _FloatTrait, _ListTrait = Bool, Int, Float, List
+
+    class _EnumTrait(Enum, Generic[_Word]):
+        pass
+
 
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
@@ -234,17 +240,27 @@ class Url(SettingTrait, _OptionalTextTrait):
         return url
 
 
-class Choice(SettingTrait, _EnumTrait):
-    """One of a fixed set of words."""
+class SettingWord(StrEnum):
+    """A word a setting takes: equal to its string (the environment, IPython config and
+    ``%hindsight config`` give strings), and shown as that string where traitlets prints a
+    value's ``repr`` (``%config HindsightMagics``)."""
 
-    def __init__(self, choices: tuple[str, ...], default_value: str, **kwargs: Any) -> None:
-        super().__init__(choices, default_value, **kwargs)
-        self.choices = choices
+    def __repr__(self) -> str:
+        return repr(self.value)
 
-    def convert(self, value: Any) -> str:
+
+class Choice(SettingTrait, _EnumTrait[_Word]):
+    """One of a fixed set of words, the members of a ``SettingWord`` enum."""
+
+    def __init__(self, words: type[_Word], default_value: _Word, **kwargs: Any) -> None:
+        self.choices: tuple[str, ...] = tuple(words)
+        super().__init__(tuple(words), default_value, **kwargs)
+        self.words = words
+
+    def convert(self, value: Any) -> _Word:
         if value not in self.choices:
             raise ValueError(f"Input should be {_quoted(self.choices)}")
-        return str(value)
+        return self.words(value)
 
 
 class Flag(SettingTrait, _BoolTrait):
@@ -370,9 +386,50 @@ class LayerPairs(Names):
         return pairs
 
 
-SCOPE_MODES: tuple[str, ...] = ("global", "per-project", "per-project-tagged")
-BUDGETS: tuple[str, ...] = ("low", "mid", "high")
-EXTRACTION_MODES: tuple[str, ...] = ("server", "chunks", "concise", "verbose", "verbatim")
+class ScopeMode(SettingWord):
+    """How banks and tags follow projects (``scoping``)."""
+
+    GLOBAL = "global"
+    PER_PROJECT = "per-project"
+    PER_PROJECT_TAGGED = "per-project-tagged"
+
+
+class Budget(SettingWord):
+    """How hard the server searches in a recall or reflect (``recall_budget``, ``--budget``)."""
+
+    LOW = "low"
+    MID = "mid"
+    HIGH = "high"
+
+
+class Extraction(SettingWord):
+    """How the server makes memories of what is retained (``retain_extraction``): ``server``
+    leaves the bank's own mode; the others are Hindsight's ``retain_extraction_mode``."""
+
+    SERVER = "server"
+    CHUNKS = "chunks"
+    CONCISE = "concise"
+    VERBOSE = "verbose"
+    VERBATIM = "verbatim"
+
+
+class RetainMode(SettingWord):
+    """What auto-retain sends (``retain_mode``): each new cell once, or windows of cells."""
+
+    FULL_SESSION = "full-session"
+    LAST_CELLS = "last-cells"
+
+
+class RetainOutputs(SettingWord):
+    """Which cell outputs auto-retain keeps (``retain_outputs``)."""
+
+    NONE = "none"
+    RESULT = "result"
+    ALL = "all"
+
+
+SCOPE_MODES: tuple[str, ...] = tuple(ScopeMode)
+BUDGETS: tuple[str, ...] = tuple(Budget)
 FALLBACK_API_URL = "http://localhost:8888"
 # what a change of a setting rebuilds in a session (its trait's ``affects`` tag)
 Affects = Literal["connection", "scope", "autoretain", "mental_models", "logging"]
@@ -408,14 +465,14 @@ class HindsightSettings(Configurable):
     bank_prefix = Text(
         rule=bank_id_problem, help="Optional prefix: bank becomes <prefix>-<bank>."
     ).tag(config=True, affects="scope")
-    scoping = Choice(SCOPE_MODES, "per-project-tagged", help="How banks/tags follow projects.").tag(
-        config=True, affects="scope"
-    )
+    scoping = Choice(
+        ScopeMode, ScopeMode.PER_PROJECT_TAGGED, help="How banks/tags follow projects."
+    ).tag(config=True, affects="scope")
     bank_mission = Text(help="Reflect mission PUT once per bank.").tag(config=True)
     retain_mission = Text(help="Retain mission PUT once per bank.").tag(config=True)
     retain_extraction = Choice(
-        EXTRACTION_MODES,
-        "server",
+        Extraction,
+        Extraction.SERVER,
         help="How the server makes memories of what is retained, set on each bank once: "
         "'server' leaves the bank's own mode; 'chunks' stores the text as written (no LLM "
         "needed); 'concise', 'verbose', 'verbatim' let the server's LLM extract facts.",
@@ -430,19 +487,19 @@ class HindsightSettings(Configurable):
         config=True
     )
     retain_mode = Choice(
-        ("full-session", "last-cells"),
-        "full-session",
+        RetainMode,
+        RetainMode.FULL_SESSION,
         help="Each new cell once, as its own memories; or windows of the last cells.",
     ).tag(config=True)
     retain_outputs = Choice(
-        ("none", "result", "all"), "result", help="Which cell outputs auto-retain keeps."
+        RetainOutputs, RetainOutputs.RESULT, help="Which cell outputs auto-retain keeps."
     ).tag(config=True)
     retain_context = Text("jupyter", help="Default 'context' of retained items.").tag(config=True)
     notebook = Text(
         help="The notebook named in provenance where neither Jupyter nor a runner's command line"
         " says (pm.execute_notebook, nbclient)."
     ).tag(config=True)
-    recall_budget = Choice(BUDGETS, "mid", help="Recall/reflect budget: low, mid or high.").tag(
+    recall_budget = Choice(Budget, Budget.MID, help="Recall/reflect budget: low, mid or high.").tag(
         config=True
     )
     recall_max_tokens = Count(1024, minimum=1, help="Max tokens of recall results.").tag(

@@ -120,3 +120,123 @@ def test_the_errors_docstring_names_every_kind_of_bad_input() -> None:
         and getattr(hm, name) is not hm.InputError
     }
     assert named == kinds
+
+
+# Words the package compares with that are no vocabulary of its own, and why. Every other
+# `x == "word"`, `x != "word"` or `x in ("a", "b")` in the package fails the test below: a
+# state or a choice is a StrEnum member (or a name typed by a Literal alias) instead.
+NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
+    "_text.py": (
+        {
+            "autolink",
+            "fence",
+            "html_block",
+            "html_inline",
+            "image",
+            "link_close",
+            "link_open",
+            "text",
+        },
+        "markdown-it's token types",
+    ),
+    "_ipython/parsing.py": (
+        {"'", '"', "--", "?", "*", "expected one argument", "store_true"}
+        | {"choice", "count", "flag", "names", "path", "text", "variable"},
+        "the user's quoting and argparse's own words; Kind (a Literal, as below)",
+    ),
+    "_ipython/extension.py": ({"execute_result", "out_stream"}, "IPython's output types"),
+    "_ipython/subcommands.py": (
+        {"api_key", "api_url", "cli"},
+        "setting names (the key is no trait); Front (a Literal, as below)",
+    ),
+    "_ipython/magics.py": ({"var"}, "an option's name, the one not passed on to hm"),
+    "_settings.py": (
+        {"api_key", "Cc", "Cs", "http", "https"},
+        "the key is no trait; Unicode categories; URL schemes",
+    ),
+    "_capture/identity.py": ({"code"}, "nbformat's cell type"),
+    "_localserver/demo.py": ({"code", "error", "stream", "hindsight-magic"}, "nbformat; argv[0]"),
+    "_ui/display.py": ({"equal"}, "difflib's opcode"),
+    "_ui/doctor.py": ({"ZMQInteractiveShell"}, "IPython's kernel shell class"),
+    "_ui/pictures.py": ({"png"}, "an image format"),
+    "_ui/panel/state.py": ({"Server", "state"}, "a Report's heading and row label, as shown"),
+    "_ui/panel/widgets.py": ({"forget"}, "a PanelHub method's name (act dispatches by name)"),
+    "_memory/curation.py": ({"consolidation"}, "a document event's kind (an open set, shown)"),
+    "_agents/server.py": ({"tools/call"}, "an MCP method"),
+    "_api/errors.py": (
+        {"body", "error", "health", "http"},
+        "pydantic's error location; /health's reply; ErrorKind (a Literal, as below)",
+    ),
+    "_machine.py": ({"posix", "https", ".git", "papermill"}, "os.name, a scheme, file names"),
+    "_localserver/launcher.py": ({"posix"}, "os.name"),
+    "_localserver/postgres.py": ({"initdb", "pg_ctl", "1"}, "PostgreSQL's programs and output"),
+    "_localserver/storage.py": ({"B", "GB", "PostgreSQL data"}, "size units; a location's label"),
+    "_memory/archive.py": ({"GB", "int"}, "size units; a dataclass field's annotation"),
+    "_memory/timewindow.py": ({"now", "today", "yesterday"}, "parsing the user's WHEN"),
+    "_delivery/journal_file.py": (
+        {"ok", "off", "cantopen", "corrupt"},
+        "SQLite's integrity check; the setting's off; JournalKind (a Literal, as below)",
+    ),
+    "_cli.py": (
+        {"y", "yes", "__main__", "magic", "path"},
+        "the user's answer; the script guard; Front, Kind (Literals, as below)",
+    ),
+    # typed by a Literal alias (ErrorKind, JournalKind, JournalOp.kind): mypy's strict
+    # equality refuses a word that is not one of the alias's
+    "_diagnosis.py": ({"connect", "http", "not_hindsight", "timeout"}, "ErrorKind"),
+    "_memory/llm.py": ({"http"}, "ErrorKind"),
+    "_memory/mental_models.py": ({"http"}, "ErrorKind"),
+    "_session/__init__.py": ({"not_hindsight"}, "ErrorKind"),
+    "_delivery/journal.py": ({"batched", "failed", "corrupt"}, "JournalOp.kind, JournalKind"),
+    "_operations.py": ({"flag"}, "Kind"),
+    "_agents/declared.py": ({"count"}, "Kind"),
+}
+
+
+def raw_word_comparisons() -> dict[str, set[str]]:
+    """module → the non-empty string literals it compares with (``==``, ``!=``) or tests
+    membership in a literal tuple, list or set of (``in``, ``not in``)."""
+    package = Path(hm.__file__).parent
+    found: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        module = path.relative_to(package).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left, *node.comparators]
+            for op, left, right in zip(node.ops, operands, operands[1:], strict=False):
+                if isinstance(op, ast.Eq | ast.NotEq):
+                    candidates = [left, right]
+                elif isinstance(op, ast.In | ast.NotIn) and isinstance(
+                    right, ast.Tuple | ast.List | ast.Set
+                ):
+                    candidates = list(right.elts)
+                else:
+                    continue
+                words = {
+                    c.value
+                    for c in candidates
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value
+                }
+                found.setdefault(module, set()).update(words)
+    return {module: words for module, words in found.items() if words}
+
+
+def test_no_state_or_choice_is_compared_as_a_raw_string() -> None:
+    """A misspelt member is an error mypy reports; a misspelt word is silently never equal."""
+    allowed: dict[str, set[str]] = {}
+    for module, (words, _why) in NOT_VOCABULARIES.items():
+        allowed[module] = words
+    found = raw_word_comparisons()
+    raw = sorted(
+        f"{module}: {word!r}"
+        for module, words in found.items()
+        for word in words - allowed.get(module, set())
+    )
+    assert not raw, f"compare with a vocabulary's member, not a raw string: {raw}"
+    stale = sorted(
+        f"{module}: {word!r}"
+        for module, words in allowed.items()
+        for word in words - found.get(module, set())
+    )
+    assert not stale, f"NOT_VOCABULARIES allows words no longer compared: {stale}"

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode
 
-from hindsight_magic._settings import HindsightSettings, Secret, SettingsError
+from hindsight_magic._settings import (
+    Budget,
+    HindsightSettings,
+    RetainOutputs,
+    ScopeMode,
+    Secret,
+    SettingsError,
+)
 
 SECRET = "sk-top-secret-value-42"
 
@@ -88,6 +95,21 @@ def test_settings_are_typed_traits_and_reject_unknown_names(build: Any) -> None:
     with pytest.raises(SettingsError) as info:
         s.set_setting("no_such_setting", 1)
     assert "no_such_setting" in one_line(info)
+
+
+def test_a_choice_is_a_member_of_its_vocabulary_and_shows_as_its_word(build: Any) -> None:
+    """Code compares a choice with a member (mypy checks the name); the user's word, from the
+    environment, ``%hindsight config`` or ``%config``, is still what is accepted and shown."""
+    s = build({"HINDSIGHT_SCOPING": "per-project"})
+    assert s.scoping is ScopeMode.PER_PROJECT
+    s.set_setting("recall_budget", "high")
+    assert s.recall_budget is Budget.HIGH
+    s.retain_outputs = "all"  # type: ignore[assignment]  # what %config gives
+    assert s.retain_outputs is RetainOutputs.ALL
+    assert s.shown("scoping") == "per-project"
+    help_text = HindsightSettings.class_get_help(s)  # what %config HindsightSettings prints
+    assert "Current: 'per-project'" in help_text
+    assert "ScopeMode" not in help_text
 
 
 def test_env_names_and_setting_names(build: Any) -> None:
@@ -472,3 +494,15 @@ def test_every_setting_says_what_its_change_rebuilds_in_words_a_session_knows() 
     assert tags["api_url"] == "connection"
     assert tags["bank_id"] == "scope"
     assert tags["recall_budget"] is None  # read when used
+
+
+def test_a_budget_named_in_a_call_is_a_member_and_a_wrong_one_is_one_line() -> None:
+    """``hm.recall(q, budget="high")`` reaches the session as ``Budget.HIGH``; another word is
+    refused as before."""
+    from hindsight_magic import InputError
+    from hindsight_magic._functions import _budget
+
+    assert _budget("high") is Budget.HIGH
+    assert _budget(None) is None
+    with pytest.raises(InputError, match=r"^Invalid budget 'max': use low, mid, high\.$"):
+        _budget("max")

@@ -31,6 +31,7 @@ from .._operations import (
 )
 from .declared import tool_function
 from .memory import Answer, Client, ProjectMemory, ToolFailure
+from .wiring import Transport
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -229,7 +230,7 @@ def http_url(host: str, port: int) -> str:
 
 def serve(
     project: str | None,
-    transport: str = "stdio",
+    transport: Transport = Transport.STDIO,
     host: str = "127.0.0.1",
     port: int = 8765,
     token: str | None = None,
@@ -237,10 +238,10 @@ def serve(
     """Run the server until its client goes (stdio) or it is stopped (http, where ``token``
     is the bearer token every request must carry); flush after."""
     memory = ProjectMemory(project)
-    bearer = (http_url(host, port), token) if transport == "http" and token else None
+    bearer = (http_url(host, port), token) if transport == Transport.HTTP and token else None
     server = build_server(memory, bearer)
     try:
-        if transport == "http":
+        if transport == Transport.HTTP:
             server.run("streamable-http", host=host, port=port)
         else:
             server.run("stdio")

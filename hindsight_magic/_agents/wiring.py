@@ -14,9 +14,27 @@ import json
 import os
 import shutil
 import sys
+from enum import StrEnum
 from typing import Any
 
-CLIENTS = ("claude", "vscode", "jupyter-ai")
+
+class McpClient(StrEnum):
+    """The agents whose configuration ``--print-config`` writes."""
+
+    CLAUDE = "claude"
+    VSCODE = "vscode"
+    JUPYTER_AI = "jupyter-ai"
+
+
+class Transport(StrEnum):
+    """How the MCP server talks to its client: over its stdin/stdout, or HTTP on a port."""
+
+    STDIO = "stdio"
+    HTTP = "http"
+
+
+CLIENTS = tuple(client.value for client in McpClient)  # plain words: argparse shows their repr
+TRANSPORTS = tuple(transport.value for transport in Transport)
 SERVER_NAME = "hindsight-magic"
 WHERE = {
     "claude": "Claude Code: .mcp.json in the project (or `claude mcp add-json hindsight-magic "
@@ -35,15 +53,15 @@ def command_path() -> str:
     return shutil.which("hindsight-magic") or "hindsight-magic"
 
 
-def snippet(client: str, project: str, http: tuple[str, str] | None = None) -> dict[str, Any]:
+def snippet(client: McpClient, project: str, http: tuple[str, str] | None = None) -> dict[str, Any]:
     """The JSON ``client`` reads to start the server for ``project`` (stdio), or with ``http``
     (the URL of a running ``--transport http`` server, its token) to reach that server."""
     if http is not None:
         url, token = http
         remote = {"url": url, "headers": {"Authorization": f"Bearer {token}"}}
-        if client == "jupyter-ai":
+        if client == McpClient.JUPYTER_AI:
             return {"mcp_servers": [{"name": SERVER_NAME, **remote}]}
-        key = "servers" if client == "vscode" else "mcpServers"
+        key = "servers" if client == McpClient.VSCODE else "mcpServers"
         return {key: {SERVER_NAME: {"type": "http", **remote}}}
     entry: dict[str, Any] = {
         "command": command_path(),
@@ -52,14 +70,14 @@ def snippet(client: str, project: str, http: tuple[str, str] | None = None) -> d
     url = os.environ.get("HINDSIGHT_API_URL", "").strip()
     if url:
         entry["env"] = {"HINDSIGHT_API_URL": url}
-    if client == "vscode":
+    if client == McpClient.VSCODE:
         return {"servers": {SERVER_NAME: {"type": "stdio", **entry}}}
-    if client == "jupyter-ai":  # a list of servers, and env as name/value pairs
+    if client == McpClient.JUPYTER_AI:  # a list of servers, and env as name/value pairs
         env = [{"name": k, "value": v} for k, v in entry.pop("env", {}).items()]
         return {"mcp_servers": [{"name": SERVER_NAME, **entry, **({"env": env} if env else {})}]}
     return {"mcpServers": {SERVER_NAME: entry}}
 
 
-def config_text(client: str, project: str, http: tuple[str, str] | None = None) -> str:
+def config_text(client: McpClient, project: str, http: tuple[str, str] | None = None) -> str:
     """The snippet as indented JSON (what ``--print-config`` prints on stdout)."""
     return json.dumps(snippet(client, project, http), indent=2)

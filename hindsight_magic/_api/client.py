@@ -28,9 +28,11 @@ from uuid import uuid4
 
 from .._errors import HindsightError
 from .._machine import EMBEDDED_CHARS
+from .._settings import Budget, Extraction
 from .._text import encodable
 from .._version import __version__
 from .errors import bank_missing, detail_of, readable, reply_line
+from .vocabulary import MemoryState
 
 if TYPE_CHECKING:
     import httpx
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
         MentalModelReply,
         ModelChange,
         ObservationChange,
-        OperationStatus,
+        OperationReply,
         Reflection,
         Retained,
         Version,
@@ -510,7 +512,7 @@ class HindsightClient:
         bank_id: str,
         query: str,
         *,
-        budget: str = "mid",
+        budget: Budget = Budget.MID,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
@@ -567,7 +569,7 @@ class HindsightClient:
         bank_id: str,
         query: str,
         *,
-        budget: str = "mid",
+        budget: Budget = Budget.MID,
         context: str | None = None,
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,
@@ -597,12 +599,12 @@ class HindsightClient:
         kind = cast("type[ReflectionT]", reflection or Reflection)  # None: its default
         return parsed("reflect", kind, reply)
 
-    def operation(self, bank_id: str, operation_id: str) -> OperationStatus | None:
+    def operation(self, bank_id: str, operation_id: str) -> OperationReply | None:
         """``GET …/operations/{id}``: an async retain's progress (None when unknown)."""
-        from .replies import OperationStatus, parsed
+        from .replies import OperationReply, parsed
 
         reply = self._get_one("getOperation", bank_id, "operations", operation_id)
-        return None if reply is None else parsed("getOperation", OperationStatus, reply)
+        return None if reply is None else parsed("getOperation", OperationReply, reply)
 
     def cancel_operation(self, bank_id: str, operation_id: str) -> None:
         """``DELETE …/operations/{id}``: stop an operation (a transfer) on the server."""
@@ -660,7 +662,7 @@ class HindsightClient:
         bank_id: str,
         *,
         q: str | None = None,
-        state: str | None = None,
+        state: MemoryState | None = None,
         document_id: str | None = None,
         tags: Sequence[str] | None = None,
         tags_match: str | None = None,
@@ -844,10 +846,10 @@ class HindsightClient:
             body=body,
         )
 
-    def refresh_mental_model(self, bank_id: str, model_id: str) -> OperationStatus:
+    def refresh_mental_model(self, bank_id: str, model_id: str) -> OperationReply:
         """``POST …/mental-models/{id}/refresh`` (no body): the refresh's operation (its id,
         ``queued``)."""
-        from .replies import OperationStatus, parsed
+        from .replies import OperationReply, parsed
 
         reply = self.call(
             "refreshMentalModel",
@@ -855,7 +857,7 @@ class HindsightClient:
             f"{self._model(bank_id, model_id)}/refresh",
             timeout_s=self.timeouts.request,
         )
-        return parsed("refreshMentalModel", OperationStatus, reply)
+        return parsed("refreshMentalModel", OperationReply, reply)
 
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
         """``DELETE …/mental-models/{id}``; False when there was no such model."""
@@ -971,21 +973,21 @@ class BankExtraction:
     chunk_size: int | None = None
 
     @classmethod
-    def of(cls, setting: str) -> BankExtraction | None:
+    def of(cls, setting: Extraction) -> BankExtraction | None:
         """The extraction the ``retain_extraction`` setting asks for (None: ``server``, the
         bank's own). Chunks are sized for the embedding model (``_machine.EMBEDDED_CHARS``)."""
-        if setting in ("", "server"):
+        if setting == Extraction.SERVER:
             return None
-        return cls(setting, EMBEDDED_CHARS if setting == "chunks" else None)
+        return cls(setting, EMBEDDED_CHARS if setting == Extraction.CHUNKS else None)
 
 
 class _BankSettings(Protocol):
     bank_mission: str
     retain_mission: str
-    retain_extraction: str
+    retain_extraction: Extraction
 
 
-def bank_settings(settings: _BankSettings) -> tuple[str, str, str]:
+def bank_settings(settings: _BankSettings) -> tuple[str, str, Extraction]:
     """What ``ensure_bank`` writes, from the session's settings: the missions, the extraction."""
     return settings.bank_mission, settings.retain_mission, settings.retain_extraction
 
@@ -995,7 +997,7 @@ def ensure_bank(
     bank_id: str,
     bank_mission: str = "",
     retain_mission: str = "",
-    extraction: str = "server",
+    extraction: Extraction = Extraction.SERVER,
 ) -> bool:
     """Create or update ``bank_id`` once per process (per server and extraction setting), with
     the missions and the extraction mode the settings ask for; False if that failed."""

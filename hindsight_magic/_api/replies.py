@@ -137,7 +137,7 @@ class OperationResult(BaseModel):
     mental_models_imported: int = 0
 
 
-class OperationStatus(BaseModel):
+class OperationReply(BaseModel):
     """``GET …/operations/{id}``: an asynchronous operation's progress (``pending``,
     ``processing``, ``completed``, ``failed``, ``cancelled``; ``not_found`` when the server
     forgot it)."""

@@ -28,8 +28,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._settings import RetainMode
 from .entities import entities_of
 from .identity import CellPlan
 from .transcript import (
@@ -47,7 +49,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hindsight_magic")
 
-AUTORETAIN = "autoretain"  # the ``source`` of the memories it writes
+
+class Source(StrEnum):
+    """Where a memory came from: its provenance ``source`` (``_memory/provenance.py`` writes
+    and reads it). Here, below ``_memory``, because the delivery layer asks whether a memory
+    is an auto-retained transcript."""
+
+    RETAIN_MAGIC = "%retain"
+    AUTORETAIN = "autoretain"
+    PYTHON_API = "python api"
+    AGENT = "agent"  # an AI agent wrote it (through the MCP server, or ``retain(agent=…)``)
+
+
+AUTORETAIN = Source.AUTORETAIN  # the ``source`` of the memories it writes
 MAX_UNPROCESSED = 10_000
 IDLE_S = 0.25  # transcripts are built once the kernel has been idle this long…
 MAX_DEFERRED = 500  # …or once this many cells are waiting
@@ -75,7 +89,7 @@ class Retain(Protocol):
         *,
         context: str | None = ...,
         ran_at: float | None = ...,
-        source: str = ...,
+        source: Source = ...,
         cells: Sequence[int] = ...,
         entities: Sequence[str] = ...,
         document_id: str | None = ...,
@@ -258,11 +272,11 @@ class AutoRetainer:
             self._needed = max(1, every - len(self._since_last))
             return queued
 
-    def _retain(self, mode: str) -> bool:
+    def _retain(self, mode: RetainMode) -> bool:
         """Queue the memories of the cells since the last retain (``last-cells``: of the
         window), each with its cells and entities."""
         memories: list[Piece] = []
-        if mode == "last-cells":
+        if mode == RetainMode.LAST_CELLS:
             entries = list(self._recent)
             packed = pack_pieces((entry.cell.number, entry.pieces) for entry in entries)
             by_cell = {entry.cell.number: entry for entry in entries}

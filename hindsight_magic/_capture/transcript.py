@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._machine import EMBEDDED_CHARS
+from .._settings import RetainOutputs
 from .._text import BLOCK_NAMES
 from .derived import WORDS, Fingerprint, Known
 from .redact import redact
@@ -197,7 +198,7 @@ def _clean_output(text: str | None, limit: int, secrets: list[str]) -> tuple[str
 
 
 def clean_cell(
-    cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()
+    cell: CellText, outputs: RetainOutputs = RetainOutputs.RESULT, secrets: Iterable[str] = ()
 ) -> CellText | None:
     """The parts of ``cell`` that are retained (per ``outputs``: none|result|all; its source
     without the lines running this extension's magics), each redacted (``secrets`` plus
@@ -209,10 +210,10 @@ def clean_cell(
     if not source:
         return None
     kept: list[tuple[str | None, str | None]] = [(None, None)] * 3  # result, error, stdout
-    if outputs in ("result", "all"):
+    if outputs in (RetainOutputs.RESULT, RetainOutputs.ALL):
         kept[0] = _clean_output(cell.result, RESULT_CAP, secrets)
         kept[1] = _clean_output(cell.error, ERROR_CAP, secrets)
-    if outputs == "all":
+    if outputs == RetainOutputs.ALL:
         kept[2] = _clean_output(cell.stdout, STREAM_CAP, secrets)
     result, error, stdout = (text or None for text, _ in kept)
     as_shown = None
@@ -230,7 +231,9 @@ def _body(cell: CellText) -> str:
     return "\n".join(parts)
 
 
-def format_cell(cell: CellText, outputs: str = "result", secrets: Iterable[str] = ()) -> str:
+def format_cell(
+    cell: CellText, outputs: RetainOutputs = RetainOutputs.RESULT, secrets: Iterable[str] = ()
+) -> str:
     """``[cell N]``, the source, and the outputs allowed by ``outputs`` (none|result|all).
 
     Every part is redacted (``secrets`` plus credential shapes) before it is capped.

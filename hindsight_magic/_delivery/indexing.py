@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
+from .._api.vocabulary import RUNNING, OperationStatus
 from .._errors import HindsightError
 from .items import SYNC_MAX_ITEMS, Route, form_batches
 
@@ -92,7 +94,7 @@ def send_queued_elsewhere(
     seen: set[str] = set()
     entries = []
     for bank, tags, item in queued:
-        own = bank == bank_id and item.document_id and item.update_mode != "append"
+        own = bank == bank_id and item.document_id and not item.appends
         if own and item.document_id not in seen:
             seen.add(str(item.document_id))
             entries.append((Route(bank, tags), item))
@@ -147,20 +149,38 @@ class TranscriptWatch:
             self.start()
 
 
-def operation_state(client: HindsightClient, bank_id: str, operation_id: str) -> str:
-    """Where the server is with an accepted batch: ``indexing`` (pending or processing),
-    ``done`` (completed, or an operation it no longer reports), ``failed: <why>``, or
-    ``unknown`` when it cannot be asked now."""
+class Indexing(StrEnum):
+    """Where the server is with an accepted batch (or a mental model's refresh)."""
+
+    INDEXING = "indexing"  # pending or processing
+    DONE = "done"  # completed, or an operation it no longer reports
+    FAILED = "failed"
+    UNKNOWN = "unknown"  # it cannot be asked now
+
+
+class OperationState(NamedTuple):
+    """An operation's ``state`` and, when it failed, ``why``; shown as ``failed: <why>``."""
+
+    state: Indexing
+    why: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.state}: {self.why}" if self.why else str(self.state)
+
+
+def operation_state(client: HindsightClient, bank_id: str, operation_id: str) -> OperationState:
+    """Where the server is with an accepted batch."""
     try:
         reply = client.operation(bank_id, operation_id)
     except HindsightError:
-        return "unknown"
+        return OperationState(Indexing.UNKNOWN)
     status = reply.status if reply is not None else None
-    if status in ("pending", "processing"):
-        return "indexing"
-    if reply is not None and status in ("failed", "cancelled"):
-        return f"failed: {reply.error_message or f'the server indexing {status}'}"
-    return "done"
+    if status in RUNNING:
+        return OperationState(Indexing.INDEXING)
+    if reply is not None and status in (OperationStatus.FAILED, OperationStatus.CANCELLED):
+        why = reply.error_message or f"the server indexing {status}"
+        return OperationState(Indexing.FAILED, why)
+    return OperationState(Indexing.DONE)
 
 
 def follow_operations(
@@ -171,9 +191,9 @@ def follow_operations(
     done, still = [], False
     for route, operation_id in operations:
         state = operation_state(client, route.bank_id, operation_id)
-        if state in ("indexing", "unknown"):
+        if state.state in (Indexing.INDEXING, Indexing.UNKNOWN):
             still = True
-        elif state == "done":
+        elif state.state == Indexing.DONE:
             done.append(operation_id)
         else:
             queue.feed.index_failed(operation_id, f"indexing {state}")
@@ -209,7 +229,7 @@ def still_indexing(
         waiting = [
             (route, operation_id)
             for route, operation_id in waiting
-            if operation_state(client, route.bank_id, operation_id) == "indexing"
+            if operation_state(client, route.bank_id, operation_id).state == Indexing.INDEXING
         ]
         if not waiting or time.monotonic() >= deadline:
             break

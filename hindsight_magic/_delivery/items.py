@@ -15,6 +15,7 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .._capture.autoretain import AUTORETAIN
@@ -34,6 +35,14 @@ BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
 
 
+class UpdateMode(StrEnum):
+    """How a memory meets its document's earlier text (Hindsight's ``update_mode``): replace
+    it (the server's default, sent as no mode) or append to it (a kernel's transcript)."""
+
+    REPLACE = "replace"
+    APPEND = "append"
+
+
 @dataclass(slots=True)
 class MemoryItem:
     """One memory to retain; cheap to build on the kernel thread (no validation here)."""
@@ -44,20 +53,25 @@ class MemoryItem:
     metadata: dict[str, str] = field(default_factory=dict)
     tags: tuple[str, ...] | None = None
     document_id: str | None = None
-    update_mode: str | None = None
+    update_mode: UpdateMode | None = None
     entities: tuple[str, ...] = ()  # what it is about (``_capture/entities.py``)
     parts: int = 1  # how many queued memories this item carries (appends get merged)
     journal_ids: tuple[int, ...] = ()  # its rows in the journal (a tuple: not tracked by the GC)
 
     def merge_append(self, other: MemoryItem) -> bool:
         """Fold a later append to the same document into this item; False if not possible."""
-        if self.update_mode != "append" or other.update_mode != "append":
+        if not (self.appends and other.appends):
             return False
         self.content = f"{self.content}\n\n{other.content}"
         self.metadata = {**self.metadata, **other.metadata}  # the later cells cover the earlier
         self.parts += other.parts
         self.journal_ids = (*self.journal_ids, *other.journal_ids)
         return True
+
+    @property
+    def appends(self) -> bool:
+        """Whether it is appended to its document (so it has no document of its own)."""
+        return self.update_mode == UpdateMode.APPEND
 
     def to_json(self) -> dict[str, Any]:
         """The wire form: only the fields that are set."""
@@ -96,7 +110,7 @@ class MemoryItem:
             metadata=dict(data.get("metadata") or {}),
             tags=tuple(tags) if tags else None,
             document_id=data.get("document_id"),
-            update_mode=data.get("update_mode"),
+            update_mode=UpdateMode(data["update_mode"]) if data.get("update_mode") else None,
             entities=tuple(str(e["text"]) for e in data.get("entities") or ()),
             parts=int(data.get("parts") or 1),
             journal_ids=journal_ids,
@@ -109,7 +123,7 @@ OWN_ID_PREFIX = "hm-"  # marks the document ids made here (a memory's retain id)
 _id_stem: tuple[int, str, Iterator[int]] = (-1, "", itertools.count())  # (pid, stem, counter)
 
 
-def own_document_id(update_mode: str | None) -> str | None:
+def own_document_id(update_mode: UpdateMode | None) -> str | None:
     """A new document id for a memory queued without one (none for an append: it needs its
     document's). Made when the memory is queued and kept in the journal with it.
 
@@ -118,7 +132,7 @@ def own_document_id(update_mode: str | None) -> str | None:
     the GIL on the kernel thread and lets the worker keep it.
     """
     global _id_stem
-    if update_mode == "append":
+    if update_mode == UpdateMode.APPEND:
         return None
     pid, stem, counter = _id_stem
     if pid != os.getpid():
@@ -143,7 +157,7 @@ def new_item(
     tags: Sequence[str],
     secrets: Sequence[str],
     document_id: str | None = None,
-    update_mode: str | None = None,
+    update_mode: UpdateMode | None = None,
     entities: Sequence[str] = (),
 ) -> MemoryItem:
     """A memory ready to queue: secrets redacted in every text it carries (content, context,

@@ -166,7 +166,7 @@ class RecentFeed:
     ) -> None:
         objects = {id(item) for item in batch.items}
         rows = {row for item in batch.items for row in item.journal_ids}
-        appends = [i for i in batch.items if i.update_mode == "append" and i.document_id]
+        appends = [i for i in batch.items if i.appends and i.document_id]
         now = self._wall()
         with self._lock:
             for slot in self._slots:
@@ -174,7 +174,7 @@ class RecentFeed:
                 if item is None:
                     continue  # sent: its batch is done
                 mine = id(item) in objects or not rows.isdisjoint(item.journal_ids)
-                if not mine and item.update_mode == "append" and slot.state == QUEUED:
+                if not mine and item.appends and slot.state == QUEUED:
                     # folded into an earlier append to the same document (no journal rows)
                     mine = any(
                         a.document_id == item.document_id and item.content in a.content

@@ -57,7 +57,7 @@ class StoredDocuments(Protocol):
 
 def idempotent(batch: Batch) -> bool:
     """Whether every item of ``batch`` has its own ``document_id`` and none appends."""
-    return all(item.document_id and item.update_mode != "append" for item in batch.items)
+    return all(item.document_id and not item.appends for item in batch.items)
 
 
 class BatchSender:

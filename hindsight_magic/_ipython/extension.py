@@ -28,6 +28,7 @@ import IPython
 from .._capture.autoretain import Outputs, error_text, plain_outputs
 from .._capture.transcript import is_own_result
 from .._functions import SESSIONS
+from .._settings import RetainOutputs
 from .._text import plural
 from .magics import HindsightMagics
 
@@ -130,7 +131,7 @@ class CellHook:
         outputs = getattr(getattr(self._shell, "history_manager", None), "outputs", None)
         kept = outputs.get(result.execution_count) if outputs is not None else None
         if not kept:
-            if outputs is None and self._settings.retain_outputs == "all":
+            if outputs is None and self._settings.retain_outputs == RetainOutputs.ALL:
                 self._tell_no_streams()
             return plain_outputs(result)
         error = error_text(result)

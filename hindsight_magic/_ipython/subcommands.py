@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
@@ -209,14 +210,24 @@ def cmd_clear(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     )
 
 
+class AutoretainVerb(StrEnum):
+    """``%hindsight autoretain VERB``."""
+
+    ON = "on"
+    OFF = "off"
+    EVERY = "every"
+    NOW = "now"
+    STATUS = "status"
+
+
 def cmd_autoretain(ctx: HandlerContext, args: argparse.Namespace) -> Message:
     """Turn auto-retain on/off, set its interval, retain now, or show its counters."""
     session = ctx.session
-    if args.verb in ("on", "off"):
-        ctx.settings.set_setting("auto_retain", args.verb == "on")
-    elif args.verb == "every":
+    if args.verb in (AutoretainVerb.ON, AutoretainVerb.OFF):
+        ctx.settings.set_setting("auto_retain", args.verb == AutoretainVerb.ON)
+    elif args.verb == AutoretainVerb.EVERY:
         ctx.settings.set_setting("retain_every_n_cells", args.n)
-    elif args.verb == "now":
+    elif args.verb == AutoretainVerb.NOW:
         session.retain_cells_now()
         session.flush()
     auto = session.autoretain_status()
@@ -226,6 +237,19 @@ def cmd_autoretain(ctx: HandlerContext, args: argparse.Namespace) -> Message:
         f"{plural(auto.counted, 'cell', 'cells')} counted, next retain in {auto.until_next}, "
         f"{plural(auto.retained, 'cell', 'cells')} retained."
     )
+
+
+class ModelVerb(StrEnum):
+    """``%hindsight models VERB``."""
+
+    LIST = "list"
+    SHOW = "show"
+    REFRESH = "refresh"
+    SEED = "seed"
+    DELETE = "delete"
+    REMOVE = "remove"
+    HISTORY = "history"
+    RELOAD = "reload"
 
 
 def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
@@ -238,15 +262,15 @@ def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
         )
     verb, model_id, bank = args.verb, getattr(args, "id", None) or "", scope.bank_id
     missing = Message(f"Mental model not found: {model_id}")
-    if verb == "list":
+    if verb == ModelVerb.LIST:
         listed = session.list_models()
         return ModelList(bank, listed) if listed else Message(f"No mental models on bank {bank}.")
-    if verb == "show":
+    if verb == ModelVerb.SHOW:
         model = session.model(model_id)
         return missing if model is None else ModelDetail(model)
-    if verb == "refresh":
+    if verb == ModelVerb.REFRESH:
         return _refreshed(session, model_id) if model_id else _refreshed_auto(session)
-    if verb == "seed":
+    if verb == ModelVerb.SEED:
         seeded = session.seed_models()
         if seeded is None:
             return Message(f"No built-in seeds apply to scoping={scope.mode}.")
@@ -254,9 +278,9 @@ def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
         lines = [f"Seeded {created} new mental model(s); {present} already present."]
         lines += [f"Seed failed for {seed_id}: {message}" for seed_id, message in seeded.failed]
         return Message("\n".join(lines))
-    if verb == "history":
+    if verb == ModelVerb.HISTORY:
         return _history(session, model_id)
-    if verb == "reload":
+    if verb == ModelVerb.RELOAD:
         problem = session.reload_models_now()
         return Message(f"Reload failed: {problem}" if problem else "Mental-model cache reloaded.")
     if not session.delete_model(model_id):  # delete, remove
@@ -313,7 +337,7 @@ def server_words() -> Verbs:
     from .._localserver import actions
 
     data_dir = actions.DATA_DIR
-    verbs = {}
+    verbs: dict[str, Words] = {}
     for action in actions.ACTIONS:
         arguments = [Argument(o.flags, o.keywords()) for o in (*action.options, data_dir)]
         usage = f"{COMMAND} {action.usage()} [{data_dir.flags[0]} {data_dir.metavar}]"
@@ -325,8 +349,8 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """Start, stop or inspect the local Hindsight server on this machine."""
     from .._localserver import ServerError, actions
 
-    action, options = args.verb, args
-    if action == "start":
+    action, options, verb = args.verb, args, actions.ServerAction
+    if action == verb.START:
         print("Starting the local Hindsight server (about 15 s the first time)…", file=sys.stderr)
         try:
             info, text = actions.start(
@@ -345,11 +369,11 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
             raise in_words(failed, str(error)) from None
         ctx.settings.set_setting("api_url", info.url)
         return Message(f"{text}\nThis session now uses it.")
-    if action == "stop":
+    if action == verb.STOP:
         return Message(actions.stop(options.data_dir))
-    if action == "status":
+    if action == verb.STATUS:
         return Message(actions.status(options.data_dir, COMMAND)[1])
-    if action == "purge":
+    if action == verb.PURGE:
         found, plan = actions.purge_plan(options.data_dir)
         if found and not options.yes:
             return Message(
@@ -440,13 +464,21 @@ def cmd_map(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     return _functions.memory_map(entity, top=args.top, session=ctx.session)
 
 
+class LayerVerb(StrEnum):
+    """``%hindsight layer VERB``."""
+
+    LIST = "list"
+    ADD = "add"
+    REMOVE = "remove"
+
+
 def cmd_layer(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """List, add or remove the banks this session reads beside its own (a course's, a team's):
     recall and reflect read them all, each memory labelled with its layer; nothing writes to
     them."""
-    if args.verb == "add":
+    if args.verb == LayerVerb.ADD:
         return _functions.add_layer(args.bank, name=args.as_name, session=ctx.session)
-    if args.verb == "remove":
+    if args.verb == LayerVerb.REMOVE:
         return _functions.remove_layer(args.name, session=ctx.session)
     return _functions.layers(session=ctx.session)
 
@@ -507,13 +539,13 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         cmd_autoretain,
         Verbs(
             {
-                "on": Words(),
-                "off": Words(),
-                "every": Words(arg("n", metavar="N")),
-                "now": Words(),
-                "status": Words(),
+                AutoretainVerb.ON: Words(),
+                AutoretainVerb.OFF: Words(),
+                AutoretainVerb.EVERY: Words(arg("n", metavar="N")),
+                AutoretainVerb.NOW: Words(),
+                AutoretainVerb.STATUS: Words(),
             },
-            default="status",
+            default=AutoretainVerb.STATUS,
         ),
     ),
     "server": Subcommand(
@@ -526,17 +558,17 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         cmd_models,
         Verbs(
             {
-                "list": Words(),
-                "show": Words(MODEL_ID),
-                "refresh": Words(OPTIONAL_MODEL_ID),
-                "seed": Words(),
-                "delete": Words(MODEL_ID),
-                "remove": Words(MODEL_ID),
-                "history": Words(MODEL_ID),
-                "reload": Words(),
+                ModelVerb.LIST: Words(),
+                ModelVerb.SHOW: Words(MODEL_ID),
+                ModelVerb.REFRESH: Words(OPTIONAL_MODEL_ID),
+                ModelVerb.SEED: Words(),
+                ModelVerb.DELETE: Words(MODEL_ID),
+                ModelVerb.REMOVE: Words(MODEL_ID),
+                ModelVerb.HISTORY: Words(MODEL_ID),
+                ModelVerb.RELOAD: Words(),
             },
-            default="list",
-            hidden=("remove",),  # delete's other name
+            default=ModelVerb.LIST,
+            hidden=(ModelVerb.REMOVE,),  # delete's other name
         ),
     ),
     "layer": Subcommand(
@@ -544,14 +576,14 @@ SUBCOMMANDS: dict[str, Subcommand] = {
         cmd_layer,
         Verbs(
             {
-                "list": Words(),
-                "add": Words(
+                LayerVerb.LIST: Words(),
+                LayerVerb.ADD: Words(
                     arg("bank", metavar="BANK|PATH.zip"),
                     arg("--as", dest="as_name", metavar="NAME"),
                 ),
-                "remove": Words(arg("name", metavar="NAME")),
+                LayerVerb.REMOVE: Words(arg("name", metavar="NAME")),
             },
-            default="list",
+            default=LayerVerb.LIST,
         ),
     ),
     "forget": Subcommand(

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .._diagnosis import local_diagnosis
 from .._errors import HindsightError
 from .._machine import (
     LOCAL_PORT,
+    NO_LLM_PROVIDERS,
     PROJECT_DATA_DIR,
     ServerInfo,
     api_process,
@@ -38,7 +40,20 @@ from . import ServerError, launcher, llm, storage
 from .postgres import PG_USER
 
 DEFAULT_PORT = LOCAL_PORT  # here too, so that parsing never imports the launcher
-DEFAULT_ACTION = "status"  # what a bare `%hindsight server` does
+
+
+class ServerAction(StrEnum):
+    """What the command line's ``server`` and ``%hindsight server`` do (``ACTIONS`` has each
+    one's help and options)."""
+
+    START = "start"
+    STOP = "stop"
+    STATUS = "status"
+    LOGS = "logs"
+    PURGE = "purge"
+
+
+DEFAULT_ACTION = ServerAction.STATUS  # what a bare `%hindsight server` does
 
 
 def positive_int(text: str) -> int:
@@ -85,7 +100,7 @@ class Option:
 class Action:
     """One server action: its name, one-line help and its own options."""
 
-    name: str
+    name: ServerAction
     help: str
     options: tuple[Option, ...] = ()
 
@@ -107,7 +122,7 @@ DATA_DIR = Option(
 )
 ACTIONS: tuple[Action, ...] = (
     Action(
-        "start",
+        ServerAction.START,
         "start (or reuse) the server",
         (
             Option(
@@ -140,15 +155,15 @@ ACTIONS: tuple[Action, ...] = (
             ),
         ),
     ),
-    Action("stop", "stop the server"),
-    Action("status", "is it running? where is its data?"),
+    Action(ServerAction.STOP, "stop the server"),
+    Action(ServerAction.STATUS, "is it running? where is its data?"),
     Action(
-        "logs",
+        ServerAction.LOGS,
         "show the end of the server log",
         (Option(("-n", "--lines"), positive_int, 40, "N", "how many lines (default 40)"),),
     ),
     Action(
-        "purge",
+        ServerAction.PURGE,
         "stop the server and delete all its data",
         (Option(("--yes",), bool, False, "", "do not ask for confirmation"),),
     ),
@@ -186,14 +201,14 @@ def add_cli_parser(
 NO_LLM_NOTE = (
     "reflect and mental models show the memories themselves; for written answers: "
     "hindsight-magic server start --llm openai (or "
-    + ", ".join(name for name in llm.NAMES if name != "openai")
+    + ", ".join(name for name in llm.NAMES if name != llm.OPENAI)
     + ")"
 )
 
 
 def llm_name(info: ServerInfo) -> str:
     """``openai (gpt-4o-mini)``, or ``mock (no LLM)``."""
-    if info.llm_provider in ("mock", "none"):
+    if info.llm_provider in NO_LLM_PROVIDERS:
         return f"{info.llm_provider} (no LLM)"
     return llm.LlmChoice(info.llm_provider, info.llm_model).words()
 
@@ -201,7 +216,7 @@ def llm_name(info: ServerInfo) -> str:
 def llm_words(info: ServerInfo) -> str:
     """``openai (gpt-4o-mini)``, or what running without an LLM means."""
     name = llm_name(info)
-    return f"{name}: {NO_LLM_NOTE}" if info.llm_provider in ("mock", "none") else name
+    return f"{name}: {NO_LLM_NOTE}" if info.llm_provider in NO_LLM_PROVIDERS else name
 
 
 def describe(info: ServerInfo) -> str:

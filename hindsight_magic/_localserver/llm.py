@@ -48,14 +48,15 @@ class Provider:
         return bool(self.keys)
 
 
+OPENAI, OLLAMA = "openai", "ollama"  # the first one a user is told of; the one found locally
 PROVIDERS: dict[str, Provider] = {
     provider.name: provider
     for provider in (
-        Provider("openai", ("OPENAI_API_KEY",)),
+        Provider(OPENAI, ("OPENAI_API_KEY",)),
         Provider("anthropic", ("ANTHROPIC_API_KEY",)),
         Provider("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
         Provider("groq", ("GROQ_API_KEY",)),
-        Provider("ollama", local_url=OLLAMA_URL),
+        Provider(OLLAMA, local_url=OLLAMA_URL),
         Provider("lmstudio", local_url="http://127.0.0.1:1234"),
     )
 }
@@ -94,7 +95,7 @@ def server_env(choice: LlmChoice, environ: Mapping[str, str]) -> tuple[LlmChoice
     as it will run (Ollama's URL and model, when they were found here). ``ServerError`` (one
     line) for a key that is not set or an Ollama that does not answer."""
     known = PROVIDERS.get(choice.provider, Provider(choice.provider))
-    if choice.provider == "ollama" and not choice.base_url:
+    if choice.provider == OLLAMA and not choice.base_url:
         choice = _ollama(choice)
     env = {ENV_PROVIDER: choice.provider, ENV_HEALTH: "true"}
     if choice.model:
@@ -139,4 +140,4 @@ def _ollama(choice: LlmChoice) -> LlmChoice:
                 f"(`ollama pull {OLLAMA_DEFAULT_MODEL}`) or name one with --model"
             )
         model = OLLAMA_DEFAULT_MODEL if OLLAMA_DEFAULT_MODEL in names else names[0]
-    return LlmChoice("ollama", model, f"{OLLAMA_URL}/v1")
+    return LlmChoice(OLLAMA, model, f"{OLLAMA_URL}/v1")

@@ -28,18 +28,20 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from .._api.errors import reply_line
 from .._api.transfers import BankTransfers
+from .._api.vocabulary import ENDED_UNDONE, OperationStatus
 from .._errors import PUBLIC, HindsightError, InputError
 from .._text import plural
 from .curation import Outcome
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._api.replies import BankListItem, BankStats, OperationResult, OperationStatus
+    from .._api.replies import BankListItem, BankStats, OperationReply, OperationResult
     from .scope import BankScope
 
 FORMAT = "hindsight-magic snapshot 1"
@@ -55,6 +57,14 @@ COUNTS = (  # manifest field, the archive's own manifest key
     ("observations", "observation_count"),
     ("mental_models", "mental_model_count"),
 )
+
+
+class Transfer(StrEnum):
+    """A whole-bank operation the server runs and the archiver follows; named in its errors."""
+
+    SNAPSHOT = "snapshot"
+    RESTORE = "restore"
+    CLONE = "clone"
 
 
 class ArchiveError(InputError):
@@ -270,7 +280,7 @@ def imported_counts(result: OperationResult) -> dict[str, int]:
     }
 
 
-def _dumped(reply: OperationStatus | None) -> dict[str, Any] | None:
+def _dumped(reply: OperationReply | None) -> dict[str, Any] | None:
     """An operation's status as the details of the error it ends in."""
     return None if reply is None else reply.model_dump(exclude_none=True)
 
@@ -384,7 +394,7 @@ class Archiver:
         transfers = self._transfers()
         progress.stage(f"exporting bank {bank} on the server")
         operation = self._submit(lambda: transfers.export(bank))
-        result = self._follow(bank, operation, progress, "snapshot")
+        result = self._follow(bank, operation, progress, Transfer.SNAPSHOT)
         url, size = result.download_url, result.byte_size
         progress.stage(f"downloading to {target.name}", int(size) if size else None)
         made: list[Path] = []  # the temporary files, removed whatever happens
@@ -491,7 +501,7 @@ class Archiver:
                     )
                 )
                 progress.stage(f"restoring bank {target} on the server")
-                result = self._follow(TRANSFER_BANK, operation, progress, "restore")
+                result = self._follow(TRANSFER_BANK, operation, progress, Transfer.RESTORE)
                 break
             except HindsightError as error:
                 # the session's own background work (the mental models' first load, a
@@ -537,7 +547,7 @@ class Archiver:
             self._transfers().delete_bank(target)
         progress.stage(f"cloning bank {bank} into {target} on the server")
         operation = self._submit(lambda: self._transfers().clone(bank, target))
-        result = self._follow(bank, operation, progress, "clone")
+        result = self._follow(bank, operation, progress, Transfer.CLONE)
         counts = imported_counts(result)
         line = f"Cloned bank {bank!r} into {target!r}: {counts_line(counts)}."
         progress.close(line)
@@ -560,7 +570,9 @@ class Archiver:
         with contextlib.suppress(HindsightError):
             self._connection.client.cancel_operation(bank, operation)
 
-    def _follow(self, bank: str, operation: str, progress: Progress, what: str) -> OperationResult:
+    def _follow(
+        self, bank: str, operation: str, progress: Progress, what: Transfer
+    ) -> OperationResult:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
         it on the server; an operation that failed or never ended there is a
         ``HindsightError`` (the server's fault, not the user's input), in one line."""
@@ -570,15 +582,13 @@ class Archiver:
             while True:
                 reply = client.operation(bank, operation)
                 status = reply.status if reply is not None else None
-                if reply is not None and status == "completed":
+                if reply is not None and status == OperationStatus.COMPLETED:
                     return reply.result
                 why = (reply.error_message if reply is not None else None) or ""
-                if status in ("failed", "cancelled", "not_found") or (
-                    what == "restore" and "already exists" in why
-                ):
+                if status in ENDED_UNDONE or (what == Transfer.RESTORE and "already exists" in why):
                     # an import refused because its bank exists is retried by the server for
                     # minutes, refused each time: give up on it now (the caller deletes again)
-                    if status not in ("failed", "cancelled", "not_found"):
+                    if status not in ENDED_UNDONE:
                         self._cancel(bank, operation)
                     why = reply_line(why) if why else f"the server's operation {status}"
                     message = f"The {what} failed on the server: {why.rstrip('.')}."

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn, Protocol
 
+from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
@@ -284,7 +285,7 @@ class Curator:
             )
         return error
 
-    def _of_document(self, document_id: str, state: str | None = None) -> list[MemoryUnit]:
+    def _of_document(self, document_id: str, state: MemoryState | None = None) -> list[MemoryUnit]:
         reply = self._connection.client.list_memories(
             self._bank(), document_id=document_id, state=state, limit=PAGE
         )
@@ -361,7 +362,7 @@ class Curator:
         target = self.resolve(ref)
         if target.memory_id is None:
             assert target.document_id is not None
-            facts = self._of_document(target.document_id, state="invalidated")
+            facts = self._of_document(target.document_id, state=MemoryState.INVALIDATED)
             if not facts:
                 return self._none_left(target, "restore")
             for fact in facts:
@@ -452,12 +453,12 @@ class Curator:
         cell = cell_document(memory.document_id or "")
         if cell is not None:
             return self._cell_history(cell, target.shown, _cell_label(memory))
-        state = memory.state or "valid"
+        state = memory.state or MemoryState.VALID
         now = f"now ({state}): {one_line(memory.text, 200)}"
-        if state == "invalidated" and memory.invalidation_reason:
+        if state == MemoryState.INVALIDATED and memory.invalidation_reason:
             now += f" — reason: {one_line(memory.invalidation_reason, 120)}"
         lines = [now]
-        if memory.kind == "observation":
+        if memory.kind == FactType.OBSERVATION:
             for entry in client.observation_history(bank, target.memory_id):
                 when = utc_minute_text(entry.changed_at, " UTC")
                 lines.append(f"{when}: said {one_line(entry.previous_text or '', 200)}")
@@ -582,7 +583,7 @@ class Curator:
         """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
         scope = self._scope()
         reply = self._connection.client.list_memories(
-            scope.bank_id, **scope.listing("invalidated", PAGE)
+            scope.bank_id, **scope.listing(MemoryState.INVALIDATED, PAGE)
         )
         found = sorted(reply.items, key=lambda m: m.invalidated_at or "", reverse=True)
         total = reply.total or len(found)
@@ -653,7 +654,7 @@ class Curator:
                     continue
                 known.append(document_id)
                 facts += self._of_document(document_id) + self._of_document(
-                    document_id, "invalidated"
+                    document_id, MemoryState.INVALIDATED
                 )
             if not known:
                 raise CurationError(f"No document {shown} in bank {bank!r}: check the id.")
@@ -692,7 +693,7 @@ class Curator:
         client, bank = self._connection.client, self._bank()
         pattern = like_literal(needle)
         found: list[MemoryUnit] = []
-        for state in (None, "invalidated"):
+        for state in (None, MemoryState.INVALIDATED):
             offset, read = 0, 0
             while read < PURGE_CAP:
                 reply = client.list_memories(

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._errors import HindsightError
-from .._machine import local_server
+from .._machine import NO_LLM_PROVIDERS, local_server
 
-NO_LLM_PROVIDERS = frozenset({"mock", "none"})
 PLACEHOLDER = "mock response"  # what Hindsight's mock LLM writes for every answer and model
 RECHECK_S = 30.0
 ONE_COMMAND = "hindsight-magic server start --llm openai"  # the step to a real LLM (README)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.client import HindsightClient, bank_settings, ensure_bank
 from .._errors import HindsightError
+from .._settings import ScopeMode
 from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
 from .excerpt import excerpt
 from .llm import placeholder
@@ -96,8 +97,8 @@ def sort_by_name(models: Iterable[MentalModel]) -> list[MentalModel]:
 
 
 log = logging.getLogger("hindsight_magic")
-ALL_SCOPES = ("global", "per-project", "per-project-tagged")
-PROJECT_SCOPES = ("per-project", "per-project-tagged")
+ALL_SCOPES = tuple(ScopeMode)
+PROJECT_SCOPES = (ScopeMode.PER_PROJECT, ScopeMode.PER_PROJECT_TAGGED)
 AUTO_REFRESH = {"mode": "delta", "refresh_after_consolidation": True}
 
 
@@ -108,7 +109,7 @@ class Seed:
     id: str
     name: str
     source_query: str
-    scopes: tuple[str, ...]
+    scopes: tuple[ScopeMode, ...]
     project_tagged: bool
     max_tokens: int
     extra_tags: tuple[str, ...] = ()
@@ -181,7 +182,7 @@ def resolve_seeds(scope: BankScope, seeds: Iterable[Seed] = SEEDS) -> list[Resol
         base = (scope.retain_tags or ()) if seed.project_tagged else ()
         tags = tuple(dict.fromkeys((*base, *seed.extra_tags)))
         model_id, legacy = seed.id, tuple[str, ...]()
-        if scope.mode == "per-project-tagged" and seed.project_tagged and tags:
+        if scope.mode == ScopeMode.PER_PROJECT_TAGGED and seed.project_tagged and tags:
             model_id, legacy = f"{seed.id}-{tag_suffix(tags[0])}", (seed.id,)
         resolved.append(
             ResolvedSeed(model_id, seed.name, seed.source_query, tags, seed.max_tokens, legacy)

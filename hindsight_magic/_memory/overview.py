@@ -40,8 +40,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
+from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
+from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import cell_document
 from .._errors import PUBLIC, InputError
 from .._text import encodable, one_line, plain_text, plural
@@ -58,9 +60,8 @@ if TYPE_CHECKING:
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
 
-PERIODS = ("day", "week", "month")
-FACT_TYPES = ("world", "experience", "observation")
-FACTS = ("world", "experience")  # what a person retained; an observation is made of them
+FACT_TYPES: tuple[FactType, ...] = tuple(FactType)
+FACTS = (FactType.WORLD, FactType.EXPERIENCE)  # what was retained; an observation is made of them
 CONSOLIDATED = "(consolidated)"  # an observation: the server's, from many memories
 NO_NOTEBOOK = "(no notebook)"  # a script's memory, or one written before provenance
 NOT_READ = "(older, not read)"  # memories counted but not read for the split by notebook
@@ -70,6 +71,17 @@ READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope 
 FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
 MAX_TOP = 200
+
+
+class Period(StrEnum):
+    """What the timeline counts memories per (``hm.timeline(by=...)``, ``--by``)."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+
+
+PERIODS: tuple[str, ...] = tuple(Period)
 
 
 class OverviewError(InputError):
@@ -82,33 +94,33 @@ class TimelineRow(NamedTuple):
     """One count: memories of ``fact_type`` from ``notebook`` recorded in ``period``."""
 
     period: date  # the period's first day
-    fact_type: str
+    fact_type: FactType
     notebook: str
     memories: int
 
 
-def period_start(day: date, by: str) -> date:
+def period_start(day: date, by: Period) -> date:
     """The first day of the day, ISO week (Monday) or month ``day`` falls in."""
-    if by == "week":
+    if by == Period.WEEK:
         return day - timedelta(days=day.weekday())
-    if by == "month":
+    if by == Period.MONTH:
         return day.replace(day=1)
     return day
 
 
-def next_period(start: date, by: str) -> date:
+def next_period(start: date, by: Period) -> date:
     """The first day of the period after the one starting on ``start``."""
-    if by == "week":
+    if by == Period.WEEK:
         return start + timedelta(days=7)
-    if by == "month":
+    if by == Period.MONTH:
         return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
     return start + timedelta(days=1)
 
 
-def choose_period(first: date, last: date) -> str:
+def choose_period(first: date, last: date) -> Period:
     """Days for up to two months, weeks for up to a year and a half, months beyond."""
     span = (last - first).days
-    return "day" if span <= 62 else "week" if span <= 550 else "month"
+    return Period.DAY if span <= 62 else Period.WEEK if span <= 550 else Period.MONTH
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,7 @@ class TimelineCounts:
     """Memories per period, by fact type and by notebook: what ``hm.timeline()`` draws."""
 
     bank_id: str
-    by: str
+    by: Period
     rows: tuple[TimelineRow, ...]
     periods: tuple[date, ...]  # every period from the first to the last, empty ones too
     window: TimeWindow | None = None
@@ -232,10 +244,11 @@ class EntityMap:
         return f"{shown}{plural(self.total_entities, 'entity', 'entities')} in bank {self.bank_id}"
 
 
-def check_period(by: str | None) -> str | None:
+def check_period(by: str | None) -> Period | None:
+    """The period the user named (a word of ``Period``), or None: chosen from the span."""
     if by is not None and by not in PERIODS:
         raise OverviewError(f"Unknown period {one_line(str(by), 20)!r}: use day, week or month.")
-    return by
+    return None if by is None else Period(by)
 
 
 def check_top(top: int) -> int:
@@ -275,7 +288,7 @@ class BankOverview:
         self._llm = llm
 
     def timeline(
-        self, by: str | None = None, window: TimeWindow | None = None, *, settle: bool = True
+        self, by: Period | None = None, window: TimeWindow | None = None, *, settle: bool = True
     ) -> TimelineCounts:
         """Memories per ``by`` period (``None``: chosen from the span) inside ``window``.
 
@@ -302,13 +315,13 @@ class BankOverview:
         self,
         bank_id: str,
         reader: ScopeReader,
-        types: Sequence[str],
-        by: str | None,
+        types: Sequence[FactType],
+        by: Period | None,
         window: TimeWindow | None,
     ) -> TimelineCounts:
         """Every memory read and counted by its local day, type and notebook."""
         zone = local_zone()
-        per_day: Counter[tuple[date, str, str]] = Counter()
+        per_day: Counter[tuple[date, FactType, str]] = Counter()
         start, end = (window.start, window.end) if window else (None, None)
         for page in reader.pages(None, start, end, READ_PAGE):
             for item in page:
@@ -324,8 +337,8 @@ class BankOverview:
         self,
         bank_id: str,
         reader: ScopeReader,
-        totals: Mapping[str, int],
-        by: str | None,
+        totals: Mapping[FactType, int],
+        by: Period | None,
         window: TimeWindow | None,
     ) -> TimelineCounts:
         """Counted by the server per period and type, and the newest ``READ_WHOLE`` read for
@@ -349,13 +362,13 @@ class BankOverview:
         by = by or choose_period(first, last)
         periods = _periods(first, last, by)
         bounds = {p: _clamp(p, by, zone, start, end) for p in periods}
-        per_type: dict[tuple[date, str], int] = {}
+        per_type: dict[tuple[date, FactType], int] = {}
         for period in periods:
             for fact_type in present:
                 count = reader.count(fact_type, *bounds[period])
                 if count:
                     per_type[(period, fact_type)] = count
-        rows: Counter[tuple[date, str, str]] = Counter()
+        rows: Counter[tuple[date, FactType, str]] = Counter()
         read = looked = 0
         for page in reader.pages(None, start, end, READ_PAGE):  # the newest, for notebooks
             for item in page:
@@ -409,7 +422,7 @@ class BankOverview:
         it was superseded."""
         zone = local_zone()
         when: dict[tuple[str, str], datetime] = {}
-        for page in ScopeReader(self._connection, scope, "invalidated").pages():
+        for page in ScopeReader(self._connection, scope, MemoryState.INVALIDATED).pages():
             for item in page:
                 cell = cell_document(item.document_id or "")
                 moment = server_time(item.invalidated_at)
@@ -500,8 +513,8 @@ class BankOverview:
 
 def counted_by_day(
     bank_id: str,
-    per_day: Counter[tuple[date, str, str]],
-    by: str | None,
+    per_day: Counter[tuple[date, FactType, str]],
+    by: Period | None,
     window: TimeWindow | None,
 ) -> TimelineCounts:
     """Memories counted per local day, type and notebook, as counts per ``by`` period (chosen
@@ -511,7 +524,7 @@ def counted_by_day(
     today = datetime.now(zone).date()
     first, last = _span(window, zone, min(days, default=None), max([today, *days]))
     by = by or choose_period(first, last)
-    rows: Counter[tuple[date, str, str]] = Counter()
+    rows: Counter[tuple[date, FactType, str]] = Counter()
     for (day, fact_type, notebook), count in per_day.items():
         rows[(period_start(day, by), fact_type, notebook)] += count
     return _table(bank_id, by, rows, _periods(first, last, by), window)
@@ -535,7 +548,7 @@ def _span(
     return first, last
 
 
-def _periods(first: date, last: date, by: str) -> tuple[date, ...]:
+def _periods(first: date, last: date, by: Period) -> tuple[date, ...]:
     """Every period from the one holding ``first`` to the one holding ``last``."""
     periods = []
     start = period_start(first, by)
@@ -546,7 +559,7 @@ def _periods(first: date, last: date, by: str) -> tuple[date, ...]:
 
 
 def _clamp(
-    period: date, by: str, zone: tzinfo, start: datetime | None, end: datetime | None
+    period: date, by: Period, zone: tzinfo, start: datetime | None, end: datetime | None
 ) -> tuple[datetime, datetime]:
     """``[from, to)`` of ``period`` in ``zone``, inside the window ``[start, end)``."""
     low, high = _midnight(period, zone), _midnight(next_period(period, by), zone)
@@ -555,8 +568,8 @@ def _clamp(
 
 def _table(
     bank_id: str,
-    by: str,
-    rows: Counter[tuple[date, str, str]],
+    by: Period,
+    rows: Counter[tuple[date, FactType, str]],
     periods: tuple[date, ...],
     window: TimeWindow | None,
 ) -> TimelineCounts:
@@ -581,14 +594,14 @@ def _edges(together: Counter[tuple[str, str]]) -> tuple[MapEdge, ...]:
     return tuple(MapEdge(a, b, weight) for (a, b), weight in together.most_common() if weight)
 
 
-def _fact_type(item: MemoryUnit) -> str:
+def _fact_type(item: MemoryUnit) -> FactType:
     kind = item.kind
-    return kind if kind in FACT_TYPES else "world"
+    return FactType(kind) if kind in FACT_TYPES else FactType.WORLD
 
 
 def _notebook(item: MemoryUnit) -> str:
     """The notebook a listed memory came from (its file name), or what stands in for one."""
-    if item.kind == "observation":
+    if item.kind == FactType.OBSERVATION:
         return CONSOLIDATED
     meta = item.metadata or {}
     notebook = str(meta.get(NOTEBOOK) or "").strip()
@@ -606,6 +619,7 @@ __all__ = [
     "BankOverview",
     "EntityMap",
     "OverviewError",
+    "Period",
     "TimelineCounts",
     "TimelineRow",
     "WhenError",

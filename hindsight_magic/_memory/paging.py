@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from .._api.vocabulary import MemoryState
 from .timewindow import TIME_FIELD, server_time
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ def utc_text(moment: datetime) -> str:
 class ScopeReader:
     """Counts and reads one scope's memories in one state (``valid``, ``invalidated``)."""
 
-    def __init__(self, connection: Connection, scope: BankScope, state: str = "valid") -> None:
+    def __init__(
+        self, connection: Connection, scope: BankScope, state: MemoryState = MemoryState.VALID
+    ) -> None:
         self._connection = connection
         self._scope = scope
         self._state = state

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from .._capture.autoretain import AUTORETAIN
+from .._capture.autoretain import AUTORETAIN, Source
 from .._machine import git_main_root
 from .._settings import MINE
 from .._text import parse_iso, utc_minute_text
@@ -52,10 +52,8 @@ RUN = "run"
 REPLACES = "replaces"
 LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
 
-RETAIN_MAGIC = "%retain"
-PYTHON_API = "python api"
-AGENT = "agent"  # an AI agent wrote it (through the MCP server, or ``retain(agent=…)``)
-SOURCES = (RETAIN_MAGIC, AUTORETAIN, PYTHON_API, AGENT)  # the values of ``source``
+RETAIN_MAGIC, PYTHON_API, AGENT = Source.RETAIN_MAGIC, Source.PYTHON_API, Source.AGENT
+SOURCES = tuple(Source)  # the values of ``source``
 
 SEPARATOR = " · "
 MAX_CELLS = 10_000  # a wider range (in someone else's metadata) is not taken for cells
@@ -132,7 +130,7 @@ class AgentOrigin:
 
 
 def provenance_metadata(
-    source: str,
+    source: Source,
     kernel_session: str,
     notebook: str | None,
     cells: Iterable[int] = (),

@@ -49,9 +49,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .._api.client import bank_settings, ensure_bank
+from .._api.vocabulary import MemoryState
 from .._capture.identity import cell_document
 from .._errors import HindsightError
-from .._settings import MINE
+from .._settings import MINE, Budget
 from .._text import encodable, prompt_text
 from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
@@ -247,7 +248,7 @@ class Reader:
         self,
         query: str,
         *,
-        budget: str | None = None,
+        budget: Budget | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
@@ -296,7 +297,7 @@ class Reader:
         self,
         query: str,
         *,
-        budget: str | None = None,
+        budget: Budget | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
@@ -346,7 +347,7 @@ class Reader:
         self,
         asked: Sequence[Layer],
         query: str,
-        budget: str | None,
+        budget: Budget | None,
         max_tokens: int,
         types: Sequence[str] | None,
         window: TimeWindow | None,
@@ -409,7 +410,7 @@ class Reader:
             while offset < AS_OF_CAP:
                 reply = client.list_memories(
                     one.bank_id,
-                    state="invalidated",
+                    state=MemoryState.INVALIDATED,
                     tags=one.tags,
                     tags_match=one.tags_match,
                     time_field="mentioned_at",
@@ -443,7 +444,7 @@ class Reader:
         memories = []
         for fact_type in self._settings.recall_types:
             reply = client.list_memories(
-                scope.bank_id, fact_type=fact_type, **scope.listing("valid", limit)
+                scope.bank_id, fact_type=fact_type, **scope.listing(MemoryState.VALID, limit)
             )
             memories += listed_memories(reply.items, self._curator)
         memories.sort(key=lambda m: server_time(m.mentioned_at) or EPOCH, reverse=True)
@@ -463,7 +464,7 @@ class Reader:
         question: str,
         *,
         context: str | None = None,
-        budget: str | None = None,
+        budget: Budget | None = None,
         sources: bool = True,
     ) -> ReflectResult:
         """The server's synthesized answer to ``question`` (with what it is based on).
@@ -545,7 +546,7 @@ class Reader:
         )
 
     def _unanswered(
-        self, question: str, why: str, how: str, budget: str | None, ready: tuple[int, bool]
+        self, question: str, why: str, how: str, budget: Budget | None, ready: tuple[int, bool]
     ) -> ReflectResult:
         """No answer was written (``why``; ``how`` to get one): the memories that bear on
         ``question``, best first, as a recall shows them (and ``#N`` names them: it is the

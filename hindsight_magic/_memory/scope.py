@@ -6,8 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import TypedDict
 
+from .._api.vocabulary import MemoryState
 from .._machine import project_folder
-from .._settings import bank_id_part
+from .._settings import ScopeMode, bank_id_part
 from .._text import encodable
 
 
@@ -22,7 +23,7 @@ def project_label(cwd: str | os.PathLike[str] | None = None) -> str:
 class Listing(TypedDict):
     """The scope's part of a ``list_memories`` call."""
 
-    state: str
+    state: MemoryState
     tags: tuple[str, ...] | None
     tags_match: str | None
     limit: int
@@ -32,14 +33,14 @@ class Listing(TypedDict):
 class BankScope:
     """Where memories go and which tags filter recall, for one scoping mode."""
 
-    mode: str
+    mode: ScopeMode
     bank_id: str
     label: str
     retain_tags: tuple[str, ...] | None = None
     recall_tags: tuple[str, ...] | None = None
     tags_match: str | None = None
 
-    def listing(self, state: str, limit: int) -> Listing:
+    def listing(self, state: MemoryState, limit: int) -> Listing:
         """The ``list_memories`` arguments for this scope's memories in ``state``, at most
         ``limit`` (the recall tags: untagged memories show as in recall)."""
         return {
@@ -62,12 +63,12 @@ def base_bank(bank_id: str, prefix: str = "") -> str:
     return f"{prefix}-{base}" if prefix else base
 
 
-def compute_scope(mode: str, bank_id: str, prefix: str, label: str) -> BankScope:
+def compute_scope(mode: ScopeMode, bank_id: str, prefix: str, label: str) -> BankScope:
     """The scope for ``mode``: global, per-project or per-project-tagged."""
     base = base_bank(bank_id, prefix)
-    if mode == "global":
+    if mode == ScopeMode.GLOBAL:
         return BankScope(mode, base, label)
-    if mode == "per-project":
+    if mode == ScopeMode.PER_PROJECT:
         return BankScope(mode, f"{base}-{bank_id_part(label)}", label)
     tags = (f"project:{label}",)
     return BankScope(mode, base, label, tags, tags, "any")

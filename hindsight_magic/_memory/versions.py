@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import (
     CELL_DOCUMENT,
     CellIdentity,
@@ -58,7 +59,7 @@ RELIST_AFTER_S = 60.0  # a listing that failed (server down) is tried again afte
 SETTLE_WAIT_S = 2.0  # how often a supersede waits for the new version to be on the server …
 SETTLE_GIVE_UP_S = 1800.0  # … and how long, at most (the old version then stays valid)
 SETTLE_POLL_S = 0.25  # how often a flush or an exit asks whether the new version is there
-FACT_TYPES = ("world", "experience")  # what the server lets be curated
+FACT_TYPES = (FactType.WORLD, FactType.EXPERIENCE)  # what the server lets be curated
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -270,7 +271,7 @@ class CellVersions:
         client, revived = self._connection.client, False
         for document_id in record.documents:
             reply = client.list_memories(
-                bank_id, document_id=document_id, state="invalidated", limit=LIST_PAGE
+                bank_id, document_id=document_id, state=MemoryState.INVALIDATED, limit=LIST_PAGE
             )
             for memory in reply.items:
                 reason = memory.invalidation_reason or ""
@@ -439,7 +440,7 @@ def read_history(client: HindsightClient, bank_id: str, prefix: str) -> list[Cel
         version.text = "\n".join(texts)
         if not version.valid:
             reply = client.list_memories(
-                bank_id, document_id=version.documents[0], state="invalidated", limit=1
+                bank_id, document_id=version.documents[0], state=MemoryState.INVALIDATED, limit=1
             )
             for memory in reply.items:
                 version.superseded_at = memory.invalidated_at

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection, Timeouts
 from .._capture import redact
-from .._capture.autoretain import AutoRetainer, Entry
+from .._capture.autoretain import AutoRetainer, Entry, Source
 from .._capture.identity import (
     CellPlan,
     NotebookCells,
@@ -72,7 +72,14 @@ from .._delivery.indexing import (
     prepare_read,
     send_queued_elsewhere,
 )
-from .._delivery.items import FlushOutcome, NotAnswering, Route, new_item, own_document_id
+from .._delivery.items import (
+    FlushOutcome,
+    NotAnswering,
+    Route,
+    UpdateMode,
+    new_item,
+    own_document_id,
+)
 from .._delivery.journal import open_journal
 from .._delivery.journal_file import JournalError
 from .._delivery.queue import RetainQueue, SentOperation
@@ -115,7 +122,15 @@ from .._memory.provenance import (
 from .._memory.reading import Reader
 from .._memory.scope import BankScope, compute_scope, project_label
 from .._memory.versions import CellVersions
-from .._settings import MINE, Affects, SettingsError, bank_id_problem, tag_problem
+from .._settings import (
+    MINE,
+    Affects,
+    Budget,
+    ScopeMode,
+    SettingsError,
+    bank_id_problem,
+    tag_problem,
+)
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
 from .view import SessionView
@@ -130,7 +145,7 @@ if TYPE_CHECKING:
     from .._memory.archive import Progress
     from .._memory.curation import Outcome
     from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
-    from .._memory.overview import EntityMap, TimelineCounts
+    from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult, ReflectResult
     from .._memory.timewindow import AsOf, TimeWindow
     from .._settings import HindsightSettings
@@ -329,7 +344,7 @@ class HindsightSession:
         values = {"scoping": s.scoping, "bank_id": s.bank_id, "bank_prefix": s.bank_prefix}
         values[name] = value
         scope = compute_scope(
-            values["scoping"], values["bank_id"], values["bank_prefix"], self.label
+            ScopeMode(values["scoping"]), values["bank_id"], values["bank_prefix"], self.label
         )
         return scope_problem(scope)
 
@@ -394,10 +409,10 @@ class HindsightSession:
         context: str | None = None,
         tags: Sequence[str] = (),
         document_id: str | None = None,
-        update_mode: str | None = None,
+        update_mode: UpdateMode | None = None,
         ran_at: datetime | float | None = None,
         timestamp: str | None = None,
-        source: str = PYTHON_API,
+        source: Source = PYTHON_API,
         cells: Sequence[int] = (),
         agent: AgentOrigin | None = None,
         entities: Sequence[str] = (),
@@ -583,7 +598,7 @@ class HindsightSession:
         self,
         query: str,
         *,
-        budget: str | None = None,
+        budget: Budget | None = None,
         max_tokens: int | None = None,
         types: Sequence[str] | None = None,
         window: TimeWindow | None = None,
@@ -610,7 +625,7 @@ class HindsightSession:
         question: str,
         *,
         context: str | None = None,
-        budget: str | None = None,
+        budget: Budget | None = None,
         sources: bool = True,
     ) -> ReflectResult:
         """The server's answer to ``question`` from the current scope (``hm.reflect``)."""
@@ -671,7 +686,7 @@ class HindsightSession:
         """The newest ``limit`` memories of the current scope (``hm.latest``)."""
         return self._parts.reader.latest(limit)
 
-    def timeline(self, by: str | None, window: TimeWindow | None) -> TimelineCounts:
+    def timeline(self, by: Period | None, window: TimeWindow | None) -> TimelineCounts:
         """Memories per period of the current scope, after the queue is sent (``hm.timeline``)."""
         return self._parts.overview.timeline(by, window)
 

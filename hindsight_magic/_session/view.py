@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
-from .._delivery.indexing import follow_operations, operation_state
+from .._delivery.indexing import OperationState, follow_operations, operation_state
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
 from .._errors import Error
 from .._memory.layers import Layer, layer_states, layers_of
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .._errors import HindsightError
     from .._memory.curation import Outcome
     from .._memory.mental_models import MentalModel
-    from .._memory.overview import EntityMap, TimelineCounts
+    from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult
     from .._memory.scope import BankScope
     from .._memory.timewindow import AsOf
@@ -253,8 +253,8 @@ class SessionView:
             parts.connection.client, parts.queue, parts.queue.sent_memories(bank_id)
         )
 
-    def operation_state(self, bank_id: str, operation_id: str) -> str:
-        """``indexing``, ``done``, ``failed: why`` or ``unknown`` for an operation of the server."""
+    def operation_state(self, bank_id: str, operation_id: str) -> OperationState:
+        """Where the server is with one of its operations (indexing, done, failed, unknown)."""
         return operation_state(self._part().connection.client, bank_id, operation_id)
 
     def server_state(self) -> str:
@@ -274,7 +274,7 @@ class SessionView:
         when there is no such model."""
         return self._part().mental_models.refresh(model_id)
 
-    def timeline(self, by: str | None = None) -> TimelineCounts:
+    def timeline(self, by: Period | None = None) -> TimelineCounts:
         """The whole bank's memories per period, read now without waiting for the queue:
         what the panel's Timeline tab draws (on the worker)."""
         return self._part().overview.timeline(by, settle=False)

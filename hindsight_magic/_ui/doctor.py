@@ -15,13 +15,16 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import HindsightClient, Timeouts
 from .._api.errors import bank_missing
+from .._api.vocabulary import LlmStatus
 from .._diagnosis import TERMINAL_COMMAND, server_problem
 from .._errors import HindsightError
+from .._settings import Budget, Extraction
 from .._text import plain_text
 from .._version import __version__
 
@@ -37,30 +40,41 @@ INSTALL_SERVER = "pip install torch==2.13.0 && pip install 'hindsight-magic[serv
 VersionOf = Callable[[str], str]
 
 
+class CheckState(StrEnum):
+    """How a check came out: passed, asks for a fix (its ``hint`` says what to do), or was
+    skipped because one it needs failed."""
+
+    OK = "ok"
+    FIX = "fix"
+    SKIP = "skip"
+
+
 @dataclass(frozen=True)
 class Check:
-    """One check's outcome: ``state`` is ``ok``, ``fix`` (``hint`` says what to do) or ``skip``."""
+    """One check's outcome."""
 
     name: str
-    state: str
+    state: CheckState
     detail: str
     hint: str = ""
 
     def line(self) -> str:
         """``ok    name: detail`` or ``fix:  name: detail → what to do``."""
-        tag = {"ok": "ok   ", "fix": "fix: ", "skip": "skip "}[self.state]
+        tag = {CheckState.OK: "ok   ", CheckState.FIX: "fix: ", CheckState.SKIP: "skip "}[
+            self.state
+        ]
         hint = f" → {self.hint}" if self.hint else ""
         return f"{tag} {self.name}: {self.detail}{hint}"
 
 
 def ok(name: str, detail: str) -> Check:
     """A passing check."""
-    return Check(name, "ok", detail)
+    return Check(name, CheckState.OK, detail)
 
 
 def fix(name: str, detail: str, hint: str) -> Check:
     """A failing check with what to do about it."""
-    return Check(name, "fix", detail, hint)
+    return Check(name, CheckState.FIX, detail, hint)
 
 
 @dataclass
@@ -74,13 +88,13 @@ class DoctorReport:
     @property
     def ok(self) -> bool:
         """True when no check asks for a fix."""
-        return all(check.state != "fix" for check in self.checks)
+        return all(check.state != CheckState.FIX for check in self.checks)
 
     def __getitem__(self, name: str) -> Check:
         return next(check for check in self.checks if check.name == name)
 
     def __repr__(self) -> str:
-        fixes = sum(check.state == "fix" for check in self.checks)
+        fixes = sum(check.state == CheckState.FIX for check in self.checks)
         verdict = "all good" if not fixes else f"{fixes} to fix"
         lines = [f"hindsight_magic {__version__} doctor: {verdict}"]
         lines.extend(check.line() for check in self.checks)
@@ -188,17 +202,29 @@ PROMPT_LINE = re.compile(r"^(?:Extract facts from|Event Date:|Context:)", re.IGN
 TO_CHUNKS = "%hindsight config retain_extraction=chunks (or HINDSIGHT_RETAIN_EXTRACTION=chunks)"
 
 
-def _llm_of(client: HindsightClient, bank_id: str) -> str:
-    """``real``, ``placeholder`` (it repeats its prompt) or ``none``: what extracting the
-    sample in ``concise`` mode shows of the server's LLM (one call of it, if it is real)."""
+class ExtractorLlm(StrEnum):
+    """What extracting the sample in ``concise`` mode shows of the server's LLM."""
+
+    REAL = "real"
+    PLACEHOLDER = "placeholder"  # it repeats its prompt
+    NONE = "none"
+
+
+def _llm_of(client: HindsightClient, bank_id: str) -> ExtractorLlm:
+    """The server's LLM as extracting the sample in ``concise`` mode shows it (one call of it,
+    if it is real)."""
     try:
-        facts = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE, "concise")
+        facts = client.dry_run_extract(bank_id, EXTRACTION_SAMPLE, Extraction.CONCISE)
     except HindsightError:
-        return "none"
-    return "placeholder" if any(PROMPT_LINE.match(fact) for fact in facts) else "real"
+        return ExtractorLlm.NONE
+    if any(PROMPT_LINE.match(fact) for fact in facts):
+        return ExtractorLlm.PLACEHOLDER
+    return ExtractorLlm.REAL
 
 
-def check_extraction(client: HindsightClient, bank_id: str, setting: str = "server") -> Check:
+def check_extraction(
+    client: HindsightClient, bank_id: str, setting: Extraction = Extraction.SERVER
+) -> Check:
     """The bank's extraction mode fits the server's LLM: what a retain would store now (a dry
     run, stored nowhere) is the user's own words, not the lines of an extraction prompt.
 
@@ -211,21 +237,23 @@ def check_extraction(client: HindsightClient, bank_id: str, setting: str = "serv
     except HindsightError as error:
         return ok("extraction", f"not checked ({error})")
     mode = (config and config.extraction_mode) or "a new bank: the server's default"
-    pending = "" if setting in ("server", mode) else f"; becomes {setting} at the next write"
+    pending = (
+        "" if setting in (Extraction.SERVER, mode) else f"; becomes {setting} at the next write"
+    )
     if any(PROMPT_LINE.match(fact) for fact in stored):
         detail = (
             f"{mode} mode with a placeholder LLM: retains store the extraction prompt's lines, "
             f"not your work{pending}"
         )
-        if setting == "chunks":  # fixed by the setting at the next write
+        if setting == Extraction.CHUNKS:  # fixed by the setting at the next write
             return ok("extraction", detail)
         return fix("extraction", detail, TO_CHUNKS)
-    if stored == [EXTRACTION_SAMPLE] or mode == "chunks":
+    if stored == [EXTRACTION_SAMPLE] or mode == Extraction.CHUNKS:
         llm = _llm_of(client, bank_id)
-        if llm == "real" and setting != "chunks":
+        if llm == ExtractorLlm.REAL and setting != Extraction.CHUNKS:
             note = "; the server has an LLM: retain_extraction=concise lets it extract facts"
         else:
-            note = "; the server has no LLM to extract facts" if llm != "real" else ""
+            note = "; the server has no LLM to extract facts" if llm != ExtractorLlm.REAL else ""
         return ok("extraction", f"{mode}: what you retain is stored as written{note}{pending}")
     return ok("extraction", f"{mode}: the server's LLM extracts facts{pending}")
 
@@ -250,7 +278,8 @@ def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Chec
     probe (``POST …/health/llm``) when the server has it on, or a one-line reflect — and
     which of extraction, reflect and mental models work. ``provider``: the local server's,
     "" for a server elsewhere."""
-    from .._memory.llm import NO_LLM_PROVIDERS, llm_failure, placeholder
+    from .._machine import NO_LLM_PROVIDERS
+    from .._memory.llm import llm_failure, placeholder
 
     if provider in NO_LLM_PROVIDERS:
         return ok("llm", f"none on the local server ({provider}): {NO_LLM}")
@@ -258,7 +287,7 @@ def check_llm(client: HindsightClient, bank_id: str, provider: str = "") -> Chec
     try:
         if client.identity().features.bank_llm_health:
             return _probed(named, client.bank_llm_health(bank_id))
-        reply = client.reflect(bank_id, PROBE_QUESTION, budget="low")
+        reply = client.reflect(bank_id, PROBE_QUESTION, budget=Budget.LOW)
     except HindsightError as error:
         failure = llm_failure(error)
         if failure is None:
@@ -278,15 +307,15 @@ _FIX_LLM = (
 
 def _probed(named: str, statuses: dict[str, str]) -> Check:
     """The probe's statuses as one line: what works, or what fails and why."""
-    failing = {op: status for op, status in statuses.items() if status != "connected"}
+    failing = {op: status for op, status in statuses.items() if status != LlmStatus.CONNECTED}
     if not statuses:
         return ok("llm", "not checked (the server probed no LLM)")
     if not failing:
         return ok("llm", f"{named} answers (one call): extraction, reflect and mental models work")
     broken = ", ".join(USES.get(op, op) for op in failing)  # "…, reflect and mental models"
-    if "auth_failed" in failing.values():
+    if LlmStatus.AUTH_FAILED in failing.values():
         return fix("llm", f"{named} refused its key: {broken} fail", _FIX_LLM)
-    if set(failing.values()) == {"not_configured"}:
+    if set(failing.values()) == {LlmStatus.NOT_CONFIGURED}:
         return ok("llm", f"none on the server: {NO_LLM}")
     why = ", ".join(sorted(set(failing.values())))
     return fix("llm", f"{named} does not answer ({why}): {broken} fail", _FIX_LLM)
@@ -350,7 +379,7 @@ def run_checks(
     bank_id: str,
     journal_setting: str,
     *,
-    extraction: str = "server",
+    extraction: Extraction = Extraction.SERVER,
     shell: Any = None,
     transport: httpx.BaseTransport | None = None,
     timeout_s: float = CHECK_TIMEOUT_S,
@@ -364,21 +393,21 @@ def run_checks(
     try:
         server = check_server(client, command)
         report.checks.append(server)
-        if server.state == "ok":
+        if server.state == CheckState.OK:
             auth = check_auth(client, command)
             report.checks.append(auth)
-            if auth.state == "ok":
+            if auth.state == CheckState.OK:
                 report.checks.append(check_bank(client, bank_id))
                 report.checks.append(check_extraction(client, bank_id, extraction))
                 report.checks.append(check_llm(client, bank_id, _local_llm(url)))
             else:
                 report.checks += [
-                    Check(name, "skip", "needs an accepted key")
+                    Check(name, CheckState.SKIP, "needs an accepted key")
                     for name in ("bank", "extraction", "llm")
                 ]
         else:
             report.checks += [
-                Check(name, "skip", "needs the server")
+                Check(name, CheckState.SKIP, "needs the server")
                 for name in ("auth", "bank", "extraction", "llm")
             ]
     finally:

@@ -31,6 +31,7 @@ from .._memory.overview import (
     FACT_TYPES,
     NOT_READ,
     EntityMap,
+    Period,
     TimelineCounts,
     TimelineRow,
 )
@@ -199,7 +200,7 @@ class Timeline(Picture):
         return frame
 
     def _period_name(self, period: date) -> str:
-        if self.counts.by == "month":
+        if self.counts.by == Period.MONTH:
             return f"{period:%b %Y}"
         return f"{period.day} {period:%b}" + (
             f" {period.year}" if period.year != date.today().year else ""

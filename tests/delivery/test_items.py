@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import Notebook
 
 import hindsight_magic as hm
-from hindsight_magic._delivery.items import new_item, request_item
+from hindsight_magic._delivery.items import MemoryItem, UpdateMode, new_item, request_item
 
 SHAPED = "sk-" + "Zq8" * 8  # credential-shaped: redacted whatever its name
 AWS = "AKIA" + "Q7WZ" * 4
@@ -49,3 +49,18 @@ def test_a_secret_in_context_or_tags_never_reaches_the_journal(
     assert b"Refunds are late." in stored or b"Deploys go out" in stored  # sanity: it is there
     for secret in (SHAPED, AWS, NAMED):
         assert secret.encode() not in stored, secret
+
+
+def test_an_append_kept_by_an_earlier_version_reads_back_as_one() -> None:
+    """The journal and the spool keep the wire form; the mode is a word there, read back as the
+    vocabulary's member and written out as the same word."""
+    kept = '{"content":"[cell 3]","timestamp":"2026-12-03T08:00:00+00:00","update_mode":"append"}'
+    first = MemoryItem.from_stored(json.loads(kept))
+    second = MemoryItem.from_stored(json.loads(kept.replace("[cell 3]", "[cell 4]")))
+    assert first.update_mode is UpdateMode.APPEND
+    assert first.merge_append(second)
+    assert json.dumps(first.stored()) == (
+        '{"content": "[cell 3]\\n\\n[cell 4]", "timestamp": "2026-12-03T08:00:00+00:00", '
+        '"update_mode": "append", "parts": 2}'
+    )
+    assert MemoryItem.from_stored(first.stored()).update_mode is UpdateMode.APPEND

@@ -23,7 +23,9 @@ import httpx
 import pytest
 from helpers import FakeHindsight, wait_for
 
+from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._capture.autoretain import AUTORETAIN
+from hindsight_magic._delivery.indexing import Indexing, operation_state
 from hindsight_magic._settings import HindsightSettings
 
 RECALL = "POST /memories/recall$"
@@ -321,3 +323,36 @@ def test_a_read_that_gave_up_waiting_tells_the_next_reads_the_memory_is_not_foun
     done = len(asked)
     assert session.deliver([], wait_s=5) is True
     assert len(asked) == done  # once found indexed, no read asks about it again
+
+
+@pytest.mark.parametrize(
+    ("reply", "state", "shown"),
+    [
+        (httpx.Response(200, json={"status": "pending"}), "indexing", "indexing"),
+        (httpx.Response(200, json={"status": "processing"}), "indexing", "indexing"),
+        (httpx.Response(200, json={"status": "completed"}), "done", "done"),
+        (httpx.Response(200, json={"status": "not_found"}), "done", "done"),
+        (
+            httpx.Response(200, json={"status": "failed", "error_message": "LLM error"}),
+            "failed",
+            "failed: LLM error",
+        ),
+        (
+            httpx.Response(200, json={"status": "cancelled"}),
+            "failed",
+            "failed: the server indexing cancelled",
+        ),
+        (httpx.Response(503, json={"detail": "down"}), "unknown", "unknown"),
+    ],
+)
+def test_an_operation_s_state_is_a_member_and_says_why_it_failed(
+    reply: httpx.Response, state: str, shown: str
+) -> None:
+    """The server's status words map to ``Indexing`` members; a failure keeps its reason for
+    the panel's note (``Refresh of mental model … failed: …``)."""
+    client = HindsightClient(
+        "http://hindsight.test", None, Timeouts(), transport=httpx.MockTransport(lambda _: reply)
+    )
+    found = operation_state(client, "bank-a", "op-1")
+    assert found.state is Indexing(state)
+    assert str(found) == shown

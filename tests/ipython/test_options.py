@@ -333,3 +333,28 @@ def test_a_magic_states_its_options_once(magic: str) -> None:
         assert option.name in declared.spec
         assert f"[{option.flag}]" in declared.usage
         assert f"``{option.flag}``" in doc.replace("\n        ", " "), option.flag
+
+
+def test_each_verb_table_is_its_vocabulary_and_parses_to_a_member() -> None:
+    """The verbs a handler compares with are the verbs its row declares: one list of words."""
+    from hindsight_magic._ipython.parsing import Verbs
+    from hindsight_magic._ipython.subcommands import (
+        SUBCOMMANDS,
+        AutoretainVerb,
+        LayerVerb,
+        ModelVerb,
+        server_words,
+    )
+    from hindsight_magic._localserver.actions import ServerAction
+
+    for name, words in (
+        ("autoretain", AutoretainVerb),
+        ("models", ModelVerb),
+        ("layer", LayerVerb),
+    ):
+        declared = SUBCOMMANDS[name].words
+        assert isinstance(declared, Verbs)
+        assert list(declared.verbs) == list(words)
+        assert SUBCOMMANDS[name].parse(name, "").verb == declared.default
+    assert list(server_words().verbs) == list(ServerAction)
+    assert SUBCOMMANDS["autoretain"].parse("autoretain", "every 4").verb == AutoretainVerb.EVERY

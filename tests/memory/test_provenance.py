@@ -339,3 +339,14 @@ def test_a_notebook_is_stored_relative_to_its_project_never_by_its_home_path(
     meta = provenance_metadata("%retain", "kernel-1", str(inside), (3,))
     assert meta["notebook"] == "notebooks/report.ipynb"
     assert "alice" not in json.dumps(meta)
+
+
+def test_a_memory_s_source_is_a_member_and_is_stored_as_its_word() -> None:
+    """The provenance ``source`` is a ``Source`` member in code and the same word in the
+    metadata the server keeps, so memories written by earlier versions read the same."""
+    from hindsight_magic._capture.autoretain import Source
+
+    meta = provenance_metadata(Source.AGENT, "kernel-1", None)
+    assert json.loads(json.dumps(meta))["source"] == "agent"
+    assert [str(source) for source in Source] == ["%retain", "autoretain", "python api", "agent"]
+    assert provenance_of(written("%retain", (3,))).source == Source.RETAIN_MAGIC

@@ -235,3 +235,17 @@ def diagnosis_hint_for_a_dead_server() -> str:
         "start one with `%hindsight server start` (`hindsight-magic server start` in a "
         "terminal) or set HINDSIGHT_API_URL"
     )
+
+
+def test_the_llm_probe_s_words_become_a_check_state() -> None:
+    """The server's probe statuses (``connected``, ``auth_failed``, ``not_configured`` …) as the
+    doctor's one line: members on both sides, the same words shown."""
+    from hindsight_magic._ui.doctor import CheckState, _probed
+
+    assert _probed("openai", {"retain": "connected"}).state is CheckState.OK
+    refused = _probed("openai", {"retain": "connected", "reflect": "auth_failed"})
+    assert refused.state is CheckState.FIX
+    assert "openai refused its key: reflect and mental models fail" in refused.line()
+    assert _probed("mock", {"retain": "not_configured"}).state is CheckState.OK
+    down = _probed("ollama", {"retain": "unreachable", "reflect": "timeout"})
+    assert down.line().startswith("fix:  llm: ollama does not answer (timeout, unreachable)")

@@ -13,7 +13,10 @@ from hindsight_magic._memory.overview import (
     EntityMap,
     MapEdge,
     MapNode,
+    OverviewError,
+    Period,
     TimelineCounts,
+    check_period,
     choose_period,
     counted_by_day,
     next_period,
@@ -39,6 +42,15 @@ def test_periods_start_on_mondays_and_firsts() -> None:
     assert choose_period(date(2026, 1, 1), date(2026, 2, 15)) == "day"
     assert choose_period(date(2026, 1, 1), date(2026, 9, 1)) == "week"
     assert choose_period(date(2024, 1, 1), date(2026, 9, 1)) == "month"
+
+
+def test_a_period_is_a_member_of_its_vocabulary_and_a_wrong_one_is_one_line() -> None:
+    assert check_period("week") is Period.WEEK
+    assert check_period(None) is None
+    assert choose_period(date(2026, 1, 1), date(2026, 2, 15)) is Period.DAY
+    assert counts({(date(2026, 11, 2), "world", "a.ipynb"): 2}).by is Period.DAY
+    with pytest.raises(OverviewError, match=r"^Unknown period 'year': use day, week or month\.$"):
+        check_period("year")
 
 
 def test_the_title_says_which_of_the_bank_s_memories_were_counted() -> None:
@@ -133,3 +145,17 @@ def test_did_you_mean_shows_no_control_or_bidi_characters() -> None:
     assert "did you mean" in message
     assert "\u202e" not in message
     assert "\x1b" not in message
+
+
+def test_a_listed_memory_s_fact_type_is_a_member_and_an_unknown_one_counts_as_world() -> None:
+    from hindsight_magic._api.replies import MemoryUnit
+    from hindsight_magic._api.vocabulary import FactType
+    from hindsight_magic._memory.overview import CONSOLIDATED, _fact_type, _notebook
+
+    def listed(**fields: str) -> MemoryUnit:
+        return MemoryUnit.model_validate({"id": "m1", **fields})
+
+    assert _fact_type(listed(fact_type="observation")) is FactType.OBSERVATION
+    assert _fact_type(listed(type="experience")) is FactType.EXPERIENCE
+    assert _fact_type(listed(type="opinion")) is FactType.WORLD
+    assert _notebook(listed(type="observation")) == CONSOLIDATED

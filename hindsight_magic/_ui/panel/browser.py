@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ..._delivery.indexing import Indexing
 from ..._delivery.recent import (
     CANCELLED,
     DELETED,
@@ -481,15 +482,15 @@ class MemoryBrowser:
         session = self._session
         for operation_id, (bank, model_id, deadline) in list(self._model_ops.items()):
             state = session.operation_state(bank, operation_id)
-            if state == "unknown":
+            if state.state == Indexing.UNKNOWN:
                 return  # the server is away: ask again at the next poll
-            if state == "indexing" and now < deadline:
+            if state.state == Indexing.INDEXING and now < deadline:
                 continue
             del self._model_ops[operation_id]
             session.reload_models()
-            if state.startswith("failed"):
+            if state.state == Indexing.FAILED:
                 self._note(f"Refresh of mental model {model_id} {state}.")
-            elif state == "indexing":
+            elif state.state == Indexing.INDEXING:
                 self._note(f"Mental model {model_id} is still being refreshed on the server.")
             else:
                 self._note(f"Mental model {model_id} refreshed.")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from ..._delivery.recent import RecentItem
@@ -46,13 +47,21 @@ TEXT_MAP_TOP = 10  # entities in the text snapshot's Map section
 NOT_REACHABLE = "server not reachable"
 
 
+class AutoState(StrEnum):
+    """Auto-retain as the panel shows it: on, paused by its button, or off (the setting)."""
+
+    ON = "on"
+    PAUSED = "paused"
+    OFF = "off"
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Everything a panel shows; equal snapshots mean nothing to send."""
 
     report: Report  # the status sections (server, scope, queue, auto-retain, models, session)
     models: tuple[MentalModel, ...]
-    auto: str  # "on", "paused" or "off" (the setting)
+    auto: AutoState
     failed: int
     notice: str = ""
     closed: bool = False
@@ -97,7 +106,9 @@ def take_snapshot(
     report = _with_server_rows(status_report(view, check_server=False), health, llm)
     report.title = TITLE
     auto = view.autoretain_status(process=False)
-    state = "on" if auto.enabled else ("paused" if view.auto_retain_setting else "off")
+    state = AutoState.ON if auto.enabled else AutoState.OFF
+    if not auto.enabled and view.auto_retain_setting:
+        state = AutoState.PAUSED
     return Snapshot(
         report=report,
         models=view.models,

@@ -67,6 +67,7 @@ from .html import (
     section_html,
     title,
 )
+from .state import AutoState
 
 if TYPE_CHECKING:
     from .figures import FigureView
@@ -260,9 +261,9 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             self.w_retry.disabled = snapshot.closed or not snapshot.failed
             self.w_pause.description = auto_label.get(snapshot.auto, "Auto-retain off")
             self.w_pause.tooltip = (
-                "%hindsight autoretain on turns it on" if snapshot.auto == "off" else ""
+                "%hindsight autoretain on turns it on" if snapshot.auto == AutoState.OFF else ""
             )
-            self.w_pause.disabled = snapshot.closed or snapshot.auto == "off"
+            self.w_pause.disabled = snapshot.closed or snapshot.auto == AutoState.OFF
             self.w_flush.disabled = self.w_refresh.disabled = snapshot.closed
             self.w_map_refresh.disabled = snapshot.closed or snapshot.memory_map.busy
             self.timeline.show(snapshot.timeline)
