@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from ._delivery.items import Batch, MemoryItem, Route
     from ._delivery.journal_file import JournalFile
     from ._delivery.queue import RetainQueue
+    from ._delivery.worker import Worker
     from ._memory.mental_models import MentalModelCache
+    from ._memory.results import RecallResult
     from ._session import HindsightSession as Session
     from ._session.parts import Parts
 
@@ -134,6 +136,12 @@ class Driver:
         return self._parts.worker.cancel(job)
 
     @property
+    def worker(self) -> Worker:
+        """The session's worker, for a test that puts a recorder or a fault in place of one
+        of its methods (``monkeypatch.setattr(driver.worker, "send", recorder)``)."""
+        return self._parts.worker
+
+    @property
     def worker_running(self) -> bool:
         """Whether the session's worker thread is alive."""
         return self._parts.worker.running
@@ -169,12 +177,18 @@ class Driver:
         """The session's client of the moment: to ask the server what it holds."""
         return self._parts.connection.client
 
-    def use_transport(self, transport: httpx.BaseTransport, url: str | None = None) -> None:
+    def use_transport(
+        self, transport: httpx.BaseTransport, url: str | None = None, timeout_s: float | None = None
+    ) -> None:
         """Send the session's requests through ``transport`` from now on (a fault injected
-        after the session was made), to ``url`` (default: the URL in use)."""
-        from ._api.client import HindsightClient
+        after the session was made), to ``url`` (default: the URL in use), with ``timeout_s``
+        as every operation's deadline (default: the session's deadlines)."""
+        from ._api.client import HindsightClient, Timeouts
 
-        client = HindsightClient(url or self.session.api_url, transport=transport)
+        timeouts = self.client.timeouts
+        if timeout_s is not None:
+            timeouts = Timeouts(timeout_s, timeout_s, timeout_s, timeout_s)
+        client = HindsightClient(url or self.session.api_url, None, timeouts, transport=transport)
         self._parts.connection.use(client)
 
     # -- background parts -----------------------------------------------------------------------
@@ -188,6 +202,15 @@ class Driver:
     def autoretain(self) -> AutoRetainer:
         """The session's auto-retainer (cells → memories)."""
         return self._parts.autoretain
+
+    @property
+    def last_recall(self) -> RecallResult | None:
+        """The recall ``#N`` names and ``%hindsight context`` repeats; a test may set it."""
+        return self._parts.reader.last_recall
+
+    @last_recall.setter
+    def last_recall(self, result: RecallResult | None) -> None:
+        self._parts.reader.last_recall = result
 
     def notices(self) -> tuple[str, ...]:
         """The notices not yet shown, without taking them."""

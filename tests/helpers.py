@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._delivery.items import Batch, MemoryItem, Route
+from hindsight_magic._delivery.items import Batch, MemoryItem
 from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._delivery.worker import Sender, Worker
@@ -376,11 +376,6 @@ class FakeHindsight:
             del models[model_id]
             return httpx.Response(200, json={})
         return httpx.Response(200, json=model)
-
-
-def held(queue: RetainQueue) -> list[tuple[Route, MemoryItem]]:
-    """Every (route, item) the queue holds: failed, batched, in flight, then pending."""
-    return queue.held()
 
 
 def delivery(
