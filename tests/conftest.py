@@ -24,7 +24,14 @@ for _folder in (Path(__file__).parent, Path(__file__).parent.parent):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from helpers import PLANTED_KEY, RunningServer, closing_all, free_port, one_line  # noqa: E402
+from helpers import (  # noqa: E402
+    PLANTED_KEY,
+    FakeHindsight,
+    RunningServer,
+    closing_all,
+    free_port,
+    one_line,
+)
 
 __all__ = ["PLANTED_KEY", "Cell", "Notebook", "RunningServer", "free_port", "one_line"]
 
@@ -243,6 +250,44 @@ def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dead_url: str) -> 
     yield make
     for session in reversed(made):
         session.close(0.5)
+
+
+@pytest.fixture
+def fake() -> FakeHindsight:
+    """An in-memory Hindsight (``helpers.FakeHindsight``) for replies a real server cannot be
+    made to give; ``make_session`` talks to it."""
+    return FakeHindsight()
+
+
+@pytest.fixture
+def make_session(fake: FakeHindsight) -> Iterator[Any]:
+    """``make_session(handler=…, **options)``: a session (``hindsight_magic.testing``) talking
+    to ``handler`` (default: ``fake``), bank ``nb`` in the project ``churn``, no journal, no
+    mental models, no auto-retain and no worker thread unless ``options`` say otherwise (any
+    setting, or ``make_session``'s own ``run_worker``, ``queue_options``…); closed after."""
+    import httpx
+
+    from hindsight_magic.testing import make_session as session_for
+
+    sessions: list[Any] = []
+
+    def make(handler: Any = None, **options: Any) -> Any:
+        values = {
+            "bank_id": "nb",
+            "journal_path": "off",
+            "mental_models": False,
+            "auto_retain": False,
+            "cwd": "/tmp/churn",
+            **options,
+        }
+        transport = httpx.MockTransport(handler or fake.handle)
+        session = session_for(fake.url, transport=transport, **values)
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in reversed(sessions):
+        session.close(0.1)
 
 
 @pytest.fixture

@@ -32,10 +32,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._delivery.items import Batch, MemoryItem, Route
+from hindsight_magic._delivery.items import Batch, MemoryItem
 from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._delivery.worker import Sender, Worker
+from hindsight_magic.testing import Clock
 
 T = TypeVar("T")
 
@@ -190,27 +191,7 @@ def server_settled(url: str, timeout_s: float = 120.0, banks: int = 20) -> None:
 # -- clocks and senders ------------------------------------------------------------------------
 
 
-class FakeClock:
-    """A clock set by hand: call it (a ``clock=`` argument) or patch it in for ``time``.
-
-    ``clock()`` and ``clock.time()`` return ``now``; any other ``time`` attribute is the real one,
-    so a module that does ``time.monotonic()`` or ``time.sleep()`` still works.
-    """
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def time(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
+FakeClock = Clock  # the seam's clock set by hand (``hindsight_magic.testing``)
 
 
 def item(text: str, **fields: Any) -> MemoryItem:
@@ -395,11 +376,6 @@ class FakeHindsight:
             del models[model_id]
             return httpx.Response(200, json={})
         return httpx.Response(200, json=model)
-
-
-def held(queue: RetainQueue) -> list[tuple[Route, MemoryItem]]:
-    """Every (route, item) the queue holds: failed, batched, in flight, then pending."""
-    return queue.held()
 
 
 def delivery(

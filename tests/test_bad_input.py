@@ -22,8 +22,8 @@ import pytest
 from IPython.core.error import UsageError
 from journalkit import on_disk
 
-from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._errors import HindsightError
+from hindsight_magic.testing import Driver
 
 KEPT = "keep this one: the churn table double-counts Q3 refunds"
 VERSION = {"api_version": "1.1.0", "features": {}}
@@ -374,14 +374,7 @@ def swap_client(session: Any, reply: Reply) -> None:
             return httpx.Response(200, json=VERSION)
         return reply(request)
 
-    session._parts.connection.use(
-        HindsightClient(
-            session.api_url,
-            None,
-            Timeouts(request=1, retain=1, recall=1, reflect=1),
-            transport=httpx.MockTransport(handler),
-        )
-    )
+    Driver(session).use_transport(httpx.MockTransport(handler), timeout_s=1)
 
 
 def journal_bodies(path: Path) -> list[dict[str, Any]]:
@@ -448,7 +441,7 @@ def test_bad_input_ends_in_one_clear_line_and_loses_nothing(
         for name in case.env:
             notebook.monkeypatch.delenv(name)
         notebook.run("%load_ext hindsight_magic")
-    stats = notebook.magics.session._parts.queue.stats()
+    stats = notebook.magics.session.queue_stats()
     assert stats.pending + stats.in_flight + stats.retrying + stats.failed == 1 + case.queued
     assert stats.accepted == 0
     if case.queued:
@@ -467,7 +460,7 @@ def check_what_was_queued(notebook: Any, case: Case, body: dict[str, Any]) -> No
     session = notebook.magics.session
     swap_client(session, accept)
     session.flush(5)
-    stats = session._parts.queue.stats()
+    stats = session.queue_stats()
     assert (stats.accepted, stats.failed, stats.retrying) == (2, 0, 0), stats
     items = [item for request in sent for item in request["items"]]
     assert items[0]["content"] == KEPT

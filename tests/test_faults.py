@@ -32,6 +32,7 @@ from journalkit import on_disk
 from kernels import Kernel
 
 from hindsight_magic._localserver import launcher as server
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -83,7 +84,7 @@ def kernel_stats(kernel: Kernel) -> dict[str, Any]:
         "# hindsight: skip\n"  # not part of the notebook's story: auto-retain leaves it out
         "import dataclasses, json\n"
         "print(json.dumps(dataclasses.asdict("
-        "get_ipython().magics_manager.registry['HindsightMagics'].session._parts.queue.stats())))"
+        "get_ipython().magics_manager.registry['HindsightMagics'].session.queue_stats())))"
     )
     return json.loads(kernel.run(code).strip().splitlines()[-1])
 
@@ -408,9 +409,9 @@ def test_a_lost_acknowledgement_is_resent_under_the_same_operation_and_stored_on
         tried_after = time.monotonic() - started
         assert "waiting to retry" in str(first.result), first.text
         session = notebook.magics.session
-        assert poll(lambda: session._parts.queue.stats().accepted == 1, 30, 0.1)
+        assert poll(lambda: session.queue_stats().accepted == 1, 30, 0.1)
         resent_after = time.monotonic() - started
-        stats = session._parts.queue.stats()
+        stats = session.queue_stats()
         assert (stats.failed, stats.retrying) == (0, 0)
         # the server got the retain twice on an idle machine; on a busy one its slower replies
         # also miss the 1.5 s timeout, so it may get it more often: …
@@ -455,16 +456,14 @@ def test_a_refused_key_fails_only_its_batches_and_a_fixed_key_delivers(
         assert "refused the request; check HINDSIGHT_API_KEY" in line
         assert "%hindsight retry" in line
     assert "failed       2 (%hindsight retry)" in repr(status.result)
-    for batch in notebook.magics.session._parts.queue.failed_batches():
+    for batch in Driver(notebook.magics.session).failed_batches():
         assert "check HINDSIGHT_API_KEY" in (batch.error or "")
         assert "\n" not in (batch.error or "")
 
     # the key is fixed where it belongs (the kernel's environment) and the extension reloaded
     notebook.monkeypatch.setenv("HINDSIGHT_API_KEY", PLANTED_KEY)
     notebook.run("%reload_ext hindsight_magic")
-    for (
-        batch
-    ) in notebook.magics.session._parts.queue.failed_batches():  # the reason survives reload
+    for batch in Driver(notebook.magics.session).failed_batches():  # the reason survives reload
         assert "refused the request; check HINDSIGHT_API_KEY" in (batch.error or "")
     notebook.run(f"%retain {texts[2]}")
     flushed = notebook.run("%hindsight flush")
@@ -472,7 +471,7 @@ def test_a_refused_key_fails_only_its_batches_and_a_fixed_key_delivers(
     assert "2 memories failed" in str(flushed.result)  # still kept, waiting for a retry
     retried = notebook.run("%hindsight retry")
     assert str(retried.result) == "Re-sent 2 memories. See %hindsight status."
-    stats = notebook.magics.session._parts.queue.stats()
+    stats = notebook.magics.session.queue_stats()
     assert (stats.accepted, stats.failed) == (3, 0)
     assert_exactly_once(reader_for(keyed_server.url, bank_id, PLANTED_KEY), texts, bank_id)
 
@@ -492,10 +491,10 @@ def test_an_oversized_memory_fails_alone_and_the_rest_is_delivered(
         lines = notice_lines(later.text + flushed.text)
         assert len(lines) == 1, later.text + flushed.text
         assert "HTTP 413, too large for the server (or a proxy in front of it)" in lines[0]
-        failed = notebook.magics.session._parts.queue.failed_batches()
+        failed = Driver(notebook.magics.session).failed_batches()
         assert [b.items[0].content[:40] for b in failed] == [big[:40]]
         assert "\n" not in (failed[0].error or "")
-        stats = notebook.magics.session._parts.queue.stats()
+        stats = notebook.magics.session.queue_stats()
         assert (stats.accepted, stats.failed, stats.pending, stats.retrying) == (3, 1, 0, 0)
         assert proxy.refused_413 >= 2  # the three-item batch, then the big one alone
     reader = reader_for(hindsight_server.url, bank_id)
@@ -521,9 +520,9 @@ def test_a_field_the_server_rejects_fails_alone_with_the_servers_reason(
         "retainBatch failed: items.0.timestamp: Invalid timestamp/event_date format: " in (lines[0])
     )
     assert "'not-a-date'" in lines[0]
-    stats = session._parts.queue.stats()
+    stats = session.queue_stats()
     assert (stats.accepted, stats.failed, stats.pending, stats.retrying) == (3, 1, 0, 0)
-    assert [b.items[0].timestamp for b in session._parts.queue.failed_batches()] == ["not-a-date"]
+    assert [b.items[0].timestamp for b in Driver(session).failed_batches()] == ["not-a-date"]
     reader = reader_for(hindsight_server.url, bank_id)
     assert_exactly_once(reader, good, bank_id)
     dropped = notebook.run("%hindsight retry --drop")

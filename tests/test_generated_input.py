@@ -18,13 +18,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import budget, held
+from helpers import budget
 from hypothesis import example, given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
 from hindsight_magic._errors import HindsightError
 from hindsight_magic._settings import HindsightSettings, SettingsError
+from hindsight_magic.testing import Driver
 
 # any character a front end can send, lone surrogates and NUL included
 ANY_CHAR = st.characters(exclude_categories=())
@@ -50,7 +51,7 @@ def shell(notebook: Any, dead_url: str) -> Any:
 
 def queued(ip: Any) -> int:
     """How many memories the session holds (pending, in flight, retrying or failed)."""
-    return len(held(ip.magics_manager.registry["HindsightMagics"].session._parts.queue))
+    return len(Driver(ip.magics_manager.registry["HindsightMagics"].session).queued())
 
 
 def one_line(error: BaseException) -> str:

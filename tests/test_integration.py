@@ -93,7 +93,7 @@ def test_twenty_retains_are_each_recalled(
             f"{fact!r} recalled by {query!r}",
             every_s=0.25,
         )
-    stats = notebook.magics.session._parts.queue.stats()
+    stats = notebook.magics.session.queue_stats()
     assert (stats.accepted, stats.failed, stats.pending) == (20, 0, 0)
     assert stats.requests <= 3  # 20 memories went in a handful of batches, not 20 requests
 
@@ -235,7 +235,7 @@ def test_wrong_key_gives_the_key_hint_and_keeps_memories(
     assert len(lines) == 1, cell.text
     assert "check HINDSIGHT_API_KEY" in lines[0]
     assert "not-the-key" not in cell.text
-    assert notebook.magics.session._parts.queue.stats().failed == 1  # refused: kept, not dropped
+    assert notebook.magics.session.queue_stats().failed == 1  # refused: kept, not dropped
     status = notebook.run("%hindsight status")
     assert "Memory retention failed for 1 memory" in status.text
     assert "refuses the API key" in repr(status.result)
@@ -277,7 +277,7 @@ def test_a_url_that_is_not_hindsight_is_reported_and_nothing_lost(
     lines = [line for line in cell.text.splitlines() if line.strip()]
     assert len(lines) == 1, cell.text
     assert f"{plain_http_server} answered but is not a Hindsight server" in lines[0]
-    stats = notebook.magics.session._parts.queue.stats()
+    stats = notebook.magics.session.queue_stats()
     assert stats.failed == 1
     assert stats.accepted == 0
     status = repr(notebook.run("%hindsight status").result)
@@ -300,13 +300,13 @@ def test_dead_server_keeps_items_pending_and_delivers_when_it_is_back(
     started = time.monotonic()
     assert notebook.run("total = sum(range(1000))").error is None
     assert time.monotonic() - started < 2.0  # the kernel stays responsive
-    assert notebook.magics.session._parts.queue.stats().retrying == 5
+    assert notebook.magics.session.queue_stats().retrying == 5
 
     data_dir = tmp_path / "late-server"
     server.start(port=port, data_dir=data_dir)  # removed with its data by the finally below
     try:
         notebook.run("%hindsight flush")
-        stats = notebook.magics.session._parts.queue.stats()
+        stats = notebook.magics.session.queue_stats()
         assert (stats.accepted, stats.retrying, stats.failed) == (5, 0, 0)
         for n in range(5):
             assert holding(url, bank_id, f"Outage fact number {n}")
@@ -327,7 +327,7 @@ def test_retain_says_once_that_the_server_is_not_answering_until_it_is_back(
         f"1 memory queued. The Hindsight server at {dead_url} is not answering: it waits in "
         "the journal and is sent when the server is back (%hindsight status)."
     )
-    assert session._parts.queue.stats().requests == 0  # said before any memory was sent
+    assert session.queue_stats().requests == 0  # said before any memory was sent
     notebook.run("%hindsight flush")  # tried and retrying now
     second = notebook.run("%retain Outage note two: the bucket is in eu-west-2.")
     assert str(second.result) == (

@@ -44,8 +44,10 @@ def test_the_api_retains_and_recalls_in_a_real_kernel(kernel: Kernel) -> None:
     assert "1 memory queued." in out
     assert "loaded: True" in out
     held = kernel.run(
-        "q = get_ipython().magics_manager.registry['HindsightMagics'].session._parts.queue\n"
-        "print(sorted({t for route, _ in q.held() for t in (route.tags or ())}))"
+        "from hindsight_magic.testing import Driver\n"
+        "session = get_ipython().magics_manager.registry['HindsightMagics'].session\n"
+        "queued = Driver(session).queued()\n"
+        "print(sorted({t for route, _ in queued for t in (route.tags or ())}))"
     )
     assert "'churn', 'data-quality'" in held  # a comma-separated string is two tags
     out = kernel.run(

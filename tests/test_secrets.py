@@ -24,6 +24,7 @@ from faultkit import ServerReader
 from helpers import PLANTED_KEY, RunningServer
 
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -100,17 +101,17 @@ def collect_objects(notebook: Any, places: Places, label: str) -> None:
     for name, value in {
         "magics": magics,
         "session": session,
-        "client": session._parts.connection.client,
+        "client": Driver(session).client,
         "settings": session.settings,
         "settings str": str(session.settings),
         "settings dump": session.settings.as_dict(),
         "settings public": session.settings.public_items(),
-        "queue": session._parts.queue,
-        "queue stats": session._parts.queue.stats(),
-        "failed batches": [(b.error, b.items) for b in session._parts.queue.failed_batches()],
+        "queue": Driver(session).queue,
+        "queue stats": session.queue_stats(),
+        "failed batches": [(b.error, b.items) for b in Driver(session).failed_batches()],
         "scope": session.scope,
-        "autoretain": session._parts.autoretain.status(),
-        "notices": session._parts.notices.pending(),
+        "autoretain": session.autoretain_status(),
+        "notices": Driver(session).notices(),
     }.items():
         places.add(f"{label}: {name}", value)
 
@@ -209,7 +210,7 @@ def test_planted_secrets_appear_nowhere(
         assert notebook.run(source).error is None
     for source in MAGIC_CELLS + optional:
         run_magic(notebook, places, source)
-    stats = notebook.magics.session._parts.queue.stats()
+    stats = notebook.magics.session.queue_stats()
     assert (stats.failed, stats.accepted >= 4) == (0, True)  # sanity: the key was accepted
     collect_objects(notebook, places, "right key")
     collect_panel(notebook, places, "right key")
@@ -237,7 +238,7 @@ def test_planted_secrets_appear_nowhere(
         run_magic(notebook, places, source)
     status = repr(notebook.run("%hindsight status").result)
     assert "refuses the API key (check HINDSIGHT_API_KEY)" in status  # sanity: it was wrong
-    assert notebook.magics.session._parts.queue.stats().failed >= 1
+    assert notebook.magics.session.queue_stats().failed >= 1
     collect_objects(notebook, places, "wrong key")
     collect_panel(notebook, places, "wrong key")
 

@@ -50,6 +50,7 @@ import logging
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -187,6 +188,7 @@ class HindsightSession:
         start_worker: bool = True,
         queue_options: dict[str, Any] | None = None,
         reads_others: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.reads_others = reads_others
@@ -213,9 +215,10 @@ class HindsightSession:
             on_failure=notices.retention_failed,
             on_notice=notices.add,
             on_sent=self._sent_async,
+            clock=clock,
             **(queue_options or {}),
         )
-        worker = Worker(queue, sender, refusal=sender.refusal)
+        worker = Worker(queue, sender, refusal=sender.refusal, clock=clock)
         recovered = queue.recover()
         if recovered:
             count = plural(recovered, "memory", "memories")
@@ -286,6 +289,7 @@ class HindsightSession:
                 lambda: mental_models.wait_first_load(PREPARED_WAIT_S),
             ),
         )
+        PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
         self._view = SessionView(self, self._parts)
@@ -888,3 +892,9 @@ class HindsightSession:
 
 
 Session = HindsightSession  # its public name: what ``project_session`` returns
+
+# Each session's parts by the session's id, for the one module that may drive them:
+# ``hindsight_magic.testing`` (a worker pumped by hand, a fault transport swapped in). Weak:
+# the parts live as long as their session (they refer to it, so an entry keyed by the session
+# itself would keep it alive), and the entry goes with them.
+PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()

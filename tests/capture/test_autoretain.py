@@ -15,13 +15,14 @@ from typing import Any
 
 import IPython
 import pytest
-from helpers import FakeClock, delivery, held
+from helpers import FakeClock, delivery
 
 from hindsight_magic._capture import autoretain as hook
 from hindsight_magic._capture.identity import cell_document
 from hindsight_magic._capture.transcript import PIECE_CHARS, SOURCE_CAP
 from hindsight_magic._delivery.items import OWN_ID_PREFIX, Batch, MemoryItem, Route
 from hindsight_magic._text import local_timestamp
+from hindsight_magic.testing import Driver
 
 SOURCES = [f"value_{name} = {i}" for i, name in enumerate("abcdefghijkl")]
 
@@ -39,12 +40,12 @@ def session_of(notebook: Any) -> Any:
 
 def queued(session: Any) -> list[MemoryItem]:
     """Every item the queue holds, oldest first (pending, batched, in flight or failed)."""
-    return [item for _, item in held(session._parts.queue)]
+    return [item for _, item in Driver(session).queued()]
 
 
 def transcripts(session: Any) -> list[MemoryItem]:
     """The auto-retain items (``source: autoretain``), oldest first, after processing."""
-    session._parts.autoretain.process()
+    Driver(session).autoretain.process()
     return [item for item in queued(session) if item.metadata.get("source") == "autoretain"]
 
 
@@ -103,11 +104,11 @@ def test_cells_without_history_do_not_count(loaded: Any) -> None:
     for source in SOURCES[:4]:
         outcome = loaded.ip.run_cell(source, store_history=False)
         assert outcome.success
-    session._parts.autoretain.process(force=True)
-    assert session._parts.autoretain.status().counted == 0
+    Driver(session).autoretain.process(force=True)
+    assert session.autoretain_status().counted == 0
     assert transcripts(session) == []
     run(loaded, SOURCES[5])
-    assert session._parts.autoretain.status().counted == 1
+    assert session.autoretain_status().counted == 1
 
 
 def test_skipped_cells_do_not_count(loaded: Any) -> None:
@@ -118,7 +119,7 @@ def test_skipped_cells_do_not_count(loaded: Any) -> None:
     run(loaded, "# note\n%hindsight autoretain status")
     run(loaded, "%hindsight config retain_context")
     run(loaded, "found = %hindsight help")
-    assert session._parts.autoretain.status().counted == 0
+    assert session.autoretain_status().counted == 0
     assert transcripts(session) == []
     numbers = run_all(loaded, SOURCES[:3])
     items = transcripts(session)
@@ -153,7 +154,7 @@ def test_full_session_retains_each_new_cell_once_as_its_own_memory(loaded: Any) 
     later = transcripts(session)
     assert later[:3] == items  # nothing re-sent: what one retain sends never grows
     assert cells_of(later[3:]) == second
-    status = session._parts.autoretain.status()
+    status = session.autoretain_status()
     assert (status.counted, status.retained, status.until_next) == (6, 6, 3)
 
 
@@ -229,10 +230,10 @@ def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
 def test_cells_queued_before_a_flush_go_in_one_request(loaded: Any) -> None:
     session = session_of(loaded)
     sent: list[Batch] = []
-    loaded.monkeypatch.setattr(session._parts.worker, "send", sent.append)
+    loaded.monkeypatch.setattr(Driver(session).worker, "send", sent.append)
     numbers = run_all(loaded, SOURCES[:6])
     assert len(transcripts(session)) == 6
-    outcome = session._parts.worker.flush(2.0)
+    outcome = Driver(session).worker.flush(2.0)
     assert outcome.settled
     [batch] = sent
     assert cells_of(batch.items) == numbers
@@ -269,7 +270,7 @@ def test_metadata_and_scope_tags(notebook: Any, dead_url: str) -> None:
     }
     assert session.scope.mode == "per-project-tagged"
     assert item.tags == (f"project:{session.label}",)
-    [route] = [r for r, i in held(session._parts.queue) if i is item]
+    [route] = [r for r, i in Driver(session).queued() if i is item]
     assert route.tags == item.tags
     assert route.bank_id == session.scope.bank_id
 
@@ -422,7 +423,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
     notebook.load(api_url=dead_url, retain_every_n_cells="1")
     session = session_of(notebook)
     kernel_thread = threading.current_thread()
-    real_submit = session._parts.worker.submit
+    real_submit = Driver(session).worker.submit
     calls: list[Any] = []
 
     def broken(job: Any, *args: Any, **kwargs: Any) -> bool:
@@ -431,7 +432,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
         calls.append(job)
         raise RuntimeError("worker is gone")
 
-    notebook.monkeypatch.setattr(session._parts.worker, "submit", broken)
+    notebook.monkeypatch.setattr(Driver(session).worker, "submit", broken)
     deadline = time.monotonic() + 3.0
     n = 0
     while not calls and time.monotonic() < deadline:  # until the hook itself hit the failure
@@ -459,8 +460,8 @@ def test_autoretain_off_stops_counting_and_on_resumes(loaded: Any) -> None:
     off = loaded.run("%hindsight autoretain off")
     assert str(off.result).startswith("Auto-retain off")
     run_all(loaded, SOURCES[:4])
-    session._parts.autoretain.process(force=True)
-    assert session._parts.autoretain.status().counted == 0
+    Driver(session).autoretain.process(force=True)
+    assert session.autoretain_status().counted == 0
     assert transcripts(session) == []
     on = loaded.run("%hindsight autoretain on")
     assert str(on.result).startswith("Auto-retain on")
@@ -551,7 +552,7 @@ def test_reload_leaves_one_callback_and_unload_none(loaded: Any) -> None:
     assert len(our_callbacks(ip)) == 1
     loaded.run("%reload_ext hindsight_magic")
     [callback] = our_callbacks(ip)
-    assert callback.__self__ is loaded.magics.session._parts.autoretain
+    assert callback.__self__ is Driver(loaded.magics.session).autoretain
     loaded.run("%reload_ext hindsight_magic")
     assert len(our_callbacks(ip)) == 1
     loaded.run("%unload_ext hindsight_magic")
@@ -562,13 +563,13 @@ def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
     session = session_of(loaded)
     numbers = run_all(loaded, SOURCES[:2])
     snapshots: list[list[MemoryItem]] = []
-    close = session._parts.worker.close
+    close = Driver(session).worker.close
 
     def snapshot_then_close(*args: Any, **kwargs: Any) -> int:
         snapshots.append(queued(session))
         return close(*args, **kwargs)
 
-    loaded.monkeypatch.setattr(session._parts.worker, "close", snapshot_then_close)
+    loaded.monkeypatch.setattr(Driver(session).worker, "close", snapshot_then_close)
     assert transcripts(session) == []
     loaded.run("%unload_ext hindsight_magic")
     [items] = snapshots
@@ -588,8 +589,8 @@ def test_cells_are_retained_under_the_scope_they_ran_in(
     monkeypatch.chdir(tmp_path / "optimizer")
     notebook.run("%hindsight scope per-project-tagged")  # re-reads the project: optimizer
     run_all(notebook, ["learning_rate = 3e-4"])
-    session._parts.autoretain.process(force=True)
-    routes = {item.content: route.tags for route, item in held(session._parts.queue)}
+    Driver(session).autoretain.process(force=True)
+    routes = {item.content: route.tags for route, item in Driver(session).queued()}
     tokenizer_cells = [c for c in routes if "vocab_size" in c]
     optimizer_cells = [c for c in routes if "learning_rate = 3e-4" in c]
     assert tokenizer_cells

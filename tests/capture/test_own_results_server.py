@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from helpers import RunningServer, wait_for
 
+from hindsight_magic.testing import Driver
+
 pytestmark = pytest.mark.integration
 
 FACT = "The pump runs at 40 Hz on weekdays."
@@ -52,10 +54,10 @@ def test_results_shown_in_cells_are_never_retained(
         cell = notebook.run(source)
         assert cell.error is None, cell.text
     session = notebook.magics.session
-    assert session._parts.autoretain.process(force=True)
+    assert Driver(session).autoretain.process(force=True)
     session.flush(60)
 
-    client = session._parts.connection.client
+    client = Driver(session).client
 
     def stored() -> str:  # what auto-retain sent, as the server stores it (a document a cell)
         listed = client.list_memories(bank_id, limit=500).items

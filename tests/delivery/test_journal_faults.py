@@ -23,6 +23,7 @@ from hindsight_magic._delivery.items import Route
 from hindsight_magic._delivery.journal import open_journal
 from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._errors import HindsightError
+from hindsight_magic.testing import Driver
 
 A = Route("bank-a")
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -164,9 +165,9 @@ def test_a_full_disk_in_a_notebook_is_said_once_and_each_memory_reaches_the_serv
     disk.fill()
     for text in texts[4:8]:
         run(f"%retain {text}")
-    queue = (
-        notebook.magics.session._parts.queue
-    )  # its worker finds the disk full (or the kernel did)
+    queue = Driver(
+        notebook.magics.session
+    ).queue  # its worker finds the disk full (or the kernel did)
     wait_for(lambda: queue.stats().journal_problem, 10, "the journal found full")
     assert "journal memory only (disk full) — retrying" in one_spaced(run("%hindsight status"))
     run("%hindsight flush")  # delivered while the disk is full

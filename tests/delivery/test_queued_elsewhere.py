@@ -12,23 +12,24 @@ from helpers import RunningServer
 
 from hindsight_magic._delivery.indexing import send_queued_elsewhere
 from hindsight_magic._delivery.items import Route, new_item
+from hindsight_magic.testing import Driver
 
 
 def test_another_kernels_spooled_and_stored_memories_are_listed_not_taken(sessions: Any) -> None:
     kernel = sessions(start_worker=False)  # never sends: its memories stay queued
     agent = sessions(start_worker=False, reads_others=True)
     first = kernel.retain("The first fact, only in the kernel's spool.")
-    kernel._parts.queue.journal.ingest()  # the worker would: now a pending row
+    Driver(kernel).queue.journal.ingest()  # the worker would: now a pending row
     second = kernel.retain("The second fact, spooled a moment ago.")
     kernel.retain("[cell 3]\nx = 1", document_id="doc-of-transcript", update_mode="append")
     agent.retain("The agent's own fact is not another kernel's.")
     bank = kernel.scope.bank_id
-    listed = agent._parts.journal_file.queued_elsewhere(bank)
+    listed = Driver(agent).journal_file.queued_elsewhere(bank)
     ids = [item.document_id for _, _, item in listed]
     assert first in ids
     assert second in ids
-    assert agent._parts.journal_file.queued_elsewhere("another-bank") == []
-    assert kernel._parts.queue.stats().pending == 4 - 1  # the kernel still holds its own three
+    assert Driver(agent).journal_file.queued_elsewhere("another-bank") == []
+    assert kernel.queue_stats().pending == 4 - 1  # the kernel still holds its own three
 
 
 class RecordingSender:
@@ -84,9 +85,7 @@ def test_an_agent_session_finds_what_a_kernel_never_sent(
     kernel = sessions(start_worker=False)
     kernel.retain(f"The {word} gauge reads in kPa.")
     plain = sessions()  # a session that does not read others' queues does not find it
-    assert (
-        f"The {word} gauge reads in kPa." not in plain._parts.reader.recall(f"{word} gauge").texts
-    )
+    assert f"The {word} gauge reads in kPa." not in plain.recall(f"{word} gauge").texts
     agent = sessions(reads_others=True)
-    found = agent._parts.reader.recall(f"{word} gauge kPa")
+    found = agent.recall(f"{word} gauge kPa")
     assert f"The {word} gauge reads in kPa." in found.texts

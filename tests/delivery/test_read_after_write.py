@@ -15,7 +15,7 @@ import functools
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from helpers import FakeHindsight, wait_for
 from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._capture.autoretain import AUTORETAIN
 from hindsight_magic._delivery.indexing import Indexing, operation_state
-from hindsight_magic._settings import HindsightSettings
+from hindsight_magic.testing import Driver
 
 RECALL = "POST /memories/recall$"
 BATCH_API = (
@@ -36,8 +36,7 @@ BATCH_API = (
 
 
 @pytest.fixture
-def fake() -> FakeHindsight:
-    fake = FakeHindsight()
+def fake(fake: FakeHindsight) -> FakeHindsight:
     fake.fail[RECALL] = (200, {"results": []})
     return fake
 
@@ -46,34 +45,20 @@ Handler = Callable[[httpx.Request], httpx.Response]
 
 
 @pytest.fixture
-def make_session(fake: FakeHindsight, tmp_path: Path) -> Iterator[Any]:
-    """``make(handler=…, batch_size=…, **settings)``: a session (worker running) whose
-    requests go to ``handler`` (default: the fake itself)."""
-    from hindsight_magic._session import HindsightSession
-
-    sessions: list[Any] = []
+def make_session(make_session: Any, tmp_path: Path) -> Any:
+    """``make(handler=…, batch_size=…, **settings)``: the shared ``make_session`` with its
+    worker running and a journal on disk, requests to ``handler`` (default: the fake)."""
 
     def make(handler: Handler | None = None, batch_size: int = 16, **settings: Any) -> Any:
-        values = {
-            "api_url": fake.url,
-            "bank_id": "nb",
-            "journal_path": str(tmp_path / "journal.sqlite3"),
-            "mental_models": False,
-            "auto_retain": False,
-            **settings,
-        }
-        session = HindsightSession(
-            HindsightSettings(**values),
-            cwd="/tmp/churn",
-            transport=httpx.MockTransport(handler or fake.handle),
+        return make_session(
+            handler,
+            run_worker=True,
+            journal_path=str(tmp_path / "journal.sqlite3"),
             queue_options={"backoff_base_s": 0.05, "batch_size": batch_size},
+            **settings,
         )
-        sessions.append(session)
-        return session
 
-    yield make
-    for session in sessions:
-        session.close(0.5)
+    return make
 
 
 def is_sync_retain(request: httpx.Request) -> bool:
@@ -94,7 +79,7 @@ def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_se
     session = make_session()
     session.retain("The churn table double-counts Q3 refunds.")
     session.retain("Revenue is in cents.")
-    session._parts.reader.recall("refunds")
+    session.recall("refunds")
     bodies = retains(fake)  # one batch; two if the worker took the first memory in alone
     assert 1 <= len(bodies) <= 2, bodies
     assert all(body["async"] is False for body in bodies)
@@ -103,7 +88,7 @@ def test_a_read_sends_its_memories_synchronously_and_polls_nothing(fake, make_se
     assert len(ids) == len(set(ids)) == 2  # each memory its own document: a re-send replaces it
     assert all(ids)
     assert polled(fake) == 0
-    assert session._parts.queue.stats().accepted == 2
+    assert session.queue_stats().accepted == 2
 
 
 def test_without_a_read_a_batch_goes_async_each_memory_under_its_retain_id(fake, make_session):
@@ -119,7 +104,7 @@ def test_without_a_read_a_batch_goes_async_each_memory_under_its_retain_id(fake,
     assert body["async"] is True
     assert body["operation_id"]
     assert [item.get("document_id") for item in body["items"]] == made  # forgettable by id
-    session._parts.reader.recall("cohorts")
+    session.recall("cohorts")
     assert len(retains(fake)) == 1
     assert polled(fake) == 1  # the read waits for the async operation the worker sent
 
@@ -135,10 +120,11 @@ def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(
         return reply
 
     session = make_session(lose_first_reply)
+    driver = Driver(session)
     session.retain("Revenue is in cents.")
-    made = session._parts.queue.held()[0][1].document_id
+    made = driver.queued()[0][1].document_id
     session.flush(5)
-    wait_for(lambda: session._parts.queue.stats().accepted == 1, 10, "the re-send")
+    wait_for(lambda: session.queue_stats().accepted == 1, 10, "the re-send")
     first, second = retains(fake)
     assert first["operation_id"] == second["operation_id"]  # the same operation to the server
     assert first["items"][0]["document_id"] == second["items"][0]["document_id"] == made
@@ -146,10 +132,11 @@ def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(
 
 def test_an_append_of_the_user_s_goes_async_and_the_read_waits_for_it(fake, make_session):
     session = make_session()
+    driver = Driver(session)
     session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")
     session.retain("A fact retained by hand.")
-    assert session._parts.queue.held()[0][1].document_id == "kernel-1"
-    session._parts.reader.recall("x")
+    assert driver.queued()[0][1].document_id == "kernel-1"
+    session.recall("x")
     [body] = retains(fake)
     assert body["async"] is True  # an append re-sent would be appended twice
     assert body["operation_id"]
@@ -167,7 +154,7 @@ def test_a_read_waits_for_the_user_s_memories_but_not_for_transcripts(fake, make
     session.retain(cells, document_id="k-1", update_mode="append", source=AUTORETAIN)
     session.retain("A fact retained by hand.")
     started = time.monotonic()
-    result = session._parts.reader.recall("fact")
+    result = session.recall("fact")
     assert time.monotonic() - started < 3  # not READ_WAIT_S: nothing waits for the transcript
     first = retains(fake)[0]
     assert first["async"] is False  # the user's memory went first, synchronously …
@@ -181,7 +168,7 @@ def test_a_big_batch_goes_async(fake, make_session):
     session = make_session(batch_size=100)
     for n in range(20):
         session.retain(f"Fact {n}.")
-    session._parts.reader.recall("fact")
+    session.recall("fact")
     [body] = retains(fake)
     assert body["async"] is True  # a synchronous retain of 20 would wait for 20 extractions
     assert polled(fake) == 1
@@ -198,12 +185,12 @@ def test_a_server_that_refuses_sync_gets_async_at_once_and_is_not_asked_again(fa
 
     session = make_session(refuse_sync)
     session.retain("First fact.")
-    session._parts.reader.recall("first")
+    session.recall("first")
     session.retain("Second fact.")
-    session._parts.reader.recall("second")
+    session.recall("second")
     assert len(refused) == 1  # asked once …
     assert [body["async"] for body in retains(fake)] == [True, True]  # … async took both
-    stats = session._parts.queue.stats()
+    stats = session.queue_stats()
     assert (stats.accepted, stats.failed, stats.retrying) == (2, 0, 0)
     assert session.take_notices() == []  # nothing failed: the user hears nothing
 
@@ -218,9 +205,9 @@ def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(
     session = make_session(lose_sync_replies)
     session.retain("A fact whose acknowledgement is lost.")
     started = time.monotonic()
-    session._parts.reader.recall("fact")
+    session.recall("fact")
     assert time.monotonic() - started < 5  # the read does not wait for the retry
-    wait_for(lambda: session._parts.queue.stats().accepted == 1, 10, "the retry")
+    wait_for(lambda: session.queue_stats().accepted == 1, 10, "the retry")
     first, second = retains(fake)
     assert (first["async"], second["async"]) == (False, True)
     assert first["items"][0]["document_id"] == second["items"][0]["document_id"]
@@ -259,14 +246,15 @@ def test_the_worker_follows_a_sent_transcript_until_it_is_indexed(fake, make_ses
         return fake.handle(request)
 
     session = make_session(indexed_on_the_third_ask)
+    driver = Driver(session)
     cells = "[cell 1]\nx = 1\n\n[cell 2]\ny = 2"
     session.retain(cells, document_id="k-2", update_mode="append", source=AUTORETAIN)
     session.flush(5)  # sent async: the server indexes it later
-    assert session._parts.queue.transcript_cells("nb") == 2
-    wait_for(lambda: not session._parts.queue.sent_transcripts(), 10, "the watch to see it indexed")
+    assert driver.queue.transcript_cells("nb") == 2
+    wait_for(lambda: not driver.queue.sent_transcripts(), 10, "the watch to see it indexed")
     assert len(asked) == 3  # asked every second while it was being indexed, then no more
-    assert session._parts.reader.recall("x").still_indexing == 0
-    assert [entry.state for entry in session._parts.queue.feed.items()] == ["indexed"]
+    assert session.recall("x").still_indexing == 0
+    assert [entry.state for entry in driver.queue.feed.items()] == ["indexed"]
 
 
 def test_a_read_says_when_the_user_s_memories_are_not_indexed_within_its_wait(
@@ -284,7 +272,7 @@ def test_a_read_says_when_the_user_s_memories_are_not_indexed_within_its_wait(
     waited = functools.partial(type(session)._ready, session, wait_s=0.5)
     monkeypatch.setattr(session, "_ready", waited)
     session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")  # goes async
-    result = session._parts.reader.recall("nothing matches this")
+    result = session.recall("nothing matches this")
     assert "your newest memories are still being indexed" in result.headline()
     from hindsight_magic._memory.results import ReflectResult
 

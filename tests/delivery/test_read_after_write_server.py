@@ -35,8 +35,8 @@ from hindsight_magic._settings import HindsightSettings
 settings = HindsightSettings.from_environment()
 session = HindsightSession(settings, queue_options={"backoff_base_s": 60})
 session.retain(sys.argv[1])
-session._parts.reader.recall(sys.argv[1])  # its synchronous retain loses the reply
-print(json.dumps({"stats": session._parts.queue.stats().retrying}), flush=True)
+session.recall(sys.argv[1])  # its synchronous retain loses the reply
+print(json.dumps({"stats": session.queue_stats().retrying}), flush=True)
 os._exit(0)
 """
 
@@ -88,7 +88,7 @@ def test_a_reads_retain_whose_reply_is_lost_is_resent_and_stored_once(
             assert notebook.run(f"%recall {text}").error is None
             first = did_the_work(reader, bank_id)
             session = notebook.magics.session
-            wait_for(lambda: session._parts.queue.stats().accepted == 1, 30, "the re-send")
+            wait_for(lambda: session.queue_stats().accepted == 1, 30, "the re-send")
             document_id = sync_then_async(proxy.forwarded)
         assert settled(reader, bank_id) == first  # replaced, not added
         assert list(reader.documents()) == [document_id]
@@ -127,9 +127,7 @@ def test_a_kernel_that_died_after_a_lost_reply_is_resent_by_the_next_and_stored_
         with proxy_for(hindsight_server.url) as relay:  # records what the next kernel sends
             notebook.load(api_url=relay.url, bank_id=bank_id, journal_path=str(journal), **QUIET)
             session = notebook.magics.session
-            wait_for(
-                lambda: session._parts.queue.stats().accepted == 1, 30, "the next kernel's re-send"
-            )
+            wait_for(lambda: session.queue_stats().accepted == 1, 30, "the next kernel's re-send")
             sync_then_async(proxy.forwarded + relay.forwarded)
         assert settled(reader, bank_id) == first  # replaced, not added
         assert len(reader.documents()) == 1

@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import held, one_line, render_markdown, visible_text
+from helpers import one_line, render_markdown, visible_text
 from IPython.core.error import UsageError
 
 import hindsight_magic
 from bench.common import settled
-from hindsight_magic._api.client import HindsightClient, Timeouts
+from hindsight_magic.testing import Driver
 
 
 def workers() -> list[threading.Thread]:
@@ -32,7 +32,7 @@ def test_retain_queues_without_touching_the_network(loaded: Any) -> None:
     assert cell.error is None
     # (and that the server is not answering, if the worker's warm-up already asked it)
     assert str(cell.result).startswith("1 memory queued.")
-    stats = loaded.magics.session._parts.queue.stats()
+    stats = loaded.magics.session.queue_stats()
     assert stats.pending == 1
     assert stats.requests == 0
 
@@ -69,7 +69,7 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
         "%%retain --split --tags methods,cv --context review\nUse 5-fold CV.\n\nClip at 3 sigma.\n"
     )
     assert str(cell.result).startswith("2 memories queued.")  # (the server is not answering)
-    pending = held(loaded.magics.session._parts.queue)
+    pending = Driver(loaded.magics.session).queued()
     assert [item.content for _, item in pending] == ["Use 5-fold CV.", "Clip at 3 sigma."]
     route, first = pending[0]
     assert first.context == "review"
@@ -89,7 +89,7 @@ def test_retain_from_python_in_a_cell_records_the_cell_and_notebook(loaded: Any)
         loaded.run("import hindsight_magic; hindsight_magic.retain('The lab is cold.')")
     finally:
         del loaded.ip.user_ns["__session__"]
-    _, item = held(loaded.magics.session._parts.queue)[-1]
+    _, item = Driver(loaded.magics.session).queued()[-1]
     assert item.metadata == {
         "source": "python api",
         "kernel_session": loaded.magics.session.session_id,
@@ -104,14 +104,14 @@ def test_secrets_in_the_provenance_are_redacted(notebook: Any, dead_url: str) ->
     notebook.monkeypatch.setenv("JPY_SESSION_NAME", f"/home/ana/field/{secret}-notes.ipynb")
     notebook.load(api_url=dead_url)
     notebook.run("%retain The lab is cold.")
-    _, item = held(notebook.magics.session._parts.queue)[-1]
+    _, item = Driver(notebook.magics.session).queued()[-1]
     assert item.metadata["notebook"] == "[REDACTED]-notes.ipynb"
 
 
 def test_retain_keeps_dollar_and_braces_verbatim(loaded: Any) -> None:
     loaded.run("x = 5")
     loaded.run("%retain Costs rose $x and {x} -3% in Q3")
-    _, item = held(loaded.magics.session._parts.queue)[-1]
+    _, item = Driver(loaded.magics.session).queued()[-1]
     assert item.content == "Costs rose $x and {x} -3% in Q3"
 
 
@@ -156,7 +156,7 @@ def test_bad_input_is_one_clear_line_and_nothing_is_lost(
     line = one_line(cell.text)
     assert expected in line
     assert "sk-123" not in cell.text
-    assert loaded.magics.session._parts.queue.stats().pending == 1
+    assert loaded.magics.session.queue_stats().pending == 1
 
 
 def test_invalid_config_value_is_rolled_back(loaded: Any, caplog: Any) -> None:
@@ -225,7 +225,7 @@ def test_scope_changes_route_for_new_items_only(loaded: Any, tmp_path: Any, monk
     assert "bank unit-myproject (per-project)" in str(cell.result)
     loaded.run("%retain project fact")
     # the scope change tried to flush first; with no server the items wait, routes unchanged
-    routes = {item.content: route for route, item in held(loaded.magics.session._parts.queue)}
+    routes = {item.content: route for route, item in Driver(loaded.magics.session).queued()}
     assert routes["tagged fact"].bank_id == "unit"
     assert routes["tagged fact"].tags == ("project:myproject",)
     assert routes["project fact"].bank_id == "unit-myproject"
@@ -242,17 +242,14 @@ def test_dead_server_gives_the_start_hint_and_keeps_items(loaded: Any, dead_url:
     assert "%hindsight server start" in line
     flushed = loaded.run("%hindsight flush")
     assert "waiting to retry" in str(flushed.result)
-    stats = loaded.magics.session._parts.queue.stats()
+    stats = loaded.magics.session.queue_stats()
     assert stats.retrying == 1
     assert stats.failed == 0
 
 
 def _swap_client(notebook: Any, handler: Any) -> None:
     session = notebook.magics.session
-    session._parts.connection.use(HindsightClient(
-        session.api_url, None, Timeouts(request=1, retain=1, recall=1, reflect=1),
-        transport=httpx.MockTransport(handler),
-    ))  # fmt: skip
+    Driver(session).use_transport(httpx.MockTransport(handler), timeout_s=1)
 
 
 @pytest.mark.parametrize(

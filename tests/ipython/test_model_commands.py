@@ -15,6 +15,7 @@ from hindsight_magic._api.replies import Memory
 from hindsight_magic._memory import mental_models
 from hindsight_magic._memory.results import RecallResult
 from hindsight_magic._ui import display as model_views
+from hindsight_magic.testing import Driver
 
 
 @pytest.fixture
@@ -28,9 +29,9 @@ def book(notebook: Any, dead_url: str, bank_id: str, fake: FakeHindsight, monkey
     monkeypatch.setattr(mental_models, "REFRESH_SETTLE_S", 0.0)
     notebook.load(api_url=dead_url, bank_id=bank_id)
     session = notebook.magics.session
-    session._parts.connection.use(fake.client())
+    Driver(session).use_transport(fake.transport, fake.url, timeout_s=1)
     fake.banks[bank_id] = {}
-    assert session._parts.mental_models.reload().wait(5)  # ensures bank and seeds once
+    assert Driver(session).mental_models.reload().wait(5)  # ensures bank and seeds once
     fake.banks[bank_id].clear()  # start each test from an empty bank
     fake.requests.clear()
     return notebook
@@ -253,20 +254,17 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert book.run("%hindsight context").result == ""
     assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
-    session._parts.mental_models.reload().wait(5)
-    session._parts.reader.last_recall = RecallResult(
+    Driver(session).mental_models.reload().wait(5)
+    Driver(session).last_recall = RecallResult(
         "q", [Memory(text="Refunds are late.")], bank_of(book)
     )
     cell = book.run("prompt = %hindsight context")
     assert cell.error is None
     prompt = book.ip.user_ns["prompt"]
     assert isinstance(prompt, str)
-    assert (
-        prompt
-        == session._parts.mental_models.block()
-        + "\n\n"
-        + session._parts.reader.last_recall.as_context()
-    )
+    last_recall = Driver(session).last_recall
+    assert last_recall is not None
+    assert prompt == Driver(session).mental_models.block() + "\n\n" + last_recall.as_context()
     assert prompt.startswith("<mental_models>\n")
     assert "# Data Sources _(refreshed " in prompt
     assert prompt.endswith("- Refunds are late.\n</memories>")
@@ -277,7 +275,7 @@ def test_context_respects_the_render_cap(book: Any, fake: FakeHindsight) -> None
     for i in range(5):
         fake.add(bank_of(book), f"m{i}", f"Model {i}", "long content " * 200)
     book.run("%hindsight config mental_model_max_render_chars=900")
-    book.magics.session._parts.mental_models.reload(clear=False).wait(5)
+    Driver(book.magics.session).mental_models.reload(clear=False).wait(5)
     block = book.run("%hindsight context").result
     assert 0 < len(block) <= 900
     assert block.endswith("…[mental-model snapshot truncated at render budget]\n</mental_models>")
@@ -288,7 +286,7 @@ def test_help_and_status_mention_mental_models(book: Any, fake: FakeHindsight) -
     assert "models" in listing
     assert "context" in listing
     fake.add(bank_of(book), "m", "M", "content")
-    book.magics.session._parts.mental_models.reload().wait(5)
+    Driver(book.magics.session).mental_models.reload().wait(5)
     status = out(book, "%hindsight status")
     assert "Mental models:" in status
     assert "state      ok, 1 model listed at" in status

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import needs_server_extra, one_line
+from helpers import free_port, needs_server_extra, one_line
 from IPython.core.error import UsageError
 
 from hindsight_magic._cli import SUBCOMMANDS, main
@@ -20,12 +20,6 @@ from hindsight_magic._localserver.postgres import ROOT_PG_BASE
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "hindsight-magic"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ import httpx
 import platformdirs
 import psutil
 import pytest
-from helpers import PLANTED_KEY, RunningServer, needs_server_extra, wait_for
+from helpers import PLANTED_KEY, RunningServer, free_port, needs_server_extra, wait_for
 
 from hindsight_magic import _machine as discovery
 from hindsight_magic import _machine as paths
@@ -23,12 +23,6 @@ from hindsight_magic._localserver import ServerError, postgres
 from hindsight_magic._localserver import launcher as server
 from hindsight_magic._machine import EMBEDDED_CHARS, ServerInfo
 from hindsight_magic._settings import FALLBACK_API_URL
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def dead_pid() -> int:

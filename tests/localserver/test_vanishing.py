@@ -34,6 +34,7 @@ from helpers import free_port, wait_for
 from hindsight_magic._cli import main as cli
 from hindsight_magic._localserver import launcher
 from hindsight_magic._machine import ServerInfo, is_hindsight_process, is_live_process
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 FACTS = 3
@@ -161,7 +162,7 @@ def do_what_it_says(notebook: Notebook, line: str) -> list[str]:
 def delivered_once(notebook: Notebook, url: str, bank: str, facts: list[str], marker: str) -> str:
     """After the restart: each queued fact accepted by the server once and found by %recall."""
     assert notebook.run("%hindsight flush").error is None  # (`server start` may have sent them)
-    queue = notebook.magics.session._parts.queue
+    queue = Driver(notebook.magics.session).queue
     stats = wait_for(
         queue.stats,
         60,

@@ -24,6 +24,7 @@ from journalkit import small_disk
 
 import hindsight_magic as hm
 from hindsight_magic._api import transfers
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -213,14 +214,14 @@ def test_a_server_without_transfers_is_told_in_one_line(
 ) -> None:
     planted(book, 1)
     session = book.magics.session
-    real = session._parts.connection.client.call
+    real = Driver(session).client.call
 
     def old_server(operation: str, method: str, path: str, **kw: Any) -> Any:
         if path.endswith("/transfer/export"):
             raise hm.HindsightError(operation, f"{operation} failed: Not Found", 404, "Not Found")
         return real(operation, method, path, **kw)
 
-    monkeypatch.setattr(session._parts.connection.client, "call", old_server)
+    monkeypatch.setattr(Driver(session).client, "call", old_server)
     cell = book.run(f"%hindsight snapshot {tmp_path / 'x.zip'}")
     assert "does not offer bank transfers" in str(cell.error)
     assert not list(tmp_path.glob("*.zip"))
@@ -257,7 +258,7 @@ def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
     planted(book, 1)
     session = book.magics.session
     asked: list[str] = []
-    export, follow = transfers.BankTransfers.export, session._parts.connection.client.operation
+    export, follow = transfers.BankTransfers.export, Driver(session).client.operation
 
     def exported(self: transfers.BankTransfers, bank: str) -> str:
         asked.append(export(self, bank))
@@ -269,7 +270,7 @@ def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
         return follow(bank, operation)
 
     monkeypatch.setattr(transfers.BankTransfers, "export", exported)
-    monkeypatch.setattr(session._parts.connection.client, "operation", interrupted)
+    monkeypatch.setattr(Driver(session).client, "operation", interrupted)
     folder = tmp_path / "snapshots"
     cell = book.run(f"%hindsight snapshot {folder / 'x.zip'}")
     assert "The snapshot was cancelled (the server's operation too)" in str(cell.error)

@@ -6,10 +6,10 @@ served through ``httpx.MockTransport``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -22,8 +22,8 @@ from hindsight_magic._errors import HindsightError
 from hindsight_magic._memory import mental_models as mm
 from hindsight_magic._memory.mental_models import MentalModel, render_block, resolve_seeds
 from hindsight_magic._memory.scope import compute_scope
-from hindsight_magic._session import HindsightSession
 from hindsight_magic._settings import HindsightSettings
+from hindsight_magic.testing import Driver
 
 URL = "http://hindsight.test"
 
@@ -259,36 +259,18 @@ def test_history_accepts_a_list_or_items() -> None:
 
 
 @pytest.fixture
-def fake() -> FakeHindsight:
-    return FakeHindsight()
-
-
-@pytest.fixture
-def make_session(fake: FakeHindsight) -> Iterator[Any]:
-    sessions: list[HindsightSession] = []
-
-    def make(**settings: Any) -> HindsightSession:
-        values = {"api_url": fake.url, "bank_id": "nb", "journal_path": "off", **settings}
-        session = HindsightSession(
-            HindsightSettings(**values),
-            cwd="/tmp/churn",
-            transport=fake.transport,
-            start_worker=False,
-        )
-        sessions.append(session)
-        return session
-
-    yield make
-    for session in sessions:
-        session.close(0.1)
+def make_session(make_session: Any) -> Any:
+    """The shared ``make_session`` with mental models on and the project's auto-retain."""
+    return functools.partial(make_session, mental_models=True, auto_retain=True)
 
 
 def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, make_session: Any):
     session = make_session()
-    cache = session._parts.mental_models
+    driver = Driver(session)
+    cache = driver.mental_models
     assert not cache.wait_first_load(timeout=0.05)  # the worker has not run yet
     assert cache.status_rows()[0] == ("state", "loading")
-    session._parts.worker.pump()
+    driver.pump()
     assert cache.wait_first_load(timeout=0)
     methods = [(m, p.rsplit("/", 1)[-1], q.get("detail")) for m, p, q, _ in fake.requests]
     assert methods[0] == ("PUT", "nb", None)
@@ -309,18 +291,19 @@ def test_cache_keeps_visible_models_with_content_and_renders_them(
     fake.add("nb", "shared", "Shared", "everyone")
     fake.add("nb", "empty", "Empty", "  ")
     session = make_session(mental_model_auto_seed=False)
-    session._parts.worker.pump()
-    assert [m.id for m in session._parts.mental_models.models] == ["mine", "shared"]
-    block = session._parts.mental_models.block()
+    driver = Driver(session)
+    driver.pump()
+    assert [m.id for m in driver.mental_models.models] == ["mine", "shared"]
+    block = driver.mental_models.block()
     assert "# Mine" in block
     assert "# Shared" in block
     assert "Theirs" not in block
     assert not fake.calls("POST")  # auto-seed off: nothing created
-    rows = dict(session._parts.mental_models.status_rows())
+    rows = dict(driver.mental_models.status_rows())
     # status lists what %hindsight models lists for this scope, content or not
     assert re.fullmatch(r"ok, 3 models listed at [\d:]{8} \(1 without content yet\)", rows["state"])
     assert rows["models"] == "empty (empty), mine, shared"
-    assert session._parts.mental_models.names() == {
+    assert driver.mental_models.names() == {
         "empty": "Empty",
         "mine": "Mine",
         "shared": "Shared",
@@ -335,13 +318,14 @@ def test_seeding_lists_again_soon_so_content_shows_within_seconds(
     clock = FakeClock()
     monkeypatch.setattr(cache_module, "time", clock)
     session = make_session()
-    cache = session._parts.mental_models
-    session._parts.worker.pump()  # the first load: seeds the bank, lists three empty models
+    driver = Driver(session)
+    cache = driver.mental_models
+    driver.pump()  # the first load: seeds the bank, lists three empty models
     assert dict(cache.status_rows())["models"] == (
         "project-conventions-churn (empty), project-decisions-churn (empty), "
         "user-preferences (empty)"
     )
-    assert cache.load in session._parts.worker.scheduled()  # a re-list is due soon, not in 300 s
+    assert cache.load in driver.scheduled()  # a re-list is due soon, not in 300 s
     fake.banks["nb"]["user-preferences"]["content"] = "Prefers polars."
     cache.load()  # what the worker runs when it is due
     rows = dict(cache.status_rows())
@@ -351,10 +335,10 @@ def test_seeding_lists_again_soon_so_content_shows_within_seconds(
         model["content"] = "Written by the server."
     cache.load()
     assert "without content" not in dict(cache.status_rows())["state"]
-    session._parts.worker.cancel(cache.load)  # what was scheduled ran
+    driver.cancel(cache.load)  # what was scheduled ran
     clock.advance(cache_module.SETTLE_FOR_S + 1)
     cache.load()  # the settling time over: back to the mental_model_refresh_s cadence
-    assert cache.load not in session._parts.worker.scheduled()
+    assert cache.load not in driver.scheduled()
 
 
 def test_a_reload_lists_again_soon_for_a_while(
@@ -365,25 +349,27 @@ def test_a_reload_lists_again_soon_for_a_while(
     clock = FakeClock()
     monkeypatch.setattr(cache_module, "time", clock)
     session = make_session()
-    cache = session._parts.mental_models
-    session._parts.worker.pump()
+    driver = Driver(session)
+    cache = driver.mental_models
+    driver.pump()
     clock.advance(cache_module.SETTLE_FOR_S + 1)
-    session._parts.worker.cancel(cache.load)
+    driver.cancel(cache.load)
     cache.load()
-    assert cache.load not in session._parts.worker.scheduled()
+    assert cache.load not in driver.scheduled()
     cache.reload(clear=False)  # e.g. %hindsight models refresh: the server rewrites content
-    session._parts.worker.run_due_jobs()
-    assert cache.load in session._parts.worker.scheduled()
+    driver.run_due_jobs()
+    assert cache.load in driver.scheduled()
 
 
 def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
     fake: FakeHindsight, make_session: Any
 ):
     session = make_session()
-    session._parts.worker.pump()
+    driver = Driver(session)
+    driver.pump()
     created = len(fake.calls("POST"))
-    session._parts.mental_models.reload(clear=False).wait(0)
-    session._parts.worker.pump()
+    driver.mental_models.reload(clear=False).wait(0)
+    driver.pump()
     assert len(fake.calls("POST")) == created == 3
     assert len(fake.calls("GET", "mental-models$")) == 3  # metadata once, content twice
 
@@ -391,49 +377,51 @@ def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
 def test_failed_list_is_recorded_and_the_block_is_empty(fake: FakeHindsight, make_session: Any):
     fake.fail["GET /mental-models$"] = (500, {"detail": "db down"})
     session = make_session()
-    session._parts.worker.pump()
-    assert session._parts.mental_models.wait_first_load(timeout=0)
-    state = dict(session._parts.mental_models.status_rows())["state"]
+    driver = Driver(session)
+    driver.pump()
+    assert driver.mental_models.wait_first_load(timeout=0)
+    state = dict(driver.mental_models.status_rows())["state"]
     assert state == "unavailable: listMentalModels failed: db down"
-    assert session._parts.mental_models.block() == ""
+    assert driver.mental_models.block() == ""
     del fake.fail["GET /mental-models$"]  # the server recovers: the next load seeds and lists
-    session._parts.mental_models.reload(clear=False)
-    session._parts.worker.pump()
-    assert dict(session._parts.mental_models.status_rows())["state"].startswith("ok")
+    driver.mental_models.reload(clear=False)
+    driver.pump()
+    assert dict(driver.mental_models.status_rows())["state"].startswith("ok")
     assert len(fake.calls("POST")) == 3
 
 
 def test_disabled_means_no_requests(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session(mental_models=False)
-    session._parts.worker.pump()
+    driver = Driver(session)
+    driver.pump()
     assert fake.requests == []
-    assert session._parts.mental_models.wait_first_load(timeout=0)
-    assert session._parts.mental_models.block() == ""
-    assert session._parts.mental_models.status_rows() == [
-        ("state", "disabled (mental_models = false)")
-    ]
+    assert driver.mental_models.wait_first_load(timeout=0)
+    assert driver.mental_models.block() == ""
+    assert driver.mental_models.status_rows() == [("state", "disabled (mental_models = false)")]
 
 
 def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session: Any) -> None:
     fake.banks["other"] = {}
     fake.add("other", "o", "Other bank model", "hello")
     session = make_session(mental_model_auto_seed=False)
-    session._parts.worker.pump()
-    assert session._parts.mental_models.models == ()
+    driver = Driver(session)
+    driver.pump()
+    assert driver.mental_models.models == ()
     session.settings.bank_id = "other"
-    assert not session._parts.mental_models.wait_first_load(timeout=0)  # old snapshot dropped
-    session._parts.worker.pump()
-    assert [m.id for m in session._parts.mental_models.models] == ["o"]
-    assert session._parts.mental_models.state.bank_id == "other"
+    assert not driver.mental_models.wait_first_load(timeout=0)  # old snapshot dropped
+    driver.pump()
+    assert [m.id for m in driver.mental_models.models] == ["o"]
+    assert driver.mental_models.state.bank_id == "other"
 
 
 def test_loads_repeat_every_refresh_interval(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session(mental_model_refresh_s=0.05, mental_model_auto_seed=False)
-    session._parts.worker.pump()
-    first = session._parts.mental_models.state.loaded_at
+    driver = Driver(session)
+    driver.pump()
+    first = driver.mental_models.state.loaded_at
     time.sleep(0.06)
-    session._parts.worker.pump()
-    assert session._parts.mental_models.state.loaded_at > first
+    driver.pump()
+    assert driver.mental_models.state.loaded_at > first
     assert len(fake.calls("GET", "mental-models$")) == 2
 
 
@@ -448,7 +436,7 @@ def test_operations_return_data_without_ipython(
     fake.add("nb", "zeta", "Zeta", "z")
     fake.add("nb", "auto", "Auto", "")
     fake.add("nb", "curated", "Curated", "by hand", auto=False)
-    cache = make_session(mental_model_auto_seed=False)._parts.mental_models
+    cache = Driver(make_session(mental_model_auto_seed=False)).mental_models
     assert [m.id for m in cache.list_bank()] == ["auto", "curated", "zeta"]
     zeta = MentalModelReply.model_validate(fake.banks["nb"]["zeta"])
     assert cache.get("zeta") == MentalModel.from_reply(zeta)
@@ -468,7 +456,8 @@ def test_seed_creates_what_the_scope_lacks_and_history_pairs_each_change(
     fake: FakeHindsight, make_session: Any
 ) -> None:
     session = make_session(mental_model_auto_seed=False)
-    cache = session._parts.mental_models
+    driver = Driver(session)
+    cache = driver.mental_models
     outcome = cache.seed()
     assert outcome is not None
     assert len(outcome.created) == 3

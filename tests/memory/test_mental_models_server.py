@@ -18,6 +18,7 @@ from helpers import RunningServer, wait_for
 
 from hindsight_magic._memory.mental_models import LISTING, SEEDS, TRUNCATION_MARKER, tag_suffix
 from hindsight_magic._memory.scope import project_label
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +49,7 @@ def remember(url: str, bank: str, text: str) -> None:
 
 def load(notebook: Any, server: RunningServer, bank: str, **env: str) -> Any:
     magics = notebook.load(api_url=server.url, bank_id=bank, **env)
-    assert magics.session._parts.mental_models.wait_first_load(timeout=15)
+    assert Driver(magics.session).mental_models.wait_first_load(timeout=15)
     return magics
 
 
@@ -89,7 +90,7 @@ def test_fresh_bank_gets_exactly_the_applicable_seeds_once(
     created = {mid: m["created_at"] for mid, m in models.items()}
 
     notebook.run("%reload_ext hindsight_magic")  # a second load (a new session) creates none
-    assert notebook.magics.session._parts.mental_models.wait_first_load(timeout=15)
+    assert Driver(notebook.magics.session).mental_models.wait_first_load(timeout=15)
     again = server_models(hindsight_server.url, bank)
     assert {mid: m["created_at"] for mid, m in again.items()} == created
 
@@ -102,7 +103,7 @@ def test_seed_edited_on_the_server_stays_edited(
     edit = {"name": "Our Preferences", "source_query": "What does Ana like in charts?"}
     httpx.patch(url, json=edit).raise_for_status()
     notebook.run("%reload_ext hindsight_magic")
-    assert notebook.magics.session._parts.mental_models.wait_first_load(timeout=15)
+    assert Driver(notebook.magics.session).mental_models.wait_first_load(timeout=15)
     assert text_of(notebook, "%hindsight models seed") == (
         "Seeded 0 new mental model(s); 3 already present."
     )
@@ -247,7 +248,7 @@ def test_context_block_respects_the_render_cap(
 
 def test_server_down_at_load_keeps_everything_usable(notebook: Any, dead_url: str) -> None:
     notebook.load(api_url=dead_url)
-    assert notebook.magics.session._parts.mental_models.wait_first_load(timeout=5)
+    assert Driver(notebook.magics.session).mental_models.wait_first_load(timeout=5)
     retained = text_of(notebook, "%retain the server is down but this is queued")
     assert retained.startswith("1 memory queued. The Hindsight server at "), retained
     assert "is not answering: it waits in the journal" in retained

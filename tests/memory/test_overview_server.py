@@ -22,7 +22,9 @@ import pytest
 from conftest import Notebook
 from helpers import RunningServer, wait_for
 
+from hindsight_magic._api.client import Connection, Timeouts
 from hindsight_magic._capture.entities import entities_of
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -372,7 +374,7 @@ def test_a_large_timeline_takes_as_many_requests_whatever_the_bank_holds(
 
     monkeypatch.setattr(overview, "READ_PAGE", 4, raising=False)
     monkeypatch.setattr(overview, "READ_WHOLE", 8, raising=False)
-    client = book.magics.session._parts.connection.client
+    client = Driver(book.magics.session).client
     calls: list[str] = []
     original = client.call
 
@@ -438,7 +440,8 @@ def test_memories_sharing_one_moment_are_each_read_once_across_pages(
     with rest(hindsight_server, bank_id) as http:
         http.post("memories", json={"items": items, "async": False}).raise_for_status()
     reader = ScopeReader(
-        book.magics.session._parts.connection, compute_scope("global", bank_id, "", "x")
+        Connection(hindsight_server.url, None, Timeouts()),
+        compute_scope("global", bank_id, "", "x"),
     )
     assert reader.count() == 10
     progress: list[tuple[int, int]] = []

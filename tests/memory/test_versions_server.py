@@ -18,6 +18,8 @@ import pytest
 from conftest import Notebook
 from helpers import RunningServer, settled, wait_for
 
+from hindsight_magic.testing import Driver
+
 pytestmark = pytest.mark.integration
 
 SETUP = "import math\nrows = list(range(10))"
@@ -322,7 +324,7 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     first = wait_for(retained, 60, "both texts stored", until=lambda docs: len(docs) == 2)
     assert set(first.values()) == {1}
     sent: list[str] = []  # the retained texts' documents sent (the cell itself may be too)
-    client = book.magics.session._parts.connection.client
+    client = Driver(book.magics.session).client
     original = client.retain_batch
 
     def counted(bank_id: str, items: list[dict[str, Any]], **options: Any) -> Any:

@@ -32,7 +32,6 @@ from helpers import FakeHindsight, now_iso, poll, wait_for
 from IPython.display import display
 from IPython.utils.capture import capture_output
 
-from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._text import parse_iso
 from hindsight_magic._ui import pictures
 from hindsight_magic._ui.display import Report
@@ -41,6 +40,7 @@ from hindsight_magic._ui.panel.browser import STILL_INDEXING
 from hindsight_magic._ui.panel.html import health_html, markdown_to_html
 from hindsight_magic._ui.panel.hub import PUSH_INTERVAL_S, panel_hub
 from hindsight_magic._ui.panel.state import NO_FRONTEND
+from hindsight_magic.testing import Driver
 
 
 class RecordingComm:
@@ -186,11 +186,8 @@ def as_kernel(notebook: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 def load_fake(nb: Any, fake: FakeHindsight, dead_url: str) -> Any:
     nb.load(api_url=dead_url, mental_model_auto_seed="false", bank_id="panel")
     session = nb.magics.session
-    session._parts.connection.use(HindsightClient(
-        session.api_url, None, Timeouts(request=2, retain=2, recall=2, reflect=2),
-        transport=httpx.MockTransport(fake),
-    ))  # fmt: skip
-    session._parts.mental_models.reload().wait(5)
+    Driver(session).use_transport(httpx.MockTransport(fake), timeout_s=2)
+    Driver(session).mental_models.reload().wait(5)
     return session
 
 
@@ -270,11 +267,11 @@ def test_pause_button_toggles_auto_retain(kernel_nb: Any, fake: FakeHindsight, d
     panel = show(kernel_nb)
     assert panel.w_pause.description == "Pause auto-retain"
     panel.w_pause.click()
-    assert not session._parts.autoretain.status().enabled
+    assert not session.autoretain_status().enabled
     wait_for(lambda: panel.w_pause.description == "Resume auto-retain", what="resume label")
     assert cell(panel.w_auto.value, "autoretain-state") == "off"
     panel.w_pause.click()
-    assert session._parts.autoretain.status().enabled
+    assert session.autoretain_status().enabled
     wait_for(lambda: panel.w_pause.description == "Pause auto-retain", what="pause label")
     sent = panel.w_pause.comm.messages
     before = len(sent)
@@ -306,7 +303,7 @@ def test_throttle_holds_under_1000_rapid_enqueues(
         if index >= 800:
             hub.push()  # and a hostile caller asks for a push after every enqueue
         time.sleep(0.003)
-    session._parts.queue.request_flush()
+    Driver(session).request_flush()
     wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "1000", what="all accepted")
     elapsed = time.monotonic() - started
     times = [t for t in hub.push_times if t >= started]
@@ -363,7 +360,7 @@ def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str
     hub = panel_hub(session.view())
     wait_for(lambda: hub.pushes >= 1, what="first push")
     kernel_nb.run("%unload_ext hindsight_magic")
-    assert not session._parts.worker.running  # the worker (and with it the panel job) is gone
+    assert not Driver(session).worker_running  # the worker (and with it the panel job) is gone
     pushes = hub.pushes
     panel.w_flush.click()  # a click after unload only marks the panel closed
     assert panel.w_flush.disabled
@@ -619,7 +616,7 @@ def test_timeline_tab_redraws_when_memories_arrive_at_most_every_few_seconds(
     burst = time.monotonic()
     for index in range(12):  # memories arrive for 3 s
         session.retain(f"Fact {index} of the burst.")
-        session._parts.queue.request_flush()
+        Driver(session).request_flush()
         time.sleep(0.25)
     wait_for(
         lambda: seen(panel.timeline.w_caption),
@@ -985,7 +982,7 @@ def test_recent_shows_retrying_while_the_server_is_away(kernel_nb: Any, dead_url
     kernel_nb.load(api_url=dead_url, bank_id="panel", request_timeout_ms="500")
     panel = show(kernel_nb)
     kernel_nb.run("%retain a fact for later")
-    kernel_nb.magics.session._parts.queue.request_flush()
+    Driver(kernel_nb.magics.session).request_flush()
     wait_for(lambda: state_of(panel) == "retrying", what="retrying")
     assert "connect" in recent_states(panel)[0][2].lower(), recent_states(panel)
 
@@ -1092,7 +1089,7 @@ def test_a_models_refresh_button_refreshes_it_on_the_server(
 
     wait_for(models, 180, "models with content", every_s=1.0)
     model_id = panel._model_ids[0]
-    client = kernel_nb.magics.session._parts.connection.client
+    client = Driver(kernel_nb.magics.session).client
     before = client.get_mental_model(bank_id, model_id).last_refreshed_at
     panel.w_models.children[0].children[1].click()
     wait_for(lambda: f"Mental model {model_id} refreshed." in panel.w_notice.value, 120, "done")

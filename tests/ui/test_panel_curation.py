@@ -260,7 +260,7 @@ def test_restore_from_the_forgotten_section(
     wait_for(lambda: panel.browser.forgotten_rows.shown == [], what="gone from the list")
     assert fake.memories[memory_id]["state"] == "valid"
     assert memory_id in recalled(kernel_nb, "egrets")
-    assert session._parts.curator.summary() == "1 restored"
+    assert session.view().curated() == "1 restored"
 
 
 def test_forget_on_a_recent_row_cancels_a_memory_still_queued(

@@ -8,9 +8,9 @@ session alive; and the UI's modules import nothing else of the session.
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,43 +22,15 @@ import hindsight_magic as hm
 from hindsight_magic._session import HindsightSession
 from hindsight_magic._session.view import SessionView
 from hindsight_magic._settings import HindsightSettings
+from hindsight_magic.testing import Driver
 
 PACKAGE = Path(__file__).resolve().parents[2] / "hindsight_magic"
 
 
 @pytest.fixture
-def fake() -> FakeHindsight:
-    return FakeHindsight()
-
-
-@pytest.fixture
-def make_session(fake: FakeHindsight) -> Iterator[Any]:
-    """``make(handler=…, **settings)``: a session whose worker does not run (nothing is sent
-    unless the test pumps it), talking to ``handler`` (default: the fake)."""
-    sessions: list[HindsightSession] = []
-
-    def make(handler: Any = None, **settings: Any) -> HindsightSession:
-        values = {
-            "api_url": fake.url,
-            "bank_id": "nb",
-            "journal_path": "off",
-            "mental_models": False,
-            "auto_retain": False,
-            **settings,
-        }
-        session = HindsightSession(
-            HindsightSettings(**values),
-            cwd="/tmp/churn",
-            session_id="view-test",
-            transport=httpx.MockTransport(handler or fake.handle),
-            start_worker=False,
-        )
-        sessions.append(session)
-        return session
-
-    yield make
-    for session in sessions:
-        session.close(0.1)
+def make_session(make_session: Any) -> Any:
+    """The shared ``make_session``, under a session id of its own."""
+    return functools.partial(make_session, session_id="view-test")
 
 
 def test_one_view_per_session_reading_its_parts(fake: FakeHindsight, make_session: Any) -> None:
@@ -82,6 +54,7 @@ def test_one_view_per_session_reading_its_parts(fake: FakeHindsight, make_sessio
 
 def test_requests_only_schedule_work(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session(auto_retain=True)
+    driver = Driver(session)
     view = session.view()
     session.retain("queued, not sent")
     view.request_flush()
@@ -100,7 +73,7 @@ def test_requests_only_schedule_work(fake: FakeHindsight, make_session: Any) -> 
     assert view.is_scheduled(job)
     assert fake.requests == []  # nothing went to the server from this thread
     assert ran == []  # the worker runs it
-    session._parts.worker.pump()
+    driver.pump()
     assert ran == ["job"]
     assert not view.is_scheduled(job)
 

@@ -1,0 +1,217 @@
+"""Building and driving a session in tests: a server you choose, a worker you pump, a clock
+you set.
+
+A session normally sends its queue and runs its background jobs on its own worker thread, on
+the real clock, against the server its settings name. A test wants each of those in hand::
+
+    from hindsight_magic.testing import Clock, Driver, make_session
+
+    clock = Clock()
+    session = make_session("http://127.0.0.1:8888", transport=fault_transport, clock=clock,
+                           bank_id="nb", auto_retain=False)
+    driver = Driver(session)
+    session.retain("The churn table double-counts Q3 refunds.")
+    assert driver.queued()[0][1].content.startswith("The churn table")
+    clock.advance(60)
+    driver.pump()  # what is due now is done, on this thread: nothing races the test
+
+``make_session`` makes a ``Session`` whose worker does not run unless asked (``run_worker``);
+``Driver`` does by hand what the worker does, and reads the delivery state a test checks.
+Both exist so that tests (ours and a user's) need no private name of a session.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ._api.client import HindsightClient
+    from ._capture.autoretain import AutoRetainer
+    from ._delivery.items import Batch, MemoryItem, Route
+    from ._delivery.journal_file import JournalFile
+    from ._delivery.queue import RetainQueue
+    from ._delivery.worker import Worker
+    from ._memory.mental_models import MentalModelCache
+    from ._memory.results import RecallResult
+    from ._session import HindsightSession as Session
+    from ._session.parts import Parts
+
+__all__ = ["Clock", "Driver", "make_session"]
+
+Job = Callable[[], object]
+
+
+class Clock:
+    """A clock set by hand: call it (a ``clock=`` argument) or patch it in for ``time``.
+
+    ``clock()`` and ``clock.time()`` return ``now``; any other ``time`` attribute is the real
+    one, so a module that does ``time.monotonic()`` or ``time.sleep()`` still works.
+    """
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def time(self) -> float:
+        """``now`` (what ``time.time`` gives where this clock is patched in)."""
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock on by ``seconds``."""
+        self.now += seconds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def make_session(
+    url: str = "http://127.0.0.1:9",
+    *,
+    transport: httpx.BaseTransport | None = None,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    run_worker: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+    queue_options: dict[str, Any] | None = None,
+    reads_others: bool = False,
+    **settings: Any,
+) -> Session:
+    """A session for the server at ``url`` (its requests through ``transport`` when given:
+    an ``httpx.MockTransport`` that injects a fault), with ``settings`` (any setting by name:
+    ``bank_id="nb"``, ``journal_path="off"``), the worker's and queue's time from ``clock``.
+
+    Its worker thread runs only with ``run_worker``; otherwise nothing is sent and no job
+    runs until a ``Driver`` pumps it. Close it (``with`` or ``close()``) when done."""
+    from ._session import HindsightSession
+    from ._settings import HindsightSettings
+
+    return HindsightSession(
+        HindsightSettings(api_url=url, **settings),
+        cwd=cwd,
+        session_id=session_id,
+        transport=transport,
+        start_worker=run_worker,
+        queue_options=queue_options,
+        reads_others=reads_others,
+        clock=clock,
+    )
+
+
+class Driver:
+    """Does by hand what a session's worker does, and reads what a test checks of its
+    delivery: the memories queued, the batches refused, the jobs waiting.
+
+    Pumping a session whose worker thread also runs is allowed (the worker's own locks hold)
+    but no longer deterministic: make the session with ``run_worker=False`` for that."""
+
+    def __init__(self, session: Session) -> None:
+        from ._session import PARTS
+
+        self.session = session
+        self._parts: Parts = PARTS[id(session)]
+
+    # -- the worker, by hand --------------------------------------------------------------------
+
+    def pump(self) -> int:
+        """One worker step on this thread: the jobs that are due, the journal's upkeep, then
+        every batch that is due, sent; the batches sent."""
+        return self._parts.worker.pump()
+
+    def run_due_jobs(self) -> None:
+        """Run the jobs whose time has come (by the session's clock), nothing else."""
+        self._parts.worker.run_due_jobs()
+
+    def scheduled(self) -> list[Job]:
+        """The jobs waiting to run on the worker."""
+        return self._parts.worker.scheduled()
+
+    def cancel(self, job: Job) -> bool:
+        """Drop ``job`` if it waits to run; whether it did."""
+        return self._parts.worker.cancel(job)
+
+    @property
+    def worker(self) -> Worker:
+        """The session's worker, for a test that puts a recorder or a fault in place of one
+        of its methods (``monkeypatch.setattr(driver.worker, "send", recorder)``)."""
+        return self._parts.worker
+
+    @property
+    def worker_running(self) -> bool:
+        """Whether the session's worker thread is alive."""
+        return self._parts.worker.running
+
+    # -- delivery -----------------------------------------------------------------------------
+
+    def queued(self) -> list[tuple[Route, MemoryItem]]:
+        """The memories still held (queued, in flight or failed), each with its route."""
+        return self._parts.queue.held()
+
+    def failed_batches(self) -> list[Batch]:
+        """The batches the server refused for good (kept for ``%hindsight retry``)."""
+        return self._parts.queue.failed_batches()
+
+    def request_flush(self) -> None:
+        """Ask the worker to send the queue now (does not wait)."""
+        self._parts.queue.request_flush()
+
+    @property
+    def queue(self) -> RetainQueue:
+        """The session's retain queue, for checks of its own bookkeeping."""
+        return self._parts.queue
+
+    @property
+    def journal_file(self) -> JournalFile | None:
+        """The SQLite journal the session keeps its queue in (None when it is off)."""
+        return self._parts.journal_file
+
+    # -- the server ---------------------------------------------------------------------------
+
+    @property
+    def client(self) -> HindsightClient:
+        """The session's client of the moment: to ask the server what it holds."""
+        return self._parts.connection.client
+
+    def use_transport(
+        self, transport: httpx.BaseTransport, url: str | None = None, timeout_s: float | None = None
+    ) -> None:
+        """Send the session's requests through ``transport`` from now on (a fault injected
+        after the session was made), to ``url`` (default: the URL in use), with ``timeout_s``
+        as every operation's deadline (default: the session's deadlines)."""
+        from ._api.client import HindsightClient, Timeouts
+
+        timeouts = self.client.timeouts
+        if timeout_s is not None:
+            timeouts = Timeouts(timeout_s, timeout_s, timeout_s, timeout_s)
+        client = HindsightClient(url or self.session.api_url, None, timeouts, transport=transport)
+        self._parts.connection.use(client)
+
+    # -- background parts -----------------------------------------------------------------------
+
+    @property
+    def mental_models(self) -> MentalModelCache:
+        """The session's mental-model cache (loaded on the worker)."""
+        return self._parts.mental_models
+
+    @property
+    def autoretain(self) -> AutoRetainer:
+        """The session's auto-retainer (cells → memories)."""
+        return self._parts.autoretain
+
+    @property
+    def last_recall(self) -> RecallResult | None:
+        """The recall ``#N`` names and ``%hindsight context`` repeats; a test may set it."""
+        return self._parts.reader.last_recall
+
+    @last_recall.setter
+    def last_recall(self, result: RecallResult | None) -> None:
+        self._parts.reader.last_recall = result
+
+    def notices(self) -> tuple[str, ...]:
+        """The notices not yet shown, without taking them."""
+        return self._parts.notices.pending()
