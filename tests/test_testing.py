@@ -55,3 +55,12 @@ def test_a_transport_swapped_in_takes_the_session_s_requests(
     assert driver.pump() == 1
     assert other.calls("POST", r"/memories$")
     assert not fake.calls("POST", r"/memories$")
+
+
+def test_a_session_used_in_a_with_block_sends_its_queue_and_closes(
+    fake: FakeHindsight, make_session: Any
+) -> None:
+    with make_session(run_worker=True) as session:
+        session.retain("The cohort table starts in March.")
+    assert session.closed
+    assert fake.calls("POST", r"/memories$")  # what was queued went out on the way out

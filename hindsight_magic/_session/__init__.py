@@ -862,6 +862,14 @@ class HindsightSession:
         """Whether ``close`` ran (the extension was unloaded or the kernel exits)."""
         return self._closed
 
+    def __enter__(self) -> HindsightSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """``with Session(...) as session:`` closes it at the end (``close``: what is queued is
+        sent, bounded; what is not stays in the journal), as a script or a test wants."""
+        self.close()
+
     def close(self, timeout_s: float = EXIT_FLUSH_S) -> int:
         """Flush (bounded), stop the worker, close connections; returns items left undelivered."""
         with self._lock:
