@@ -24,13 +24,13 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, get_args
 from urllib.parse import urlsplit
 
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from ._enums import StrEnum
 from ._errors import PUBLIC, InputError
 
 # traitlets' trait types take type parameters for the type checker, but only from traitlets 5.10

@@ -14,8 +14,9 @@ import json
 import os
 import shutil
 import sys
-from enum import StrEnum
 from typing import Any
+
+from .._enums import StrEnum
 
 
 class McpClient(StrEnum):

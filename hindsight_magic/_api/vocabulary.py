@@ -7,7 +7,7 @@ compared with a member (mypy refuses a misspelt one) without being converted fir
 
 from __future__ import annotations
 
-from enum import StrEnum
+from .._enums import StrEnum
 
 
 class FactType(StrEnum):

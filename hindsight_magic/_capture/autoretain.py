@@ -28,9 +28,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._enums import StrEnum
 from .._settings import RetainMode
 from .entities import entities_of
 from .identity import CellPlan

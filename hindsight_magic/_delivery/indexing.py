@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.vocabulary import RUNNING, OperationStatus
+from .._enums import StrEnum
 from .._errors import HindsightError
 from .items import SYNC_MAX_ITEMS, Route, form_batches
 

@@ -15,13 +15,13 @@ import random
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from .._capture.autoretain import AUTORETAIN
 from .._capture.entities import entities_of
 from .._capture.redact import redact
 from .._capture.transcript import count_cells
+from .._enums import StrEnum
 from .._errors import PUBLIC, Error
 from .._text import encodable
 

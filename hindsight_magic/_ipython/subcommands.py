@@ -17,13 +17,13 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from IPython.core.error import UsageError
 
 from .. import _functions, _operations
 from .._diagnosis import NOTEBOOK_COMMAND, in_words
+from .._enums import StrEnum
 from .._errors import HindsightError, InputError
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message

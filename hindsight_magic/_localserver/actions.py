@@ -15,12 +15,12 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from .._api.client import HindsightClient
 from .._diagnosis import local_diagnosis
+from .._enums import StrEnum
 from .._errors import HindsightError
 from .._machine import (
     LOCAL_PORT,

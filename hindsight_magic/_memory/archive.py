@@ -28,13 +28,13 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from .._api.errors import reply_line
 from .._api.transfers import BankTransfers
 from .._api.vocabulary import ENDED_UNDONE, OperationStatus
+from .._enums import StrEnum
 from .._errors import PUBLIC, HindsightError, InputError
 from .._text import plural
 from .curation import Outcome

@@ -40,11 +40,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
-from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.vocabulary import FactType, MemoryState
 from .._capture.identity import cell_document
+from .._enums import StrEnum
 from .._errors import PUBLIC, InputError
 from .._text import encodable, one_line, plain_text, plural
 from .paging import TICK, ScopeReader

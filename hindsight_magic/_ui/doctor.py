@@ -15,7 +15,6 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from .._api.client import HindsightClient, Timeouts
 from .._api.errors import bank_missing
 from .._api.vocabulary import LlmStatus
 from .._diagnosis import TERMINAL_COMMAND, server_problem
+from .._enums import StrEnum
 from .._errors import HindsightError
 from .._settings import Budget, Extraction
 from .._text import plain_text

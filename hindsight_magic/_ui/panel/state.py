@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from ..._delivery.recent import RecentItem
+from ..._enums import StrEnum
 from ..._errors import HindsightError
 from ..._machine import running_server
 from ..._memory.mental_models import MentalModel
