@@ -454,7 +454,10 @@ class SettingsError(InputError):
 
 
 class HindsightSettings(Configurable):
-    """Every hindsight_magic option. ``%hindsight config`` shows them with where each came from."""
+    """Every hindsight_magic option. ``%hindsight config`` shows them with where each came from.
+
+    Public as ``hindsight_magic.Settings``: ``Session(Settings(bank_id="nb"))`` builds a session
+    of one's own, each option a keyword (unset ones from ``HINDSIGHT_*`` and the defaults)."""
 
     api_url = Url(
         help=f"Hindsight URL; unset: a running local server, else {FALLBACK_API_URL}."

@@ -213,3 +213,87 @@ def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
     assert keywords == declared
     undescribed = [name for name in declared if f"``{name}``" not in (hm.recall.__doc__ or "")]
     assert not undescribed, f"hm.recall's docstring should say what {undescribed} do"
+
+
+# Classes a ``Session`` signature may name without the package exporting them: the standard
+# library's and httpx's transport (``transport=``: a fault-injecting ``httpx.MockTransport`` is
+# the documented test seam, and its base class is httpx's own public API).
+OUTSIDE_LIBRARIES = ("httpx",)
+# ``view()`` hands the UI its SessionView; the branch that makes it private removes it here.
+NOT_YET_PRIVATE = {"view"}
+
+
+def _type_checking_names(module: Any) -> dict[str, Any]:
+    """The names ``module`` imports under ``if TYPE_CHECKING:`` (its annotations name them but
+    its globals lack them), imported as the module would."""
+    import ast
+    import inspect
+
+    names: dict[str, Any] = {}
+    tree = ast.parse(inspect.getsource(module))
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            code = compile(ast.Module(body=node.body, type_ignores=[]), module.__file__, "exec")
+            exec(code, {"__name__": module.__name__, "__package__": module.__package__}, names)
+    return names
+
+
+def _classes_in(hint: Any) -> Iterator[type]:
+    """Every class a resolved annotation names, through unions, generics and callables."""
+    import typing
+
+    if isinstance(hint, list):  # a Callable's argument list
+        for item in hint:
+            yield from _classes_in(item)
+        return
+    if typing.get_origin(hint) is typing.Literal or hint is Any or hint is None:
+        return
+    origin = typing.get_origin(hint)
+    if origin is not None:
+        if isinstance(origin, type):
+            yield origin
+        for argument in typing.get_args(hint):
+            yield from _classes_in(argument)
+    elif isinstance(hint, type):
+        yield hint
+    elif isinstance(hint, typing.TypeVar):
+        return
+    else:
+        raise AssertionError(f"cannot read the annotation {hint!r}")
+
+
+def test_every_type_a_session_signature_names_is_exported() -> None:
+    import inspect
+    import sys
+    import typing
+
+    session = hm.Session
+    exported = {id(getattr(hm, name)) for name in hm.__all__}
+    offending: list[str] = []
+    members = {"__init__": session.__init__}
+    members |= {
+        name: value
+        for name, value in vars(session).items()
+        if not name.startswith("_")
+        and name not in NOT_YET_PRIVATE
+        and (callable(value) or isinstance(value, property))
+    }
+    assert len(members) > 40  # the walk sees the session's methods and properties
+    for name, member in sorted(members.items()):
+        function = member.fget if isinstance(member, property) else member
+        module = sys.modules[function.__module__]
+        namespace = {**vars(module), **_type_checking_names(module)}
+        hints = typing.get_type_hints(function, globalns=namespace)
+        for hint in hints.values():
+            for cls in _classes_in(hint):
+                top = cls.__module__.split(".")[0]
+                if top in sys.stdlib_module_names or top == "builtins":
+                    continue
+                if top in OUTSIDE_LIBRARIES or id(cls) in exported:
+                    continue
+                offending.append(f"Session.{name}: {cls.__module__}.{cls.__qualname__}")
+        assert inspect.signature(function)  # every member has a signature to check
+    assert not offending, (
+        "types a Session signature names but hindsight_magic does not export:\n"
+        + ("\n".join(sorted(set(offending))))
+    )

@@ -175,7 +175,11 @@ def scope_problem(scope: BankScope) -> str | None:
 
 
 class HindsightSession:
-    """Everything one kernel (or one script) needs to remember."""
+    """Everything one kernel (or one script) needs to remember.
+
+    ``Session(Settings(bank_id="nb"))``: the settings are ``hindsight_magic.Settings`` (a
+    traitlets ``Configurable`` the magics subclass, so ``%hindsight config`` and a session
+    share one object); ``transport`` routes its requests through an ``httpx`` transport."""
 
     def __init__(
         self,
