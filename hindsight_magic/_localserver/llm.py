@@ -1,6 +1,6 @@
 """Which LLM the local server runs: ``server start --llm PROVIDER [--model NAME] [--base-url URL]``.
 
-Without one the server runs Hindsight's ``mock`` (``launcher._child_env``): recall works, and
+Without one the server runs Hindsight's ``mock`` (``launcher.child_env``): recall works, and
 the extension shows memories where an LLM would write. With one, the server extracts facts from
 what is retained (the bank's extraction mode follows the server unless ``retain_extraction``
 says otherwise), writes reflect's answers and the mental models' summaries.

@@ -288,7 +288,7 @@ def test_child_env_mock_llm_and_our_settings_win() -> None:
         "PGSSLMODE": "require",
         "HINDSIGHT_API_LOG_LEVEL": "debug",
     }
-    env, provider = server._child_env(9000, 5555, "/model", base=user)
+    env, provider = server.child_env(9000, 5555, "/model", base=user)
     assert provider == "mock"
     assert env["HINDSIGHT_API_LLM_PROVIDER"] == "mock"
     assert env["HINDSIGHT_API_PORT"] == "9000"
@@ -301,30 +301,30 @@ def test_child_env_mock_llm_and_our_settings_win() -> None:
     # no LLM: what is retained is stored as written, in chunks the embedding model reads whole
     assert env["HINDSIGHT_API_RETAIN_EXTRACTION_MODE"] == "chunks"
     assert env["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == str(EMBEDDED_CHARS)
-    own, _ = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_RETAIN_CHUNK_SIZE": "900"})
+    own, _ = server.child_env(9000, 5555, "/m", base={"HINDSIGHT_API_RETAIN_CHUNK_SIZE": "900"})
     assert own["HINDSIGHT_API_RETAIN_CHUNK_SIZE"] == "900"  # the user's choice stays
 
 
 def test_child_env_without_an_llm_makes_no_observations() -> None:
     """The mock's observations are copies of facts (a memory's first line, dated): counted by
     the timeline and drawn on by reflect, they were noise."""
-    env, _ = server._child_env(9000, 5555, "/model", base={})
+    env, _ = server.child_env(9000, 5555, "/model", base={})
     assert env["HINDSIGHT_API_ENABLE_OBSERVATIONS"] == "false"
     theirs = {"HINDSIGHT_API_ENABLE_OBSERVATIONS": "true"}
-    own, _ = server._child_env(9000, 5555, "/model", base=theirs)
+    own, _ = server.child_env(9000, 5555, "/model", base=theirs)
     assert own["HINDSIGHT_API_ENABLE_OBSERVATIONS"] == "true"  # the user's choice stays
-    with_llm, _ = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_PROVIDER": "groq"})
+    with_llm, _ = server.child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_PROVIDER": "groq"})
     assert "HINDSIGHT_API_ENABLE_OBSERVATIONS" not in with_llm  # a real LLM consolidates
 
 
 def test_child_env_passes_the_users_llm_and_auth() -> None:
     user = {"HINDSIGHT_API_LLM_PROVIDER": "anthropic", "HINDSIGHT_API_LLM_API_KEY": "k"}
-    env, provider = server._child_env(9000, 5555, "/m", api_key="s3cret", base=user)
+    env, provider = server.child_env(9000, 5555, "/m", api_key="s3cret", base=user)
     assert provider == "anthropic"
     assert env["HINDSIGHT_API_LLM_API_KEY"] == "k"
     assert env["HINDSIGHT_API_TENANT_API_KEY"] == "s3cret"
     assert env["HINDSIGHT_API_TENANT_EXTENSION"].endswith(":ApiKeyTenantExtension")
-    _, default = server._child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_MODEL": "x"})
+    _, default = server.child_env(9000, 5555, "/m", base={"HINDSIGHT_API_LLM_MODEL": "x"})
     assert default == "openai"  # Hindsight's own default provider
     for left in ("RETAIN_EXTRACTION_MODE", "RETAIN_CHUNK_SIZE"):
         assert f"HINDSIGHT_API_{left}" not in env  # an LLM extracts (the server's defaults)
@@ -338,7 +338,7 @@ QUIET = {"HINDSIGHT_API_ENABLE_OBSERVATIONS": "false"}
 def _pid_gone(pid: int, within_s: float = 10) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if not server._pid_alive(pid):
+        if not server.pid_alive(pid):
             return True
         time.sleep(0.1)
     return False
