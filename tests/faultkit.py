@@ -34,7 +34,8 @@ class ServerReader:
     def close(self) -> None:
         self.http.close()
 
-    def _pages(self, path: str, key: str, limit: int, **params: Any) -> Iterator[dict[str, Any]]:
+    def pages(self, path: str, key: str, limit: int, **params: Any) -> Iterator[dict[str, Any]]:
+        """Every item of the bank's list ``path`` (its items under ``key``), ``limit`` a page."""
         offset = 0
         while True:
             reply = self.http.get(
@@ -58,13 +59,13 @@ class ServerReader:
             doc.raise_for_status()
             return doc.json().get("original_text") or ""
 
-        ids = [item["id"] for item in self._pages("documents", "items", 100)]
+        ids = [item["id"] for item in self.pages("documents", "items", 100)]
         with ThreadPoolExecutor(4) as pool:
             return dict(zip(ids, pool.map(text, ids), strict=True))
 
     def memory_texts(self) -> list[str]:
         """The text of every memory (fact) the server extracted, every page."""
-        return [m.get("text") or "" for m in self._pages("memories/list", "items", 100)]
+        return [m.get("text") or "" for m in self.pages("memories/list", "items", 100)]
 
     def lines(self) -> Counter[str]:
         """How often each line occurs across all documents.
@@ -85,7 +86,7 @@ class ServerReader:
         documents exist. A memory sent twice under two operation ids is counted twice.
         """
         counts: Counter[str] = Counter()
-        for op in list(self._pages("operations", "operations", 100)):
+        for op in list(self.pages("operations", "operations", 100)):
             if op.get("operation_type") != "retain":
                 continue  # the per-request parent ("batch_retain") holds no items
             reply = self.http.get(
@@ -98,7 +99,7 @@ class ServerReader:
 
     def retain_operations(self) -> list[dict[str, Any]]:
         """The bank's batch retain operations (one per accepted request)."""
-        ops = self._pages("operations", "operations", 100, type="batch_retain")
+        ops = self.pages("operations", "operations", 100, type="batch_retain")
         return [op for op in ops if op.get("operation_type") == "batch_retain"]
 
     def busy(self) -> int:
@@ -107,7 +108,7 @@ class ServerReader:
         return sum(
             1
             for state in ("pending", "processing")
-            for op in self._pages("operations", "operations", 100, status=state)
+            for op in self.pages("operations", "operations", 100, status=state)
             if op.get("operation_type") in ("batch_retain", "retain")
         )
 

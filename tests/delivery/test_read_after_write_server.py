@@ -45,7 +45,7 @@ def stored(reader: ServerReader, marker: str) -> tuple[int, int]:
     """(documents, facts) on the server whose text contains ``marker``. Observations are left
     out: the server's consolidation derives them from facts in the background, on its own."""
     documents = sum(marker in text for text in reader.documents().values())
-    facts = reader._pages("memories/list", "items", 100)
+    facts = reader.pages("memories/list", "items", 100)
     found = sum(marker in f["text"] for f in facts if f.get("fact_type") != "observation")
     return documents, found
 
