@@ -112,7 +112,6 @@ def test_damage_found_while_running_moves_the_file_aside_and_keeps_every_memory(
         queue.enqueue(A, item(text))
     with sqlite3.connect(path) as other:  # everything into the main file, then damage it
         other.execute("pragma wal_checkpoint(truncate)")
-    journal._db.execute("pragma cache_size=1")  # type: ignore[union-attr]  # read from disk
     damage_pages(path)
     queue.enqueue(A, item(texts[-1]))
     worker.pump()  # the next write finds the damage
