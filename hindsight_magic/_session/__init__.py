@@ -560,7 +560,10 @@ class HindsightSession:
         ready = self._ready(bank_id)
         return ready.transcript_cells, ready.indexed
 
-    def _ready(self, bank_id: str, wait_s: float = READ_WAIT_S) -> ReadReady:
+    def _ready(self, bank_id: str, wait_s: float | None = None) -> ReadReady:
+        """Ready a read of ``bank_id``, waiting at most ``wait_s`` (default ``READ_WAIT_S``,
+        looked up per read: a test of a server that never indexes shortens it)."""
+        wait_s = READ_WAIT_S if wait_s is None else wait_s
         self._parts.autoretain.process()  # the cells not yet in a transcript go out with the rest
         if self.reads_others:
             self._send_queued_elsewhere(bank_id)
@@ -592,7 +595,7 @@ class HindsightSession:
         ``HindsightError`` when a memory of ``document_ids`` is still held: the server's own
         error when it cannot be reached or refuses the key, else the queue's last error; the
         memory stays queued."""
-        ready = self._ready(self.scope.bank_id, READ_WAIT_S if wait_s is None else wait_s)
+        ready = self._ready(self.scope.bank_id, wait_s)
         wanted = set(document_ids)
         if not any(item.document_id in wanted for _, item in self._parts.queue.held()):
             return ready.indexed
