@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 import hindsight_magic as hm
-from hindsight_magic._session import HindsightSession
+from hindsight_magic._session import PARTS, HindsightSession
 from hindsight_magic._session.parts import Parts
 from hindsight_magic._settings import HindsightSettings
 
@@ -33,7 +33,7 @@ def session() -> Iterator[HindsightSession]:
 
 
 def part_types(session: HindsightSession) -> tuple[type, ...]:
-    parts = session._parts
+    parts = PARTS[id(session)]
     found = {type(getattr(parts, field.name)) for field in dataclasses.fields(Parts)}
     found |= {type(parts.connection.client)}
     return tuple(found - {type(None)})

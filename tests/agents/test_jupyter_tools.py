@@ -18,7 +18,8 @@ from hindsight_magic._agents.jupyter import TOOLS
 
 def registered() -> Any:
     """A jupyter-server-mcp server with every tool its entry points name, as it starts."""
-    specs = MCPExtensionApp()._discover_entrypoint_tools()
+    # the library's own entry-point discovery, as its server starts; it has no public route
+    specs = MCPExtensionApp()._discover_entrypoint_tools()  # noqa: SLF001  no public route
     server = MCPServer(name="test", port=0)
     for spec in specs:
         module, name = spec.rsplit(":", 1)
