@@ -167,7 +167,9 @@ def retain(
             raise InputError("Invalid agent: give the agent's name (say, claude-code).")
         writer = (name, one_line(agent_version or "", 50))
     source = PYTHON_API if writer is None else AGENT
-    result = queue_text(text, tags, context, split, session, source, writer)
+    result = queue_text(
+        text, session, source, tags=tags, context=context, split=split, agent=writer
+    )
     if wait is not False:
         seconds = None if wait is True else float(wait)
         result.searchable = (session or current_session()).deliver(result.ids, seconds)
@@ -197,11 +199,12 @@ def project_session(project: str | os.PathLike[str] | None = None) -> HindsightS
 
 def queue_text(
     text: str,
-    tags: str | Sequence[str] | None,
-    context: str | None,
-    split: bool,
     session: HindsightSession | None,
     source: Source,
+    *,
+    tags: str | Sequence[str] | None = None,
+    context: str | None = None,
+    split: bool = False,
     agent: tuple[str, str] | None = None,
 ) -> RetainResult:
     """``retain`` for a given ``source`` (``%retain``, the Python API, an agent: its name and

@@ -37,7 +37,9 @@ class Param:
     choices); ``least``/``most``/``default`` bound a count and are said after the help;
     ``required``: the operation's subject (an agent's ``query``), not an option;
     ``positional``: a word, not an ``--option`` (``[PATH]`` unless required); ``cell_only``:
-    only the ``%%magic`` form takes it; ``front``: which front ends take it."""
+    only the ``%%magic`` form takes it; ``front``: which front ends take it; ``negates``: a
+    flag that fills the Python function's keyword of that name with ``False``
+    (``--no-sources``: ``sources=False``)."""
 
     name: str
     kind: Kind
@@ -51,6 +53,7 @@ class Param:
     positional: bool = False
     cell_only: bool = False
     front: Front = "both"
+    negates: str = ""
 
     @property
     def option(self) -> str:
@@ -116,6 +119,20 @@ class Operation:
     def param(self, name: str) -> Param:
         """The parameter called ``name``."""
         return next(param for param in self.params if param.name == name)
+
+    def keywords(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The Python function's keywords for the parsed ``options``: each under its name, a
+        ``negates`` flag as ``False`` under the keyword it negates; a ``variable`` (``--var``)
+        is the magic's own, not the function's."""
+        keywords: dict[str, Any] = {}
+        for param in self.params:
+            if param.name not in options or param.kind == "variable":
+                continue
+            if param.negates:
+                keywords[param.negates] = not options[param.name]
+            else:
+                keywords[param.name] = options[param.name]
+        return keywords
 
     @property
     def call(self) -> str:
@@ -204,7 +221,7 @@ REFLECT = Operation(
     (
         Param("context", "text", "extra guidance for the answer", "TEXT"),
         BUDGET,
-        Param("no_sources", "flag", "do not ask for or show the sources"),
+        Param("no_sources", "flag", "do not ask for or show the sources", negates="sources"),
         VAR,
     ),
     text="+ question",

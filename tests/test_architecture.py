@@ -149,7 +149,6 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
         {"api_key", "api_url", "cli"},
         "setting names (the key is no trait); Front (a Literal, as below)",
     ),
-    "_ipython/magics.py": ({"var"}, "an option's name, the one not passed on to hm"),
     "_settings.py": (
         {"api_key", "Cc", "Cs", "http", "https"},
         "the key is no trait; Unicode categories; URL schemes",
@@ -188,7 +187,7 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_memory/mental_models.py": ({"http"}, "ErrorKind"),
     "_session/__init__.py": ({"not_hindsight"}, "ErrorKind"),
     "_delivery/journal.py": ({"batched", "failed", "corrupt"}, "JournalOp.kind, JournalKind"),
-    "_operations.py": ({"flag"}, "Kind"),
+    "_operations.py": ({"flag", "variable"}, "Kind"),
     "_agents/declared.py": ({"count"}, "Kind"),
 }
 

@@ -300,3 +300,24 @@ def test_every_type_a_session_signature_names_is_exported() -> None:
         "types a Session signature names but hindsight_magic does not export:\n"
         + ("\n".join(sorted(set(offending))))
     )
+
+
+@pytest.mark.parametrize(
+    ("operation", "function"),
+    [("RETAIN", "queue_text"), ("REFLECT", "reflect"), ("RECALL", "recall")],
+)
+def test_each_declared_magic_option_is_a_keyword_of_the_function_it_reaches(
+    operation: str, function: str
+) -> None:
+    import inspect
+
+    from hindsight_magic import _functions, _operations
+
+    # %retain/%%reflect/%recall pass Operation.keywords(options) on: a declared option that
+    # names no keyword of the function would fail only when a user typed it
+    declared = getattr(_operations, operation)
+    every_option = {param.name: True for param in declared.params}
+    parameters = inspect.signature(getattr(_functions, function)).parameters.values()
+    keywords = {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
+    missing = set(declared.keywords(every_option)) - keywords
+    assert not missing, f"{function} takes no keyword {sorted(missing)} that {operation} declares"

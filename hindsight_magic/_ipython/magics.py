@@ -154,8 +154,9 @@ class HindsightMagics(Magics, HindsightSettings):
             text = cell
         elif options.get("split"):
             raise UsageError("--split is for %%retain (a cell of paragraphs).")
-        tags, context, split = options.get("tags"), options.get("context"), options.get("split")
-        return _functions.queue_text(text, tags, context, bool(split), self.session, RETAIN_MAGIC)
+        # every declared option is queue_text's keyword (tests/test_public_api.py checks)
+        keywords = _operations.RETAIN.keywords(options)
+        return _functions.queue_text(text, self.session, RETAIN_MAGIC, **keywords)
 
     @no_var_expand
     @line_cell_magic
@@ -196,8 +197,8 @@ class HindsightMagics(Magics, HindsightSettings):
             query = f"{query}\n{cell}"
         # every declared option but --var is hm.recall's keyword of that name
         # (tests/test_public_api.py checks): an option declared is an option passed
-        passed = {name: value for name, value in options.items() if name != "var"}
-        result = _functions.recall(query, session=self.session, **passed)
+        keywords = _operations.RECALL.keywords(options)
+        result = _functions.recall(query, session=self.session, **keywords)
         return self._store_var(options, result)
 
     @no_var_expand
@@ -231,13 +232,9 @@ class HindsightMagics(Magics, HindsightSettings):
         options, question = REFLECT_OPTIONS.parse(line)
         if cell is not None:
             question = f"{question}\n{cell}"
-        answer = _functions.reflect(
-            question,
-            context=options.get("context"),
-            budget=options.get("budget"),
-            sources=not options.get("no_sources"),
-            session=self.session,
-        )
+        # as %recall's: each declared option reaches hm.reflect (--no-sources as sources=False)
+        keywords = _operations.REFLECT.keywords(options)
+        answer = _functions.reflect(question, session=self.session, **keywords)
         return self._store_var(options, answer)
 
     @line_magic
