@@ -16,6 +16,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -59,6 +60,7 @@ def test_server_start_with_an_llm_extracts_answers_and_summarizes_through_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    notebook: Any,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     port = free_port()
@@ -92,6 +94,14 @@ def test_server_start_with_an_llm_extracts_answers_and_summarizes_through_it(
         assert answer.answered
         assert str(answer).startswith(f"{STAND_IN} answer (a test endpoint, not a model): ")
         assert "\n\nBased on (" in repr(answer)
+        # %%reflect --no-sources: the answer alone, without what it is based on
+        notebook.connect(url, BANK, journal_path=str(tmp_path / "magics.sqlite3"))
+        cell = notebook.run("%%reflect --no-sources\nHow do we validate the churn model?")
+        assert cell.error is None, cell.text
+        assert cell.result.answered
+        assert cell.result.based_on is None
+        assert STAND_IN in cell.text
+        assert "Based on" not in cell.text
 
         # a mental model's content: the LLM's summary, shown as one
         assert session.refresh_model("user-preferences") is not None
