@@ -7,6 +7,7 @@ from typing import Any
 
 from helpers import FakeHindsight
 
+from hindsight_magic._session import ui_view
 from hindsight_magic.testing import Clock, Driver
 
 
@@ -33,7 +34,7 @@ def test_a_job_runs_when_the_clock_says_it_is_due(fake: FakeHindsight, make_sess
     def job() -> None:
         ran.append("job")
 
-    session.view().schedule(job, 60.0)
+    ui_view(session).schedule(job, 60.0)
     driver.run_due_jobs()
     assert ran == []
     assert job in driver.scheduled()

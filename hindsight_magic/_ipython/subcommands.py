@@ -385,9 +385,10 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
 
 def cmd_panel(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """``%hindsight panel``: the live panel, or a text snapshot where widgets cannot show."""
+    from .._session import ui_view
     from .._ui.panel import show_panel
 
-    return show_panel(ctx.session.view(), ctx.shell)
+    return show_panel(ui_view(ctx.session), ctx.shell)
 
 
 def cmd_doctor(ctx: HandlerContext, args: argparse.Namespace) -> DoctorReport:

@@ -37,7 +37,7 @@ and who gets what:
 - ``archiver`` (memory): snapshot, restore and clone.
 
 The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
-(``view()``).
+(``ui_view(session)``, a function of this package: no public name of the session hands it out).
 
 The session also follows the settings: when one changes, the part its ``affects`` tag names is
 rebuilt (a new connection or scope flushes the queue first, so queued memories keep their route).
@@ -296,7 +296,8 @@ class HindsightSession:
         PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
-        self._view = SessionView(self, self._parts)
+        self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
+        VIEWS[id(self)] = self._view
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
@@ -860,10 +861,6 @@ class HindsightSession:
         )
         return explain(error, self.api_url, known)
 
-    def view(self) -> SessionView:
-        """What the UI may know of this session (one object for the session's lifetime)."""
-        return self._view
-
     @property
     def closed(self) -> bool:
         """Whether ``close`` ran (the extension was unloaded or the kernel exits)."""
@@ -913,3 +910,12 @@ Session = HindsightSession  # its public name: what ``project_session`` returns
 # the parts live as long as their session (they refer to it, so an entry keyed by the session
 # itself would keep it alive), and the entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
+VIEWS: weakref.WeakValueDictionary[int, SessionView] = weakref.WeakValueDictionary()
+
+
+def ui_view(session: HindsightSession) -> SessionView:
+    """What the UI (status, the panel) may read of ``session`` and ask of it: one object for the
+    session's lifetime. A function of the package, not a method: a user of ``hm.Session`` asks
+    the session itself, and only ``_ui`` (through the front ends that show it) needs this window
+    (weak, like ``PARTS``: the session keeps its view alive, a panel may outlive both)."""
+    return VIEWS[id(session)]

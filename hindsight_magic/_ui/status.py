@@ -1,6 +1,6 @@
 """``%hindsight status``: what the session knows about the server, scope, queue and models.
 
-Built from the session's ``SessionView`` only (``status_report(session.view(), …)``)."""
+Built from the session's ``SessionView`` only (``status_report(ui_view(session), …)``)."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ from helpers import FakeHindsight, now_iso, poll, wait_for
 from IPython.display import display
 from IPython.utils.capture import capture_output
 
+from hindsight_magic._session import ui_view
 from hindsight_magic._text import parse_iso
 from hindsight_magic._ui import pictures
 from hindsight_magic._ui.display import Report
@@ -292,7 +293,7 @@ def test_throttle_holds_under_1000_rapid_enqueues(
 ) -> None:
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = panel_hub(session.view())
+    hub = panel_hub(ui_view(session))
     wait_for(lambda: hub.pushes >= 1, what="first push")  # the health check
     time.sleep(PUSH_INTERVAL_S)
     before = hub.pushes
@@ -341,7 +342,7 @@ def test_several_panels_show_the_same_snapshot(kernel_nb: Any, fake: FakeHindsig
 def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, dead_url):
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = panel_hub(session.view())
+    hub = panel_hub(ui_view(session))
     wait_for(lambda: hub.pushes >= 1, what="first push")
     panel.close()
     assert not panel.is_open
@@ -357,7 +358,7 @@ def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, 
 def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str) -> None:
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = panel_hub(session.view())
+    hub = panel_hub(ui_view(session))
     wait_for(lambda: hub.pushes >= 1, what="first push")
     kernel_nb.run("%unload_ext hindsight_magic")
     assert not Driver(session).worker_running  # the worker (and with it the panel job) is gone
@@ -931,7 +932,7 @@ def test_session_document_shows_what_auto_retain_sent(
     kernel_nb.run('notes = """\n' + "a long field note line\n" * 100 + 'end of notes"""')
     session = kernel_nb.magics.session
     session.flush(30)
-    cells = [item for item in session.view().recent() if item.transcript and item.document_id]
+    cells = [item for item in ui_view(session).recent() if item.transcript and item.document_id]
     panel = show(kernel_nb)
 
     def complete() -> bool:  # every part stored: the server stores a batch's in any order

@@ -19,7 +19,7 @@ import pytest
 from helpers import FakeHindsight
 
 import hindsight_magic as hm
-from hindsight_magic._session import HindsightSession
+from hindsight_magic._session import HindsightSession, ui_view
 from hindsight_magic._session.view import SessionView
 from hindsight_magic._settings import HindsightSettings
 from hindsight_magic.testing import Driver
@@ -35,8 +35,8 @@ def make_session(make_session: Any) -> Any:
 
 def test_one_view_per_session_reading_its_parts(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session()
-    view = session.view()
-    assert view is session.view()
+    view = ui_view(session)
+    assert view is ui_view(session)
     session.retain("The churn table double-counts Q3 refunds.")
     assert view.queue_stats().pending == 1
     assert [item.text for item in view.recent()] == ["The churn table double-counts Q3 refunds."]
@@ -55,7 +55,7 @@ def test_one_view_per_session_reading_its_parts(fake: FakeHindsight, make_sessio
 def test_requests_only_schedule_work(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session(auto_retain=True)
     driver = Driver(session)
-    view = session.view()
+    view = ui_view(session)
     session.retain("queued, not sent")
     view.request_flush()
     view.reload_models()
@@ -86,14 +86,14 @@ def test_recall_now_does_not_send_the_queue_first(fake: FakeHindsight, make_sess
 
     session = make_session(handler)
     session.retain("still queued")
-    result = session.view().recall_now("churn")
+    result = ui_view(session).recall_now("churn")
     assert len(result) == 0
     assert not fake.calls("POST", r"/memories$")  # a %recall would have sent it first
-    assert session.view().queue_stats().pending == 1
+    assert ui_view(session).queue_stats().pending == 1
 
 
 def test_the_panel_hub_slot_is_made_once(make_session: Any) -> None:
-    view = make_session().view()
+    view = ui_view(make_session())
     made: list[SessionView] = []
 
     def make(owner: SessionView) -> object:
@@ -108,7 +108,7 @@ def test_the_panel_hub_slot_is_made_once(make_session: Any) -> None:
 def test_a_view_does_not_keep_its_session_alive(fake: FakeHindsight) -> None:
     settings = HindsightSettings(api_url=fake.url, journal_path="off", mental_models=False)
     session = HindsightSession(settings, transport=fake.transport, start_worker=False)
-    view = session.view()
+    view = ui_view(session)
     session.close(0.1)
     assert view.closed
     gone = weakref.ref(session)
@@ -151,7 +151,7 @@ def test_the_panels_bank_reads_do_not_send_the_queue_first(make_session: Any) ->
     fake = PicturedHindsight()
     session = make_session(fake.handle)
     session.retain("still queued")
-    view = session.view()
+    view = ui_view(session)
     counts = view.timeline()  # the Timeline tab's reading, on the worker: no flush, no wait
     assert counts.total == 0
     assert not fake.calls("POST", r"/memories$")  # `%hindsight timeline` would have sent it
