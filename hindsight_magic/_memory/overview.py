@@ -478,7 +478,7 @@ class BankOverview:
                 for pair in itertools.combinations(sorted(n for n in names if n in kept), 2)
             )
             return EntityMap(scope.bank_id, tuple(chosen), _edges(together), len(nodes))
-        focus = self._find(entity, nodes, len(nodes))
+        focus = self.find_entity(entity, nodes, len(nodes))
         mentioning = sorted(
             ((item, names) for item, names in facts if focus.name in names),
             key=lambda pair: server_time(pair[0].mentioned_at) or EARLIEST,
@@ -494,7 +494,9 @@ class BankOverview:
         return EntityMap(scope.bank_id, (focus, *near), edges, len(nodes), focus, memories)
 
     @staticmethod
-    def _find(name: str, entities: Sequence[MapNode], total: int) -> MapNode:
+    def find_entity(name: str, entities: Sequence[MapNode], total: int) -> MapNode:
+        """The entity called ``name`` (case and spacing aside), else an ``OverviewError``
+        naming the closest few, each name as plain text (an entity's name is the server's)."""
         wanted = " ".join(name.split()).casefold()
         for node in entities:
             if node.name.casefold() == wanted:

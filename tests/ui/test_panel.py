@@ -67,6 +67,11 @@ class RecordingComm:
         self.closed = True
 
 
+def dom_classes(widget: Any) -> list[str]:
+    """The CSS classes ipywidgets sends for ``widget`` (its state, the public read of them)."""
+    return list(widget.get_state("_dom_classes")["_dom_classes"])
+
+
 def cell(html_text: str, name: str) -> str:
     """The value cell ``hm-<name>`` of a panel section's HTML."""
     found = re.search(rf"class='hm-{name}'[^>]*>(.*?)</td>", html_text)
@@ -529,10 +534,10 @@ def test_the_panel_is_tabs_that_open_on_the_search_box(
     assert panel.tab_titles == ("Memory", "Timeline", "Map", "Models", "Status")
     assert panel.w_tabs.selected_index == 0
     memory = panel.w_tabs.children[0]
-    assert "hm-tab-memory" in memory._dom_classes
+    assert "hm-tab-memory" in dom_classes(memory)
     first_input = next(w for w in walk(memory) if type(w).__name__ == "Text")
     assert first_input is panel.browser.w_search_box
-    assert "hm-tabs" in panel.w_tabs._dom_classes
+    assert "hm-tabs" in dom_classes(panel.w_tabs)
     for content in panel.w_tabs.children:  # each tab scrolls inside the panel's height
         assert content.layout.max_height == figures_tab_height()
         assert content.layout.overflow == "auto"
@@ -1089,7 +1094,7 @@ def test_a_models_refresh_button_refreshes_it_on_the_server(
         return len(panel.w_models.children)
 
     wait_for(models, 180, "models with content", every_s=1.0)
-    model_id = panel._model_ids[0]
+    model_id = panel.model_ids[0]
     client = Driver(kernel_nb.magics.session).client
     before = client.get_mental_model(bank_id, model_id).last_refreshed_at
     panel.w_models.children[0].children[1].click()

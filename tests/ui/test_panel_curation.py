@@ -368,17 +368,17 @@ def test_delete_lists_what_would_go_and_deletes_only_on_confirm(
     browser = panel.browser
     search(panel, "survey plot flooded")
     row = result_row(panel, "Survey plot 7")
-    assert browser._delete_box.layout.display == "none"
+    assert browser.w_delete_box.layout.display == "none"
     click(row.buttons[1])  # Delete…
     wait_for(lambda: not browser.w_delete_confirm.disabled, what="the preview")
     preview = browser.w_delete.value
-    assert browser._delete_box.layout.display == ""
+    assert browser.w_delete_box.layout.display == ""
     assert "Would delete 1 document" in text_of(preview)
     assert "&lt;b&gt;all&lt;/b&gt;" in preview  # the memory, escaped
     assert "Nothing is deleted until you click Confirm delete." in preview
     assert row.buttons[1].disabled  # this row's delete is the one pending
     click(browser.w_delete_cancel)
-    wait_for(lambda: browser._delete_box.layout.display == "none", what="preview gone")
+    wait_for(lambda: browser.w_delete_box.layout.display == "none", what="preview gone")
     assert not fake.calls("DELETE")
     assert memory_id in fake.memories
     click(row.buttons[1])
@@ -390,7 +390,7 @@ def test_delete_lists_what_would_go_and_deletes_only_on_confirm(
     ]
     assert memory_id not in fake.memories
     assert row.buttons[0].layout.visibility == row.buttons[1].layout.visibility == "hidden"
-    assert browser._delete_box.layout.display == "none"
+    assert browser.w_delete_box.layout.display == "none"
     assert "Deleted 1 document" in panel.w_notice.value
     recent = wait_for(lambda: recent_row(panel, "Survey plot 7"), what="Recent row")
     wait_for(lambda: mark_of(recent, "hm-recent-state") == "deleted", what="Recent agrees")

@@ -140,7 +140,7 @@ def test_did_you_mean_shows_no_control_or_bidi_characters() -> None:
     spoof = "Berkeley\u202eLab\x1b[31m"
     nodes = [MapNode("e1", spoof, 3), MapNode("e2", "Mill Pond", 2)]
     with pytest.raises(OverviewError) as refused:
-        BankOverview._find("Berkeley Lab", nodes, 2)
+        BankOverview.find_entity("Berkeley Lab", nodes, 2)
     message = str(refused.value)
     assert "did you mean" in message
     assert "\u202e" not in message

@@ -285,6 +285,11 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
             _dom_classes=("hm-model",),
         )
 
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        """The ids of the mental models the Models tab shows, in its order."""
+        return self._model_ids
+
     def _show_models(self, models: Sequence[MentalModel], closed: bool) -> None:
         ids = tuple(m.id for m in models)
         accordion = self.w_models
@@ -597,7 +602,7 @@ class BrowserWidgets:
             "Cancel", "hm-delete-cancel", "times", lambda: act("cancel_delete")
         )
         self._delete_buttons = widgets.HBox([self.w_delete_confirm, self.w_delete_cancel])
-        self._delete_box = widgets.VBox([self.w_delete, self._delete_buttons])
+        self.w_delete_box = widgets.VBox([self.w_delete, self._delete_buttons])
         self.result_rows = RowList(
             "hm-result-rows",
             (("hm-result-forget", FORGET_W), ("hm-result-delete", DELETE_W)),
@@ -635,7 +640,7 @@ class BrowserWidgets:
             (self.w_search_box, "hm-search-box"),
             (self.w_as_of_box, "hm-as-of-box"),
             (self.w_search_state, "hm-search-state"),
-            (self._delete_box, "hm-delete"),
+            (self.w_delete_box, "hm-delete"),
             (self.w_results, "hm-results"),
             (self.w_recent, "hm-recent"),
             (self.w_document, "hm-document"),
@@ -651,7 +656,7 @@ class BrowserWidgets:
                 self.w_search_title,
                 self._search_row,
                 self.w_search_state,
-                self._delete_box,
+                self.w_delete_box,
                 self.w_results,
                 self.w_recent,
                 self.w_forgotten,
@@ -671,7 +676,7 @@ class BrowserWidgets:
         """The rest, for ``close``."""
         yield from (self.w_search_box, self.w_as_of_box, self.w_search_title, self._search_row)
         yield from (self._doc_buttons, self.document_box, self.box)
-        yield from (self._delete_buttons, self._delete_box, self.w_results, self.w_recent)
+        yield from (self._delete_buttons, self.w_delete_box, self.w_results, self.w_recent)
         yield from (self.w_results_head, *self._spacers, self._results_head, self._forgotten_box)
         for rows in (self.result_rows, self.recent_rows, self.forgotten_rows):
             yield from rows.widgets()
@@ -722,4 +727,4 @@ class BrowserWidgets:
         self.w_delete.value = delete_preview_html(delete) if delete.document_id else ""
         self.w_delete_confirm.disabled = closed or not delete.ready
         self.w_delete_cancel.disabled = closed or delete.deleting
-        self._delete_box.layout.display = "" if delete.document_id else "none"
+        self.w_delete_box.layout.display = "" if delete.document_id else "none"
