@@ -321,3 +321,29 @@ def test_each_declared_magic_option_is_a_keyword_of_the_function_it_reaches(
     keywords = {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
     missing = set(declared.keywords(every_option)) - keywords
     assert not missing, f"{function} takes no keyword {sorted(missing)} that {operation} declares"
+
+
+@pytest.mark.integration
+def test_a_session_built_from_public_names_alone_remembers(
+    tmp_path: Path, hindsight_server: RunningServer
+) -> None:
+    """What the README shows: ``hm.Session(hm.Settings(…))`` in a ``with`` block, no private
+    name, finds what it retained."""
+    bank = f"public-{uuid.uuid4().hex[:8]}"
+    settings = hm.Settings(
+        api_url=hindsight_server.url,
+        bank_id=bank,
+        scoping="global",
+        auto_retain=False,
+        mental_models=False,
+        journal_path=str(tmp_path / "journal.sqlite3"),
+    )
+    with hm.Session(settings) as session:
+        session.retain("The cohort table starts in March, after the pilot.")
+        found = session.recall("When does the cohort table start?", budget=hm.Budget.LOW)
+        flushed = session.flush(10)
+    assert session.closed
+    assert isinstance(found, hm.RecallResult)
+    assert any("March" in text for text in found.texts), found.texts
+    assert isinstance(flushed, hm.FlushOutcome)
+    assert flushed.pending == 0
