@@ -219,9 +219,6 @@ def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
 # library's and httpx's transport (``transport=``: a fault-injecting ``httpx.MockTransport`` is
 # the documented test seam, and its base class is httpx's own public API).
 OUTSIDE_LIBRARIES = ("httpx",)
-# names the test skips until they are made private (the test fails once one is no longer
-# public): none now, since ``view()`` gave way to ``_session.ui_view``
-NOT_YET_PRIVATE: set[str] = set()
 
 
 def _type_checking_names(module: Any) -> dict[str, Any]:
@@ -264,7 +261,6 @@ def _classes_in(hint: Any) -> Iterator[type]:
 
 
 def test_every_type_a_session_signature_names_is_exported() -> None:
-    import inspect
     import sys
     import typing
 
@@ -275,13 +271,9 @@ def test_every_type_a_session_signature_names_is_exported() -> None:
     members |= {
         name: value
         for name, value in vars(session).items()
-        if not name.startswith("_")
-        and name not in NOT_YET_PRIVATE
-        and (callable(value) or isinstance(value, property))
+        if not name.startswith("_") and (callable(value) or isinstance(value, property))
     }
     assert len(members) > 40  # the walk sees the session's methods and properties
-    stale = {name for name in NOT_YET_PRIVATE if not hasattr(session, name)}
-    assert not stale, f"{stale} are private now: take them out of NOT_YET_PRIVATE"
     for name, member in sorted(members.items()):
         function = member.fget if isinstance(member, property) else member
         module = sys.modules[function.__module__]
@@ -295,7 +287,6 @@ def test_every_type_a_session_signature_names_is_exported() -> None:
                 if top in OUTSIDE_LIBRARIES or id(cls) in exported:
                     continue
                 offending.append(f"Session.{name}: {cls.__module__}.{cls.__qualname__}")
-        assert inspect.signature(function)  # every member has a signature to check
     assert not offending, (
         "types a Session signature names but hindsight_magic does not export:\n"
         + ("\n".join(sorted(set(offending))))
