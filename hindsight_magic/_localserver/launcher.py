@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -173,6 +174,27 @@ def _kill_group(pid: int, timeout_s: float) -> None:
     _CHILDREN.pop(pid, None)
 
 
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Exit)\b:? ?.*")
+
+
+def crash_cause(log_text: str, width: int = 160) -> str:
+    """The exception that stopped the server, as its log's last traceback ends ("" if none).
+
+    Python prints an ``Exception ignored in …`` block for errors in ``__del__`` while it shuts
+    down; those come after the real cause and are skipped. The line is the server's text: it is
+    cut to ``width`` characters and control characters are dropped before a user sees it."""
+    cause, ignoring = "", False
+    for line in log_text.splitlines():
+        if line.startswith("Exception ignored"):
+            ignoring = True
+        elif _EXCEPTION_LINE.match(line):
+            if not ignoring:
+                cause = line
+            ignoring = False
+    cause = "".join(ch for ch in cause if ch.isprintable()).strip()
+    return cause if len(cause) <= width else cause[: width - 1] + "…"
+
+
 def _unhealthy(url: str, pid: int, wait_s: float, log: Path) -> str | None:
     """Wait (at most ``wait_s``) for the server ``pid`` to answer ``GET /health`` at ``url``:
     None once it does, else why it did not (it exited, or stayed silent), naming the ``log``."""
@@ -184,7 +206,9 @@ def _unhealthy(url: str, pid: int, wait_s: float, log: Path) -> str | None:
             if not pid_alive(pid):
                 proc = _CHILDREN.get(pid)
                 code = proc.returncode if proc is not None else "unknown"
-                return f"Hindsight server exited during start (code {code}); see {log}"
+                cause = crash_cause(tail(log, 200))
+                said = f": {cause}" if cause else ""
+                return f"Hindsight server exited during start (code {code}){said}; see {log}"
             with contextlib.suppress(httpx.HTTPError):
                 if client.get(f"{url}/health").status_code == 200:
                     return None

@@ -192,6 +192,28 @@ def test_server_error_str_is_one_line() -> None:
     assert ServerError("x").log_tail == ""
 
 
+CRASHED_WITH_CLEANUP_NOISE = """\
+Traceback (most recent call last):
+  File "openai/_base_client.py", line 1676, in __init__
+    self._client = http_client or AsyncHttpxClientWrapper(
+  File "httpx2/_config.py", line 132, in __init__
+    raise TypeError(
+TypeError: Invalid timeout: expected a number, got <class 'httpx.Timeout'>.\x1b[31m
+Exception ignored in: <function AsyncHttpxClientWrapper.__del__ at 0x7fc283e5a7a0>
+Traceback (most recent call last):
+  File "openai/_base_client.py", line 1617, in __del__
+AttributeError: 'AsyncHttpxClientWrapper' object has no attribute '_state'
+waiting for server to shut down.... done
+"""
+
+
+def test_the_crash_cause_is_the_last_traceback_not_the_shutdown_noise_after_it() -> None:
+    said = server.crash_cause(CRASHED_WITH_CLEANUP_NOISE)
+    assert said == "TypeError: Invalid timeout: expected a number, got <class 'httpx.Timeout'>.[31m"
+    assert server.crash_cause("INFO started\nwaiting for server to shut down") == ""
+    assert len(server.crash_cause("ValueError: " + "x" * 500, width=80)) == 80
+
+
 @needs_server_extra
 def test_a_data_folder_without_a_database_is_cleared_before_initdb(tmp_path: Path) -> None:
     log = tmp_path / "hindsight.log"
@@ -393,6 +415,7 @@ def test_server_that_exits_during_start_is_reported(data_dir: Path) -> None:
     with pytest.raises(ServerError, match=r"exited during start \(code 1\)") as exc:
         server.start(port=free_port(), data_dir=data_dir, extra_env=bad)
     assert "\n" not in str(exc.value)
+    assert "no-such-provider" in str(exc.value)  # the cause, in the one line the user reads
     assert "no-such-provider" in exc.value.log_tail
     assert server.running_server(data_dir) is None
     assert server.stop(data_dir) is False  # PostgreSQL started for it was stopped too
