@@ -37,6 +37,7 @@ from .._machine import (
     server_home,
     tail,
 )
+from .._text import one_line, plain_text
 from . import ServerError, postgres, storage
 from .postgres import MISSING_EXTRA, bind, ensure_postgres, pg_account, pg_data_dir, stop_postgres
 from .priority import lower_priority, nice_command, process_tree
@@ -174,7 +175,7 @@ def _kill_group(pid: int, timeout_s: float) -> None:
     _CHILDREN.pop(pid, None)
 
 
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Exit)\b:? ?.*")
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")  # at a line's start
 
 
 def crash_cause(log_text: str, width: int = 160) -> str:
@@ -182,7 +183,7 @@ def crash_cause(log_text: str, width: int = 160) -> str:
 
     Python prints an ``Exception ignored in …`` block for errors in ``__del__`` while it shuts
     down; those come after the real cause and are skipped. The line is the server's text: it is
-    cut to ``width`` characters and control characters are dropped before a user sees it."""
+    cut to ``width`` characters and its control characters shown as U+FFFD."""
     cause, ignoring = "", False
     for line in log_text.splitlines():
         if line.startswith("Exception ignored"):
@@ -191,8 +192,7 @@ def crash_cause(log_text: str, width: int = 160) -> str:
             if not ignoring:
                 cause = line
             ignoring = False
-    cause = "".join(ch for ch in cause if ch.isprintable()).strip()
-    return cause if len(cause) <= width else cause[: width - 1] + "…"
+    return plain_text(one_line(cause, width))
 
 
 def _unhealthy(url: str, pid: int, wait_s: float, log: Path) -> str | None:

@@ -209,9 +209,11 @@ waiting for server to shut down.... done
 
 def test_the_crash_cause_is_the_last_traceback_not_the_shutdown_noise_after_it() -> None:
     said = server.crash_cause(CRASHED_WITH_CLEANUP_NOISE)
-    assert said == "TypeError: Invalid timeout: expected a number, got <class 'httpx.Timeout'>.[31m"
+    expected = "TypeError: Invalid timeout: expected a number, got <class 'httpx.Timeout'>."
+    assert said == expected + "\ufffd[31m"  # the escape code shown, not sent to the terminal
     assert server.crash_cause("INFO started\nwaiting for server to shut down") == ""
     assert len(server.crash_cause("ValueError: " + "x" * 500, width=80)) == 80
+    assert server.crash_cause("ValueErrors were logged\nDEBUG Error: no") == ""
 
 
 @needs_server_extra
