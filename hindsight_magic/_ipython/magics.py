@@ -128,6 +128,7 @@ class HindsightMagics(Magics, HindsightSettings):
 
             %retain The churn table double-counts Q3 refunds; dedupe on order_id.
             %retain --tags data-quality,churn --context "weekly review" Refunds are late.
+            %retain --at 2025-03-14 The pump was recalibrated; older runs read 4% high.
 
             %%retain --tags methods
             We use a 5-fold grouped CV split by customer_id.
@@ -143,7 +144,11 @@ class HindsightMagics(Magics, HindsightSettings):
         last found not answering, the line says so (once in full, then short): the memory waits
         in the journal until it is back. Check delivery with ``%hindsight status``;
         ``%hindsight flush`` sends now. From Python:
-        ``hindsight_magic.retain(text, tags=…, context=…)``.
+        ``hindsight_magic.retain(text, tags=…, context=…, timestamp=…)``.
+
+        ``--at`` dates a memory when its fact was written or true (last year's lab notes,
+        a transcript), so ``%recall --since``/``--until`` and ``--as-of`` find it then; a day
+        is its start, a date in the future is refused.
         """
         options, text = RETAIN_OPTIONS.parse(line)
         if cell is not None:
