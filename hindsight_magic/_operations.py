@@ -326,6 +326,7 @@ AGENT_RETAIN = Operation(
         Param("text", "text", "one durable fact, in a sentence or two", required=True),
         Param("context", "text", "where the fact comes from (say, 'code review')"),
         Param("tags", "names", "extra tags for the fact"),
+        TIMESTAMP,
     ),
 )
 AGENT_REFLECT = Operation(
