@@ -80,6 +80,11 @@ CASES = [
         ("--at (1 Jan 2999) is in the future", "leave --at out", "Usage: %retain"),
     ),
     Case(
+        "retain-at-date-then-time-unquoted",  # else 09:30 starts the memory, dated at midnight
+        "%retain --at 2025-03-14 09:30 Standup moved",
+        ('Quote a date with its time: --at "2025-03-14 09:30"', "Usage: %retain"),
+    ),
+    Case(
         "cell-retain-at-in-the-future",
         "%%retain --at 2999-01-01\nFact",
         ("--at (1 Jan 2999) is in the future", "Usage: %retain"),

@@ -13,6 +13,7 @@ HindsightMagics.<name> = value``. The extension (``extension.py``) attaches it t
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,6 +38,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 RETAIN_OPTIONS = MagicOptions("%retain", _operations.RETAIN)
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?!\S)")  # 09:30 left after an unquoted --at date
 RECALL_OPTIONS = MagicOptions("%recall", _operations.RECALL)
 REFLECT_OPTIONS = MagicOptions("%%reflect", _operations.REFLECT)
 
@@ -87,6 +89,22 @@ def user_facing(usage: str | None = None) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def _refuse_a_time_cut_from_its_date(options: dict[str, Any], line: str, text: str) -> None:
+    """``%retain --at 2025-03-14 09:30 Standup moved`` would date the memory at midnight and
+    make "09:30" its first word: a ``UsageError`` asks for the quotes instead. A ``--at`` with
+    its own time, or ``--`` before the text, means the text starts with a time on purpose."""
+    when = options.get("timestamp")
+    clock = _CLOCK.match(text)
+    if when is None or clock is None or ":" in when:
+        return
+    if line[: len(line) - len(text)].rstrip().endswith((" --", "\t--")):
+        return
+    raise UsageError(
+        f'Quote a date with its time: --at "{when} {clock.group(0)}" (or put -- before a memory '
+        f"that starts with a time). Usage: {RETAIN_OPTIONS.usage}"
+    )
 
 
 @magics_class
@@ -151,6 +169,7 @@ class HindsightMagics(Magics, HindsightSettings):
         is its start, a date in the future is refused.
         """
         options, text = RETAIN_OPTIONS.parse(line)
+        _refuse_a_time_cut_from_its_date(options, line, text)
         if cell is not None:
             if text:
                 raise UsageError(
