@@ -137,6 +137,7 @@ def retain(
     tags: str | Sequence[str] | None = None,
     context: str | None = None,
     split: bool = False,
+    timestamp: When | None = None,
     agent: str | None = None,
     agent_version: str | None = None,
     wait: bool | float = False,
@@ -150,6 +151,12 @@ def retain(
     at most 1,000,000 characters. A background worker sends the queue in batches (16 memories
     or 5 s), and before any recall or reflect. Each memory records where it came from (the
     notebook and cell, when known: ``.provenance`` of a recalled memory).
+
+    ``timestamp`` dates it when its fact was written or true (default: now), so last year's
+    notes keep last year's dates: a ``datetime`` (naive: your local time) or a WHEN as
+    ``recall(since=…)`` takes it (``"2025-03-14"``, ``"14 Mar 2025 09:30"``, ``"3d"``); a day
+    is its start. Recall's ``since``/``until`` and ``as_of`` go by it; a date in the future
+    raises ``WhenError``.
 
     ``agent`` (and ``agent_version``) name the AI agent writing it: the memory is then
     ``source: agent`` with that name, version and the project, and recall shows
@@ -168,7 +175,14 @@ def retain(
         writer = (name, one_line(agent_version or "", 50))
     source = PYTHON_API if writer is None else AGENT
     result = queue_text(
-        text, session, source, tags=tags, context=context, split=split, agent=writer
+        text,
+        session,
+        source,
+        tags=tags,
+        context=context,
+        split=split,
+        timestamp=timestamp,
+        agent=writer,
     )
     if wait is not False:
         seconds = None if wait is True else float(wait)
@@ -205,10 +219,18 @@ def queue_text(
     tags: str | Sequence[str] | None = None,
     context: str | None = None,
     split: bool = False,
+    timestamp: When | None = None,
     agent: tuple[str, str] | None = None,
 ) -> RetainResult:
     """``retain`` for a given ``source`` (``%retain``, the Python API, an agent: its name and
     version)."""
+    stamp = None
+    if timestamp is not None:
+        from ._memory.provenance import RETAIN_MAGIC
+        from ._memory.timewindow import dated
+
+        name = "--at" if source == RETAIN_MAGIC else "timestamp"
+        stamp = dated(timestamp, name=name).isoformat()
     pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
     pieces = [piece for piece in pieces if piece]
     if not pieces:
@@ -229,7 +251,13 @@ def queue_text(
     cells = _running_cell()
     ids = [
         session.retain(
-            piece, context=context, tags=tag_list, source=source, cells=cells, agent=origin
+            piece,
+            context=context,
+            tags=tag_list,
+            timestamp=stamp,
+            source=source,
+            cells=cells,
+            agent=origin,
         )
         for piece in pieces
     ]

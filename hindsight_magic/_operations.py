@@ -33,7 +33,8 @@ both."""
 @dataclass(frozen=True)
 class Param:
     """One parameter of an operation. ``name`` is Python's (``as_of``; the magics' option is
-    ``--as-of``); ``metavar`` names its value in a usage (``WHEN``; a choice's is its
+    ``--as-of``; ``spelled``, when given, is the option's own word instead: ``timestamp``'s is
+    ``at``, ``--at``); ``metavar`` names its value in a usage (``WHEN``; a choice's is its
     choices); ``least``/``most``/``default`` bound a count and are said after the help;
     ``required``: the operation's subject (an agent's ``query``), not an option;
     ``positional``: a word, not an ``--option`` (``[PATH]`` unless required); ``cell_only``:
@@ -54,11 +55,17 @@ class Param:
     cell_only: bool = False
     front: Front = "both"
     negates: str = ""
+    spelled: str = ""
+
+    @property
+    def word(self) -> str:
+        """What the option is called on a magic's line, as parsed: ``as_of``, ``at``."""
+        return self.spelled or self.name
 
     @property
     def option(self) -> str:
         """``--as-of``."""
-        return "--" + self.name.replace("_", "-")
+        return "--" + self.word.replace("_", "-")
 
     @property
     def value_name(self) -> str:
@@ -93,9 +100,11 @@ class Param:
     def argument(self) -> tuple[tuple[str, ...], dict[str, Any]]:
         """The parameter as argparse declares it: its names and keywords (the value's
         converter is the front end's to add)."""
-        if self.kind == "flag":
-            return (self.option,), {"action": "store_true", "help": self.description}
         keywords: dict[str, Any] = {"help": self.description}
+        if self.spelled and not self.positional:
+            keywords["dest"] = self.name
+        if self.kind == "flag":
+            return (self.option,), {**keywords, "action": "store_true"}
         if self.value_name:
             keywords["metavar"] = self.value_name
         if not self.positional:
@@ -163,6 +172,13 @@ AS_OF = Param(
     "memory as it was at WHEN: the versions of cells valid then, nothing recorded after",
     "WHEN",
 )
+TIMESTAMP = Param(
+    "timestamp",
+    "text",
+    f"when the fact was written or true, default now: {WHEN_FORMS}",
+    "WHEN",
+    spelled="at",
+)
 BUDGET = Param("budget", "choice", "search effort; default ``recall_budget``", choices=BUDGETS)
 VAR = Param("var", "variable", "also store the result in NAME", "NAME")
 
@@ -179,6 +195,7 @@ RETAIN = Operation(
             "TEXT",
         ),
         Param("tags", "names", "extra tags, added to the scope's", "a,b"),
+        TIMESTAMP,
         Param(
             "split",
             "flag",
@@ -309,6 +326,7 @@ AGENT_RETAIN = Operation(
         Param("text", "text", "one durable fact, in a sentence or two", required=True),
         Param("context", "text", "where the fact comes from (say, 'code review')"),
         Param("tags", "names", "extra tags for the fact"),
+        TIMESTAMP,
     ),
 )
 AGENT_REFLECT = Operation(

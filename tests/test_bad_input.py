@@ -67,7 +67,27 @@ CASES = [
     Case(
         "retain-unknown-flag",
         "%retain --priority high Fact",
-        ("Unknown option --priority", "Options: --context, --tags, --split"),
+        ("Unknown option --priority", "Options: --context, --tags, --at, --split"),
+    ),
+    Case(
+        "retain-unreadable-at",
+        "%retain --at the-other-day Fact",
+        ("Cannot read 'the-other-day' as a time for --at", "3d", "Usage: %retain"),
+    ),
+    Case(
+        "retain-at-in-the-future",
+        "%retain --at 2999-01-01 Fact",
+        ("--at (1 Jan 2999) is in the future", "leave --at out", "Usage: %retain"),
+    ),
+    Case(
+        "retain-at-date-then-time-unquoted",  # else 09:30 starts the memory, dated at midnight
+        "%retain --at 2025-03-14 09:30 Standup moved",
+        ('Quote a date with its time: --at "2025-03-14 09:30"', "Usage: %retain"),
+    ),
+    Case(
+        "cell-retain-at-in-the-future",
+        "%%retain --at 2999-01-01\nFact",
+        ("--at (1 Jan 2999) is in the future", "Usage: %retain"),
     ),
     Case("retain-split-on-line", "%retain --split a line", ("--split is for %%retain",)),
     Case("retain-flag-without-value", "%retain --tags", ("--tags needs a value", "Usage:")),

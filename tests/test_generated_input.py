@@ -89,6 +89,10 @@ def run(ip: Any, kind: str, name: str, line: str, cell: str | None = None) -> An
 @example(text="--tags ok,\udcff --context \udcfe Tagged fact")
 @example(text="--tags")
 @example(text='--context "weekly review Fact')
+@example(text="--at 2999-01-01 Fact")
+@example(text="--at \udcff Fact")
+@example(text="--at 2026-11-03T14:30+25:00 Fact")
+@example(text="--at 0 Fact")
 def test_any_retain_line_queues_what_it_says_or_says_why_in_one_line(shell: Any, text: str) -> None:
     before = queued(shell)
     outcome = run(shell, "line", "retain", text)

@@ -237,16 +237,19 @@ class ProjectMemory:
         client: Client,
         context: str | None = None,
         tags: Sequence[str] | None = None,
+        timestamp: str | None = None,
     ) -> Answer:
-        """Store ``text`` as the agent's memory (secrets redacted as for ``%retain``), sent and
-        indexed before this returns (at most ``AGENT_WAIT_S``; the answer says when the
-        server was still indexing it), or queued if the server cannot be reached."""
+        """Store ``text`` as the agent's memory (secrets redacted as for ``%retain``), dated
+        ``timestamp`` (a WHEN; default now), sent and indexed before this returns (at most
+        ``AGENT_WAIT_S``; the answer says when the server was still indexing it), or queued if
+        the server cannot be reached."""
         session = self.session()
         try:
             result = hm.retain(
                 text,
                 tags=list(tags or ()),
                 context=context,
+                timestamp=timestamp,
                 agent=client.name,
                 agent_version=client.version,
                 wait=AGENT_WAIT_S,  # queued first: a failure leaves it queued, and it is sent

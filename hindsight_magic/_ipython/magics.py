@@ -13,6 +13,7 @@ HindsightMagics.<name> = value``. The extension (``extension.py``) attaches it t
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,6 +38,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 RETAIN_OPTIONS = MagicOptions("%retain", _operations.RETAIN)
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?!\S)")  # 09:30 left after an unquoted --at date
 RECALL_OPTIONS = MagicOptions("%recall", _operations.RECALL)
 REFLECT_OPTIONS = MagicOptions("%%reflect", _operations.REFLECT)
 
@@ -89,6 +91,22 @@ def user_facing(usage: str | None = None) -> Callable[[F], F]:
     return decorate
 
 
+def _refuse_a_time_cut_from_its_date(options: dict[str, Any], line: str, text: str) -> None:
+    """``%retain --at 2025-03-14 09:30 Standup moved`` would date the memory at midnight and
+    make "09:30" its first word: a ``UsageError`` asks for the quotes instead. A ``--at`` with
+    its own time, or ``--`` before the text, means the text starts with a time on purpose."""
+    when = options.get("timestamp")
+    clock = _CLOCK.match(text)
+    if when is None or clock is None or ":" in when:
+        return
+    if line[: len(line) - len(text)].rstrip().endswith((" --", "\t--")):
+        return
+    raise UsageError(
+        f'Quote a date with its time: --at "{when} {clock.group(0)}" (or put -- before a memory '
+        f"that starts with a time). Usage: {RETAIN_OPTIONS.usage}"
+    )
+
+
 @magics_class
 class HindsightMagics(Magics, HindsightSettings):
     """Long-term memory for this notebook, backed by a Hindsight server.
@@ -128,6 +146,7 @@ class HindsightMagics(Magics, HindsightSettings):
 
             %retain The churn table double-counts Q3 refunds; dedupe on order_id.
             %retain --tags data-quality,churn --context "weekly review" Refunds are late.
+            %retain --at 2025-03-14 The pump was recalibrated; older runs read 4% high.
 
             %%retain --tags methods
             We use a 5-fold grouped CV split by customer_id.
@@ -143,9 +162,14 @@ class HindsightMagics(Magics, HindsightSettings):
         last found not answering, the line says so (once in full, then short): the memory waits
         in the journal until it is back. Check delivery with ``%hindsight status``;
         ``%hindsight flush`` sends now. From Python:
-        ``hindsight_magic.retain(text, tags=…, context=…)``.
+        ``hindsight_magic.retain(text, tags=…, context=…, timestamp=…)``.
+
+        ``--at`` dates a memory when its fact was written or true (last year's lab notes,
+        a transcript), so ``%recall --since``/``--until`` and ``--as-of`` find it then; a day
+        is its start, a date in the future is refused.
         """
         options, text = RETAIN_OPTIONS.parse(line)
+        _refuse_a_time_cut_from_its_date(options, line, text)
         if cell is not None:
             if text:
                 raise UsageError(

@@ -93,7 +93,8 @@ class MagicOptions:
     def __init__(self, magic: str, operation: Operation, cell_text: str = "… + cell") -> None:
         self.operation = operation
         self.options = operation.params
-        self.spec: dict[str, Converter] = {o.name: converter(o) for o in self.options}
+        self.spec: dict[str, Converter] = {o.word: converter(o) for o in self.options}
+        self._names = {o.word: o.name for o in self.options}  # ``--at`` is ``timestamp``
         line = " ".join(f"[{o.flag}]" for o in self.options if not o.cell_only)
         self.usage = f"{magic} {line} {operation.text}"
         cell = " ".join(f"[{o.flag}]" for o in self.options if o.cell_only)
@@ -101,8 +102,10 @@ class MagicOptions:
             self.usage += f"  |  %{magic} {cell} {cell_text}"
 
     def parse(self, line: str) -> tuple[dict[str, Any], str]:
-        """(options, the text after them, verbatim); bad options are one ``UsageError`` line."""
-        return parse_options(line, self.spec, self.usage)
+        """(options under their parameters' names, the text after them, verbatim); bad options
+        are one ``UsageError`` line."""
+        options, text = parse_options(line, self.spec, self.usage)
+        return {self._names[word]: value for word, value in options.items()}, text
 
     def paragraph(self, indent: int = 8) -> str:
         """``Options: ``--budget low|mid|high`` (search effort), …`` for the docstring,

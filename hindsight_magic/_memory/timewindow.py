@@ -89,6 +89,22 @@ def parse_when(value: When, *, now: datetime | None = None, name: str = "") -> B
     return bound
 
 
+def dated(when: When, *, now: datetime | None = None, name: str = "--at") -> datetime:
+    """The moment a memory retained at ``when`` is dated (the retain item's ``timestamp``):
+    WHEN read as ``--since`` reads it, so a day is its start in the user's zone and a span is
+    that long ago. ``WhenError`` (one line; ``name`` says which option or keyword) when it is
+    not a WHEN, or lies in the future: a memory is dated when its fact was written or true,
+    and one dated later would be missing from every window and as-of read until then."""
+    now = _aware(now)
+    at = parse_when(when, now=now, name=name).at
+    if at > now:
+        raise WhenError(
+            f"{name} ({_shown(at, now)}) is in the future: date a memory when its fact was "
+            f"written or true, up to now, or leave {name} out to date it now."
+        )
+    return at
+
+
 def _bound(value: object, now: datetime, name: str) -> Bound:  # a caller may pass anything
     zone = now.tzinfo
     assert zone is not None

@@ -5,6 +5,7 @@ server is the real SDK's, reached in memory by the SDK's own client."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ class Server:
         self.results: list[dict[str, Any]] = []  # what a recall answers
         self.recalls: list[dict[str, Any]] = []  # the recall bodies asked
         self.paths: list[str] = []  # every request's path
+        self.retained: list[dict[str, Any]] = []  # the memories retains carried
         self.indexing = False  # retains only async, and the server never finishes indexing
 
     def fix(self) -> None:
@@ -38,6 +40,8 @@ class Server:
         self.paths.append(request.url.path)
         if self.refusing:
             return httpx.Response(401, json={"detail": "Invalid API key"})
+        if request.url.path.endswith("/memories") and request.method == "POST":
+            self.retained += json.loads(request.content)["items"]
         if self.indexing and request.url.path == "/version":
             return httpx.Response(200, json={"api_version": "1.1.0"})
         if self.indexing and "/operations/" in request.url.path:
@@ -111,6 +115,8 @@ def call(memory: ProjectMemory) -> Any:
         ("restore", {"id": "/tmp/course.zip"}, "Name the memory"),
         ("restore", {"id": "course.zip"}, "Name the memory"),
         ("retain", {"text": "x", "tags": ["a\tb"]}, "Invalid tag"),
+        ("retain", {"text": "x", "timestamp": "someday"}, "'someday' as a time for timestamp"),
+        ("retain", {"text": "x", "timestamp": "2999-01-01"}, "is in the future"),
     ],
 )
 def test_bad_input_is_one_error_line(
@@ -257,6 +263,23 @@ def test_since_and_until_filter_as_recall_does_and_are_said_back(call: Any, fake
     window = fake.recalls[-1]["temporal_window"]
     assert window["start"][:10] in ("2026-11-02", "2026-11-03")  # local midnight, in UTC
     assert fake.recalls[-1]["query_timestamp"][:10] in ("2026-11-05", "2026-11-06")
+
+
+def test_an_agent_dates_what_it_retains_as_a_notebook_does(
+    call: Any, fake: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight_magic._agents import memory as agent_memory
+
+    monkeypatch.setattr(agent_memory, "AGENT_WAIT_S", 0.1, raising=False)
+    fake.fix()
+    fake.indexing = True  # a server that takes retains (and is slow to index them)
+    said = call("retain", text="The census moved to drones.", timestamp="2025-03-14T09:30Z")
+    assert not said.is_error, said.content[0].text
+    assert fake.retained  # tried synchronously, then sent to be indexed later: the same item
+    for sent in fake.retained:
+        assert sent["content"] == "The census moved to drones."
+        at = datetime.fromisoformat(sent["timestamp"])
+        assert at == datetime(2025, 3, 14, 9, 30, tzinfo=timezone.utc)
 
 
 def test_the_sdks_argument_report_is_folded_into_one_line() -> None:

@@ -93,6 +93,14 @@ def test_the_sdk_client_lists_retains_recalls_reflects_and_forgets(
     assert "ok (Hindsight" in agent.text("status")
     assert word in agent.resource("hindsight://latest")
 
+    # a fact dated when it was true is found in that window, and not in this week's
+    assert "timestamp" in tools["retain"].input_schema["properties"]
+    census = f"The {word} census moved to drones."
+    assert not agent.call("retain", text=census, timestamp="2025-03-14").is_error
+    march = agent.text("recall", query=f"{word} census", since="2025-03-01", until="2025-03-31")
+    assert census in march
+    assert census not in agent.text("recall", query=f"{word} census", since="7d")
+
 
 def test_a_kernel_retain_not_yet_sent_is_found_by_the_agent_at_once(
     mcp_client: Any, kernel_in: Any, project_dir: Path, env: dict[str, str]

@@ -7,10 +7,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
-from helpers import BatchRecorder, delivery, item
+from helpers import BatchRecorder, FakeHindsight, delivery, item
 from journalkit import on_disk
 
 from hindsight_magic._delivery import journal_file as journal_module
@@ -18,6 +20,7 @@ from hindsight_magic._delivery.items import QueueFullError, Route
 from hindsight_magic._delivery.journal_file import JournalError, JournalFile
 from hindsight_magic._delivery.queue import RetainQueue
 from hindsight_magic._errors import HindsightError
+from hindsight_magic.testing import Driver
 
 A = Route("bank-a", ("project:a",))
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -402,3 +405,35 @@ def test_counts_are_read_without_writing_even_while_another_kernel_writes(path: 
     with pytest.raises(JournalError):
         journal_counts(missing)
     assert not missing.exists()
+
+
+# A process that queues one dated memory with the server down and exits at once, as a kernel
+# killed before it could send: what it queued is only on disk.
+DATED = (
+    "import os, sys, hindsight_magic as hm; "
+    "hm.retain('The pump was recalibrated on 14 March.', timestamp=sys.argv[1]); "
+    "os._exit(0)"
+)
+
+
+def test_a_dated_memory_keeps_its_date_through_a_restart(
+    path: Path, fake: FakeHindsight, make_session: Any, dead_url: str
+) -> None:
+    env = {**os.environ, "HINDSIGHT_JOURNAL_PATH": str(path), "HINDSIGHT_API_URL": dead_url}
+    env |= {"HINDSIGHT_AUTO_RETAIN": "false", "HINDSIGHT_MENTAL_MODELS": "false"}
+    when = "2025-03-14T09:30:00+01:00"
+    subprocess.run([sys.executable, "-c", DATED, when], env=env, check=True, timeout=60)
+    # spooled, or taken into the journal (and tried) by its worker before it exited
+    assert [text for _, text in on_disk(path)] == ["The pump was recalibrated on 14 March."]
+
+    driver = Driver(make_session(journal_path=str(path)))  # the next kernel, on the same journal
+    driver.request_flush()
+    deadline = time.monotonic() + 10
+    while not fake.calls("POST", "/memories$") and time.monotonic() < deadline:
+        driver.pump()
+        driver.request_flush()
+    [(_, _, _, body)] = fake.calls("POST", "/memories$")
+    [sent] = body["items"]
+    assert sent["content"] == "The pump was recalibrated on 14 March."
+    assert datetime.fromisoformat(sent["timestamp"]) == datetime.fromisoformat(when)
+    assert on_disk(path) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -80,6 +81,30 @@ def test_cell_retain_split_and_options(loaded: Any) -> None:
         "kernel_session": loaded.magics.session.session_id,
         "retain_cell": str(loaded.ip.execution_count - 1),  # the cell that ran %%retain
     }
+
+
+def test_retain_at_queues_the_memory_with_its_date(loaded: Any) -> None:
+    lines = (
+        '%retain --at "14 Mar 2025 09:30" The pump was recalibrated.',
+        "%retain --at 2025-03-14T09:30 -- 10:00 standup moved to 10:30.",  # -- : text's time
+        "%retain --at 2025-03-14 -- 09:30 standup.",
+        "%%retain --at 2025-03-14T09:30\nThe seal was replaced.",
+    )
+    for line in lines:
+        cell = loaded.run(line)
+        assert cell.error is None, cell.text
+    queued = [item for _, item in Driver(loaded.magics.session).queued()]
+    assert [item.content for item in queued] == [
+        "The pump was recalibrated.",
+        "10:00 standup moved to 10:30.",
+        "09:30 standup.",
+        "The seal was replaced.",
+    ]
+    moments = [datetime.fromisoformat(item.timestamp) for item in queued]
+    local = moments[0].tzinfo  # the user's zone, as --since reads a WHEN
+    assert moments[0] == datetime(2025, 3, 14, 9, 30, tzinfo=local)
+    assert moments[2] == datetime(2025, 3, 14, tzinfo=local)
+    assert moments[1] == moments[3] == moments[0]
 
 
 def test_retain_from_python_in_a_cell_records_the_cell_and_notebook(loaded: Any) -> None:

@@ -330,9 +330,31 @@ def test_a_magic_states_its_options_once(magic: str) -> None:
     assert doc.startswith(declared.operation.summary)  # what it does, declared once too
     assert declared.options
     for option in declared.options:
-        assert option.name in declared.spec
+        assert option.word in declared.spec
         assert f"[{option.flag}]" in declared.usage
         assert f"``{option.flag}``" in doc.replace("\n        ", " "), option.flag
+
+
+def test_an_option_spelled_apart_from_its_keyword_is_parsed_under_the_keyword() -> None:
+    """``%retain --at WHEN`` is ``hm.retain(timestamp=WHEN)``; a text that starts with ``--at``
+    is retained after ``--``, as any text that looks like an option."""
+    from hindsight_magic._ipython.magics import RETAIN_OPTIONS
+
+    assert RETAIN_OPTIONS.parse('--at "3 Nov 2025" --tags a The pump leaked.') == (
+        {"timestamp": "3 Nov 2025", "tags": ("a",)},
+        "The pump leaked.",
+    )
+    assert RETAIN_OPTIONS.parse("-- --at is an option of %retain") == (
+        {},
+        "--at is an option of %retain",
+    )
+    with pytest.raises(UsageError, match="Unknown option --timestamp"):
+        RETAIN_OPTIONS.parse("--timestamp 2025-11-03 The pump leaked.")
+    # a subcommand taking the same declared option reads it under the same name
+    from hindsight_magic._ipython.parsing import Words, option
+    from hindsight_magic._operations import TIMESTAMP
+
+    assert Words(option(TIMESTAMP)).parse("x", "--at 3d").timestamp == "3d"
 
 
 def test_each_verb_table_is_its_vocabulary_and_parses_to_a_member() -> None:

@@ -6,7 +6,13 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from hindsight_magic._memory.timewindow import TimeWindow, WhenError, parse_when, server_time
+from hindsight_magic._memory.timewindow import (
+    TimeWindow,
+    WhenError,
+    dated,
+    parse_when,
+    server_time,
+)
 
 ZONE = timezone(timedelta(hours=-5))  # a user five hours behind UTC
 NOW = datetime(2026, 12, 2, 15, 40, tzinfo=ZONE)
@@ -138,3 +144,29 @@ def test_a_time_no_memory_can_have_is_one_line_with_the_range(
     assert "\n" not in message
     assert "1900 to 9998" in message
     assert ("--since" if since is not None else "--until") in message
+
+
+def test_a_memory_is_dated_as_since_reads_its_when() -> None:
+    # the same WHEN dates a memory and opens the window that finds it
+    assert dated("2025-03-14", now=NOW) == window("2025-03-14").start
+    assert dated("14 Mar 2025 09:30", now=NOW) == datetime(2025, 3, 14, 9, 30, tzinfo=ZONE)
+    assert dated("3d", now=NOW) == NOW - timedelta(days=3)
+    assert dated(datetime(2025, 3, 14, 9, 30), now=NOW).tzinfo == ZONE  # naive: the user's
+    assert dated("2025-03-14T09:30Z", now=NOW) == datetime(2025, 3, 14, 9, 30, tzinfo=timezone.utc)
+    assert dated("today", now=NOW) == datetime(2026, 12, 2, tzinfo=ZONE)
+
+
+@pytest.mark.parametrize(
+    ("when", "said"),
+    [
+        ("2026-12-03", "--at (3 Dec) is in the future"),
+        ("16:00", "--at (today 16:00) is in the future"),
+        ("someday", "Cannot read 'someday' as a time for --at"),
+        ("1899-12-31", "1900 to 9998"),
+    ],
+)
+def test_a_date_a_memory_cannot_have_is_one_line(when: str, said: str) -> None:
+    with pytest.raises(WhenError) as caught:
+        dated(when, now=NOW)
+    assert said in str(caught.value)
+    assert "\n" not in str(caught.value)
