@@ -410,6 +410,28 @@ def test_load_twice_and_reload_leave_one_worker(notebook: Any, dead_url: str) ->
     assert str(notebook.run("%retain after reload").result).startswith("1 memory queued.")
 
 
+def test_a_question_in_the_cell_that_loads_the_extension_is_named(
+    notebook: Any, monkeypatch: pytest.MonkeyPatch, dead_url: str
+) -> None:
+    # IPython read the whole cell first: its `?` line became a help request before the load
+    monkeypatch.setenv("HINDSIGHT_API_URL", dead_url)
+    cell = notebook.run(
+        "%load_ext hindsight_magic\n%recall which annealing temperature is standard?"
+    )
+    assert "Object `standard` not found." in cell.text  # IPython's, before the load
+    assert (
+        "hindsight_magic: IPython read this cell before the extension was loaded, so 1 line"
+        " ending in `?` ran as help requests" in cell.text
+    )
+    assert "run it again in a new cell" in cell.text
+    again = notebook.run("%recall which annealing temperature is standard?")
+    assert "not found" not in again.text
+    # loaded when the cell was read: its question was kept, and a reload says nothing
+    reloaded = notebook.run("%reload_ext hindsight_magic\n%recall which one is standard?")
+    assert "hindsight_magic: IPython read" not in reloaded.text
+    assert "not found" not in reloaded.text
+
+
 def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: str) -> None:
     before = len(workers())
     notebook.load(api_url=dead_url)
