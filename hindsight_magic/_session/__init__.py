@@ -86,7 +86,7 @@ from .._delivery.journal_file import JournalError
 from .._delivery.queue import RetainQueue, SentOperation
 from .._delivery.sender import BatchSender
 from .._delivery.worker import Worker
-from .._diagnosis import explain, probe_identity
+from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity
 from .._errors import HindsightError
 from .._machine import (
     HeadlessNotebook,
@@ -94,6 +94,7 @@ from .._machine import (
     headless_notebook,
     in_kernel,
     kernel_id,
+    local_server,
     notebook_from_env,
     resolve_api_url,
 )
@@ -859,7 +860,10 @@ class HindsightSession:
         known = (
             probe_identity(self._parts.connection.client) if error.kind == "not_hindsight" else None
         )
-        return explain(error, self.api_url, known)
+        # nothing answered: a local server recorded for this URL (or, at the fallback URL, for
+        # the data dir) that stopped is the cause, and how to start it the hint
+        local = local_server(self.api_url) if error.kind == "connect" else None
+        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND)
 
     @property
     def closed(self) -> bool:
