@@ -319,6 +319,22 @@ def test_timeout_becomes_one_line(loaded: Any) -> None:
     assert "reflect request timed out after 1s" in one_line(cell.text)
 
 
+def test_a_reflect_on_a_bank_not_on_the_server_does_not_create_it(loaded: Any) -> None:
+    # Hindsight's reflect creates a bank it lacks: a mistyped bank would appear on the server
+    asked: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        if request.url.path == "/version":
+            return httpx.Response(200, json={"api_version": "1.1.0"})
+        return httpx.Response(404, json={"detail": "Bank 'unit' not found"})  # as Hindsight's
+
+    _swap_client(loaded, server)
+    cell = loaded.run("%%reflect\nwhat is the churn cut-off?")
+    assert "there is no bank unit on the server yet (nothing was retained to it)" in cell.text
+    assert not [call for call in asked if call.startswith("PUT") or call.endswith("/reflect")]
+
+
 def test_a_failed_magic_is_recorded_under_the_name_its_line_shows(loaded: Any) -> None:
     cell = loaded.run("%recall anything")
     line = one_line(cell.text)
