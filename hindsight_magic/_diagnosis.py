@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from ._api.errors import database_down
 from ._errors import HindsightError
@@ -61,18 +62,26 @@ MEMORIES_WAIT = "queued memories are kept and sent once it is back"
 
 
 def local_diagnosis(
-    local: LocalServer, command: str = TERMINAL_COMMAND, unreachable: bool = False
+    local: LocalServer,
+    command: str = TERMINAL_COMMAND,
+    unreachable: bool = False,
+    url: str | None = None,
 ) -> Diagnosis | None:
     """What went wrong with the local server, from the machine's facts; None when nothing did.
 
     A stopped ``hindsight-api`` only counts when its URL is ``unreachable`` (another server may
-    answer there now). ``command`` is how the user runs server actions where they read this.
+    answer there now); ``url``, the address that was tried, is named first, and the stopped
+    server's port when it is another (a kernel without a URL set tries the fallback one).
+    ``command`` is how the user runs server actions where they read this.
     """
     start = f"`{local.start_command(command)}`"
     if not local.running:
         if not unreachable:
             return None
-        problem = f"the local server (pid {local.pid}) is not running"
+        port = "" if url is None or urlsplit(url).port == local.port else f", port {local.port}"
+        problem = f"the local server (pid {local.pid}{port}) is not running"
+        if url is not None:
+            problem = f"no Hindsight server at {url}; {problem}"
         return Diagnosis("stopped", problem, f"run {start}; {MEMORIES_WAIT}", local=True)
     if local.data_dir_gone:
         problem = f"the local server's data dir {local.data_dir} was deleted while it ran"
@@ -111,7 +120,7 @@ def diagnose(
     commands to run (``command``: as in a terminal, or ``NOTEBOOK_COMMAND``).
     """
     if local is not None:
-        found = local_diagnosis(local, command, unreachable=error.kind == "connect")
+        found = local_diagnosis(local, command, unreachable=error.kind == "connect", url=url)
         if found is not None:
             return found
     if database_down(error):

@@ -341,6 +341,8 @@ class FakeHindsight:
             return httpx.Response(200, json={"bank_id": bank})
         if bank not in self.banks and not self.models:
             return httpx.Response(404, json={"detail": f"Bank '{bank}' not found"})
+        if not models_part and model_id == "stats" and method == "GET":
+            return httpx.Response(200, json={"bank_id": bank})
         return self._models(request, bank, model_id, action, body)
 
     def _models(

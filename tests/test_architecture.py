@@ -185,7 +185,7 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_diagnosis.py": ({"connect", "http", "not_hindsight", "timeout"}, "ErrorKind"),
     "_memory/llm.py": ({"http"}, "ErrorKind"),
     "_memory/mental_models.py": ({"http"}, "ErrorKind"),
-    "_session/__init__.py": ({"not_hindsight"}, "ErrorKind"),
+    "_session/__init__.py": ({"connect", "not_hindsight"}, "ErrorKind"),
     "_delivery/journal.py": ({"batched", "failed", "corrupt"}, "JournalOp.kind, JournalKind"),
     "_operations.py": ({"flag", "variable"}, "Kind"),
     "_agents/declared.py": ({"count"}, "Kind"),

@@ -25,6 +25,7 @@ from kernels import Kernel
 
 from bench.common import settled
 from hindsight_magic._localserver import launcher as server
+from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -415,3 +416,41 @@ def test_config_shows_the_discovered_local_server_and_where_each_value_came_from
     finally:
         process.kill()
         process.wait()
+
+
+# -- a mistyped bank ---------------------------------------------------------------------------
+
+
+def test_a_mistyped_bank_is_told_new_and_only_a_retain_creates_it(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    url = hindsight_server.url
+    existing, typo = f"{bank_id}-churn-team", f"{bank_id}-churn-tem"
+    httpx.put(f"{url}/v1/default/banks/{existing}", json={}, timeout=30).raise_for_status()
+
+    def on_server(bank: str) -> bool:
+        return httpx.get(f"{url}/v1/default/banks/{bank}/stats", timeout=30).status_code != 404
+
+    notebook.load(api_url=url, bank_id=existing, scoping="global", auto_retain="false")
+    said = str(notebook.run(f"%hindsight bank {typo}").result)
+    assert said.startswith(
+        f"Scope: bank {typo} (global). Bank {typo} is new: the server has no bank of that name,"
+        " so it is empty until the first retain creates it. Existing banks with a close name: "
+        f"{existing}"
+    ), said
+    assert "No relevant memories found" in notebook.run("%recall churn cut-off").text
+    # what a scope change starts on the worker (the mental models' load) is over, and then
+    Driver(notebook.magics.session).mental_models.reload(clear=False).wait(30)
+    assert not on_server(typo)  # looking at a bank does not make one
+    assert "is new" not in str(notebook.run(f"%hindsight bank {existing}").result)
+
+    notebook.run(f"%hindsight bank {typo}")
+    notebook.run("%retain The churn cut-off is 6 months.")
+    assert "1 memory accepted" in str(notebook.run("%hindsight flush").result)
+    assert on_server(typo)  # the first retain created it, and its mental models are seeded
+
+    def seeds() -> list[Any]:
+        reply = httpx.get(f"{url}/v1/default/banks/{typo}/mental-models", timeout=30)
+        return list(reply.json().get("items", []))
+
+    assert wait_for(seeds, 60, "the seeded mental models", until=bool)

@@ -128,6 +128,10 @@ def test_the_extensions_config_loads_it_at_start(
         "1 memory queued."
     )
     assert kernel.run("%hindsight flush").startswith("Flushed: 1 memory accepted by the server.")
+    # loaded at start: a question in the same cell as %load_ext is a question, not a help request
+    asked = kernel.run("%load_ext hindsight_magic\n%recall what did the kernel config load?")
+    assert "not found" not in asked
+    assert "Loaded by the kernel config." in asked
 
 
 @pytest.mark.integration

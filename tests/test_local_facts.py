@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -86,6 +88,44 @@ def test_a_stopped_server_counts_only_where_nothing_answers() -> None:
     assert plain is not None
     assert plain.problem == "no Hindsight server at http://127.0.0.1:8899"
     assert plain.summary.startswith("unreachable (start one with")
+
+
+def test_a_read_names_the_address_it_tried_and_the_stopped_local_server(
+    notebook: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the user's local server was recorded on its port, then stopped: nothing answers there
+    monkeypatch.setenv("HINDSIGHT_MAGIC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    home = server_home()
+    home.mkdir(parents=True)
+    port, pid = free_port(), dead_pid()
+    record(home, pid, port, free_port(), tmp_path / "pgdata")
+    start = f"run `%hindsight server start --port {port}`; queued memories are kept"
+
+    notebook.load(api_url=f"http://127.0.0.1:{port}", bank_id="stopped", mental_models="false")
+    said = str(notebook.run("%recall what did we decide?").error)
+    tried = f"no Hindsight server at http://127.0.0.1:{port}"
+    assert f"{tried}; the local server (pid {pid}) is not running; {start}" in said
+
+    # nothing set: the kernel tried the fallback URL, and says which, and the server's port
+    notebook.run("%unload_ext hindsight_magic")
+    monkeypatch.delenv("HINDSIGHT_API_URL")
+    if accepts(FALLBACK_API_URL):
+        return  # something else answers at the fallback URL on this machine
+    notebook.load(bank_id="stopped", mental_models="false")
+    said = str(notebook.run("%recall what did we decide?").error)
+    tried = f"no Hindsight server at {FALLBACK_API_URL}"
+    assert f"{tried}; the local server (pid {pid}, port {port}) is not running; {start}" in said
+
+
+def accepts(url: str) -> bool:
+    """Whether something accepts connections at ``url``'s host and port."""
+    parts = httpx.URL(url)
+    try:
+        socket.create_connection((parts.host, parts.port or 80), timeout=1).close()
+    except OSError:
+        return False
+    return True
 
 
 def test_a_deleted_data_dir_says_stop_and_whether_the_memories_survived() -> None:

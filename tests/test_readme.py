@@ -1,5 +1,5 @@
-"""The README says what the code does: its subcommand table is ``%hindsight help``'s, and its
-settings table names every setting.
+"""The README says what the code does: its subcommand table is ``%hindsight help``'s, its
+settings table names every setting, and its quick start runs as shown, cell by cell.
 
 ``%hindsight help`` is made from ``SUBCOMMANDS``; the README is written by hand, so these tests
 keep the two in step (a newcomer once found ``server purge`` in neither and ``models reload``
@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
+from helpers import RunningServer
+from kernels import Kernel
 
 from hindsight_magic._ipython import magics
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
@@ -88,3 +92,35 @@ def test_the_readme_calls_recall_with_every_declared_option() -> None:
     keywords = ", ".join(f"{p.name}=None" for p in RECALL.params if p.kind != "variable")
     call = f"`recall(query, *, {keywords})`"
     assert f"\n| {call} |" in README, f"the README's API table should call {call}"
+
+
+def quick_start_cells() -> list[str]:
+    """The Python blocks of the README's quick start, each one cell as the README shows."""
+    section = README.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```python\n(.*?)```", section, re.S)]
+
+
+@pytest.mark.integration
+def test_the_quick_start_runs_cell_by_cell_in_a_fresh_kernel(
+    hindsight_server: RunningServer, bank_id: str, tmp_path: Path
+) -> None:
+    cells = quick_start_cells()
+    assert cells[0] == "%load_ext hindsight_magic"  # alone: the cells after it read `?` as text
+    recalls = [cell for cell in cells if cell.startswith("%recall")]
+    assert recalls, "the quick start recalls"
+    assert recalls[0].endswith("?"), "the quick start asks a question, as users do"
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": bank_id,
+        "HINDSIGHT_SCOPING": "global",
+        "HINDSIGHT_JOURNAL_PATH": str(tmp_path / "journal.db"),
+    }
+    kernel = Kernel(env, tmp_path)
+    try:
+        shown = {cell: kernel.run(cell) for cell in cells}
+    finally:
+        kernel.close()
+    for cell, output in shown.items():
+        assert "not found" not in output, (cell, output)
+        assert "Error" not in output, (cell, output)
+    assert "dedupe on order_id before joins" in shown[recalls[0]]

@@ -931,9 +931,9 @@ class Connection:
 
 
 # Ensure-bank: ``PUT …/banks/{bank}`` (with the missions) once per bank per process, before the
-# first write or reflect and before seeding mental models. Failures are logged and tried again
-# next time; the set is capped and drops the lexicographically first half when full (the
-# reference system's rule).
+# first write and before seeding the mental models of a bank that exists (reads never create
+# one). Failures are logged and tried again next time; the set is capped and drops the
+# lexicographically first half when full (the reference system's rule).
 MISSION_SET_CAP = 10_000
 
 

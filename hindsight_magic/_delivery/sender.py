@@ -69,8 +69,13 @@ class BatchSender:
         settings: HindsightSettings,
         secrets: Callable[[], list[str]],
         stored: StoredDocuments | None = None,
+        on_bank: Callable[[str], None] | None = None,
     ) -> None:
+        """``on_bank``: told of each bank the first time this sender made sure it exists
+        (reads never create one; the session seeds its mental models then)."""
         self._connection = connection
+        self._on_bank = on_bank
+        self._banks: set[str] = set()  # server#bank told to ``on_bank``
         self._stored = stored
         self._settings = settings
         self._secrets = secrets
@@ -122,7 +127,8 @@ class BatchSender:
         client.identity()
         settings = self._settings
         bank_id = batch.route.bank_id
-        ensure_bank(client, bank_id, *bank_settings(settings))
+        if ensure_bank(client, bank_id, *bank_settings(settings)):
+            self._bank_ensured(f"{client.base_url}#{bank_id}", bank_id)
         secrets = self._secrets()
         fresh = batch.items
         if self._stored is not None:  # a re-run cell's %retain: the server holds it already
@@ -145,6 +151,11 @@ class BatchSender:
         if sync:  # async took what sync refused: this server does not do synchronous retains
             self._no_sync.add(client.base_url)
         return False
+
+    def _bank_ensured(self, key: str, bank_id: str) -> None:
+        if self._on_bank is not None and key not in self._banks:
+            self._banks.add(key)
+            self._on_bank(bank_id)
 
     def _sent(self, bank_id: str, items: Sequence[MemoryItem]) -> None:
         if self._stored is not None:

@@ -15,7 +15,8 @@ Besides the magics, two things are attached to the shell, and removed again on u
   question, not a help request. IPython reads a line ending in ``word?`` as ``%pinfo word``;
   for lines that call this extension's line magics with text it makes the same
   ``run_line_magic`` call IPython would, with the text verbatim. ``%recall?`` alone still
-  shows the help."""
+  shows the help. IPython reads a whole cell before running it, so in the cell that loads the
+  extension such a line is already a help request: ``load`` says so (``READ_AS_HELP``)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ def load(ipython: Any) -> None:
     """Register the magics and start the kernel's memory session (once per shell)."""
     if SESSIONS.registered(ipython) is None:
         SESSIONS.register(ipython, Attachment(ipython))
+        asked = questions_read_as_help(ipython)
+        if asked:
+            them = "it" if asked == 1 else "them"
+            print(READ_AS_HELP.format(lines=plural(asked, "line", "lines"), them=them))
 
 
 def unload(ipython: Any) -> None:
@@ -163,6 +168,25 @@ _LINE = re.compile(
     r"^(?P<indent>\s*)(?P<target>(?:[A-Za-z_][\w.]*\s*=\s*)?)"
     rf"%(?P<name>{'|'.join(MAGICS)})(?P<sep>\s+)(?P<text>\S.*?\?+)\s*$"
 )
+
+
+READ_AS_HELP = (
+    "hindsight_magic: IPython read this cell before the extension was loaded, so {lines} ending"
+    ' in `?` ran as help requests ("Object … not found"); run {them} again in a new cell.'
+)
+
+
+def questions_read_as_help(shell: Any) -> int:
+    """How many lines of the running cell (as typed) ``keep_question_marks`` would have kept
+    as questions, when IPython turned them into help requests (``%pinfo``) because the
+    extension was not loaded yet as it read the cell (a ``%reload_ext`` cell was read with it)."""
+    history = getattr(shell, "history_manager", None)
+    typed = getattr(history, "input_hist_raw", None)
+    parsed = getattr(history, "input_hist_parsed", None)
+    if not typed or not parsed or "?" not in typed[-1] or "'pinfo" not in parsed[-1]:
+        return 0
+    lines = typed[-1].splitlines()
+    return sum(1 for line in lines if keep_question_marks([line]) != [line])
 
 
 def keep_question_marks(lines: list[str]) -> list[str]:

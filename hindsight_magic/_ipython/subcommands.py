@@ -27,7 +27,7 @@ from .._enums import StrEnum
 from .._errors import HindsightError, InputError
 from .._memory.scope import project_label
 from .._settings import FALLBACK_API_URL, KEY_IN_ENVIRONMENT, SCOPE_MODES, unknown_setting_message
-from .._text import plural, utc_minute_text
+from .._text import plain_text, plural, utc_minute_text
 from .._ui.display import (
     Message,
     ModelDetail,
@@ -180,7 +180,17 @@ def cmd_bank(ctx: HandlerContext, args: argparse.Namespace) -> Message:
         ctx.settings.set_setting("bank_prefix", args.prefix)  # "" clears it
     if args.name:
         ctx.settings.set_setting("bank_id", args.name[0])
-    return Message(f"Scope: {ctx.session.scope.describe()}.")
+    scope = ctx.session.scope
+    said = f"Scope: {scope.describe()}."
+    close = ctx.session.new_bank() if args.name or args.prefix is not None else None
+    if close is not None:  # a typo must not pass for an empty bank
+        said += (
+            f" Bank {scope.bank_id} is new: the server has no bank of that name, so it is"
+            " empty until the first retain creates it."
+        )
+        if close:
+            said += f" Existing banks with a close name: {plain_text(', '.join(close))}."
+    return Message(said)
 
 
 def cmd_flush(ctx: HandlerContext, args: argparse.Namespace) -> Any:

@@ -454,8 +454,17 @@ class MentalModelCache:
         finally:
             self._worker.submit(self._tick, self._settings.mental_model_refresh_s)
 
+    def bank_created(self, bank_id: str) -> None:
+        """The first retain created ``bank_id`` (the sender): when it is the scope's and its
+        seeds are not there yet, load now to create them (a read never creates a bank)."""
+        key = f"{self._connection.client.base_url}#{bank_id}"
+        if bank_id == self._scope().bank_id and key not in self._prepared:
+            self._worker.submit(self.load, 0.0)
+
     def load(self) -> CacheState:
-        """Ensure bank and seeds (first time per bank), list with content, publish (worker)."""
+        """Ensure bank and seeds (first time per bank, once it exists: a mistyped bank must
+        not appear on the server because it was looked at; the first retain creates it and
+        calls ``bank_created``), list with content, publish (worker)."""
         with self._lock:
             generation = self._generation
         settings, scope, client = self._settings, self._scope(), self._connection.client
@@ -463,7 +472,7 @@ class MentalModelCache:
             return self._state
         bank, key = scope.bank_id, f"{client.base_url}#{scope.bank_id}"
         try:
-            if key not in self._prepared:
+            if key not in self._prepared and client.bank_stats(bank) is not None:
                 ensure_bank(client, bank, *bank_settings(settings))
                 outcome = SeedOutcome()
                 if settings.mental_model_auto_seed:

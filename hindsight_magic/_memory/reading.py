@@ -48,7 +48,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from .._api.client import bank_settings, ensure_bank
 from .._api.vocabulary import MemoryState
 from .._capture.identity import cell_document
 from .._errors import HindsightError
@@ -489,7 +488,12 @@ class Reader:
             found, skipped = self._pooled(layers, question, budget, pool, None, None)
             given = fitting(ranked(found, question), LAYER_CONTEXT_TOKENS)
             context = layer_context(context, given)
-        ensure_bank(client, scope.bank_id, *bank_settings(s))
+        # the server's reflect creates a bank it lacks: a mistyped one must not appear (with
+        # layers the reflect goes ahead: they may answer while one's own bank is still new)
+        if not layers and not self._bank_there(scope.bank_id):
+            why = f"there is no bank {scope.bank_id} on the server yet (nothing was retained to it)"
+            how = "retain something first, or check the bank's name (%hindsight bank)"
+            return self._unanswered(question, why, how, budget, ready)
         from .parsed_replies import Reflected, Sources
 
         try:
@@ -544,6 +548,13 @@ class Reader:
             layered=bool(layers),
             skipped=notices,
         )
+
+    def _bank_there(self, bank_id: str) -> bool:
+        """Whether the server has ``bank_id`` (True when it cannot say: the reflect will)."""
+        try:
+            return self._connection.client.bank_stats(bank_id) is not None
+        except HindsightError:
+            return True
 
     def _unanswered(
         self, question: str, why: str, how: str, budget: Budget | None, ready: tuple[int, bool]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -54,6 +56,16 @@ class BankScope:
         """One line for status output."""
         tags = f", tags {', '.join(self.retain_tags)}" if self.retain_tags else ""
         return f"bank {self.bank_id} ({self.mode}{tags})"
+
+
+CLOSE_NAME = 0.75  # difflib's ratio: churn-tem / churn-team 0.95; unrelated test banks < 0.5
+
+
+def close_banks(bank_id: str, existing: Iterable[str], count: int = 3) -> list[str]:
+    """The existing banks whose names are close to ``bank_id`` (a typo's likely meaning),
+    closest first."""
+    others = [name for name in existing if name != bank_id]
+    return difflib.get_close_matches(bank_id, others, n=count, cutoff=CLOSE_NAME)
 
 
 def base_bank(bank_id: str, prefix: str = "") -> str:

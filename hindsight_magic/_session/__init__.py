@@ -86,7 +86,7 @@ from .._delivery.journal_file import JournalError
 from .._delivery.queue import RetainQueue, SentOperation
 from .._delivery.sender import BatchSender
 from .._delivery.worker import Worker
-from .._diagnosis import explain, probe_identity
+from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity
 from .._errors import HindsightError
 from .._machine import (
     HeadlessNotebook,
@@ -94,6 +94,7 @@ from .._machine import (
     headless_notebook,
     in_kernel,
     kernel_id,
+    local_server,
     notebook_from_env,
     resolve_api_url,
 )
@@ -121,7 +122,7 @@ from .._memory.provenance import (
     provenance_metadata,
 )
 from .._memory.reading import Reader
-from .._memory.scope import BankScope, compute_scope, project_label
+from .._memory.scope import BankScope, close_banks, compute_scope, project_label
 from .._memory.versions import CellVersions
 from .._settings import (
     MINE,
@@ -158,6 +159,7 @@ EXIT_FLUSH_S = 3.0
 RETAINED = (RETAIN_MAGIC, PYTHON_API)  # retained on purpose: from a cell, once per text
 SETTLE_S = 20.0  # a flush or an exit waits at most this for changed cells' new versions
 STARTUP_DELAY_S = 0.3
+BANKS_READ = 1000  # the banks a new bank's name is compared with (the server's first ones)
 PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
 
@@ -213,7 +215,10 @@ class HindsightSession:
             notices.add(problem)
         # the worker runs the versions' jobs; the sender asks them what the server holds
         versions = CellVersions(connection, lambda job, delay_s: worker.submit(job, delay_s))
-        sender = BatchSender(connection, settings, secrets, versions)
+        # the first retain creates a bank (reads never do): its mental models are seeded then
+        sender = BatchSender(
+            connection, settings, secrets, versions, lambda bank: mental_models.bank_created(bank)
+        )
         queue = RetainQueue(
             journal,
             on_failure=notices.retention_failed,
@@ -643,6 +648,18 @@ class HindsightSession:
         """The server's answer to ``question`` from the current scope (``hm.reflect``)."""
         return self._parts.reader.reflect(question, context=context, budget=budget, sources=sources)
 
+    def new_bank(self) -> list[str] | None:
+        """When the scope's bank is not on the server yet (the first retain creates it): the
+        existing banks with a close name, maybe none. None: the bank exists, or the server
+        cannot say (one bounded request, ``GET /banks``)."""
+        bank = self.scope.bank_id
+        try:
+            banks = [b.bank_id for b in self._parts.connection.client.list_banks(limit=BANKS_READ)]
+        except HindsightError as error:
+            log.debug("Hindsight: could not list the banks: %s", error)
+            return None
+        return None if bank in banks else close_banks(bank, banks)
+
     def layers(self) -> LayerList:
         """The banks this session reads, its own (``mine``) first, with their memory counts
         now (``hm.layers``)."""
@@ -859,7 +876,10 @@ class HindsightSession:
         known = (
             probe_identity(self._parts.connection.client) if error.kind == "not_hindsight" else None
         )
-        return explain(error, self.api_url, known)
+        # nothing answered: a local server recorded for this URL (or, at the fallback URL, for
+        # the data dir) that stopped is the cause, and how to start it the hint
+        local = local_server(self.api_url) if error.kind == "connect" else None
+        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND)
 
     @property
     def closed(self) -> bool:

@@ -81,6 +81,7 @@ class SessionView:
         self._parts = weakref.ref(parts)
         self._lock = threading.Lock()
         self._panel_hub: object | None = None
+        self._last_state: tuple[str, str] | None = None  # (url, state) the last check read
 
     def _live(self) -> ViewedSession:
         session = self._session()
@@ -258,8 +259,22 @@ class SessionView:
         return operation_state(self._part().connection.client, bank_id, operation_id)
 
     def server_state(self) -> str:
-        """``ok (Hindsight 1.1.0)``, or what is wrong with the server and what to do (asks it)."""
-        return server_state(self._part().connection.client, NOTEBOOK_COMMAND)
+        """``ok (Hindsight 1.1.0)``, or what is wrong with the server and what to do (asks it);
+        kept for ``known_server_state``."""
+        client = self._part().connection.client
+        state = server_state(client, NOTEBOOK_COMMAND)
+        with self._lock:
+            self._last_state = (client.base_url, state)
+        return state
+
+    def known_server_state(self) -> str | None:
+        """What the last ``server_state`` read (a status, the panel's check), while the session
+        still talks to that server; None when nothing was read yet. No request."""
+        with self._lock:
+            last = self._last_state
+        if last is None or last[0].rstrip("/") != self.server_url.rstrip("/"):
+            return None
+        return last[1]
 
     def explain(self, error: HindsightError) -> str:
         """``error`` as one line saying what it means and what to do."""

@@ -344,6 +344,22 @@ def test_timeout_becomes_one_line(loaded: Any) -> None:
     assert "reflect request timed out after 1s" in one_line(cell.text)
 
 
+def test_a_reflect_on_a_bank_not_on_the_server_does_not_create_it(loaded: Any) -> None:
+    # Hindsight's reflect creates a bank it lacks: a mistyped bank would appear on the server
+    asked: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        if request.url.path == "/version":
+            return httpx.Response(200, json={"api_version": "1.1.0"})
+        return httpx.Response(404, json={"detail": "Bank 'unit' not found"})  # as Hindsight's
+
+    _swap_client(loaded, server)
+    cell = loaded.run("%%reflect\nwhat is the churn cut-off?")
+    assert "there is no bank unit on the server yet (nothing was retained to it)" in cell.text
+    assert not [call for call in asked if call.startswith("PUT") or call.endswith("/reflect")]
+
+
 def test_a_failed_magic_is_recorded_under_the_name_its_line_shows(loaded: Any) -> None:
     cell = loaded.run("%recall anything")
     line = one_line(cell.text)
@@ -433,6 +449,28 @@ def test_load_twice_and_reload_leave_one_worker(notebook: Any, dead_url: str) ->
     assert notebook.magics is not first
     assert len(workers()) == before + 1
     assert str(notebook.run("%retain after reload").result).startswith("1 memory queued.")
+
+
+def test_a_question_in_the_cell_that_loads_the_extension_is_named(
+    notebook: Any, monkeypatch: pytest.MonkeyPatch, dead_url: str
+) -> None:
+    # IPython read the whole cell first: its `?` line became a help request before the load
+    monkeypatch.setenv("HINDSIGHT_API_URL", dead_url)
+    cell = notebook.run(
+        "%load_ext hindsight_magic\n%recall which annealing temperature is standard?"
+    )
+    assert "Object `standard` not found." in cell.text  # IPython's, before the load
+    assert (
+        "hindsight_magic: IPython read this cell before the extension was loaded, so 1 line"
+        " ending in `?` ran as help requests" in cell.text
+    )
+    assert "run it again in a new cell" in cell.text
+    again = notebook.run("%recall which annealing temperature is standard?")
+    assert "not found" not in again.text
+    # loaded when the cell was read: its question was kept, and a reload says nothing
+    reloaded = notebook.run("%reload_ext hindsight_magic\n%recall which one is standard?")
+    assert "hindsight_magic: IPython read" not in reloaded.text
+    assert "not found" not in reloaded.text
 
 
 def test_unload_flushes_stops_and_removes_the_magics(notebook: Any, dead_url: str) -> None:

@@ -34,6 +34,7 @@ from helpers import free_port, wait_for
 from hindsight_magic._cli import main as cli
 from hindsight_magic._localserver import launcher
 from hindsight_magic._machine import ServerInfo, is_hindsight_process, is_live_process
+from hindsight_magic._settings import FALLBACK_API_URL
 from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
@@ -221,12 +222,15 @@ def test_the_whole_server_killed(notebook: Notebook, local: Local, capsys: Any) 
     facts = queue_during_the_outage(notebook, marker)
 
     status, magic, terminal = what_users_see(notebook, capsys)
-    problem = f"the local server (pid {info.pid}) is not running"
+    problem = f"no Hindsight server at {local.url}; the local server (pid {info.pid})"
+    problem += " is not running"
     assert f"{problem}; run `%hindsight server start --port {local.port}`; queued" in status
     assert magic.startswith(f"fix:  server: {problem} → run `%hindsight server start --port")
-    # the terminal's doctor falls back to the default URL, and still names the stopped server
+    # the terminal's doctor falls back to the default URL, says so, and names the stopped server
+    fallback = f"no Hindsight server at {FALLBACK_API_URL}; the local server (pid {info.pid}, port"
     assert terminal.startswith(
-        f"fix:  server: {problem} → run `hindsight-magic server start --port {local.port}`"
+        f"fix:  server: {fallback} {local.port}) is not running → run "
+        f"`hindsight-magic server start --port {local.port}`"
     )
     figure(capsys, f"server killed — status: {status.strip()}")
 

@@ -265,6 +265,7 @@ def make_session(make_session: Any) -> Any:
 
 
 def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, make_session: Any):
+    fake.banks["nb"] = {}  # on the server, without models
     session = make_session()
     driver = Driver(session)
     cache = driver.mental_models
@@ -273,13 +274,33 @@ def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, m
     driver.pump()
     assert cache.wait_first_load(timeout=0)
     methods = [(m, p.rsplit("/", 1)[-1], q.get("detail")) for m, p, q, _ in fake.requests]
-    assert methods[0] == ("PUT", "nb", None)
-    assert methods[1] == ("GET", "mental-models", "metadata")
+    assert methods[0] == ("GET", "stats", None)  # is the bank there?
+    assert methods[1] == ("PUT", "nb", None)
+    assert methods[2] == ("GET", "mental-models", "metadata")
     assert methods[-1] == ("GET", "mental-models", "content")
     seeded = {"user-preferences", "project-conventions-churn", "project-decisions-churn"}
     assert set(fake.banks["nb"]) == seeded
     assert cache.models == ()  # seeds have no content yet
     assert cache.block() == ""
+
+
+def test_a_bank_not_on_the_server_is_created_and_seeded_by_the_first_retain_only(
+    fake: FakeHindsight, make_session: Any
+) -> None:
+    session = make_session()
+    driver = Driver(session)
+    driver.pump()
+    assert driver.mental_models.wait_first_load(timeout=0)
+    assert "nb" not in fake.banks  # looked at, not created
+    assert not fake.calls("PUT")
+    assert not fake.calls("POST", "mental-models")
+    session.retain("The churn cut-off is 6 months.")
+    driver.request_flush()
+    assert driver.pump() == 1  # the batch: its bank is made first, then the seeds are due
+    driver.run_due_jobs()
+    assert set(fake.banks["nb"]) == {
+        "user-preferences", "project-conventions-churn", "project-decisions-churn"
+    }  # fmt: skip
 
 
 def test_cache_keeps_visible_models_with_content_and_renders_them(
@@ -317,6 +338,7 @@ def test_seeding_lists_again_soon_so_content_shows_within_seconds(
 
     clock = FakeClock()
     monkeypatch.setattr(cache_module, "time", clock)
+    fake.banks["nb"] = {}  # on the server
     session = make_session()
     driver = Driver(session)
     cache = driver.mental_models
@@ -364,6 +386,7 @@ def test_a_reload_lists_again_soon_for_a_while(
 def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
     fake: FakeHindsight, make_session: Any
 ):
+    fake.banks["nb"] = {}  # on the server
     session = make_session()
     driver = Driver(session)
     driver.pump()
@@ -375,6 +398,7 @@ def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
 
 
 def test_failed_list_is_recorded_and_the_block_is_empty(fake: FakeHindsight, make_session: Any):
+    fake.banks["nb"] = {}  # on the server
     fake.fail["GET /mental-models$"] = (500, {"detail": "db down"})
     session = make_session()
     driver = Driver(session)

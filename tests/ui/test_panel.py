@@ -40,7 +40,7 @@ from hindsight_magic._ui.panel import figures
 from hindsight_magic._ui.panel.browser import STILL_INDEXING
 from hindsight_magic._ui.panel.html import health_html, markdown_to_html
 from hindsight_magic._ui.panel.hub import PUSH_INTERVAL_S, panel_hub
-from hindsight_magic._ui.panel.state import NO_FRONTEND
+from hindsight_magic._ui.panel.state import LLM_ELSEWHERE, NO_FRONTEND
 from hindsight_magic.testing import Driver
 
 
@@ -212,7 +212,7 @@ def test_enqueue_and_flush_change_the_queue_widgets(kernel_nb: Any, fake: FakeHi
     panel = show(kernel_nb)
     assert cell(panel.w_queue.value, "queue-pending") == "0"
     wait_for(lambda: "ok (Hindsight 1.1.0)" in panel.w_header.value, what="health ok")
-    assert cell(panel.w_header.value, "server-llm") == "unknown"
+    assert cell(panel.w_header.value, "server-llm") == LLM_ELSEWHERE
     kernel_nb.run("%retain one\n%retain two\n%retain three")
     wait_for(lambda: cell(panel.w_queue.value, "queue-pending") == "3", what="pending 3")
     assert cell(panel.w_queue.value, "queue-accepted") == "0"
@@ -423,7 +423,7 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
     assert NO_FRONTEND in text
     assert re.search(r"pending\s+1\b", text)
     assert "unreachable" in text
-    assert re.search(r"llm\s+unknown\b", text)  # no local server recorded for this URL
+    assert re.search(rf"llm\s+{re.escape(LLM_ELSEWHERE)}", text)  # no local server at this URL
     assert re.search(r"Recent:\n  \d\d:\d\d:\d\d queued\s+a fact for the snapshot\n", text)
     assert re.search(r"Last retained cells:\n  id\s+\S*\n  state\s+server not reachable", text)
     assert "%recall QUERY" in text
@@ -440,7 +440,8 @@ def test_llm_mode_is_the_recorded_local_servers(notebook: Any, dead_url: str, mo
     notebook.load(api_url=dead_url, bank_id="panel")
     assert re.search(r"llm\s+mock\b", repr(notebook.run("%hindsight panel").result))
     record.url = "http://127.0.0.1:1"  # a local server, but not the one this session uses
-    assert re.search(r"llm\s+unknown\b", repr(notebook.run("%hindsight panel").result))
+    shown = repr(notebook.run("%hindsight panel").result)
+    assert re.search(rf"llm\s+{re.escape(LLM_ELSEWHERE)}", shown)
 
 
 def test_missing_ipywidgets_falls_back_to_text(kernel_nb: Any, monkeypatch, dead_url) -> None:
@@ -751,6 +752,27 @@ def test_panel_against_the_real_server(kernel_nb: Any, hindsight_server: Any, ba
     panel.w_flush.click()
     wait_for(lambda: cell(panel.w_queue.value, "queue-accepted") == "2", 90, "accepted 2")
     assert cell(panel.w_queue.value, "queue-pending") == "0"
+
+
+@pytest.mark.integration
+def test_the_panels_saved_text_says_what_was_known_when_it_was_shown(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    # what nbconvert and papermill save of a panel is its text/plain, taken when it is shown
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id, mental_model_auto_seed="false")
+    status = str(kernel_nb.run("%hindsight status").result)
+    (state,) = re.findall(r"state\s+(ok \(Hindsight [^)]*\))", status)
+    saved = show(kernel_nb)._repr_mimebundle_()["text/plain"]
+    assert re.search(rf"state\s+{re.escape(state)}", saved), saved
+    assert "checking" not in saved
+    assert "unknown" not in saved
+    assert re.search(rf"llm\s+{re.escape(LLM_ELSEWHERE)}", saved)  # not a local server's URL
+    # the first panel of a kernel that read no status checks once, before it is shown
+    kernel_nb.run("%unload_ext hindsight_magic")
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id, mental_model_auto_seed="false")
+    saved = show(kernel_nb)._repr_mimebundle_()["text/plain"]
+    assert re.search(r"state\s+ok \(Hindsight", saved), saved
+    assert "checking" not in saved
 
 
 # -- the memory browser: search, Recent, session document, model refresh ----------------------

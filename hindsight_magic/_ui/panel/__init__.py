@@ -40,6 +40,7 @@ def show_panel(session: SessionView, shell: Any) -> HindsightPanel | Report:
 
     session.wait_first_model_load()  # at most 1.5 s, once: the models tab opens filled
     hub = panel_hub(session)
+    hub.know_server()  # the first snapshot says what is known, not "checking…"
     panel = HindsightPanel(hub, hub.snapshot())
     hub.attach(panel)
     return panel

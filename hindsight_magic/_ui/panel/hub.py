@@ -73,6 +73,18 @@ class PanelHub:
             self._session, self.health, self.llm, self._notice, self.browser, self.figures
         )
 
+    def know_server(self) -> None:
+        """Before a panel is shown: the server's state as last read (a status cell, a
+        panel's check), else read once now (a magic the user ran: the session's timeouts),
+        and the LLM mode (the state file, no request). The panel's text form is what an
+        executed notebook saves: it must say what was known then, not ``checking…``."""
+        known = self._session.known_server_state()
+        if known is None:
+            known = self._session.server_state()
+            self._probed_at = time.monotonic()
+        self.health = known
+        self.llm = llm_mode(self._session)
+
     def attach(self, view: PanelView) -> None:
         """Keep ``view`` current from now on (starts the worker job if needed)."""
         with self._lock:

@@ -73,13 +73,17 @@ class Snapshot:
     memory_map: FigureView = field(default_factory=FigureView)
 
 
+LLM_ELSEWHERE = "not known here (%hindsight doctor asks the server)"
+
+
 def llm_mode(view: SessionView) -> str:
-    """The local server's LLM provider when the session talks to it, else ``unknown``."""
+    """The local server's LLM provider when the session talks to it; a server elsewhere says
+    it only to a real call, which ``%hindsight doctor`` makes (``LLM_ELSEWHERE``)."""
     info = running_server()  # None when no local server runs (or its state file is broken)
     url = getattr(info, "url", None)
     if isinstance(url, str) and url.rstrip("/") == view.server_url.rstrip("/"):
         return str(getattr(info, "llm_provider", None) or "unknown")
-    return "unknown"
+    return LLM_ELSEWHERE
 
 
 def _with_server_rows(report: Report, health: str | None, llm: str) -> Report:
