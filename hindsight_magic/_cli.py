@@ -232,7 +232,8 @@ def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
 
     for name in ("snapshot", "restore", "clone"):
         operation = TRANSFERS[name].operation
-        parser = subparsers.add_parser(name, help=operation.summary)
+        summary = operation.command_line_summary.replace("%", "%%")  # argparse formats help
+        parser = subparsers.add_parser(name, help=summary)
         for param in operation.params:
             if param.front != "magic":
                 names, keywords = param.argument()

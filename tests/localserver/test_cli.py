@@ -44,7 +44,7 @@ def test_a_transfer_takes_the_words_its_declaration_gives_the_command_line(
 
     operation = TRANSFERS[name].operation
     assert main(["--help"]) == 0
-    assert operation.summary in " ".join(capsys.readouterr().out.split())
+    assert operation.command_line_summary in " ".join(capsys.readouterr().out.split())
     assert main([name, "--help"]) == 0
     shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
     for param in operation.params:
@@ -54,6 +54,17 @@ def test_a_transfer_takes_the_words_its_declaration_gives_the_command_line(
         else:
             assert param.description in shown, (name, param.name)
             assert (param.value_name or names[0]) in shown, (name, param.name)
+
+
+def test_the_command_list_says_what_restore_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line's restore takes only an archive: its line in the list says so, and
+    where a forgotten memory is brought back instead."""
+    assert main(["--help"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    line = listed.split(" restore ", 1)[1].split(" clone ", 1)[0]
+    assert line == "restore a snapshot as a bank (a forgotten memory: %hindsight restore #N)"
+    assert main(["restore", "--help"]) == 0
+    assert "archive" in capsys.readouterr().out
 
 
 def test_status_and_logs_without_a_server(
