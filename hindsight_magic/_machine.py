@@ -147,6 +147,38 @@ def pid_exists(pid: int) -> bool:
 NO_LLM_PROVIDERS = frozenset({"mock", "none"})
 
 
+@dataclass(frozen=True)
+class Provider:
+    """One LLM provider of the local server: the variables its key may be in (before
+    ``HINDSIGHT_API_LLM_API_KEY``, which wins), and the default URL of a server that runs on
+    this machine."""
+
+    name: str
+    keys: tuple[str, ...] = ()
+    local_url: str = ""
+
+    @property
+    def needs_key(self) -> bool:
+        return bool(self.keys)
+
+
+OPENAI, OLLAMA = "openai", "ollama"  # the first one a user is told of; the one found locally
+OLLAMA_URL = "http://127.0.0.1:11434"  # Ollama's default
+# the LLM providers ``server start --llm`` offers (Hindsight's names), declared once: the local
+# server's options and every notice that names them are made from this
+LLM_PROVIDERS: dict[str, Provider] = {
+    provider.name: provider
+    for provider in (
+        Provider(OPENAI, ("OPENAI_API_KEY",)),
+        Provider("anthropic", ("ANTHROPIC_API_KEY",)),
+        Provider("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+        Provider("groq", ("GROQ_API_KEY",)),
+        Provider(OLLAMA, local_url=OLLAMA_URL),
+        Provider("lmstudio", local_url="http://127.0.0.1:1234"),
+    )
+}
+
+
 @dataclass
 class ServerInfo:
     """What ``state.json`` records about a running local server (never the API key)."""

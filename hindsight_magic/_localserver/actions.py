@@ -25,6 +25,7 @@ from .._errors import HindsightError
 from .._machine import (
     LOCAL_PORT,
     NO_LLM_PROVIDERS,
+    OPENAI,
     PROJECT_DATA_DIR,
     ServerInfo,
     api_process,
@@ -200,8 +201,8 @@ def add_cli_parser(
 
 NO_LLM_NOTE = (
     "reflect and mental models show the memories themselves; for written answers: "
-    "hindsight-magic server start --llm openai (or "
-    + ", ".join(name for name in llm.NAMES if name != llm.OPENAI)
+    f"hindsight-magic server start --llm {OPENAI} (or "
+    + ", ".join(name for name in llm.NAMES if name != OPENAI)
     + ")"
 )
 
