@@ -32,7 +32,7 @@ from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_tex
 from .excerpt import excerpt
 from .llm import placeholder
 from .provenance import origin_line
-from .scope import BankScope
+from .scope import PROJECT_TAG, BankScope
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -168,7 +168,7 @@ class ResolvedSeed:
 
 def tag_suffix(tag: str) -> str:
     """The id suffix for a project tag: ``project:My Repo.v2`` → ``My-Repo.v2``."""
-    text = tag.removeprefix("project:").strip()
+    text = tag.removeprefix(PROJECT_TAG).strip()
     text = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
     return text or "project"
 
