@@ -172,9 +172,9 @@ def _mcp_token() -> tuple[str, bool]:
     by the user alone), and whether it was made now."""
     import secrets
 
-    from ._machine import data_dir
+    from ._machine import mcp_token_path
 
-    path = data_dir() / "mcp-http-token"
+    path = mcp_token_path()
     try:
         return path.read_text(encoding="utf-8").strip(), False
     except FileNotFoundError:

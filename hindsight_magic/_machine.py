@@ -213,6 +213,17 @@ class _HasApiUrl(Protocol):
     def api_url(self) -> str | None: ...
 
 
+MCP_TOKEN_FILE = "mcp-http-token"  # ``mcp --transport http``'s bearer token, in the data dir
+
+
+def mcp_token_path(folder: Path | None = None) -> Path:
+    """``<data dir>/mcp-http-token``: the token an agent must send to ``mcp --transport http``
+    (``server purge`` deletes it with the server's data)."""
+    return (Path(folder).expanduser().absolute() if folder is not None else data_dir()) / (
+        MCP_TOKEN_FILE
+    )
+
+
 def server_home(folder: Path | None = None) -> Path:
     """``<data dir>/server``: holds ``state.json``, ``hindsight.log`` and usually ``pgdata/``."""
     # absolute: PostgreSQL and the server run in other working folders (``--data-dir .x``)

@@ -424,9 +424,10 @@ def purge(data_dir: Path | None = None) -> str:
         return "No Hindsight server data; nothing deleted."
     freed = storage.human_size(sum(location.size for location in found))
     stopped = "Stopped the Hindsight server and deleted" if was_running else "Deleted"
-    return (
-        f"{stopped} its data: {freed} in {len(found)} director{'y' if len(found) == 1 else 'ies'}."
-    )
+    folders = sum(not location.file for location in found)
+    where = [plural(folders, "directory", "directories")] if folders else []
+    where += [f"the {location.what}" for location in found if location.file]
+    return f"{stopped} its data: {freed} in {' and '.join(where)}."
 
 
 def stop(data_dir: Path | None = None) -> str:

@@ -84,6 +84,29 @@ def test_status_and_logs_without_a_server(
     assert "No Hindsight server was running" in capsys.readouterr().out
 
 
+def test_purge_deletes_the_mcp_token_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The MCP server's token opens the memory the server held: purge lists it, deletes it and
+    says so; the journal stays."""
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "hindsight.log").write_text("a line\n", encoding="utf-8")
+    token = tmp_path / "mcp-http-token"
+    token.write_text("t0ken\n", encoding="utf-8")
+    journal = tmp_path / "journal.sqlite3"
+    journal.write_bytes(b"kept")
+    where = ["--data-dir", str(tmp_path)]
+    assert main(["server", "status", *where]) == 1
+    assert f"  MCP HTTP token: {token} (6 B)" in capsys.readouterr().out.splitlines()
+    assert main(["server", "purge", "--yes", *where]) == 0
+    out = capsys.readouterr().out
+    assert f"  MCP HTTP token: {token} (6 B)" in out.splitlines()
+    assert out.rstrip().endswith("Deleted its data: 13 B in 1 directory and the MCP HTTP token.")
+    assert not token.exists()
+    assert not (tmp_path / "server").exists()
+    assert journal.read_bytes() == b"kept"
+
+
 @needs_server_extra
 def test_start_error_is_one_line_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
