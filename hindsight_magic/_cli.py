@@ -172,9 +172,9 @@ def _mcp_token() -> tuple[str, bool]:
     by the user alone), and whether it was made now."""
     import secrets
 
-    from ._machine import data_dir
+    from ._machine import mcp_token_path
 
-    path = data_dir() / "mcp-http-token"
+    path = mcp_token_path()
     try:
         return path.read_text(encoding="utf-8").strip(), False
     except FileNotFoundError:
@@ -232,7 +232,8 @@ def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
 
     for name in ("snapshot", "restore", "clone"):
         operation = TRANSFERS[name].operation
-        parser = subparsers.add_parser(name, help=operation.summary)
+        summary = operation.command_line_summary.replace("%", "%%")  # argparse formats help
+        parser = subparsers.add_parser(name, help=summary)
         for param in operation.params:
             if param.front != "magic":
                 names, keywords = param.argument()

@@ -147,6 +147,38 @@ def pid_exists(pid: int) -> bool:
 NO_LLM_PROVIDERS = frozenset({"mock", "none"})
 
 
+@dataclass(frozen=True)
+class Provider:
+    """One LLM provider of the local server: the variables its key may be in (before
+    ``HINDSIGHT_API_LLM_API_KEY``, which wins), and the default URL of a server that runs on
+    this machine."""
+
+    name: str
+    keys: tuple[str, ...] = ()
+    local_url: str = ""
+
+    @property
+    def needs_key(self) -> bool:
+        return bool(self.keys)
+
+
+OPENAI, OLLAMA = "openai", "ollama"  # the first one a user is told of; the one found locally
+OLLAMA_URL = "http://127.0.0.1:11434"  # Ollama's default
+# the LLM providers ``server start --llm`` offers (Hindsight's names), declared once: the local
+# server's options and every notice that names them are made from this
+LLM_PROVIDERS: dict[str, Provider] = {
+    provider.name: provider
+    for provider in (
+        Provider(OPENAI, ("OPENAI_API_KEY",)),
+        Provider("anthropic", ("ANTHROPIC_API_KEY",)),
+        Provider("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+        Provider("groq", ("GROQ_API_KEY",)),
+        Provider(OLLAMA, local_url=OLLAMA_URL),
+        Provider("lmstudio", local_url="http://127.0.0.1:1234"),
+    )
+}
+
+
 @dataclass
 class ServerInfo:
     """What ``state.json`` records about a running local server (never the API key)."""
@@ -179,6 +211,17 @@ class ServerInfo:
 class _HasApiUrl(Protocol):
     @property
     def api_url(self) -> str | None: ...
+
+
+MCP_TOKEN_FILE = "mcp-http-token"  # ``mcp --transport http``'s bearer token, in the data dir
+
+
+def mcp_token_path(folder: Path | None = None) -> Path:
+    """``<data dir>/mcp-http-token``: the token an agent must send to ``mcp --transport http``
+    (``server purge`` deletes it with the server's data)."""
+    return (Path(folder).expanduser().absolute() if folder is not None else data_dir()) / (
+        MCP_TOKEN_FILE
+    )
 
 
 def server_home(folder: Path | None = None) -> Path:

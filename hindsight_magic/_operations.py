@@ -118,12 +118,19 @@ class Param:
 class Operation:
     """One operation: its ``name``, ``summary`` (what it does, for the one reading a list of
     them: an agent's tool description) and ``params`` in the order every front end shows
-    them. ``text`` is what follows a magic's options (``QUERY``)."""
+    them. ``text`` is what follows a magic's options (``QUERY``); ``cli_summary``: what the
+    command line's form does when it does less (its parameters for ``front="cli"``)."""
 
     name: str
     summary: str
     params: tuple[Param, ...]
     text: str = ""
+    cli_summary: str = ""
+
+    @property
+    def command_line_summary(self) -> str:
+        """What the command line's form does: its own summary, if it has one."""
+        return self.cli_summary or self.summary
 
     def param(self, name: str) -> Param:
         """The parameter called ``name``."""
@@ -271,6 +278,7 @@ RESTORE = Operation(
         Param("into", "text", "restore as this bank", "BANK"),
         Param("replace", "flag", "replace a bank that holds memories"),
     ),
+    cli_summary="restore a snapshot as a bank (a forgotten memory: %hindsight restore #N)",
 )
 SNAPSHOT = Operation(
     "snapshot",

@@ -146,7 +146,7 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     ),
     "_ipython/extension.py": ({"execute_result", "out_stream"}, "IPython's output types"),
     "_ipython/subcommands.py": (
-        {"api_key", "api_url", "cli"},
+        {"api_key", "api_url", "journal_path", "cli"},
         "setting names (the key is no trait); Front (a Literal, as below)",
     ),
     "_settings.py": (

@@ -256,3 +256,33 @@ def test_planted_secrets_appear_nowhere(
 
     assert len(places.places) > 150  # sanity: the scan covered a lot
     assert places.leaks() == []
+
+
+def test_a_password_said_in_prose_never_reaches_the_server(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """``%retain`` and ``hindsight_magic.retain`` of a note that says a password in words: the
+    server holds the note with ``[REDACTED]`` where the password was; prose about passwords
+    is kept as written."""
+    notebook.connect(hindsight_server.url, bank_id)
+    secret, other = f"hunter2{uuid.uuid4().hex[:8]}", f"Tk9{uuid.uuid4().hex[:10]}"
+    notebook.run(f"%retain the warehouse password is {secret}")
+    notebook.run(f"import hindsight_magic as hm\nhm.retain('pw {other} for the VPN')")
+    notebook.run("%retain the password policy changed: rotate every 90 days")
+    notebook.magics.session.flush(60)
+    expected = {
+        "pw [REDACTED] for the VPN",
+        "the password policy changed: rotate every 90 days",
+        "the warehouse password is [REDACTED]",
+    }
+    reader = ServerReader(hindsight_server.url, bank_id)
+    try:
+        accepted = reader.accepted_contents()  # what the retain requests carried
+        stored = reader.settled_lines(expected, 120)
+        held = json.dumps([accepted, stored, reader.memory_texts()])
+    finally:
+        reader.close()
+    assert set(accepted) == expected
+    assert set(stored) == expected
+    assert secret not in held
+    assert other not in held

@@ -7,6 +7,14 @@ private keys), and what detect-secrets' plugins find in a line (a value assigned
 ``scheme://user:password@host``) become ``[REDACTED]`` before a memory is queued and again
 before it is sent.
 
+**Secrets in prose.** detect-secrets finds keyed assignments (``password = 'x'``); a note says
+it in words: "the warehouse password is hunter2secret", "token: abc123def", "pw Tr0ub4dor",
+"the api key for staging is …". ``PROSE_NAME`` finds a credential's name (``password``,
+``passphrase``, ``pw``, ``token``, ``secret``, ``api key`` …), what links it to a value (``is``,
+``was``, ``:``, ``=``, ``set to``, or nothing), and the next word, which is redacted only when
+it looks like a secret (``secret_like``: long enough, with a digit or a symbol, or quoted; not
+an expression): "the password policy changed" and "my password is on the wiki" stay.
+
 detect-secrets (Yelp's, maintained, with a plugin per kind of secret) is used rather than a
 growing hand list for what needs context (an assignment's name, a URL's user part); its
 plugins run only on lines that name a likely secret (``_HINT``), so text without one costs a
@@ -63,6 +71,24 @@ SHAPE_MARKERS = (
 CACHE_TTL_S = 2.0
 # a line worth giving to detect-secrets: it names a likely secret, or holds a URL's user part
 _HINT = re.compile(r"pass|pwd|secret|key|token|cred|auth|://", re.IGNORECASE)
+_PROSE_HINT = re.compile(r"pass|pw|secret|key|token|cred", re.IGNORECASE)
+PROSE_NAME = re.compile(
+    r"(?<![A-Za-z0-9])(?:(pass(?:word|phrase|wd|code)s?|pwd?)|secret|token|credentials?"
+    r"|(?:api|access|secret|private|auth|license)[ _-]?(?:key|token))(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_VALUE = r"\s*([\"'`]?)([^\s\"'`,;]+)\1"
+# what may follow a credential's name before its value, tried in this order at the name's end
+PROSE_LINKS = tuple(
+    re.compile(f"(?:{link}){_VALUE}", re.IGNORECASE)
+    for link in (
+        r"(?:\s+(?:for|of|on|to)(?:\s+[\w.@/-]+){1,4}?)\s+(?:is|was)(?:\s+(?:now|still))?",
+        r"\s*[:=]|\s+(?:is|was|are)(?:\s+(?:now|still))?(?:\s+set\s+to)?|\s+set\s+to",
+        r"(?=\s)",  # "pw Tr0ub4dor", "passphrase correct-horse-9"
+    )
+)
+_EXPRESSION = re.compile(r"[()\[\]{}<>]|^\w+\.\w+$")  # code (``get()``, ``cfg.token``)
+_TRAILING = ".,;:!?"
 # What the plugins need on such a line to find anything in a cell (``cell.py``): a quote (the
 # keyword detector's every form for Python quotes the value, and so does an AWS secret key's),
 # the ``@`` ending a URL's user part, or the start of an AWS key id. Prose without any (the API
@@ -93,6 +119,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         if secret and secret in text:
             text = text.replace(secret, REDACTED)
     text = _detected(text)
+    text = _prose_secrets(text)
     if not any(marker in text for marker in SHAPE_MARKERS):
         return text
     return CREDENTIAL_SHAPES.sub(REDACTED, text)
@@ -119,6 +146,40 @@ def _detected(text: str) -> str:
                     found.add(value)
     for value in sorted(found, key=len, reverse=True):  # longest first: no partial leftover
         text = text.replace(value, REDACTED)
+    return text
+
+
+def secret_like(value: str, quoted: bool = False, password: bool = False) -> bool:
+    """Whether a word said to be a credential looks like one: ``MIN_DETECTED`` characters or
+    more, with a digit or a symbol (any word, ``quoted``); only digits for a ``password``
+    alone (a token's "128000" is a count); never an expression (``cfg.token``, ``get(…)``)
+    nor a redaction already made."""
+    if len(value) < MIN_DETECTED or _EXPRESSION.search(value) or REDACTED in value:
+        return False
+    if value.isdigit():
+        return password
+    return quoted or any(c.isdigit() or c in "!@#$%^&*+=?~|" for c in value)
+
+
+def _prose_secrets(text: str) -> str:
+    """``text`` with the values prose names as credentials redacted (``PROSE_NAME``, then the
+    first of ``PROSE_LINKS`` that leads to a ``secret_like`` word)."""
+    if not _PROSE_HINT.search(text):
+        return text
+    spans: list[tuple[int, int]] = []
+    for name in PROSE_NAME.finditer(text):
+        for link in PROSE_LINKS:
+            found = link.match(text, name.end())
+            if found is None:
+                continue
+            quoted, value = bool(found.group(1)), found.group(2)
+            if not quoted:
+                value = value.rstrip(_TRAILING)
+            if secret_like(value, quoted, bool(name.group(1))):
+                spans.append((found.start(2), found.start(2) + len(value)))
+                break
+    for start, end in reversed(spans):
+        text = text[:start] + REDACTED + text[end:]
     return text
 
 

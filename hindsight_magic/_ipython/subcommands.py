@@ -123,7 +123,7 @@ def effective(ctx: HandlerContext, name: str) -> tuple[str, str]:
     """(value in force, where it came from) of setting ``name``; the key only as set/not set.
 
     An unset ``api_url`` shows the URL the session uses: a running local server's, or the
-    default.
+    default; an unset ``journal_path`` the file the session's queue keeps its memories in.
     """
     settings = ctx.settings
     if name == "api_key":
@@ -132,6 +132,8 @@ def effective(ctx: HandlerContext, name: str) -> tuple[str, str]:
     if name == "api_url" and not settings.api_url:
         shown = ctx.session.api_url
         source = "default" if shown == FALLBACK_API_URL else "local server"
+    if name == "journal_path" and not settings.journal_path.strip():
+        shown = ctx.session.queue_stats().journal or "off (memory only)"
     return shown, source
 
 

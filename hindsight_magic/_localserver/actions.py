@@ -25,6 +25,7 @@ from .._errors import HindsightError
 from .._machine import (
     LOCAL_PORT,
     NO_LLM_PROVIDERS,
+    OPENAI,
     PROJECT_DATA_DIR,
     ServerInfo,
     api_process,
@@ -200,8 +201,8 @@ def add_cli_parser(
 
 NO_LLM_NOTE = (
     "reflect and mental models show the memories themselves; for written answers: "
-    "hindsight-magic server start --llm openai (or "
-    + ", ".join(name for name in llm.NAMES if name != llm.OPENAI)
+    f"hindsight-magic server start --llm {OPENAI} (or "
+    + ", ".join(name for name in llm.NAMES if name != OPENAI)
     + ")"
 )
 
@@ -423,9 +424,10 @@ def purge(data_dir: Path | None = None) -> str:
         return "No Hindsight server data; nothing deleted."
     freed = storage.human_size(sum(location.size for location in found))
     stopped = "Stopped the Hindsight server and deleted" if was_running else "Deleted"
-    return (
-        f"{stopped} its data: {freed} in {len(found)} director{'y' if len(found) == 1 else 'ies'}."
-    )
+    folders = sum(not location.file for location in found)
+    where = [plural(folders, "directory", "directories")] if folders else []
+    where += [f"the {location.what}" for location in found if location.file]
+    return f"{stopped} its data: {freed} in {' and '.join(where)}."
 
 
 def stop(data_dir: Path | None = None) -> str:

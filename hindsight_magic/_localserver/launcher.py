@@ -354,8 +354,9 @@ def stop(data_dir: Path | None = None, timeout_s: float = 20, now: bool = False)
 def purge(data_dir: Path | None = None) -> list[DataLocation]:
     """Stop this data dir's server and delete all its data (PostgreSQL's too, wherever it is).
 
-    Returns what was deleted. The journal of undelivered memories (``journal.sqlite3``, next to
-    ``server/``) is not the server's and stays.
+    Returns what was deleted (the MCP server's token too: it opens the memory the server
+    held). The journal of undelivered memories (``journal.sqlite3``, next to ``server/``) is not
+    the server's and stays.
     """
     stop(data_dir, now=True)
     found = storage.locations(data_dir)

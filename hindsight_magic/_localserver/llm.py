@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .._machine import LLM_PROVIDERS as PROVIDERS
+from .._machine import OLLAMA, OLLAMA_URL, Provider
 from . import ServerError
 
 ENV_PROVIDER = "HINDSIGHT_API_LLM_PROVIDER"
@@ -28,39 +30,12 @@ ENV_MODEL = "HINDSIGHT_API_LLM_MODEL"
 ENV_BASE_URL = "HINDSIGHT_API_LLM_BASE_URL"
 ENV_KEY = "HINDSIGHT_API_LLM_API_KEY"
 ENV_HEALTH = "HINDSIGHT_API_ENABLE_BANK_LLM_HEALTH"  # the probe `doctor` asks for
-OLLAMA_URL = "http://127.0.0.1:11434"  # Ollama's default
 OLLAMA_DEFAULT_MODEL = "gemma3:12b"  # Hindsight's default for ollama
 NO_KEY_NEEDED = "none"  # the key a local OpenAI-compatible server is given (it asks for none)
 PROBE_TIMEOUT_S = 2.0
 
 
-@dataclass(frozen=True)
-class Provider:
-    """One provider: the variables its key may be in (before ``HINDSIGHT_API_LLM_API_KEY``,
-    which wins), and the default URL of a server that runs on this machine."""
-
-    name: str
-    keys: tuple[str, ...] = ()
-    local_url: str = ""
-
-    @property
-    def needs_key(self) -> bool:
-        return bool(self.keys)
-
-
-OPENAI, OLLAMA = "openai", "ollama"  # the first one a user is told of; the one found locally
-PROVIDERS: dict[str, Provider] = {
-    provider.name: provider
-    for provider in (
-        Provider(OPENAI, ("OPENAI_API_KEY",)),
-        Provider("anthropic", ("ANTHROPIC_API_KEY",)),
-        Provider("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
-        Provider("groq", ("GROQ_API_KEY",)),
-        Provider(OLLAMA, local_url=OLLAMA_URL),
-        Provider("lmstudio", local_url="http://127.0.0.1:1234"),
-    )
-}
-NAMES = tuple(PROVIDERS)
+NAMES = tuple(PROVIDERS)  # the providers, as declared in ``_machine`` (the notices name them)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 A server's data is ``server_home(data_dir)`` (``state.json``, ``hindsight.log``, ``.env``) and
 PostgreSQL's data: ``pgdata/`` inside it, or — as root, when the ``embedded_postgres`` user
 cannot reach the data dir (a private home such as ``/root``) — ``/var/lib/hindsight-magic/<hash>/``
-(see ``postgres.pg_data_dir``). ``locations`` lists every one with its size; ``purge`` stops the
-server and deletes them all; ``discard`` also removes a one-run data dir (tests, CI's demo).
+(see ``postgres.pg_data_dir``); and the MCP server's token beside it (``mcp-http-token``: it
+lets an agent read the memory the server holds). ``locations`` lists every one with its size;
+``purge`` stops the server and deletes them all; ``discard`` also removes a one-run data dir
+(tests, CI's demo).
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._machine import read_state, server_home
+from .._machine import mcp_token_path, read_state, server_home
 from .postgres import ROOT_PG_BASE, pg_account, pg_data_dir
 
 
 @dataclass(frozen=True)
 class DataLocation:
-    """One directory of a server's data: what it holds, where, and its size in bytes."""
+    """One directory (or ``file``) of a server's data: what it holds, where, and its size in
+    bytes."""
 
     what: str
     path: Path
     size: int
+    file: bool = False
 
     def __str__(self) -> str:
         return f"{self.what}: {self.path} ({human_size(self.size)})"
@@ -73,7 +77,8 @@ def _removable(pgdata: Path) -> Path:
 
 
 def locations(data_dir: Path | None = None) -> list[DataLocation]:
-    """Every directory holding this server's data that exists, with its size."""
+    """Every directory holding this server's data that exists, with its size, and the MCP
+    token file."""
     home = server_home(data_dir)
     pgdata = _pg_data(data_dir)
     found = []
@@ -81,6 +86,9 @@ def locations(data_dir: Path | None = None) -> list[DataLocation]:
         found.append(DataLocation("server files", home, tree_size(home, skip=pgdata)))
     if pgdata is not None:
         found.append(DataLocation("PostgreSQL data", pgdata, tree_size(pgdata)))
+    token = mcp_token_path(data_dir)
+    if token.is_file():
+        found.append(DataLocation("MCP HTTP token", token, token.stat().st_size, file=True))
     return found
 
 
@@ -90,5 +98,8 @@ def remove(found: list[DataLocation]) -> int:
         if location.what == "PostgreSQL data":
             shutil.rmtree(_removable(location.path), ignore_errors=True)
     for location in found:
-        shutil.rmtree(location.path, ignore_errors=True)
+        if location.file:
+            location.path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(location.path, ignore_errors=True)
     return sum(location.size for location in found)

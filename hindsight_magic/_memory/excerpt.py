@@ -17,6 +17,10 @@ the provenance shown beside the excerpt.
 table cut to the embedding window). Their similarity to a question is as high as a decision's
 on a small bank, so they filled the top 5 (``carries_nothing`` tells them, and the ranking
 weighs them down). A line with a word of its own, a comment or a name, carries something.
+
+**What states something** (``says_in_words``, ``huge_value``): what a mental model lists when
+no LLM summarizes (``mental_models.listed``) must be a statement, not a cell: a comment or a
+printed sentence that is not a plan; never a bare ``print``, a value shown or a huge one.
 Stdlib only.
 """
 
@@ -69,6 +73,46 @@ def carries_nothing(text: str) -> bool:
         if any(word.casefold() not in REPR_WORDS for word in NAMED.findall(line)):
             return False
     return True
+
+
+BLOB = re.compile(r"\S{200,}")  # a value, not words: a long string, a number's digits, base64
+COMMENT = re.compile(r"(?:^|\s)#+\s*(.*)$")
+PRINTED = re.compile(r"^\[output\]$")  # what follows: the cell's printed lines
+PLAN = re.compile(
+    r"\b(?:todo|fixme|tbd|wip|plans?|planned|next|later|maybe|perhaps|try|trying|idea|ideas)\b",
+    re.IGNORECASE,
+)
+STATED_WORDS = 3  # a comment or printed line of this many words or more says something
+
+
+def huge_value(text: str) -> bool:
+    """Whether ``text`` holds a huge value: a run of 200 characters without a space (a long
+    string shown, a blob), or only a part of a cell too long to embed whole."""
+    return bool(BLOB.search(text)) or bool(re.search(r"^\[cell \d+, part ", text, re.MULTILINE))
+
+
+def says_in_words(text: str) -> bool:
+    """Whether a cell (a transcript: ``[cell N]``, its source, ``[output]`` …) states something
+    in words: a comment in its source, or a line it printed, of ``STATED_WORDS`` words or more
+    that is neither a plan (``todo``, ``next``, ``try`` …) nor a question. A bare ``print``,
+    an import, a value shown (``[result]``) or an error say nothing of the project."""
+    if carries_nothing(text):
+        return False
+    source, printed = True, False  # in the cell's source; in what it printed
+    for line in text.split("\n"):
+        line = line.strip(BLANK)
+        if MARKER.match(line):
+            source, printed = line.startswith("[cell"), bool(PRINTED.match(line))
+            continue
+        if source:
+            comment = COMMENT.search(line)
+            words = comment.group(1) if comment else ""
+        else:
+            words = line if printed else ""
+        said = len(NAMED.findall(words)) >= STATED_WORDS
+        if said and not PLAN.search(words) and not words.rstrip().endswith("?"):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._errors import HindsightError
-from .._machine import NO_LLM_PROVIDERS, local_server
+from .._machine import LLM_PROVIDERS, NO_LLM_PROVIDERS, OPENAI, local_server
 
 PLACEHOLDER = "mock response"  # what Hindsight's mock LLM writes for every answer and model
 RECHECK_S = 30.0
-ONE_COMMAND = "hindsight-magic server start --llm openai"  # the step to a real LLM (README)
-PROVIDERS_NAMED = "anthropic, gemini, groq, ollama"
+ONE_COMMAND = f"hindsight-magic server start --llm {OPENAI}"  # the step to a real LLM (README)
+PROVIDERS_NAMED = ", ".join(name for name in LLM_PROVIDERS if name != OPENAI)  # the others
 
 
 def placeholder(text: str | None) -> bool:

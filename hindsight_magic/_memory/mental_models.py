@@ -8,9 +8,13 @@ In order: a model as the server lists it and which a scope shows (``MentalModel`
 data (models, outcomes, changes) for the magic to display.
 
 **Without an LLM** the server has no summary to give: the mock writes ``mock response`` into
-every model. Then a model's content is the best memories its source query finds, as a recall
-ranks them, a short list with where each came from (``listing``: marked as a list in every
-form, never as a summary). A list is made again when the bank's memory changed (its stats'
+every model. Then a model's content is the best memories its source query finds that state
+something (``listed``: what was retained on purpose first, then notes (an agent's), then
+cells that say something in words; never a bare print, a huge value or a plan), a short list
+with where each came from (``listing``: marked as a list in every form, never as a summary).
+These lists go into LLM prompts (``%hindsight context``): a recall's top five alone, on a
+small bank, were a plans cell, a 2 000 000-character string and ``print("before")``, and left
+decisions out. A list is made again when the bank's memory changed (its stats'
 counts and last write, and how many memories it lists), on the worker, which looks again soon
 after the session sent memories."""
 
@@ -26,13 +30,14 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.client import HindsightClient, bank_settings, ensure_bank
+from .._capture.autoretain import AUTORETAIN
 from .._errors import HindsightError
 from .._settings import ScopeMode
 from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
-from .excerpt import excerpt
+from .excerpt import carries_nothing, excerpt, huge_value, says_in_words
 from .llm import placeholder
-from .provenance import origin_line
-from .scope import BankScope
+from .provenance import PYTHON_API, RETAIN_MAGIC, origin_line, provenance_of
+from .scope import PROJECT_TAG, BankScope
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -40,7 +45,7 @@ if TYPE_CHECKING:
     from .._settings import HindsightSettings
     from .llm import ServerLlm
 
-    Find = Callable[[str, int], Sequence[Memory]]
+    Find = Callable[[str, int, int], Sequence[Memory]]  # query, at most N, at most T tokens
 
 
 class Scheduler(Protocol):
@@ -83,7 +88,10 @@ class MentalModel:
 
 LISTING = "the memories its question finds, listed (no LLM on the server summarizes them)"
 SUMMARY = "a summary written by the server's LLM"
-LISTED_MEMORIES = 5  # how many memories a model lists without an LLM
+LISTED_MEMORIES = 5  # how many memories a model lists without an LLM …
+LISTING_POOL = 40  # … chosen among this many its question finds …
+LISTING_TOKENS = 16_384  # … read with this budget (a huge cell must not crowd the rest out)
+ON_PURPOSE = (RETAIN_MAGIC, PYTHON_API)
 
 
 def visible(model: MentalModel, recall_tags: Sequence[str] | None) -> bool:
@@ -168,7 +176,7 @@ class ResolvedSeed:
 
 def tag_suffix(tag: str) -> str:
     """The id suffix for a project tag: ``project:My Repo.v2`` → ``My-Repo.v2``."""
-    text = tag.removeprefix("project:").strip()
+    text = tag.removeprefix(PROJECT_TAG).strip()
     text = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
     return text or "project"
 
@@ -302,6 +310,30 @@ def inventory_line(model: MentalModel) -> str:
     return plain_text(f"- {model.id}: {model.name}{tags} ({when}{listed})")
 
 
+def statement_rank(memory: Memory) -> int | None:
+    """Where ``memory`` stands in a model's list: 0 retained on purpose (``%retain``,
+    ``hm.retain``), 1 a note (an agent's, or written by something else) that carries
+    something, 2 a cell that says something in words; None when it states nothing (a bare
+    print, a value, a plan) or holds a huge value."""
+    text = memory.text
+    if huge_value(text):
+        return None
+    source = provenance_of(memory).source
+    if source in ON_PURPOSE:
+        return 0
+    if source == AUTORETAIN or text.startswith("[cell "):
+        return 2 if says_in_words(text) else None
+    return None if carries_nothing(text) else 1
+
+
+def listed(memories: Sequence[Memory], count: int = LISTED_MEMORIES) -> list[Memory]:
+    """The ``count`` memories a model lists without an LLM: of ``memories`` (as a recall ranks
+    them), those that state something, by ``statement_rank`` and then in the recall's order."""
+    ranked = [(rank, n) for n, memory in enumerate(memories)
+              if (rank := statement_rank(memory)) is not None]  # fmt: skip
+    return [memories[n] for _, n in sorted(ranked)[:count]]
+
+
 def listing_of(query: str, memories: Sequence[Memory]) -> str:
     """A model's content without an LLM: a Markdown list, one line per memory, its lines that
     answer ``query`` (``excerpt``) and where and when it came from (``origin_line``)."""
@@ -368,8 +400,9 @@ class MentalModelCache:
         find: Find | None = None,
     ) -> None:
         """``llm``: whether the server has an LLM; ``find``: the best memories of the scope's
-        bank for a query (at most N), what a model lists without one (None: models show the
-        server's content, whatever it is)."""
+        bank for a query (at most N, in at most T tokens), among which a model lists what
+        states something without one (None: models show the server's content, whatever it
+        is)."""
         self._settings = settings
         self._connection = connection
         self._scope = scope
@@ -530,7 +563,8 @@ class MentalModelCache:
             kept = self._lists.get(key)
             if kept is None or kept[0] != mark:
                 made = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                found = self._find(query, LISTED_MEMORIES) if mark[-1] else ()  # none to find
+                found = self._find(query, LISTING_POOL, LISTING_TOKENS) if mark[-1] else ()
+                found = listed(found)  # what states something (none to find: nothing)
                 kept = (mark, listing_of(query, found), made)
                 self._lists[key] = kept
             _, content, made = kept

@@ -36,6 +36,7 @@ from .._capture.autoretain import AUTORETAIN, Source
 from .._machine import git_main_root
 from .._settings import MINE
 from .._text import parse_iso, utc_minute_text
+from .scope import project_of
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
@@ -72,7 +73,7 @@ class Provenance:
     source: str | None = None
     agent: str | None = None
     agent_version: str | None = None
-    project: str | None = None
+    project: str | None = None  # an agent's ``project``, else the ``project:<label>`` tag's
     run: str | None = None  # when the headless run (papermill, nbconvert) that wrote it began
     replaces: str | None = None  # a cell's new version: when the version it replaced ran
 
@@ -189,7 +190,8 @@ def _text(metadata: Mapping[str, Any], key: str) -> str | None:
 
 
 def provenance_of(memory: Memory) -> Provenance:
-    """What ``memory``'s metadata and document id say about where it came from."""
+    """What ``memory``'s metadata and document id say about where it came from; its project
+    is an agent's, else the one its ``project:<label>`` tag names (per-project-tagged)."""
     meta: Mapping[str, Any] = memory.metadata or {}
     retain_cell = parse_cells(_text(meta, RETAIN_CELL))
     return Provenance(
@@ -201,7 +203,7 @@ def provenance_of(memory: Memory) -> Provenance:
         source=_text(meta, SOURCE),
         agent=_text(meta, AGENT_NAME),
         agent_version=_text(meta, AGENT_VERSION),
-        project=_text(meta, PROJECT),
+        project=_text(meta, PROJECT) or project_of(memory.tags),
         run=_text(meta, RUN),
         replaces=_text(meta, REPLACES),
     )

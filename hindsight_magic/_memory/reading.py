@@ -285,12 +285,12 @@ class Reader:
         self.last_recall = result
         return result
 
-    def find(self, query: str, limit: int) -> RecallResult:
-        """The first ``limit`` memories of the session's own bank for ``query``, as a recall
-        ranks them, without sending what is queued first and without becoming the
-        ``last_recall``: what a mental model shows on a server without an LLM (on the
-        worker)."""
-        return self._recall(query, layer=MINE, limit=limit, ready=(0, True))
+    def find(self, query: str, limit: int, max_tokens: int | None = None) -> RecallResult:
+        """The first ``limit`` memories of the session's own bank for ``query`` (in at most
+        ``max_tokens``; None: the setting's), as a recall ranks them, without sending what is
+        queued first and without becoming the ``last_recall``: what a mental model chooses
+        from on a server without an LLM (on the worker)."""
+        return self._recall(query, max_tokens=max_tokens, layer=MINE, limit=limit, ready=(0, True))
 
     def _recall(
         self,

@@ -75,6 +75,18 @@ def base_bank(bank_id: str, prefix: str = "") -> str:
     return f"{prefix}-{base}" if prefix else base
 
 
+PROJECT_TAG = "project:"  # per-project-tagged: a project's memories carry ``project:<label>``
+
+
+def project_of(tags: Iterable[str] | None) -> str | None:
+    """The project a memory's ``project:<label>`` tag names (the first), or None."""
+    for tag in tags or ():
+        label = tag.removeprefix(PROJECT_TAG).strip() if tag.startswith(PROJECT_TAG) else ""
+        if label:
+            return label
+    return None
+
+
 def compute_scope(mode: ScopeMode, bank_id: str, prefix: str, label: str) -> BankScope:
     """The scope for ``mode``: global, per-project or per-project-tagged."""
     base = base_bank(bank_id, prefix)
@@ -82,5 +94,5 @@ def compute_scope(mode: ScopeMode, bank_id: str, prefix: str, label: str) -> Ban
         return BankScope(mode, base, label)
     if mode == ScopeMode.PER_PROJECT:
         return BankScope(mode, f"{base}-{bank_id_part(label)}", label)
-    tags = (f"project:{label}",)
+    tags = (f"{PROJECT_TAG}{label}",)
     return BankScope(mode, base, label, tags, tags, "any")

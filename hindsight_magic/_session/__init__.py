@@ -240,7 +240,7 @@ class HindsightSession:
             lambda: self.scope,
             worker,
             llm,
-            lambda query, count: reader.find(query, count),  # without an LLM, what a model lists
+            lambda query, count, tokens: reader.find(query, count, tokens),  # without an LLM
         )
         curator = Curator(
             connection,

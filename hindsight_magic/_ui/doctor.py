@@ -258,7 +258,7 @@ def check_extraction(
     return ok("extraction", f"{mode}: the server's LLM extracts facts{pending}")
 
 
-ONE_STEP = "hindsight-magic server start --llm openai"  # (or anthropic, gemini, groq, ollama)
+ONE_STEP = "hindsight-magic server start --llm openai"  # (or another of _machine.LLM_PROVIDERS)
 NO_LLM = (
     "recall works; reflect shows the memories that answer, mental models list them, and "
     "retains are stored as written; for written answers: " + ONE_STEP

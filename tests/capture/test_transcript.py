@@ -299,6 +299,47 @@ def test_redact_leaves_words_about_passwords_alone() -> None:
         assert redact(text) == text
 
 
+# a credential said in words: its value goes, the sentence stays
+PROSE = {
+    "the warehouse password is hunter2secret": "the warehouse password is {}",
+    "The password for the prod warehouse is Hx9-22kq, rotate it.": (
+        "The password for the prod warehouse is {}, rotate it."
+    ),
+    "token: abc123def456": "token: {}",
+    "pw Tr0ub4dor&3 for the VPN": "pw {} for the VPN",
+    "passphrase correct-horse-9": "passphrase {}",
+    "the api key is sk_live_abc12345.": "the api key is {}.",
+    "API key: AbCdEfGh12": "API key: {}",
+    "the password was set to Winter2024! yesterday": "the password was set to {}! yesterday",
+    "DB_PASSWORD: tiger-lily-77": "DB_PASSWORD: {}",
+    "the secret is 'abcdefgh'": "the secret is '{}'",
+    "secret=abc123xyz and auth token: qq1234567": "secret={} and auth token: {}",
+    "the wifi passcode is 12345678": "the wifi passcode is {}",
+}
+ORDINARY = (
+    "the password policy changed",
+    "my password is on the wiki",
+    "the token is stored in the vault",
+    "passwords expire every 90 days",
+    "max token: 128000",
+    "the api key rotates monthly",
+    "the secret is XGBoost tuned well",
+    "token = get_token()",
+    "pw = cfg.pw2",
+    "print(f'token: {tok}')",
+)
+
+
+@pytest.mark.parametrize("text", list(PROSE))
+def test_redact_a_secret_said_in_prose(text: str) -> None:
+    assert redact(text) == PROSE[text].format(REDACTED, REDACTED)
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_redact_leaves_prose_about_credentials_alone(text: str) -> None:
+    assert redact(text) == text
+
+
 def test_prose_naming_a_secret_does_not_import_the_plugins(tmp_path: Path) -> None:
     # a kernel's first %retain of such prose, before the worker's warm-up had imported
     # detect-secrets (and requests with it), paid that import on the kernel thread: 70-140 ms

@@ -6,6 +6,7 @@ import json
 import re
 import threading
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -204,6 +205,20 @@ def test_config_sets_shows_and_resets(loaded: Any) -> None:
     assert loaded.magics.session.settings.retain_every_n_cells == 5
     shown = str(loaded.run("%hindsight config retain_every_n_cells").result)
     assert shown == "retain_every_n_cells = 5   [%config]"
+
+
+def test_config_shows_the_journal_file_in_use_when_none_is_set(
+    notebook: Any, dead_url: str, tmp_path: Path
+) -> None:
+    """An unset ``journal_path`` means the data dir's journal: the row names that file."""
+    notebook.monkeypatch.delenv("HINDSIGHT_JOURNAL_PATH")
+    notebook.monkeypatch.setenv("HINDSIGHT_MAGIC_DATA_DIR", str(tmp_path / "data"))
+    notebook.load(api_url=dead_url)
+    journal = tmp_path / "data" / "journal.sqlite3"
+    shown = str(notebook.run("%hindsight config journal_path").result)
+    assert shown == f"journal_path = {journal}   [default]"
+    rows = [line.split() for line in repr(notebook.run("%hindsight config").result).splitlines()]
+    assert ["journal_path", str(journal), "[default]"] in rows
 
 
 def test_config_lists_each_value_in_force_and_where_it_came_from(

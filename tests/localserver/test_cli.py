@@ -44,7 +44,7 @@ def test_a_transfer_takes_the_words_its_declaration_gives_the_command_line(
 
     operation = TRANSFERS[name].operation
     assert main(["--help"]) == 0
-    assert operation.summary in " ".join(capsys.readouterr().out.split())
+    assert operation.command_line_summary in " ".join(capsys.readouterr().out.split())
     assert main([name, "--help"]) == 0
     shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
     for param in operation.params:
@@ -54,6 +54,17 @@ def test_a_transfer_takes_the_words_its_declaration_gives_the_command_line(
         else:
             assert param.description in shown, (name, param.name)
             assert (param.value_name or names[0]) in shown, (name, param.name)
+
+
+def test_the_command_list_says_what_restore_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line's restore takes only an archive: its line in the list says so, and
+    where a forgotten memory is brought back instead."""
+    assert main(["--help"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    line = listed.split(" restore ", 1)[1].split(" clone ", 1)[0]
+    assert line == "restore a snapshot as a bank (a forgotten memory: %hindsight restore #N)"
+    assert main(["restore", "--help"]) == 0
+    assert "archive" in capsys.readouterr().out
 
 
 def test_status_and_logs_without_a_server(
@@ -71,6 +82,29 @@ def test_status_and_logs_without_a_server(
     assert "no server log yet" in capsys.readouterr().out
     assert main(["server", "stop", "--data-dir", str(tmp_path)]) == 0
     assert "No Hindsight server was running" in capsys.readouterr().out
+
+
+def test_purge_deletes_the_mcp_token_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The MCP server's token opens the memory the server held: purge lists it, deletes it and
+    says so; the journal stays."""
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "hindsight.log").write_text("a line\n", encoding="utf-8")
+    token = tmp_path / "mcp-http-token"
+    token.write_text("t0ken\n", encoding="utf-8")
+    journal = tmp_path / "journal.sqlite3"
+    journal.write_bytes(b"kept")
+    where = ["--data-dir", str(tmp_path)]
+    assert main(["server", "status", *where]) == 1
+    assert f"  MCP HTTP token: {token} (6 B)" in capsys.readouterr().out.splitlines()
+    assert main(["server", "purge", "--yes", *where]) == 0
+    out = capsys.readouterr().out
+    assert f"  MCP HTTP token: {token} (6 B)" in out.splitlines()
+    assert out.rstrip().endswith("Deleted its data: 13 B in 1 directory and the MCP HTTP token.")
+    assert not token.exists()
+    assert not (tmp_path / "server").exists()
+    assert journal.read_bytes() == b"kept"
 
 
 @needs_server_extra

@@ -141,6 +141,15 @@ def test_no_ollama_is_one_line(ollama_port: int) -> None:
     )
 
 
+def test_the_no_llm_notice_names_every_provider_the_server_starts_with() -> None:
+    """What reflect says without an LLM offers each provider ``server start --llm`` takes."""
+    from hindsight_magic._memory.llm import NoLlm
+
+    how = NoLlm("mock", local=True).how()
+    assert how.endswith("(or anthropic, gemini, groq, ollama, lmstudio)"), how
+    assert all(name in how for name in server_llm.NAMES)
+
+
 def test_the_state_file_records_an_address_without_its_password() -> None:
     assert without_credentials("http://me:s3cret@10.0.0.5:8000/v1") == "http://10.0.0.5:8000/v1"
     assert without_credentials("https://api.groq.com/openai/v1") == "https://api.groq.com/openai/v1"

@@ -522,7 +522,7 @@ def test_a_server_elsewhere_whose_models_say_mock_response_lists_memories_instea
     fake.add("nb", "prefs", "Prefs", "mock response\n")
     asked: list[tuple[str, int]] = []
 
-    def find(query: str, count: int) -> list[Any]:
+    def find(query: str, count: int, tokens: int) -> list[Any]:
         from hindsight_magic._memory.parsed_replies import RecalledMemory
 
         asked.append((query, count))
@@ -547,13 +547,42 @@ def test_a_server_elsewhere_whose_models_say_mock_response_lists_memories_instea
     [model] = cache.models
     assert model.listing
     assert model.content == "- Ana likes seaborn. — plots.ipynb · cell 3 · 2026-12-03 18:00 UTC"
-    assert asked == [("about Prefs", mm.LISTED_MEMORIES)]
+    assert asked == [("about Prefs", mm.LISTING_POOL)]
     cache.load()  # memory unchanged: not asked again
     assert len(asked) == 1
     cache.memory_changed()  # the session sent a memory: found again
     cache.load()
     assert len(asked) == 2
     assert "mock response" not in cache.block()
+
+
+def test_without_an_llm_a_model_lists_what_states_something() -> None:
+    """Retained on purpose first, then notes, then cells that say something in words; never
+    a bare print, a value shown, a huge value or a plan."""
+    from hindsight_magic._memory.parsed_replies import RecalledMemory
+
+    def memory(text: str, source: str = "autoretain") -> Any:
+        return RecalledMemory(text=text, metadata={"source": source})
+
+    found = [  # as a recall ranked them
+        memory('[cell 2]\nprint("before")\n[output]\nbefore', "autoretain"),
+        memory("[cell 4]\nbig = 'x' * 2_000_000\nbig\n[result]\n'" + "x" * 998 + "'"),
+        memory("[cell 5]\n# plan for next week: try boosting, ask Ana\nplans = []"),
+        memory("[cell 8]\nHOLDOUT = 0.2  # decided: hold out a fifth, by signup month"),
+        memory("[cell 9]\nr = list(range(5))\nprint(len(r))\n[output]\n5"),
+        memory("[cell 3]\nimport pandas as pd"),
+        memory("[cell 10]\n# why is churn up?\nchurn.mean()\n[result]\n0.31"),
+        memory("Agent: the refunds table double-counts Q3.", "agent"),
+        memory("The standard annealing temperature is 0.7.", "python api"),
+        memory("Decision: the tenure cut-off is 6 months.", "%retain"),
+    ]
+    assert [m.text for m in mm.listed(found)] == [
+        "The standard annealing temperature is 0.7.",
+        "Decision: the tenure cut-off is 6 months.",
+        "Agent: the refunds table double-counts Q3.",
+        "[cell 8]\nHOLDOUT = 0.2  # decided: hold out a fifth, by signup month",
+    ]
+    assert len(mm.listed(found * 3)) == mm.LISTED_MEMORIES
 
 
 class _Never:

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import RunningServer, wait_for
+from helpers import RunningServer, poll, wait_for
 
 from hindsight_magic._memory.mental_models import LISTING, SEEDS, TRUNCATION_MARKER, tag_suffix
 from hindsight_magic._memory.scope import project_label
@@ -305,3 +305,59 @@ def test_status_and_models_agree_once_the_first_retain_made_the_bank(
     )
     assert rows["models"] == ", ".join(sorted(listed))
     assert rows["content"] == LISTING  # marked as lists of memories, not summaries
+
+
+# planted in a notebook: three decisions (said with %retain, hm.retain, a cell's comment) among
+# the cells a real session also runs: bare prints, a huge value, plans
+DECISIONS = {
+    "%retain": (
+        "%retain Decision: the tenure cut-off is 6 months; shorter tenures stay out of churn.",
+        "tenure cut-off is 6 months",
+    ),
+    "hm.retain": (
+        "import hindsight_magic as hm\n"
+        "hm.retain('The standard annealing temperature is 0.7 for every sampling run.')",
+        "standard annealing temperature is 0.7",
+    ),
+    "comment": (
+        "HOLDOUT = 0.2  # decided: hold out a fifth of the customers, split by signup month",
+        "hold out a fifth of the customers",
+    ),
+}
+NOISE = {
+    "print": ('print("before")', 'print("before")'),
+    "print len": ("r = list(range(5))\nprint(len(r))", "print(len(r))"),
+    "huge value": ('big = "x" * 2_000_000\nbig', "xxxxxxxxxx"),
+    "plans": (
+        "# plan for next week: try gradient boosting, ask Ana about the Q3 refunds\n"
+        'plans = ["try gradient boosting", "ask Ana about the Q3 refunds"]\nplans',
+        "gradient boosting",
+    ),
+}
+
+
+def test_without_an_llm_project_decisions_lists_the_decisions_not_the_noise(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """What ``%hindsight context`` puts in an LLM's prompt without an LLM on the server: the
+    Project Decisions model lists the memories that state something (retained on purpose, a
+    cell's comment), never a bare print, a huge value or a plan."""
+    magics = load(notebook, hindsight_server, bank_id, scoping="per-project")
+    for source, _ in (*NOISE.values(), *DECISIONS.values()):
+        assert notebook.run(source).error is None, source
+    notebook.run("%hindsight autoretain now")
+    magics.session.flush(60)
+    notebook.run("%recall tenure cut-off")  # sent and indexed
+
+    def shown() -> str:
+        return text_of(notebook, "%hindsight models show project-decisions")
+
+    def listed(text: str) -> tuple[list[str], list[str]]:
+        found = [name for name, (_, said) in DECISIONS.items() if said in text]
+        noise = [name for name, (_, said) in NOISE.items() if said in text]
+        return found, noise
+
+    text = poll(shown, 60, 0.5, until=lambda t: listed(t)[0] == [*DECISIONS])
+    found, noise = listed(text)
+    print(f"planted decisions listed: {len(found)} of {len(DECISIONS)}; noise: {noise}")
+    assert (found, noise) == ([*DECISIONS], []), text

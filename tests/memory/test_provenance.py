@@ -350,3 +350,16 @@ def test_a_memory_s_source_is_a_member_and_is_stored_as_its_word() -> None:
     assert json.loads(json.dumps(meta))["source"] == "agent"
     assert [str(source) for source in Source] == ["%retain", "autoretain", "python api", "agent"]
     assert provenance_of(written("%retain", (3,))).source == Source.RETAIN_MAGIC
+
+
+def test_a_memory_tagged_with_its_project_says_which_project() -> None:
+    """Per-project-tagged memories carry ``project:<label>``: that is their project (an agent's
+    own ``project`` field wins)."""
+    meta = provenance_metadata("%retain", "k1", "churn.ipynb", (3,))
+    tagged = Memory(id="m", text="t", metadata=meta, tags=["project:churn-model", "q3"])
+    assert provenance_of(tagged).project == "churn-model"
+    agent = {"source": "agent", "agent": "claude-code", "project": "from-agent"}
+    both = Memory(id="m", text="t", metadata=agent, tags=["project:churn-model"])
+    assert provenance_of(both).project == "from-agent"
+    untagged = Memory(id="m", text="t", metadata=meta, tags=["q3", "project:"])
+    assert provenance_of(untagged).project is None

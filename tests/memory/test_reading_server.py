@@ -137,7 +137,7 @@ def test_without_an_llm_reflect_says_so_and_shows_the_memories_that_answer(
         "the memories that bear on the question, best first; "
     ), line
     assert line.endswith(
-        "hindsight-magic server start --llm openai (or anthropic, gemini, groq, ollama)."
+        "hindsight-magic server start --llm openai (or anthropic, gemini, groq, ollama, lmstudio)."
     )
     text, markdown = repr(answer), answer._repr_markdown_()
     for shown in (text, markdown):
