@@ -173,7 +173,10 @@ def document(
         "kernels on a server of its own, started with an API key, purged afterwards), "
         "`bench.long_kernel [--cells 20000]` "
         "(section 17: 20 000 cells in one kernel, and again without the extension; about 15 "
-        "minutes, most of it waiting for the server to index). "
+        "minutes, most of it waiting for the server to index), "
+        "`bench.external [--data PATH]` (section 18: LoCoMo's two development conversations, "
+        "a public dataset not kept here; it says where to download it; `--output "
+        "BENCHMARKS.md` merges the section). "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
         "33, 35, 42, 45, and the auto-retain issue's per-cell ratios).",
         "",
