@@ -190,6 +190,11 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in cells]
 
 
+def _note_sections(note: str) -> list[str]:
+    """The sections a note is about: its prefix, one (``12: …``) or several (``1, 3, 12: …``)."""
+    return [part.strip() for part in note.split(":", 1)[0].split(",")]
+
+
 def merged(previous: str, rows: list[Row], notes: list[str], sections: set[str], line: str) -> str:
     """``previous`` (a BENCHMARKS.md) with the rows and notes of ``sections`` replaced by
     ``rows`` and ``notes``, and ``line`` added to its header (what was re-run, when, where)."""
@@ -209,8 +214,8 @@ def merged(previous: str, rows: list[Row], notes: list[str], sections: set[str],
             kept.append(Row(section, what, median, low, high, n, bar, verdicts[verdict]))
     notes_part = previous.split("## Notes", 1)[1].split("## ", 1)[0]
     old_notes = [n[2:] for n in notes_part.strip().splitlines() if n.startswith("- ")]
-    kept_notes = [n for n in old_notes if n.split(":", 1)[0] not in sections]
-    order = lambda key: int(key.section) if isinstance(key, Row) else int(key.split(":")[0])  # noqa: E731
+    kept_notes = [n for n in old_notes if not set(_note_sections(n)) <= sections]
+    order = lambda key: int(key.section) if isinstance(key, Row) else int(_note_sections(key)[0])  # noqa: E731
     all_rows = sorted([*kept, *rows], key=order)  # stable: a section's rows keep their order
     all_notes = sorted([*kept_notes, *notes], key=order)
     return document(

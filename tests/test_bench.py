@@ -705,3 +705,33 @@ def test_the_external_benchmark_scores_evidence_turns_and_keeps_held_out_ones_ou
     assert "conv-41 held out for an independent check" in capsys.readouterr().err
     with pytest.raises(DataError, match=re.escape(DATA_URL)):
         find_data(tmp_path / "nowhere.json")
+
+
+def test_a_merged_section_keeps_the_notes_about_several_sections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--sections`` and a section's ``--output`` merge into a BENCHMARKS.md whose notes may
+    be about several sections (``1, 12: …``): those stay, in order, until all their sections
+    are re-run; a re-run section's rows and own notes are replaced."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.report import Row, document, merged
+
+    before = document(
+        [Row("1", "retain", "1 µs"), Row("12", "hit@5", "0.90")],
+        ["1: about retain", "1, 12: before and after", "12: about recall"],
+        command="python -m bench",
+        when="2026-01-01 00:00 UTC",
+        header=["machine: here"],
+    )
+    after = merged(before, [Row("12", "hit@5", "0.95")], ["12: recall again"], {"12"}, "re-run")
+    notes = after.split("## Notes", 1)[1].split("## ", 1)[0]
+    assert [n for n in notes.splitlines() if n.startswith("- ")] == [
+        "- 1: about retain",
+        "- 1, 12: before and after",
+        "- 12: recall again",
+    ]
+    assert "| 12 | hit@5 | 0.95 |" in after
+    assert "0.90" not in after
+    assert "- re-run" in after
+    both = merged(before, [], [], {"1", "12"}, "all again")
+    assert "before and after" not in both
