@@ -597,11 +597,15 @@ def rows(figures: dict[str, Any]) -> Section:
 
 
 def note(figures: dict[str, Any]) -> str:
-    turns = sum(c["turns"] for c in figures["conversations"].values())
+    convs = figures["conversations"].values()
+    turns = sum(c["turns"] for c in convs)
+    unasked = sum(c["questions without evidence (not asked)"] for c in convs)
     return (
         f"{SECTION}: `python -m bench.external [--data PATH]`: LoCoMo (ACL 2024, "
-        f"{DATA_URL}; not in this repository), its development conversations "
-        f"{' and '.join(figures['conversations'])} only ({turns} turns): the other eight are "
+        f"{DATA_URL}; not in this repository; read from `{figures['data']}`), its development "
+        "conversations "
+        f"{' and '.join(figures['conversations'])} only ({turns} turns; {unasked} questions "
+        "without an evidence turn not asked): the other eight are "
         "held out for an independent check and never run here. Each conversation in a bank "
         "of its own; each turn retained with `hm.retain` in a loop in one session with the "
         "local server's defaults, as `[session date] Speaker: text` (a shared photo's caption "
@@ -678,6 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         _clean_env()  # the extension's defaults, not the user's HINDSIGHT_* settings
         with bench_server() as server:
             figures = measure(server.url, data, scale, args.held_out, args.keep_banks, args.answers)
+            figures["server"] = server.how
     except DataError as error:
         print(error, file=sys.stderr)
         return 2
@@ -704,7 +709,7 @@ def merged_into(previous: str, figures: dict[str, Any], table: list[Row], notes:
     line = (
         f"section {SECTION} (LoCoMo) measured by `python -m bench.external` and merged on "
         f"{when}: {machine_line()}; load average (1 min) {figures['load_before']} at the start, "
-        f"{figures['load_after']} at the end"
+        f"{figures['load_after']} at the end; server: {figures.get('server', '?')}"
     )
     return merged(previous, table, notes, {SECTION}, line)
 
