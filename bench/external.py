@@ -357,6 +357,35 @@ class Bank:
         reply = self._loop.run_until_complete(self._client.arecall(self.bank_id, question))
         return tuple(dialog_ids(r.tags) for r in reply.results), len(reply.results)
 
+    def pool(self, question: str) -> dict[str, Any]:
+        """Where the extension's recall finds the evidence: the pool it asks the server for
+        (the same body, with the server's trace) and each of the server's searches (arms)
+        behind it, as dialog ids."""
+        import httpx
+
+        from hindsight_magic._memory.reading import POOL_WIDENING, widened
+
+        from .common import api_headers
+        from .growth_recall import _pool_body
+
+        tokens = widened(self.session.settings.recall_max_tokens, POOL_WIDENING)
+        # the body the extension sends (``_pool_body`` reads the asker's ``.session`` alone)
+        body = _pool_body(self, question, "mid", tokens, True)  # type: ignore[arg-type]
+        path = f"/v1/default/banks/{self.bank_id}/memories/recall"
+        with httpx.Client(
+            base_url=self.url, headers=api_headers(), timeout=300, trust_env=False
+        ) as http:
+            reply = http.post(path, json=body)
+        reply.raise_for_status()
+        data = reply.json()
+        by_text = {turn.text: turn.dia_id for turn in self.conv.turns}
+        arms: dict[str, list[str | None]] = {}
+        for arm in (data.get("trace") or {}).get("retrieval_results") or ():
+            found = [by_text.get(str(r.get("text") or "")) for r in arm.get("results") or ()]
+            arms.setdefault(str(arm.get("method_name")), []).extend(found)
+        pool = [dialog_ids(r.get("tags")) for r in data.get("results") or ()]
+        return {"tokens": tokens, "pool": pool, "arms": arms}
+
     def close(self, keep: bool = False) -> None:
         from .common import delete_bank
 
@@ -392,6 +421,7 @@ def ask_conversation(url: str, conv: Conversation, model: Any, keep: bool) -> di
     latency: dict[str, list[float]] = {"extension": [], "by hand": []}
     pool: list[float] = []  # the share of the evidence anywhere in the by-hand reply
     pool_sizes: list[int] = []
+    where: list[dict[str, Any]] = []  # the evidence in the extension's pool and the arms
     bank = Bank(url, conv)
     try:
         progress(
@@ -416,6 +446,7 @@ def ask_conversation(url: str, conv: Conversation, model: Any, keep: bool) -> di
                     pool_sizes.append(size)
             for who, search in (("BM25", baselines.bm25), ("semantic", baselines.semantic)):
                 answers[who].append(Answer(conv.sample_id, q.category, q.evidence, search(q.text)))
+            where.append(found_where(q.evidence, bank.pool(q.text)))
     finally:
         bank.close(keep)
     return {
@@ -424,7 +455,38 @@ def ask_conversation(url: str, conv: Conversation, model: Any, keep: bool) -> di
         "latency": latency,
         "pool": pool,
         "pool_sizes": pool_sizes,
+        "where": where,
         "retained": retained,
+    }
+
+
+def found_where(evidence: Sequence[str], pooled: dict[str, Any]) -> dict[str, Any]:
+    """The share of ``evidence`` in the extension's pool, in each server arm and in the
+    arms together (each a sequence of dialog ids, in ``pooled``)."""
+
+    def share(ids: Sequence[str | None]) -> float:
+        return recall_at(evidence, ids, len(ids)) if ids else 0.0
+
+    arms = pooled["arms"]
+    together = [dialog_id for ids in arms.values() for dialog_id in ids]
+    return {
+        "tokens": pooled["tokens"],
+        "memories": len(pooled["pool"]),
+        "pool": share(pooled["pool"]),
+        "arms together": share(together),
+        "arms": {name: share(ids) for name, ids in arms.items()},
+    }
+
+
+def where_summary(where: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``found_where`` over every question: mean shares, the pool's median size."""
+    arms = sorted({name for w in where for name in w["arms"]})
+    return {
+        "tokens": where[0]["tokens"] if where else 0,
+        "memories median": statistics.median(w["memories"] for w in where) if where else 0,
+        "evidence share": statistics.fmean(w["pool"] for w in where) if where else 0.0,
+        "arms together": statistics.fmean(w["arms together"] for w in where) if where else 0.0,
+        "arms": {a: statistics.fmean(w["arms"].get(a, 0.0) for w in where) for a in arms},
     }
 
 
@@ -495,6 +557,7 @@ def measure(
             "any evidence": sum(1 for share in pool if share > 0) / len(pool) if pool else 0.0,
             "memories median": statistics.median(pool_sizes) if pool_sizes else 0,
         },
+        "extension pool": where_summary([w for run in runs for w in run["where"]]),
         "paper": PAPER,
         "load_before": load_before,
         "load_after": load_average(),
@@ -558,6 +621,18 @@ def rows(figures: dict[str, Any]) -> Section:
         _r(pool["evidence share"]),
         n=n_all,
     )
+    if "extension pool" in figures:
+        got = figures["extension pool"]
+        arms = ", ".join(f"{name} {share:.3f}" for name, share in got["arms"].items())
+        row(
+            f"where the extension loses the evidence: share of evidence turns in the pool it "
+            f"ranks (the server's reply to {num(got['tokens'])} tokens, median "
+            f"{num(got['memories median'])} memories; its R@10 above is what its ranking keeps "
+            f"of it), and in the server's searches behind that pool together "
+            f"{got['arms together']:.3f} (each: {arms})",
+            _r(got["evidence share"]),
+            n=n_all,
+        )
     ext, bm25, sem = (systems[s] for s in ("extension", "BM25", "semantic"))
     above = ext["all"]["R@5"] - max(bm25["all"]["R@5"], sem["all"]["R@5"])
     row(
