@@ -23,6 +23,7 @@ from . import (
     classroom,
     curation,
     delivery,
+    external,
     first_recall,
     first_retain,
     growth,
@@ -111,6 +112,7 @@ class Sizes:
     bank_growth: growth.Growth = growth.KEPT  # section 15: the kept banks, 1 000 to 50 000
     class_size: classroom.Classroom = classroom.FULL  # section 16: 30 kernels, 40 cells, twice
     long_kernel_cells: int = 20_000  # section 17: cells one kernel runs with auto-retain on
+    external_scale: external.Scale = external.FULL  # section 18: LoCoMo's development set
 
 
 FULL = Sizes(
@@ -120,6 +122,7 @@ FULL = Sizes(
 QUICK = Sizes(
     3, 0, 1, 2, 60, 4, 30, 3, 3, 2, 6, 5.0, 100, 3, 20, 100, 2, 5.0, 500, 1, 3, 1, 40, 3, 2, 2,
     120, 1, 20, False, 1, 8, False, 30, 1, 1, (3,), 0, 10, growth.QUICK, classroom.QUICK, 2500,
+    external.QUICK,
 )  # fmt: skip
 
 
@@ -140,7 +143,7 @@ def _versions(url: str) -> str:
     return f"Hindsight API {api}; " + ", ".join(f"{p} {version(p)}" for p in packages)
 
 
-SECTIONS = tuple(str(n) for n in range(1, 18))
+SECTIONS = tuple(str(n) for n in range(1, 19))
 
 
 def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row], list[str], str]:
@@ -261,9 +264,22 @@ def run(sizes: Sizes, url: str, only: set[str] | None = None) -> tuple[list[Row]
     if wanted("17"):
         progress(f"a long kernel: {num(sizes.long_kernel_cells)} cells, with and without …")
         sections["17"] = long_kernel.rows(long_kernel.measure(url, sizes.long_kernel_cells))
+    if wanted("18"):
+        sections["18"] = external_section(url, sizes.external_scale)
     rows = [row for key in sorted(sections, key=int) for row in sections[key][0]]
     notes = [note for key in sorted(sections, key=int) for note in sections[key][1]]
     return rows, notes, f"{time.monotonic() - started:.0f} s"
+
+
+def external_section(url: str, scale: external.Scale) -> Section:
+    """Section 18 (LoCoMo), or a note saying how to get the dataset when it is not here."""
+    try:
+        data = external.find_data(None)
+    except external.DataError as missing:
+        progress(f"LoCoMo: not run: {missing}")
+        return [], [f"18: not run: {missing}"]
+    progress(f"LoCoMo: {', '.join(scale.conversations)}, retained and asked four ways …")
+    return external.rows(external.measure(url, data, scale))
 
 
 def section_list(text: str) -> set[str]:

@@ -173,7 +173,10 @@ def document(
         "kernels on a server of its own, started with an API key, purged afterwards), "
         "`bench.long_kernel [--cells 20000]` "
         "(section 17: 20 000 cells in one kernel, and again without the extension; about 15 "
-        "minutes, most of it waiting for the server to index). "
+        "minutes, most of it waiting for the server to index), "
+        "`bench.external [--data PATH]` (section 18: LoCoMo's two development conversations, "
+        "a public dataset not kept here; it says where to download it; `--output "
+        "BENCHMARKS.md` merges the section). "
         "The benchmark asserts nothing; the bars are the issues' (7, 13, 21, 22, 23, 24, 25, "
         "33, 35, 42, 45, and the auto-retain issue's per-cell ratios).",
         "",
@@ -185,6 +188,11 @@ def _cells(line: str) -> list[str]:
     """A table line's cells (no cell holds a bare ``|``: Markdown escapes it as ``\\|``)."""
     cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
     return [cell.strip() for cell in cells]
+
+
+def _note_sections(note: str) -> list[str]:
+    """The sections a note is about: its prefix, one (``12: …``) or several (``1, 3, 12: …``)."""
+    return [part.strip() for part in note.split(":", 1)[0].split(",")]
 
 
 def merged(previous: str, rows: list[Row], notes: list[str], sections: set[str], line: str) -> str:
@@ -206,8 +214,8 @@ def merged(previous: str, rows: list[Row], notes: list[str], sections: set[str],
             kept.append(Row(section, what, median, low, high, n, bar, verdicts[verdict]))
     notes_part = previous.split("## Notes", 1)[1].split("## ", 1)[0]
     old_notes = [n[2:] for n in notes_part.strip().splitlines() if n.startswith("- ")]
-    kept_notes = [n for n in old_notes if n.split(":", 1)[0] not in sections]
-    order = lambda key: int(key.section) if isinstance(key, Row) else int(key.split(":")[0])  # noqa: E731
+    kept_notes = [n for n in old_notes if not set(_note_sections(n)) <= sections]
+    order = lambda key: int(key.section) if isinstance(key, Row) else int(_note_sections(key)[0])  # noqa: E731
     all_rows = sorted([*kept, *rows], key=order)  # stable: a section's rows keep their order
     all_notes = sorted([*kept_notes, *notes], key=order)
     return document(

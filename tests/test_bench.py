@@ -630,3 +630,108 @@ def test_the_planted_notebooks_carry_their_facts_and_pass_the_collections_checks
     kinds = [fact.kind for _, _, fact in facts(planted)]
     assert all(kinds.count(kind) >= 10 for kind in FACT_KINDS), kinds
     assert check(planted + distractor_sessions()) == []
+
+
+def _tiny_locomo(path: Path) -> Path:
+    """A hand-made conversation in LoCoMo's ``locomo10.json`` form, beside a held-out one
+    that is not even valid (so parsing it would fail)."""
+    import json
+
+    talk = {
+        "speaker_a": "Ann",
+        "speaker_b": "Bo",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat named Miso."},
+            {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely!", "blip_caption": "a cat"},
+        ],
+        "session_2_date_time": "9:00 am on 1 June, 2023",
+        "session_2": [
+            {"speaker": "Bo", "dia_id": "D2:1", "text": "I ran a marathon in Oslo."},
+            {"speaker": "Ann", "dia_id": "D2:2", "text": "Miso sat on my keyboard."},
+        ],
+    }
+    qa = [
+        {"question": "What is Ann's cat called?", "evidence": ["D1:1"], "category": 4},
+        {"question": "Pets and sport?", "evidence": ["D1:1; D2:1", "D9:9"], "category": 1},
+        {"question": "When?", "evidence": [], "category": 2},
+    ]
+    samples = [
+        {"sample_id": "conv-26", "conversation": talk, "qa": qa},
+        {"sample_id": "conv-41", "conversation": None, "qa": None},
+    ]
+    path.write_text(json.dumps(samples))
+    return path
+
+
+def test_the_external_benchmark_scores_evidence_turns_and_keeps_held_out_ones_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bench.external``: the turns are retained dated and with their speaker; R@k is the
+    share of a question's evidence turns in the first k results; a held-out conversation is
+    refused before any server starts, and never parsed."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.external import DATA_URL, Answer, DataError, find_data, load, recall_at, scores
+    from bench.external import main as external_main
+
+    data = _tiny_locomo(tmp_path / "locomo10.json")
+    (conv,) = load(data, ("conv-26",))
+    assert [t.text for t in conv.turns][:2] == [
+        "[1:56 pm on 8 May, 2023] Ann: I adopted a cat named Miso.",
+        "[1:56 pm on 8 May, 2023] Bo: Lovely! [shares a photo: a cat]",
+    ]
+    assert [q.evidence for q in conv.questions] == [("D1:1",), ("D1:1", "D2:1")]
+    assert (conv.dropped_evidence, conv.unanswerable) == (1, 1)
+
+    assert recall_at(("D1:1", "D2:1"), ("D2:2", "D1:1", None, "D2:1"), 2) == 0.5
+    assert recall_at(("D1:1", "D2:1"), ("D2:2", "D1:1", None, "D2:1"), 4) == 1.0
+    assert recall_at(("D1:1",), (), 5) == 0.0
+    six_deep = ("D2:2", "D2:2", "D2:2", "D2:2", "D2:2", "D1:1")
+    got = scores(
+        [
+            Answer("conv-26", 4, ("D1:1",), ("D1:1",)),  # found first: 1 at 5 and 10
+            Answer("conv-26", 1, ("D1:1", "D2:1"), six_deep),  # half, only at 10
+            Answer("conv-26", 5, ("D2:1",), ()),  # nothing
+        ]
+    )
+    assert got["all"] == {"questions": 3, "R@5": pytest.approx(1 / 3), "R@10": 0.5}
+    assert got["1-4"] == {"questions": 2, "R@5": 0.5, "R@10": 0.75}
+    assert got["categories"]["multi-hop"] == {"questions": 1, "R@5": 0.0, "R@10": 0.5}
+    assert got["categories"]["adversarial"]["R@10"] == 0.0
+
+    with pytest.raises(DataError, match="held out"):
+        load(data, ("conv-41",))
+    assert external_main(["--data", str(data), "--conversations", "conv-26,conv-41"]) == 2
+    assert "conv-41 held out for an independent check" in capsys.readouterr().err
+    with pytest.raises(DataError, match=re.escape(DATA_URL)):
+        find_data(tmp_path / "nowhere.json")
+
+
+def test_a_merged_section_keeps_the_notes_about_several_sections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--sections`` and a section's ``--output`` merge into a BENCHMARKS.md whose notes may
+    be about several sections (``1, 12: …``): those stay, in order, until all their sections
+    are re-run; a re-run section's rows and own notes are replaced."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.report import Row, document, merged
+
+    before = document(
+        [Row("1", "retain", "1 µs"), Row("12", "hit@5", "0.90")],
+        ["1: about retain", "1, 12: before and after", "12: about recall"],
+        command="python -m bench",
+        when="2026-01-01 00:00 UTC",
+        header=["machine: here"],
+    )
+    after = merged(before, [Row("12", "hit@5", "0.95")], ["12: recall again"], {"12"}, "re-run")
+    notes = after.split("## Notes", 1)[1].split("## ", 1)[0]
+    assert [n for n in notes.splitlines() if n.startswith("- ")] == [
+        "- 1: about retain",
+        "- 1, 12: before and after",
+        "- 12: recall again",
+    ]
+    assert "| 12 | hit@5 | 0.95 |" in after
+    assert "0.90" not in after
+    assert "- re-run" in after
+    both = merged(before, [], [], {"1", "12"}, "all again")
+    assert "before and after" not in both
