@@ -420,7 +420,8 @@ def context(*, session: HindsightSession | None = None) -> str:
 
 @dataclass(frozen=True)
 class FlushResult:
-    """What a flush achieved: accepted now, and what still waits (and why)."""
+    """What a flush achieved: accepted now, not sent because the server held it already,
+    and what still waits (and why)."""
 
     _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
 
@@ -429,9 +430,17 @@ class FlushResult:
     retrying: int
     failed: int
     last_error: str | None
+    already_stored: int = 0  # not sent: the server held them (a re-run's %retain lines)
 
     def __repr__(self) -> str:
-        parts = [f"Flushed: {plural(self.accepted, 'memory', 'memories')} accepted by the server."]
+        sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
+        if stored and not self.accepted:
+            first = f"Flushed: nothing new to send; {stored} already stored."
+        elif stored:
+            first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."
+        else:
+            first = f"Flushed: {sent} accepted by the server."
+        parts = [first]
         if self.retrying:
             parts.append(
                 f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
@@ -457,8 +466,14 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
     before = session.queue_stats().accepted
     outcome = session.flush(timeout)
     after = session.queue_stats()
+    stored = outcome.already_stored  # counted as accepted by the queue, but never sent
     return FlushResult(
-        after.accepted - before, outcome.pending, outcome.retrying, outcome.failed, after.last_error
+        max(after.accepted - before - stored, 0),
+        outcome.pending,
+        outcome.retrying,
+        outcome.failed,
+        after.last_error,
+        stored,
     )
 
 

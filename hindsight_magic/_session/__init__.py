@@ -52,6 +52,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -529,11 +530,12 @@ class HindsightSession:
         timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
         self._parts.autoretain.process()
         started = time.monotonic()
+        stored = self._parts.versions.already_stored
         outcome = self._parts.worker.flush(timeout)
         if self._parts.versions.pending():  # changed cells: their earlier versions superseded
             spare = min(SETTLE_S, timeout - (time.monotonic() - started))
             self._parts.versions.settle_until(max(spare, 0.0))
-        return outcome
+        return replace(outcome, already_stored=self._parts.versions.already_stored - stored)
 
     def retry_failed(self) -> int:
         """Re-send permanently failed memories through the current connection."""

@@ -350,6 +350,26 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     assert len(wait_for(retained, 60, "the new text stored", until=lambda d: len(d) == 3)) == 3
 
 
+def test_a_flush_after_an_unchanged_rerun_says_nothing_was_sent(book: Notebook, bank: Bank) -> None:
+    """A notebook run again unchanged (papermill's nightly run: a new kernel each time) sends
+    none of its ``%retain`` lines: its flush says so, not that the server accepted them."""
+    cell = f"%retain {DECISION}\n%retain The cohort is 2024 signups."
+    book.run(cell, cell_id="decision")
+    first = book.run("%hindsight flush").text
+    assert "Flushed: 2 memories accepted by the server." in first, first
+    bank.settled()
+
+    book.run("%reload_ext hindsight_magic")  # the next run's kernel
+    book.run(cell, cell_id="decision")
+    again = book.run("%hindsight flush").text
+    assert "Flushed: nothing new to send; 2 already stored." in again, again
+    assert "accepted" not in again
+
+    book.run(f"{cell}\n%retain Refunds are excluded.", cell_id="decision")
+    mixed = book.run("%hindsight flush").text
+    assert "Flushed: 1 memory accepted by the server; 2 already stored" in mixed, mixed
+
+
 def test_a_long_dedupe_read_shows_one_progress_line_in_its_own_cell(
     notebook: Notebook,
     bank: Bank,
