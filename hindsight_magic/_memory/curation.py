@@ -67,6 +67,8 @@ DEDUPE_CAP = 200_000  # memories a dedupe reads at most
 DEDUPE_PAGE = 5000  # memories per request (about 0.4 s of the server's on a 50 000 bank)
 CURATED_TYPES = FACT_TYPES
 SHORT_ID = 8
+FORGOTTEN_CAP = 1000  # invalidated memories ``forgotten`` reads to count them
+FORGOTTEN_WIDTH = 300  # a forgotten line: its text, id, reason and age
 
 
 class CurationError(InputError):
@@ -118,9 +120,10 @@ class Outcome:
     document_ids: tuple[str, ...] = ()
     done: bool = True  # False: a preview, nothing was changed
     footer: str = ""
+    width: int = 160  # how much of each item the text form shows
 
     def __repr__(self) -> str:
-        lines = [self.headline, *(f"  - {one_line(item, 160)}" for item in self.items)]
+        lines = [self.headline, *(f"  - {one_line(item, self.width)}" for item in self.items)]
         if self.footer:
             lines.append(self.footer)
         return own_text(plain_text("\n".join(lines)))
@@ -129,7 +132,8 @@ class Outcome:
 
     def _repr_html_(self) -> str:
         esc = html_text
-        rows = "".join(f"<li>{esc(one_line(item, 300))}</li>" for item in self.items)
+        width = max(self.width, 300)
+        rows = "".join(f"<li>{esc(one_line(item, width))}</li>" for item in self.items)
         listed = f"<ul>{rows}</ul>" if rows else ""
         footer = f"<p><i>{esc(self.footer)}</i></p>" if self.footer else ""
         return f"<p>{esc(self.headline)}</p>{listed}{footer}"
@@ -580,30 +584,39 @@ class Curator:
         )
 
     def forgotten(self) -> Outcome:
-        """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
+        """The forgotten (invalidated) memories of this scope, newest first, with reasons and
+        ids: the ones the user forgot first, then the earlier versions of cells that newer ones
+        superseded (kept for history, not forgotten), each counted apart."""
         scope = self._scope()
-        reply = self._connection.client.list_memories(
-            scope.bank_id, **scope.listing(MemoryState.INVALIDATED, PAGE)
-        )
-        found = sorted(reply.items, key=lambda m: m.invalidated_at or "", reverse=True)
-        total = reply.total or len(found)
+        client, found, offset, total = self._connection.client, [], 0, 0
+        while offset < FORGOTTEN_CAP:
+            listing = scope.listing(MemoryState.INVALIDATED, PAGE)
+            reply = client.list_memories(scope.bank_id, **listing, offset=offset)
+            found += reply.items
+            offset += len(reply.items)
+            total = max(reply.total, offset)
+            if len(reply.items) < PAGE or offset >= reply.total:
+                break
         if not found:
             return Outcome(f"No forgotten memories in bank {scope.bank_id!r}.")
+        found.sort(key=lambda m: m.invalidated_at or "", reverse=True)
+        superseded = [m for m in found if _superseded(m)]
+        forgot = [m for m in found if not _superseded(m)]
+        counts = [plural(len(forgot), "forgotten memory", "forgotten memories")]
+        if superseded:
+            versions = plural(len(superseded), "earlier version", "earlier versions")
+            counts.append(f"{versions} of cells superseded (kept for history)")
+        read = f" (the newest {len(found)} of {total} read)" if total > len(found) else ""
         now = datetime.now(timezone.utc)
-        lines = []
-        for memory in found:
-            line = f"{one_line(memory.text, 120)} — {memory.id}"
-            if memory.invalidation_reason:
-                line += f" · reason: {one_line(memory.invalidation_reason, 80)}"
-            line += f" · forgotten {age(memory.invalidated_at, now)}"
-            lines.append(line)
-        more = f"… and {total - len(found)} more." if total > len(found) else ""
+        shown = (forgot + superseded)[:PAGE]
+        more = f"… and {len(found) - len(shown)} more." if len(found) > len(shown) else ""
         return Outcome(
-            f"{plural(total, 'forgotten memory', 'forgotten memories')} in bank "
-            f"{scope.bank_id!r} (newest first; %hindsight restore ID brings one back):",
-            lines,
-            tuple(m.id for m in found),
+            f"{' and '.join(counts)} in bank {scope.bank_id!r}{read} (newest first; "
+            "%hindsight restore ID brings one back):",
+            [_forgotten_line(memory, now) for memory in shown],
+            tuple(m.id for m in shown),
             footer=more,
+            width=FORGOTTEN_WIDTH,
         )
 
     def delete(self, ref: str, yes: bool = False) -> Outcome:
@@ -727,6 +740,25 @@ class Curator:
 def _now_minute() -> str:
     """``2026-12-04 09:12``, now, in the kernel's local time."""
     return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _superseded(memory: MemoryUnit) -> bool:
+    """Whether an invalidated memory is an earlier version a newer one replaced (the
+    extension's reason says so), not one the user forgot."""
+    return (memory.invalidation_reason or "").startswith(SUPERSEDED)
+
+
+def _forgotten_line(memory: MemoryUnit, now: datetime) -> str:
+    """``text — id · reason: … · forgotten 2 hours ago`` (a superseded version: its reason
+    and ``superseded 2 hours ago``), every part kept in the text form's width."""
+    line = f"{one_line(memory.text, 120)} — {memory.id}"
+    reason = memory.invalidation_reason
+    when = age(memory.invalidated_at, now)
+    if _superseded(memory):
+        return f"{line} · {one_line(reason or '', 80)} · superseded {when}"
+    if reason:
+        line += f" · reason: {one_line(reason, 80)}"
+    return f"{line} · forgotten {when}"
 
 
 def _cell_label(memory: MemoryUnit) -> str:

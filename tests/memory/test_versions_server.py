@@ -253,6 +253,38 @@ def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     assert all("2 months" not in memory.text for memory in result)
 
 
+def test_forgotten_shows_each_reason_and_counts_superseded_versions_apart(
+    book: Notebook, bank: Bank
+) -> None:
+    """The text form keeps a forgotten memory's reason (a long text is cut, not the reason),
+    and a cell's earlier version is counted as superseded: the user forgot one memory."""
+    run_all(book, months=2)
+    bank.settled()
+    run_all(book, months=3)
+    bank.settled()
+    wait_for(lambda: cutoff_documents(bank), 60, until=lambda d: sorted(d.values())[0] == 0)
+    long = "The pricing experiment ran in three regions " + "with a staggered start " * 8
+    book.run(f"%retain {long}")
+    book.run("%hindsight flush")
+    bank.settled()
+    found = book.run("r = %recall pricing experiment regions staggered\nr").result
+    handle = next(n for n, m in enumerate(found, 1) if "pricing experiment" in m.text)
+    said = book.run(f"%hindsight forget #{handle} --reason the regions were wrong").text
+    assert "Forgot" in said, said
+
+    listing = book.run("f = %hindsight forgotten\nf").result
+    text = repr(listing)
+    headline = text.splitlines()[0]
+    assert headline.startswith("1 forgotten memory and 1 earlier version of cells superseded")
+    (forgot,) = [line for line in text.splitlines() if "pricing experiment" in line]
+    assert "· forgotten " in forgot, forgot
+    assert "reason: the regions were wrong" in forgot
+    (earlier,) = [line for line in text.splitlines() if "months" in line]
+    assert "superseded by cell" in earlier
+    assert "forgotten" not in earlier
+    assert "reason: the regions were wrong" in listing._repr_html_()
+
+
 def plant_copies(bank: Bank) -> None:
     """What the earlier extension left: every run of a cell its own document (five copies of
     one cell), and one ``%retain`` line run twice (two documents); seven memories."""
