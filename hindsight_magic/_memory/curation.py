@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn, Protocol
 
-from .._api.vocabulary import FactType, MemoryState
+from .._api.vocabulary import DocumentEventKind, FactType, MemoryState
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
@@ -51,7 +51,7 @@ from .versions import (
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._api.replies import DocumentEvent, Memory, MemoryUnit
+    from .._api.replies import DocumentEvent, DocumentItem, Memory, MemoryUnit
     from .scope import BankScope
 
 # the retain ids made here: a memory's own, or a text retained from a cell (``.0``: identity.py)
@@ -450,8 +450,8 @@ class Curator:
                     "(%hindsight flush) or belong to another scope."
                 )
             events = client.document_history(bank, target.document_id)
-            lines = [f"retained as: {one_line(document.original_text or '', 200)}"]
-            lines += [_event_line(e) for e in events]
+            lines = [_event_line(e) for e in events if e.kind != DocumentEventKind.RETAIN]
+            lines.append(_retained_line(document))
             return Outcome(f"History of {target.shown} (newest change first):", lines)
         memory = self._memory(target.memory_id, target.shown)
         cell = cell_document(memory.document_id or "")
@@ -471,14 +471,13 @@ class Curator:
             events = [
                 e
                 for e in client.document_history(bank, document_id)
-                if e.fact_id in (None, target.memory_id) and e.kind != "consolidation"
+                if e.fact_id in (None, target.memory_id)
+                and e.kind not in (DocumentEventKind.CONSOLIDATION, DocumentEventKind.RETAIN)
             ]
             lines += [_event_line(e) for e in events]
             document = client.document(bank, document_id)
             if document is not None:
-                when = utc_minute_text(document.created_at, " UTC")
-                said = one_line(document.original_text or "", 200)
-                lines.append(f"{when}: retained as: {said}")
+                lines.append(_retained_line(document))
         return Outcome(f"History of {target.shown} (newest first):", lines)
 
     def _cell_history(self, cell: CellDocument, shown: str, label: str) -> Outcome:
@@ -491,9 +490,12 @@ class Curator:
         lines = []
         for n, version in enumerate(versions):
             before: CellVersion | None = versions[n + 1] if n + 1 < len(versions) else None
-            lines.append(_version_line(version, before, first=n + 1 == len(versions)))
+            lines += _version_lines(version, before, first=n + 1 == len(versions))
         name = f" ({label})" if label else ""
         count = plural(len(versions), "version", "versions")
+        corrected = sum(1 for v in versions if v.corrections)
+        if corrected:
+            count += f", {corrected} corrected since"
         return Outcome(
             f"History of {shown}{name}: {count}, newest first (%hindsight restore ID brings "
             "one back as the current version):",
@@ -771,21 +773,43 @@ def _cell_label(memory: MemoryUnit) -> str:
     return f"{cell} of {name}" if cell and name else cell or name or ""
 
 
-def _version_line(version: CellVersion, before: CellVersion | None, first: bool) -> str:
-    """``2026-12-04 09:12 UTC · current · changed: a → b · hm-cell-….1``."""
+def _version_lines(version: CellVersion, before: CellVersion | None, first: bool) -> list[str]:
+    """A version of a cell, newest entry first: ``2026-12-04 09:12 UTC · current · changed: a →
+    b · hm-cell-….1``; one its memories were corrected in since: first the correction (what it
+    says now, and the version's state), then the version as it was retained."""
     parts = [utc_minute_text(version.stored_at, " UTC")]
-    if version.valid:
-        parts.append("current")
-    else:
-        when = utc_minute_text(version.superseded_at, " UTC")
-        forgot = version.reason and not version.reason.startswith(SUPERSEDED)
-        parts.append(f"{'forgotten' if forgot else 'superseded'} {when}".strip())
+    state = _version_state(version)
     if before is not None:
-        parts.append(f"changed: {what_changed(before.text, version.text)}")
+        said = f"changed: {what_changed(before.text, version.text)}"
     elif first:
-        parts.append(f"first version: {one_line(version.text, 120)}")
-    parts.append(version.documents[0])
-    return " · ".join(parts)
+        said = f"first version: {one_line(version.text, 120)}"
+    else:
+        said = ""
+    document = version.documents[0]
+    if not version.corrections:
+        return [" · ".join(p for p in (*parts, state, said, document) if p)]
+    times = f" ({version.corrections} times)" if version.corrections > 1 else ""
+    corrected = [
+        utc_minute_text(version.corrected_at, " UTC"),
+        state,
+        f"corrected{times} to: {one_line(version.says, 120)}",
+        document,
+    ]
+    retained = [*parts, "as retained", said, document]
+    return [" · ".join(p for p in corrected if p), " · ".join(p for p in retained if p)]
+
+
+def _version_state(version: CellVersion) -> str:
+    """``current`` (``current, restored 2026-12-04 09:30 UTC``), ``superseded 2026-12-04 09:12
+    UTC`` or ``forgotten 2026-12-04 09:12 UTC, reason: …``."""
+    if version.valid:
+        restored = utc_minute_text(version.restored_at, " UTC")
+        return f"current, restored {restored}" if version.restored_at else "current"
+    when = utc_minute_text(version.superseded_at, " UTC")
+    if (version.reason or "").startswith(SUPERSEDED):
+        return f"superseded {when}".strip()
+    why = f", reason: {one_line(version.reason, 80)}" if version.reason else ""
+    return f"{f'forgotten {when}'.strip()}{why}"
 
 
 def like_literal(text: str) -> str:
@@ -814,6 +838,14 @@ def _observation(target: Target) -> CurationError:
         f"{target.shown} is an observation, which the server derives from facts: forget or "
         "correct the facts it is based on (%hindsight history shows them)."
     )
+
+
+def _retained_line(document: DocumentItem) -> str:
+    """``2026-12-02 11:03 UTC: retained as: …``: the document's retain, with what it said
+    (its ``retain`` event is this line, not another one)."""
+    when = utc_minute_text(document.created_at, " UTC")
+    said = f"retained as: {one_line(document.original_text or '', 200)}"
+    return f"{when}: {said}" if when else said
 
 
 def _event_line(event: DocumentEvent) -> str:

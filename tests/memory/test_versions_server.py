@@ -238,6 +238,29 @@ def test_a_cell_first_run_after_a_recall_showed_its_value_is_unchanged_in_the_ne
     assert "cells unchanged  1" in book.run("%hindsight status").text
 
 
+def test_a_corrected_cell_memory_shows_its_new_text_as_current_in_its_history(
+    book: Notebook, bank: Bank
+) -> None:
+    """``%hindsight correct`` changes what a cell's memory says; its history must show the
+    correction as what is current, and the text as retained as what came before it."""
+    run_all(book, months=2)
+    bank.settled()
+    found = book.run(f"r = %recall {QUESTION}\nr").result
+    assert "2 months" in found[0].text
+    new = "Tenure cut-off: customers under 4 months are new (corrected)"
+    assert "Corrected #1" in book.run(f"%hindsight correct #1 {new}").text
+
+    history = book.run("h = %hindsight history #1\nh").result
+    assert "1 version, 1 corrected since" in history.headline, history.headline
+    corrected, retained = history.items
+    assert " · current · " in corrected
+    assert f"corrected to: {new}" in corrected
+    assert "first version: # tenure cut-off: customers under 2 months" in retained
+    assert "current" not in retained
+    assert "as retained" in retained
+    assert f"corrected to: {new}" in history._repr_html_()
+
+
 def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     book: Notebook, bank: Bank
 ) -> None:
