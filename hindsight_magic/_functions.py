@@ -131,6 +131,15 @@ def _running_cell() -> tuple[int, ...]:
     return ()
 
 
+def _running_cell_id() -> str | None:
+    """Jupyter's id of the cell running now (the one the front end sent with it, nbformat
+    4.5), inside IPython; else None (plain IPython, a headless run)."""
+    shell = _running_shell()
+    running = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    cell_id = getattr(getattr(running, "info", None), "cell_id", None)
+    return cell_id if isinstance(cell_id, str) and cell_id else None
+
+
 def retain(
     text: str,
     *,
@@ -227,9 +236,16 @@ def queue_text(
 
         origin = AgentOrigin(agent[0], agent[1], session.label)
     cells = _running_cell()
+    cell_id = _running_cell_id()
     ids = [
         session.retain(
-            piece, context=context, tags=tag_list, source=source, cells=cells, agent=origin
+            piece,
+            context=context,
+            tags=tag_list,
+            source=source,
+            cells=cells,
+            agent=origin,
+            cell_id=cell_id,
         )
         for piece in pieces
     ]

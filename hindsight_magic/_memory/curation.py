@@ -54,8 +54,9 @@ if TYPE_CHECKING:
     from .._api.replies import DocumentEvent, DocumentItem, Memory, MemoryUnit
     from .scope import BankScope
 
-# the retain ids made here: a memory's own, or a text retained from a cell (``.0``: identity.py)
-OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+|hm-cell-[0-9a-f]{10}-[0-9a-f]{10}-[0-9a-f]{12}\.0")
+# the retain ids made here: a memory's own, or a text retained from a cell (``.0``, and a
+# ``%retain`` line's, ``.1``: identity.py)
+OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+|hm-cell-[0-9a-f]{10}-[0-9a-f]{10}-[0-9a-f]{12}\.[01]")
 MEMORY_ID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )

@@ -155,6 +155,38 @@ class CellVersions:
                 self._submit(self.settle, SETTLE_WAIT_S)
             return CellPlan(identity, replaces)
 
+    def retained(self, bank_id: str, identity: CellIdentity, ran_at: str, label: str) -> None:
+        """A ``%retain`` line of a cell retained ``identity`` (``identity.retained_line``):
+        decided on the worker (``plan_retained``), never here on the kernel thread."""
+        self._submit(lambda: self.plan_retained(bank_id, identity, ran_at, label), 0.0)
+
+    def plan_retained(self, bank_id: str, identity: CellIdentity, ran_at: str, label: str) -> None:
+        """A ``%retain`` line's text, already queued: its line's earlier text is superseded
+        once the server has the new one. A text the line had before (an edit undone) is
+        brought back and not sent again; one the user forgot stays forgotten. Worker thread."""
+        self._learn(bank_id, identity.notebook_prefix)
+        document = identity.document_id(1)
+        reason = f"{SUPERSEDED} {label}, {_local_minute(ran_at)}"
+        with self._lock:
+            known = self._cells.setdefault((bank_id, identity.key), {})
+            record = known.get(identity.version)
+            others = [r for v, r in known.items() if v != identity.version and r.valid]
+            for other in others:
+                other.valid = False
+                self._stored.difference_update((bank_id, d) for d in other.documents)
+            if record is None:
+                known[identity.version] = VersionRecord(identity.version, [document], ran_at, True)
+                if others:
+                    self._pending.append(_Supersede(bank_id, others, document, reason))
+                    self._submit(self.settle, SETTLE_WAIT_S)
+                return
+            revive = None if record.valid else record
+            record.valid = True
+            self._stored.add((bank_id, document))  # on the server already: not sent again
+            if others or revive is not None:
+                self._pending.append(_Supersede(bank_id, others, None, reason, revive))
+                self._submit(self.settle, 0.0)
+
     def _learn(self, bank_id: str, prefix: str) -> None:
         """List the notebook's documents once (a failed listing again after a minute)."""
         key = (bank_id, prefix)

@@ -363,6 +363,11 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
 DECISION = "Churn study: we drop customers with fewer than 2 orders from the cohort."
 
 
+def by_autoretain(memory: dict[str, Any]) -> bool:
+    """Whether a memory (or a retain request's item) is a cell's own, not a text it retained."""
+    return bool((memory.get("metadata") or {}).get("source") == "autoretain")
+
+
 def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     book: Notebook, bank: Bank
 ) -> None:
@@ -370,8 +375,10 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     server holds the same text under the same id; a new kernel knows it from the server."""
     cell = f"%retain {DECISION}\nimport hindsight_magic as hm\nhm.retain('Cohort is 2024 signups.')"
 
-    def retained() -> dict[str, int]:
-        return {d: n for d, n in bank.documents().items() if d.endswith(".0")}
+    def retained() -> dict[str, int]:  # the documents of the texts retained on purpose
+        items = bank.http.get("/memories/list", params={"limit": 500}).json()["items"]
+        own = {m["document_id"] for m in items if not by_autoretain(m)}
+        return {d: n for d, n in bank.documents().items() if d in own}
 
     book.run(cell, cell_id="decision")
     book.run("%hindsight flush")
@@ -383,7 +390,7 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     original = client.retain_batch
 
     def counted(bank_id: str, items: list[dict[str, Any]], **options: Any) -> Any:
-        sent.extend(i["document_id"] for i in items if i["document_id"].endswith(".0"))
+        sent.extend(i["document_id"] for i in items if not by_autoretain(i))
         return original(bank_id, items, **options)
 
     client.retain_batch = counted
@@ -423,6 +430,54 @@ def test_a_flush_after_an_unchanged_rerun_says_nothing_was_sent(book: Notebook, 
     book.run(f"{cell}\n%retain Refunds are excluded.", cell_id="decision")
     mixed = book.run("%hindsight flush").text
     assert "Flushed: 1 memory accepted by the server; 2 already stored" in mixed, mixed
+
+
+def test_a_changed_retain_line_supersedes_the_decision_it_replaces(
+    book: Notebook, bank: Bank
+) -> None:
+    """A ``%retain`` line is its cell's decision: changed and run again, its new text is the
+    current one, the old one superseded (history, as-of); a line added beside it is another
+    memory, and the cell's other lines stay as they were."""
+    decided = "%retain The churn cut-off is {} months of no purchases"
+    other = "%retain Refunds are excluded from churn revenue"
+    book.run(f"{decided.format(3)}\n{other}", cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    before_edit = datetime.now().astimezone()
+    time.sleep(1.5)
+    book.run(f"{decided.format(6)}\n{other}", cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    superseded = wait_for(
+        lambda: [d for d, n in bank.documents().items() if n == 0],
+        60,
+        "the earlier decision superseded",
+        until=lambda docs: len(docs) == 1,
+    )
+    assert "3 months" in bank.memories(superseded[0])[0]["text"]
+
+    query = "what is the churn cut-off in months?"
+    now = book.run(f"r = %recall {query}\nr").result
+    assert "6 months" in now[0].text
+    assert all("3 months" not in memory.text for memory in now)
+    history = repr(book.run("h = %hindsight history #1\nh").result)
+    assert "2 versions" in history, history
+    assert "3 months of no purchases → The churn cut-off is 6 months" in history
+    assert "superseded" in history
+    assert any("Refunds are excluded" in m.text for m in book.run("%recall refunds churn").result)
+
+    was = book.run(f"r = %recall --as-of '{before_edit.isoformat()}' {query}\nr").result
+    assert "3 months" in " ".join(m.text for m in was)
+    assert "6 months" not in " ".join(m.text for m in was)
+
+    added = "%retain The churn cohort is 2024 signups"
+    book.run(f"{decided.format(6)}\n{other}\n{added}", cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    valid = wait_for(
+        lambda: sorted(bank.documents().values()), 60, until=lambda counts: len(counts) == 4
+    )
+    assert valid == [0, 1, 1, 1]  # the line added beside is a memory of its own
 
 
 def test_a_long_dedupe_read_shows_one_progress_line_in_its_own_cell(
