@@ -131,13 +131,18 @@ def _running_cell() -> tuple[int, ...]:
     return ()
 
 
-def _running_cell_id() -> str | None:
+def _running_cell_id() -> tuple[str | None, str | None]:
     """Jupyter's id of the cell running now (the one the front end sent with it, nbformat
-    4.5), inside IPython; else None (plain IPython, a headless run)."""
+    4.5; None from plain IPython and a headless run) and its source, inside IPython; else
+    ``(None, None)``."""
     shell = _running_shell()
     running = getattr(getattr(shell, "displayhook", None), "exec_result", None)
-    cell_id = getattr(getattr(running, "info", None), "cell_id", None)
-    return cell_id if isinstance(cell_id, str) and cell_id else None
+    info = getattr(running, "info", None)
+    cell_id, source = getattr(info, "cell_id", None), getattr(info, "raw_cell", None)
+    return (
+        cell_id if isinstance(cell_id, str) and cell_id else None,
+        source if isinstance(source, str) else None,
+    )
 
 
 def retain(
@@ -236,7 +241,7 @@ def queue_text(
 
         origin = AgentOrigin(agent[0], agent[1], session.label)
     cells = _running_cell()
-    cell_id = _running_cell_id()
+    cell_id, cell_source = _running_cell_id()
     ids = [
         session.retain(
             piece,
@@ -246,6 +251,7 @@ def queue_text(
             cells=cells,
             agent=origin,
             cell_id=cell_id,
+            cell_source=cell_source,
         )
         for piece in pieces
     ]

@@ -299,6 +299,8 @@ class HindsightSession:
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
         self._retain_lines: tuple[tuple[str, tuple[int, ...]], int] = (("", ()), 0)  # cell → n
+        self._retain_cells = NotebookCells()  # a headless run's %retain cells, by their source
+        self._retain_cell: tuple[tuple[int, ...], str | None] = ((), None)
         self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
         VIEWS[id(self)] = self._view
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
@@ -430,6 +432,7 @@ class HindsightSession:
         entities: Sequence[str] = (),
         replaces: str | None = None,
         cell_id: str | None = None,
+        cell_source: str | None = None,
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -440,13 +443,16 @@ class HindsightSession:
         the ``agent`` that wrote it); ``entities``: what it names, when known (a cell's);
         ``replaces``: a cell's new version says when the version it replaces ran;
         ``cell_id``: Jupyter's id of the cell a ``%retain`` line runs in (its n-th text is a
-        decision a changed text supersedes: ``identity.retained_line``).
+        decision a changed text supersedes: ``identity.retained_line``); in a headless run,
+        which sends none, the id its notebook file gives ``cell_source``.
         """
         scope = self.scope
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces
         )
         if document_id is None and update_mode is None and cells and source in RETAINED:
+            if source == RETAIN_MAGIC and not cell_id and cell_source:
+                cell_id = self._headless_cell_id(cell_source, cells)
             if source == RETAIN_MAGIC and cell_id:  # the cell's decision, versioned
                 line = retained_line(
                     self._where(), content, cell_id, self._retain_line(cell_id, cells)
@@ -477,6 +483,17 @@ class HindsightSession:
         count = count + 1 if run == (cell_id, tuple(cells)) else 1
         self._retain_lines = ((cell_id, tuple(cells)), count)
         return count
+
+    def _headless_cell_id(self, source: str, cells: Sequence[int]) -> str | None:
+        """In a headless run, the id the notebook file gives the running cell's ``source``
+        (read in this magic, on the kernel thread; once per run of a cell); None elsewhere."""
+        if self.run_id is None:
+            return None
+        run, found = self._retain_cell
+        if run != tuple(cells):
+            found = self._retain_cells.cell_id(self._notebook_file(), source)
+            self._retain_cell = (tuple(cells), found)
+        return found
 
     def _cell_name(self, number: int) -> str:
         """``cell 4 of churn.ipynb`` (``cell 4`` when the notebook is not known)."""
