@@ -131,6 +131,20 @@ def _running_cell() -> tuple[int, ...]:
     return ()
 
 
+def _running_cell_id() -> tuple[str | None, str | None]:
+    """Jupyter's id of the cell running now (the one the front end sent with it, nbformat
+    4.5; None from plain IPython and a headless run) and its source, inside IPython; else
+    ``(None, None)``."""
+    shell = _running_shell()
+    running = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    info = getattr(running, "info", None)
+    cell_id, source = getattr(info, "cell_id", None), getattr(info, "raw_cell", None)
+    return (
+        cell_id if isinstance(cell_id, str) and cell_id else None,
+        source if isinstance(source, str) else None,
+    )
+
+
 def retain(
     text: str,
     *,
@@ -249,6 +263,7 @@ def queue_text(
 
         origin = AgentOrigin(agent[0], agent[1], session.label)
     cells = _running_cell()
+    cell_id, cell_source = _running_cell_id()
     ids = [
         session.retain(
             piece,
@@ -258,6 +273,8 @@ def queue_text(
             source=source,
             cells=cells,
             agent=origin,
+            cell_id=cell_id,
+            cell_source=cell_source,
         )
         for piece in pieces
     ]
@@ -448,7 +465,8 @@ def context(*, session: HindsightSession | None = None) -> str:
 
 @dataclass(frozen=True)
 class FlushResult:
-    """What a flush achieved: accepted now, and what still waits (and why)."""
+    """What a flush achieved: accepted now, not sent because the server held it already,
+    and what still waits (and why)."""
 
     _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
 
@@ -457,9 +475,17 @@ class FlushResult:
     retrying: int
     failed: int
     last_error: str | None
+    already_stored: int = 0  # not sent: the server held them (a re-run's %retain lines)
 
     def __repr__(self) -> str:
-        parts = [f"Flushed: {plural(self.accepted, 'memory', 'memories')} accepted by the server."]
+        sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
+        if stored and not self.accepted:
+            first = f"Flushed: nothing new to send; {stored} already stored."
+        elif stored:
+            first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."
+        else:
+            first = f"Flushed: {sent} accepted by the server."
+        parts = [first]
         if self.retrying:
             parts.append(
                 f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
@@ -485,8 +511,14 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
     before = session.queue_stats().accepted
     outcome = session.flush(timeout)
     after = session.queue_stats()
+    stored = outcome.already_stored  # counted as accepted by the queue, but never sent
     return FlushResult(
-        after.accepted - before, outcome.pending, outcome.retrying, outcome.failed, after.last_error
+        max(after.accepted - before - stored, 0),
+        outcome.pending,
+        outcome.retrying,
+        outcome.failed,
+        after.last_error,
+        stored,
     )
 
 

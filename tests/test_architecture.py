@@ -160,7 +160,6 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_ui/pictures.py": ({"png"}, "an image format"),
     "_ui/panel/state.py": ({"Server", "state"}, "a Report's heading and row label, as shown"),
     "_ui/panel/widgets.py": ({"forget"}, "a PanelHub method's name (act dispatches by name)"),
-    "_memory/curation.py": ({"consolidation"}, "a document event's kind (an open set, shown)"),
     "_agents/server.py": ({"tools/call"}, "an MCP method"),
     "_api/errors.py": (
         {"body", "error", "health", "http"},

@@ -39,6 +39,16 @@ class OperationStatus(StrEnum):
     NOT_FOUND = "not_found"
 
 
+class DocumentEventKind(StrEnum):
+    """What one change of a document's history was (``GET …/documents/{id}/history``): the
+    ones the extension tells apart."""
+
+    RETAIN = "retain"
+    FACT_EDITED = "fact_edited"
+    FACT_RESTORED = "fact_restored"
+    CONSOLIDATION = "consolidation"
+
+
 class LlmStatus(StrEnum):
     """What the server's probe of one of a bank's LLMs found (``POST …/health/llm``)."""
 

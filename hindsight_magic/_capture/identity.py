@@ -24,8 +24,13 @@ How a cell is named, best first:
 
 A memory a cell retains on purpose (``%retain``, ``hm.retain`` in a cell) is named among the
 notebook's documents by its text (``retained_document``): running the cell again retains the
-same text under the same id, which the server already holds, so nothing is sent again; a
-different text is a different memory, never a new version of the first.
+same text under the same id, which the server already holds, so nothing is sent again. A
+``%retain`` line is the cell's decision: in a cell Jupyter names (or, in a headless run, the
+notebook file does), the n-th text its ``%retain`` lines retain is a cell of its own
+(``retained_line``: its key the cell and n, its version the text), so a changed text supersedes
+the one it replaces, as a changed cell does; a line added beside it is another n, a memory of
+its own. Elsewhere (no cell id) a different text is a different memory, never a new version of
+the first.
 
 The key is scoped to the project and notebook (or, with no notebook, the kernel session), so
 two projects' ``analysis.ipynb`` never share a cell. A memory's document id carries both
@@ -128,6 +133,15 @@ def retained_document(where: str, text: str) -> str:
         f"{_digest(where)}-{_digest('%retain', text)}", _digest(text, chars=VERSION_CHARS), ""
     )
     return identity.document_id(RETAINED_PIECE)
+
+
+def retained_line(where: str, text: str, cell_id: str, position: int) -> CellIdentity:
+    """The identity of the ``position``-th text (from 1) the ``%retain`` lines of the cell
+    Jupyter calls ``cell_id`` retained: the same line with another text is another version of
+    it. Its one document is piece 1, as a cell's, so it is versioned as cells are."""
+    cell = f"{cell_id}:%retain {position}"
+    key = f"{_digest(where)}-{_digest('%retain', cell_id, str(position))}"
+    return CellIdentity(key, _digest(text, chars=VERSION_CHARS), cell)
 
 
 def version_of(pieces: Sequence[str]) -> str:

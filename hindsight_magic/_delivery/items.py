@@ -315,12 +315,14 @@ class NotAnswering:
 
 @dataclass(frozen=True)
 class FlushOutcome:
-    """What a flush left behind when it returned."""
+    """What a flush left behind when it returned; ``already_stored``: memories it did not
+    send because the server held them already (a re-run cell's ``%retain`` lines)."""
 
     settled: bool
     pending: int
     retrying: int
     failed: int
+    already_stored: int = 0
 
 
 def form_batches(

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn, Protocol
 
-from .._api.vocabulary import FactType, MemoryState
+from .._api.vocabulary import DocumentEventKind, FactType, MemoryState
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
@@ -51,11 +51,12 @@ from .versions import (
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._api.replies import DocumentEvent, Memory, MemoryUnit
+    from .._api.replies import DocumentEvent, DocumentItem, Memory, MemoryUnit
     from .scope import BankScope
 
-# the retain ids made here: a memory's own, or a text retained from a cell (``.0``: identity.py)
-OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+|hm-cell-[0-9a-f]{10}-[0-9a-f]{10}-[0-9a-f]{12}\.0")
+# the retain ids made here: a memory's own, or a text retained from a cell (``.0``, and a
+# ``%retain`` line's, ``.1``: identity.py)
+OWN_ID = re.compile(r"hm-[0-9a-f]{32}-\d+|hm-cell-[0-9a-f]{10}-[0-9a-f]{10}-[0-9a-f]{12}\.[01]")
 MEMORY_ID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -67,6 +68,8 @@ DEDUPE_CAP = 200_000  # memories a dedupe reads at most
 DEDUPE_PAGE = 5000  # memories per request (about 0.4 s of the server's on a 50 000 bank)
 CURATED_TYPES = FACT_TYPES
 SHORT_ID = 8
+FORGOTTEN_CAP = 1000  # invalidated memories ``forgotten`` reads to count them
+FORGOTTEN_WIDTH = 300  # a forgotten line: its text, id, reason and age
 
 
 class CurationError(InputError):
@@ -118,9 +121,10 @@ class Outcome:
     document_ids: tuple[str, ...] = ()
     done: bool = True  # False: a preview, nothing was changed
     footer: str = ""
+    width: int = 160  # how much of each item the text form shows
 
     def __repr__(self) -> str:
-        lines = [self.headline, *(f"  - {one_line(item, 160)}" for item in self.items)]
+        lines = [self.headline, *(f"  - {one_line(item, self.width)}" for item in self.items)]
         if self.footer:
             lines.append(self.footer)
         return own_text(plain_text("\n".join(lines)))
@@ -129,7 +133,8 @@ class Outcome:
 
     def _repr_html_(self) -> str:
         esc = html_text
-        rows = "".join(f"<li>{esc(one_line(item, 300))}</li>" for item in self.items)
+        width = max(self.width, 300)
+        rows = "".join(f"<li>{esc(one_line(item, width))}</li>" for item in self.items)
         listed = f"<ul>{rows}</ul>" if rows else ""
         footer = f"<p><i>{esc(self.footer)}</i></p>" if self.footer else ""
         return f"<p>{esc(self.headline)}</p>{listed}{footer}"
@@ -446,8 +451,8 @@ class Curator:
                     "(%hindsight flush) or belong to another scope."
                 )
             events = client.document_history(bank, target.document_id)
-            lines = [f"retained as: {one_line(document.original_text or '', 200)}"]
-            lines += [_event_line(e) for e in events]
+            lines = [_event_line(e) for e in events if e.kind != DocumentEventKind.RETAIN]
+            lines.append(_retained_line(document))
             return Outcome(f"History of {target.shown} (newest change first):", lines)
         memory = self._memory(target.memory_id, target.shown)
         cell = cell_document(memory.document_id or "")
@@ -467,14 +472,13 @@ class Curator:
             events = [
                 e
                 for e in client.document_history(bank, document_id)
-                if e.fact_id in (None, target.memory_id) and e.kind != "consolidation"
+                if e.fact_id in (None, target.memory_id)
+                and e.kind not in (DocumentEventKind.CONSOLIDATION, DocumentEventKind.RETAIN)
             ]
             lines += [_event_line(e) for e in events]
             document = client.document(bank, document_id)
             if document is not None:
-                when = utc_minute_text(document.created_at, " UTC")
-                said = one_line(document.original_text or "", 200)
-                lines.append(f"{when}: retained as: {said}")
+                lines.append(_retained_line(document))
         return Outcome(f"History of {target.shown} (newest first):", lines)
 
     def _cell_history(self, cell: CellDocument, shown: str, label: str) -> Outcome:
@@ -487,9 +491,12 @@ class Curator:
         lines = []
         for n, version in enumerate(versions):
             before: CellVersion | None = versions[n + 1] if n + 1 < len(versions) else None
-            lines.append(_version_line(version, before, first=n + 1 == len(versions)))
+            lines += _version_lines(version, before, first=n + 1 == len(versions))
         name = f" ({label})" if label else ""
         count = plural(len(versions), "version", "versions")
+        corrected = sum(1 for v in versions if v.corrections)
+        if corrected:
+            count += f", {corrected} corrected since"
         return Outcome(
             f"History of {shown}{name}: {count}, newest first (%hindsight restore ID brings "
             "one back as the current version):",
@@ -580,30 +587,39 @@ class Curator:
         )
 
     def forgotten(self) -> Outcome:
-        """The forgotten (invalidated) memories of this scope, newest first, with reasons."""
+        """The forgotten (invalidated) memories of this scope, newest first, with reasons and
+        ids: the ones the user forgot first, then the earlier versions of cells that newer ones
+        superseded (kept for history, not forgotten), each counted apart."""
         scope = self._scope()
-        reply = self._connection.client.list_memories(
-            scope.bank_id, **scope.listing(MemoryState.INVALIDATED, PAGE)
-        )
-        found = sorted(reply.items, key=lambda m: m.invalidated_at or "", reverse=True)
-        total = reply.total or len(found)
+        client, found, offset, total = self._connection.client, [], 0, 0
+        while offset < FORGOTTEN_CAP:
+            listing = scope.listing(MemoryState.INVALIDATED, PAGE)
+            reply = client.list_memories(scope.bank_id, **listing, offset=offset)
+            found += reply.items
+            offset += len(reply.items)
+            total = max(reply.total, offset)
+            if len(reply.items) < PAGE or offset >= reply.total:
+                break
         if not found:
             return Outcome(f"No forgotten memories in bank {scope.bank_id!r}.")
+        found.sort(key=lambda m: m.invalidated_at or "", reverse=True)
+        superseded = [m for m in found if _superseded(m)]
+        forgot = [m for m in found if not _superseded(m)]
+        counts = [plural(len(forgot), "forgotten memory", "forgotten memories")]
+        if superseded:
+            versions = plural(len(superseded), "earlier version", "earlier versions")
+            counts.append(f"{versions} of cells superseded (kept for history)")
+        read = f" (the newest {len(found)} of {total} read)" if total > len(found) else ""
         now = datetime.now(timezone.utc)
-        lines = []
-        for memory in found:
-            line = f"{one_line(memory.text, 120)} — {memory.id}"
-            if memory.invalidation_reason:
-                line += f" · reason: {one_line(memory.invalidation_reason, 80)}"
-            line += f" · forgotten {age(memory.invalidated_at, now)}"
-            lines.append(line)
-        more = f"… and {total - len(found)} more." if total > len(found) else ""
+        shown = (forgot + superseded)[:PAGE]
+        more = f"… and {len(found) - len(shown)} more." if len(found) > len(shown) else ""
         return Outcome(
-            f"{plural(total, 'forgotten memory', 'forgotten memories')} in bank "
-            f"{scope.bank_id!r} (newest first; %hindsight restore ID brings one back):",
-            lines,
-            tuple(m.id for m in found),
+            f"{' and '.join(counts)} in bank {scope.bank_id!r}{read} (newest first; "
+            "%hindsight restore ID brings one back):",
+            [_forgotten_line(memory, now) for memory in shown],
+            tuple(m.id for m in shown),
             footer=more,
+            width=FORGOTTEN_WIDTH,
         )
 
     def delete(self, ref: str, yes: bool = False) -> Outcome:
@@ -729,6 +745,25 @@ def _now_minute() -> str:
     return datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
 
 
+def _superseded(memory: MemoryUnit) -> bool:
+    """Whether an invalidated memory is an earlier version a newer one replaced (the
+    extension's reason says so), not one the user forgot."""
+    return (memory.invalidation_reason or "").startswith(SUPERSEDED)
+
+
+def _forgotten_line(memory: MemoryUnit, now: datetime) -> str:
+    """``text — id · reason: … · forgotten 2 hours ago`` (a superseded version: its reason
+    and ``superseded 2 hours ago``), every part kept in the text form's width."""
+    line = f"{one_line(memory.text, 120)} — {memory.id}"
+    reason = memory.invalidation_reason
+    when = age(memory.invalidated_at, now)
+    if _superseded(memory):
+        return f"{line} · {one_line(reason or '', 80)} · superseded {when}"
+    if reason:
+        line += f" · reason: {one_line(reason, 80)}"
+    return f"{line} · forgotten {when}"
+
+
 def _cell_label(memory: MemoryUnit) -> str:
     """``cell 4 of churn.ipynb`` (what the memory's provenance says), or ''."""
     from .._api.replies import Memory
@@ -739,21 +774,43 @@ def _cell_label(memory: MemoryUnit) -> str:
     return f"{cell} of {name}" if cell and name else cell or name or ""
 
 
-def _version_line(version: CellVersion, before: CellVersion | None, first: bool) -> str:
-    """``2026-12-04 09:12 UTC · current · changed: a → b · hm-cell-….1``."""
+def _version_lines(version: CellVersion, before: CellVersion | None, first: bool) -> list[str]:
+    """A version of a cell, newest entry first: ``2026-12-04 09:12 UTC · current · changed: a →
+    b · hm-cell-….1``; one its memories were corrected in since: first the correction (what it
+    says now, and the version's state), then the version as it was retained."""
     parts = [utc_minute_text(version.stored_at, " UTC")]
-    if version.valid:
-        parts.append("current")
-    else:
-        when = utc_minute_text(version.superseded_at, " UTC")
-        forgot = version.reason and not version.reason.startswith(SUPERSEDED)
-        parts.append(f"{'forgotten' if forgot else 'superseded'} {when}".strip())
+    state = _version_state(version)
     if before is not None:
-        parts.append(f"changed: {what_changed(before.text, version.text)}")
+        said = f"changed: {what_changed(before.text, version.text)}"
     elif first:
-        parts.append(f"first version: {one_line(version.text, 120)}")
-    parts.append(version.documents[0])
-    return " · ".join(parts)
+        said = f"first version: {one_line(version.text, 120)}"
+    else:
+        said = ""
+    document = version.documents[0]
+    if not version.corrections:
+        return [" · ".join(p for p in (*parts, state, said, document) if p)]
+    times = f" ({version.corrections} times)" if version.corrections > 1 else ""
+    corrected = [
+        utc_minute_text(version.corrected_at, " UTC"),
+        state,
+        f"corrected{times} to: {one_line(version.says, 120)}",
+        document,
+    ]
+    retained = [*parts, "as retained", said, document]
+    return [" · ".join(p for p in corrected if p), " · ".join(p for p in retained if p)]
+
+
+def _version_state(version: CellVersion) -> str:
+    """``current`` (``current, restored 2026-12-04 09:30 UTC``), ``superseded 2026-12-04 09:12
+    UTC`` or ``forgotten 2026-12-04 09:12 UTC, reason: …``."""
+    if version.valid:
+        restored = utc_minute_text(version.restored_at, " UTC")
+        return f"current, restored {restored}" if version.restored_at else "current"
+    when = utc_minute_text(version.superseded_at, " UTC")
+    if (version.reason or "").startswith(SUPERSEDED):
+        return f"superseded {when}".strip()
+    why = f", reason: {one_line(version.reason, 80)}" if version.reason else ""
+    return f"{f'forgotten {when}'.strip()}{why}"
 
 
 def like_literal(text: str) -> str:
@@ -782,6 +839,14 @@ def _observation(target: Target) -> CurationError:
         f"{target.shown} is an observation, which the server derives from facts: forget or "
         "correct the facts it is based on (%hindsight history shows them)."
     )
+
+
+def _retained_line(document: DocumentItem) -> str:
+    """``2026-12-02 11:03 UTC: retained as: …``: the document's retain, with what it said
+    (its ``retain`` event is this line, not another one)."""
+    when = utc_minute_text(document.created_at, " UTC")
+    said = f"retained as: {one_line(document.original_text or '', 200)}"
+    return f"{when}: {said}" if when else said
 
 
 def _event_line(event: DocumentEvent) -> str:

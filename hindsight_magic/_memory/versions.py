@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from .._api.vocabulary import FactType, MemoryState
+from .._api.vocabulary import DocumentEventKind, FactType, MemoryState
 from .._capture.identity import (
     CELL_DOCUMENT,
     CellIdentity,
@@ -154,6 +154,38 @@ class CellVersions:
                 self._pending.append(_Supersede(bank_id, others, documents[0], reason))
                 self._submit(self.settle, SETTLE_WAIT_S)
             return CellPlan(identity, replaces)
+
+    def retained(self, bank_id: str, identity: CellIdentity, ran_at: str, label: str) -> None:
+        """A ``%retain`` line of a cell retained ``identity`` (``identity.retained_line``):
+        decided on the worker (``plan_retained``), never here on the kernel thread."""
+        self._submit(lambda: self.plan_retained(bank_id, identity, ran_at, label), 0.0)
+
+    def plan_retained(self, bank_id: str, identity: CellIdentity, ran_at: str, label: str) -> None:
+        """A ``%retain`` line's text, already queued: its line's earlier text is superseded
+        once the server has the new one. A text the line had before (an edit undone) is
+        brought back and not sent again; one the user forgot stays forgotten. Worker thread."""
+        self._learn(bank_id, identity.notebook_prefix)
+        document = identity.document_id(1)
+        reason = f"{SUPERSEDED} {label}, {_local_minute(ran_at)}"
+        with self._lock:
+            known = self._cells.setdefault((bank_id, identity.key), {})
+            record = known.get(identity.version)
+            others = [r for v, r in known.items() if v != identity.version and r.valid]
+            for other in others:
+                other.valid = False
+                self._stored.difference_update((bank_id, d) for d in other.documents)
+            if record is None:
+                known[identity.version] = VersionRecord(identity.version, [document], ran_at, True)
+                if others:
+                    self._pending.append(_Supersede(bank_id, others, document, reason))
+                    self._submit(self.settle, SETTLE_WAIT_S)
+                return
+            revive = None if record.valid else record
+            record.valid = True
+            self._stored.add((bank_id, document))  # on the server already: not sent again
+            if others or revive is not None:
+                self._pending.append(_Supersede(bank_id, others, None, reason, revive))
+                self._submit(self.settle, 0.0)
 
     def _learn(self, bank_id: str, prefix: str) -> None:
         """List the notebook's documents once (a failed listing again after a minute)."""
@@ -395,6 +427,10 @@ class CellVersion:
     text: str = ""
     superseded_at: str | None = None
     reason: str | None = None
+    corrected_at: str | None = None  # the newest ``%hindsight correct`` of its memories
+    corrections: int = 0
+    says: str = ""  # what its corrected memories say now (their text as retained: ``text``)
+    restored_at: str | None = None  # the newest restore of its memories
 
 
 def versions_on_server(client: HindsightClient, bank_id: str, prefix: str) -> list[CellVersion]:
@@ -429,22 +465,39 @@ def _piece(document_id: str) -> int:
 
 
 def read_history(client: HindsightClient, bank_id: str, prefix: str) -> list[CellVersion]:
-    """``versions_on_server`` with each version's text and, for a superseded one, when and
-    why (the newest ``HISTORY_VERSIONS``)."""
+    """``versions_on_server`` with each version's text as retained, what its memories were
+    corrected to and when, when they were last restored, and, for a superseded or forgotten
+    one, when and why (the newest ``HISTORY_VERSIONS``)."""
     versions = versions_on_server(client, bank_id, prefix)[:HISTORY_VERSIONS]
     for version in versions:
-        texts = []
+        texts, edited = [], set()
         for document_id in version.documents:
             document = client.document(bank_id, document_id)
             texts.append(_HEADER.sub("", (document and document.original_text) or ""))
+            for event in client.document_history(bank_id, document_id):
+                when = event.created_at
+                if event.kind == DocumentEventKind.FACT_EDITED:
+                    version.corrections += 1
+                    version.corrected_at = max(version.corrected_at or "", when or "") or None
+                    edited.add(event.fact_id)
+                elif event.kind == DocumentEventKind.FACT_RESTORED:
+                    version.restored_at = max(version.restored_at or "", when or "") or None
         version.text = "\n".join(texts)
-        if not version.valid:
+        state = MemoryState.VALID if version.valid else MemoryState.INVALIDATED
+        if not edited and version.valid:
+            continue
+        says = []
+        for document_id in version.documents:
             reply = client.list_memories(
-                bank_id, document_id=version.documents[0], state=MemoryState.INVALIDATED, limit=1
+                bank_id, document_id=document_id, state=state, limit=LIST_PAGE
             )
             for memory in reply.items:
-                version.superseded_at = memory.invalidated_at
-                version.reason = memory.invalidation_reason
+                if memory.id in edited:
+                    says.append(_HEADER.sub("", memory.text))
+                if not version.valid and version.reason is None:
+                    version.superseded_at = memory.invalidated_at
+                    version.reason = memory.invalidation_reason
+        version.says = "\n".join(says)
     return versions
 
 

@@ -52,6 +52,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,7 @@ from .._capture.identity import (
     NotebookCells,
     identify,
     retained_document,
+    retained_line,
     version_of,
 )
 from .._capture.redact import SecretValues
@@ -301,6 +303,9 @@ class HindsightSession:
         PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
+        self._retain_lines: tuple[tuple[str, tuple[int, ...]], int] = (("", ()), 0)  # cell → n
+        self._retain_cells = NotebookCells()  # a headless run's %retain cells, by their source
+        self._retain_cell: tuple[tuple[int, ...], str | None] = ((), None)
         self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
         VIEWS[id(self)] = self._view
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
@@ -431,6 +436,8 @@ class HindsightSession:
         agent: AgentOrigin | None = None,
         entities: Sequence[str] = (),
         replaces: str | None = None,
+        cell_id: str | None = None,
+        cell_source: str | None = None,
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -439,15 +446,28 @@ class HindsightSession:
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
         its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``,
         the ``agent`` that wrote it); ``entities``: what it names, when known (a cell's);
-        ``replaces``: a cell's new version says when the version it replaces ran.
+        ``replaces``: a cell's new version says when the version it replaces ran;
+        ``cell_id``: Jupyter's id of the cell a ``%retain`` line runs in (its n-th text is a
+        decision a changed text supersedes: ``identity.retained_line``); in a headless run,
+        which sends none, the id its notebook file gives ``cell_source``.
         """
         scope = self.scope
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces
         )
         if document_id is None and update_mode is None and cells and source in RETAINED:
-            # retained from a cell: the same text is the same memory when the cell runs again
-            document_id = retained_document(self._where(), content)
+            if source == RETAIN_MAGIC and not cell_id and cell_source:
+                cell_id = self._headless_cell_id(cell_source, cells)
+            if source == RETAIN_MAGIC and cell_id:  # the cell's decision, versioned
+                line = retained_line(
+                    self._where(), content, cell_id, self._retain_line(cell_id, cells)
+                )
+                document_id = line.document_id(1)
+                label = f"a %retain line of {self._cell_name(cells[0])}"
+                when = timestamp or local_timestamp(ran_at)
+                self._parts.versions.retained(scope.bank_id, line, when, label)
+            else:  # retained from a cell: the same text is the same memory when it runs again
+                document_id = retained_document(self._where(), content)
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),
@@ -461,6 +481,29 @@ class HindsightSession:
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id
+
+    def _retain_line(self, cell_id: str, cells: Sequence[int]) -> int:
+        """Which text (from 1) of this run of cell ``cell_id`` its ``%retain`` lines retain now."""
+        run, count = self._retain_lines
+        count = count + 1 if run == (cell_id, tuple(cells)) else 1
+        self._retain_lines = ((cell_id, tuple(cells)), count)
+        return count
+
+    def _headless_cell_id(self, source: str, cells: Sequence[int]) -> str | None:
+        """In a headless run, the id the notebook file gives the running cell's ``source``
+        (read in this magic, on the kernel thread; once per run of a cell); None elsewhere."""
+        if self.run_id is None:
+            return None
+        run, found = self._retain_cell
+        if run != tuple(cells):
+            found = self._retain_cells.cell_id(self._notebook_file(), source)
+            self._retain_cell = (tuple(cells), found)
+        return found
+
+    def _cell_name(self, number: int) -> str:
+        """``cell 4 of churn.ipynb`` (``cell 4`` when the notebook is not known)."""
+        notebook = self.notebook
+        return f"cell {number} of {portable_notebook(notebook)}" if notebook else f"cell {number}"
 
     def _plan_cell(self, entry: Entry) -> CellPlan | None:
         """What a cell that ran becomes (``_memory/versions.py``): its identity — Jupyter's
@@ -487,9 +530,7 @@ class HindsightSession:
             in_file=in_file,
             headless=headless and notebook is not None,
         )
-        name = f"cell {entry.cell.number}"
-        if notebook:
-            name += f" of {portable_notebook(notebook)}"
+        name = self._cell_name(entry.cell.number)
         ran_at = local_timestamp(entry.ran_at)
         return self._parts.versions.plan(
             self.scope.bank_id,
@@ -534,11 +575,12 @@ class HindsightSession:
         timeout = self.settings.retain_timeout_ms / 1000 if timeout_s is None else timeout_s
         self._parts.autoretain.process()
         started = time.monotonic()
+        stored = self._parts.versions.already_stored
         outcome = self._parts.worker.flush(timeout)
         if self._parts.versions.pending():  # changed cells: their earlier versions superseded
             spare = min(SETTLE_S, timeout - (time.monotonic() - started))
             self._parts.versions.settle_until(max(spare, 0.0))
-        return outcome
+        return replace(outcome, already_stored=self._parts.versions.already_stored - stored)
 
     def retry_failed(self) -> int:
         """Re-send permanently failed memories through the current connection."""

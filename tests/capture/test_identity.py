@@ -13,6 +13,7 @@ from hindsight_magic._capture.identity import (
     NotebookCells,
     cell_document,
     identify,
+    retained_line,
     version_of,
 )
 
@@ -74,6 +75,18 @@ def notebook_file(folder: Path, sources: list[str]) -> Path:
     path = folder / "nightly.ipynb"
     nbformat.write(notebook, path)
     return path
+
+
+def test_a_retain_lines_changed_text_is_a_new_version_of_the_same_line() -> None:
+    three, six = (retained_line(CHURN, f"The cut-off is {n} months", "c1", 1) for n in (3, 6))
+    assert three.key == six.key  # the same line of the same cell …
+    assert three.version != six.version  # … with another text: a new version of it
+    beside = retained_line(CHURN, "The cut-off is 3 months", "c1", 2)
+    assert beside.key != three.key  # a line added beside it is a memory of its own
+    assert retained_line(CHURN, "The cut-off is 3 months", "c2", 1).key != three.key
+    found = cell_document(six.document_id(1))
+    assert found is not None
+    assert (found.key, found.version) == (six.key, six.version)
 
 
 def test_a_headless_run_finds_each_cells_id_in_its_notebook_file(tmp_path: Path) -> None:

@@ -90,12 +90,19 @@ def test_forget_leaves_recall_and_reflect_restore_brings_it_back(book: Notebook)
     assert "1 forgotten, 1 restored" in line(book, "%hindsight status")
 
 
-def test_correct_is_recalled_with_the_new_text_and_history_has_both(book: Notebook) -> None:
+def test_correct_is_recalled_with_the_new_text_and_history_has_both(
+    book: Notebook, hindsight_server: RunningServer, bank_id: str
+) -> None:
     mark = token()
     old = f"The staging warehouse is called Larkspur {mark}"
     new = f"The staging warehouse is called Foxglove {mark}"
-    retained(book, old)
+    assert book.run(f"%retain {old}").error is None
+    book.run("%hindsight flush")  # sent in the background, as a notebook's memories are
+    settled(rest(hindsight_server, bank_id))
     memory = next(m for m in recalled(book, mark) if old in m.text)
+    first = line(book, f"%hindsight history {memory.id}")
+    assert first.count("retain") == 1, first  # its retain is the "retained as" line, once
+    assert f"retained as: {old}" in first
     said = repr(memory.correct(new))  # the method on a recalled memory
     assert f"it now says “{new}”" in said
     found = texts(recalled(book, mark))

@@ -239,3 +239,45 @@ def test_nightly_papermill_runs_add_only_what_changed(
     assert "2 versions" in history
     assert "0.81" in history
     assert "0.84" in history
+
+
+def test_a_papermill_rerun_says_nothing_was_sent_and_a_changed_retain_supersedes(
+    tmp_path: Path, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """Papermill sends no cell ids: a ``%retain`` line's cell is named by the id the notebook
+    file gives its source. Run again unchanged, nothing is sent and the flush says so; the
+    line's text changed in the file, the new decision supersedes the old one."""
+    path = report(tmp_path, "The churn cut-off is 3 months of no purchases")
+    papermill = Path(sys.executable).with_name("papermill")
+    env = environment(hindsight_server, bank_id, tmp_path)
+    bank = f"{hindsight_server.url}/v1/default/banks/{bank_id}"
+
+    def run() -> str:
+        command = [str(papermill), path.name, "out.ipynb", "--cwd", str(tmp_path)]
+        run_command(command, env, tmp_path, 300)
+        flushed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[3].outputs
+        return " ".join(str(o.get("data", {}).get("text/plain", o.get("text"))) for o in flushed)
+
+    def documents() -> dict[str, int]:
+        items = httpx.get(f"{bank}/documents", params={"limit": 100}, timeout=30).json()["items"]
+        return {d["id"]: d["memory_unit_count"] for d in items}
+
+    assert "Flushed: 1 memory accepted by the server." in run()
+    wait_for(documents, 60, "the decision stored", until=lambda d: list(d.values()) == [1])
+    assert "Flushed: nothing new to send; 1 already stored." in run()
+
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[2].source = notebook.cells[2].source.replace("3 months", "6 months")
+    nbformat.write(notebook, path)
+    assert "Flushed: 1 memory accepted by the server." in run()
+    after = wait_for(
+        documents,
+        60,
+        "the earlier decision superseded",
+        until=lambda d: sorted(d.values()) == [0, 1],
+    )
+    assert len(after) == 2
+    assert stored(hindsight_server, bank_id, "The churn cut-off is 6 months of no purchases")
+    assert (
+        stored(hindsight_server, bank_id, "The churn cut-off is 3 months of no purchases") is None
+    )

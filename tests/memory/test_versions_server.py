@@ -238,6 +238,29 @@ def test_a_cell_first_run_after_a_recall_showed_its_value_is_unchanged_in_the_ne
     assert "cells unchanged  1" in book.run("%hindsight status").text
 
 
+def test_a_corrected_cell_memory_shows_its_new_text_as_current_in_its_history(
+    book: Notebook, bank: Bank
+) -> None:
+    """``%hindsight correct`` changes what a cell's memory says; its history must show the
+    correction as what is current, and the text as retained as what came before it."""
+    run_all(book, months=2)
+    bank.settled()
+    found = book.run(f"r = %recall {QUESTION}\nr").result
+    assert "2 months" in found[0].text
+    new = "Tenure cut-off: customers under 4 months are new (corrected)"
+    assert "Corrected #1" in book.run(f"%hindsight correct #1 {new}").text
+
+    history = book.run("h = %hindsight history #1\nh").result
+    assert "1 version, 1 corrected since" in history.headline, history.headline
+    corrected, retained = history.items
+    assert " · current · " in corrected
+    assert f"corrected to: {new}" in corrected
+    assert "first version: # tenure cut-off: customers under 2 months" in retained
+    assert "current" not in retained
+    assert "as retained" in retained
+    assert f"corrected to: {new}" in history._repr_html_()
+
+
 def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     book: Notebook, bank: Bank
 ) -> None:
@@ -251,6 +274,38 @@ def test_a_cell_the_user_forgot_stays_forgotten_when_it_runs_again(
     time.sleep(3)  # a revival would have happened by now
     result = book.run(f"r = %recall {QUESTION}\nr").result
     assert all("2 months" not in memory.text for memory in result)
+
+
+def test_forgotten_shows_each_reason_and_counts_superseded_versions_apart(
+    book: Notebook, bank: Bank
+) -> None:
+    """The text form keeps a forgotten memory's reason (a long text is cut, not the reason),
+    and a cell's earlier version is counted as superseded: the user forgot one memory."""
+    run_all(book, months=2)
+    bank.settled()
+    run_all(book, months=3)
+    bank.settled()
+    wait_for(lambda: cutoff_documents(bank), 60, until=lambda d: sorted(d.values())[0] == 0)
+    long = "The pricing experiment ran in three regions " + "with a staggered start " * 8
+    book.run(f"%retain {long}")
+    book.run("%hindsight flush")
+    bank.settled()
+    found = book.run("r = %recall pricing experiment regions staggered\nr").result
+    handle = next(n for n, m in enumerate(found, 1) if "pricing experiment" in m.text)
+    said = book.run(f"%hindsight forget #{handle} --reason the regions were wrong").text
+    assert "Forgot" in said, said
+
+    listing = book.run("f = %hindsight forgotten\nf").result
+    text = repr(listing)
+    headline = text.splitlines()[0]
+    assert headline.startswith("1 forgotten memory and 1 earlier version of cells superseded")
+    (forgot,) = [line for line in text.splitlines() if "pricing experiment" in line]
+    assert "· forgotten " in forgot, forgot
+    assert "reason: the regions were wrong" in forgot
+    (earlier,) = [line for line in text.splitlines() if "months" in line]
+    assert "superseded by cell" in earlier
+    assert "forgotten" not in earlier
+    assert "reason: the regions were wrong" in listing._repr_html_()
 
 
 def plant_copies(bank: Bank) -> None:
@@ -308,6 +363,11 @@ def test_copies_from_before_versions_show_once_and_dedupe_tidies_them(
 DECISION = "Churn study: we drop customers with fewer than 2 orders from the cohort."
 
 
+def by_autoretain(memory: dict[str, Any]) -> bool:
+    """Whether a memory (or a retain request's item) is a cell's own, not a text it retained."""
+    return bool((memory.get("metadata") or {}).get("source") == "autoretain")
+
+
 def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     book: Notebook, bank: Bank
 ) -> None:
@@ -315,8 +375,10 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     server holds the same text under the same id; a new kernel knows it from the server."""
     cell = f"%retain {DECISION}\nimport hindsight_magic as hm\nhm.retain('Cohort is 2024 signups.')"
 
-    def retained() -> dict[str, int]:
-        return {d: n for d, n in bank.documents().items() if d.endswith(".0")}
+    def retained() -> dict[str, int]:  # the documents of the texts retained on purpose
+        items = bank.http.get("/memories/list", params={"limit": 500}).json()["items"]
+        own = {m["document_id"] for m in items if not by_autoretain(m)}
+        return {d: n for d, n in bank.documents().items() if d in own}
 
     book.run(cell, cell_id="decision")
     book.run("%hindsight flush")
@@ -328,7 +390,7 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     original = client.retain_batch
 
     def counted(bank_id: str, items: list[dict[str, Any]], **options: Any) -> Any:
-        sent.extend(i["document_id"] for i in items if i["document_id"].endswith(".0"))
+        sent.extend(i["document_id"] for i in items if not by_autoretain(i))
         return original(bank_id, items, **options)
 
     client.retain_batch = counted
@@ -348,6 +410,74 @@ def test_a_rerun_cell_retains_its_texts_once_in_this_kernel_and_the_next(
     book.run("%hindsight flush")
     bank.settled()
     assert len(wait_for(retained, 60, "the new text stored", until=lambda d: len(d) == 3)) == 3
+
+
+def test_a_flush_after_an_unchanged_rerun_says_nothing_was_sent(book: Notebook, bank: Bank) -> None:
+    """A notebook run again unchanged (papermill's nightly run: a new kernel each time) sends
+    none of its ``%retain`` lines: its flush says so, not that the server accepted them."""
+    cell = f"%retain {DECISION}\n%retain The cohort is 2024 signups."
+    book.run(cell, cell_id="decision")
+    first = book.run("%hindsight flush").text
+    assert "Flushed: 2 memories accepted by the server." in first, first
+    bank.settled()
+
+    book.run("%reload_ext hindsight_magic")  # the next run's kernel
+    book.run(cell, cell_id="decision")
+    again = book.run("%hindsight flush").text
+    assert "Flushed: nothing new to send; 2 already stored." in again, again
+    assert "accepted" not in again
+
+    book.run(f"{cell}\n%retain Refunds are excluded.", cell_id="decision")
+    mixed = book.run("%hindsight flush").text
+    assert "Flushed: 1 memory accepted by the server; 2 already stored" in mixed, mixed
+
+
+def test_a_changed_retain_line_supersedes_the_decision_it_replaces(
+    book: Notebook, bank: Bank
+) -> None:
+    """A ``%retain`` line is its cell's decision: changed and run again, its new text is the
+    current one, the old one superseded (history, as-of); a line added beside it is another
+    memory, and the cell's other lines stay as they were."""
+    decided = "%retain The churn cut-off is {} months of no purchases"
+    other = "%retain Refunds are excluded from churn revenue"
+    book.run(f"{decided.format(3)}\n{other}", cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    before_edit = datetime.now().astimezone()
+    time.sleep(1.5)
+    book.run(f"{decided.format(6)}\n{other}", cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    superseded = wait_for(
+        lambda: [d for d, n in bank.documents().items() if n == 0],
+        60,
+        "the earlier decision superseded",
+        until=lambda docs: len(docs) == 1,
+    )
+    assert "3 months" in bank.memories(superseded[0])[0]["text"]
+
+    query = "what is the churn cut-off in months?"
+    now = book.run(f"r = %recall {query}\nr").result
+    assert "6 months" in now[0].text
+    assert all("3 months" not in memory.text for memory in now)
+    history = repr(book.run("h = %hindsight history #1\nh").result)
+    assert "2 versions" in history, history
+    assert "3 months of no purchases → The churn cut-off is 6 months" in history
+    assert "superseded" in history
+    assert any("Refunds are excluded" in m.text for m in book.run("%recall refunds churn").result)
+
+    was = book.run(f"r = %recall --as-of '{before_edit.isoformat()}' {query}\nr").result
+    assert "3 months" in " ".join(m.text for m in was)
+    assert "6 months" not in " ".join(m.text for m in was)
+
+    added = "%retain The churn cohort is 2024 signups"
+    book.run(f"{decided.format(6)}\n{other}\n{added}", cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    valid = wait_for(
+        lambda: sorted(bank.documents().values()), 60, until=lambda counts: len(counts) == 4
+    )
+    assert valid == [0, 1, 1, 1]  # the line added beside is a memory of its own
 
 
 def test_a_long_dedupe_read_shows_one_progress_line_in_its_own_cell(
