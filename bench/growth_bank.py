@@ -191,6 +191,10 @@ def start_server(data_dir: Path, port: int) -> str:
     info = launcher.status(data_dir)
     if info is not None:
         return info.url
+    from hindsight_magic._localserver.postgres import bind
+
+    if bind(port) is None:  # another server has it (a shared test server): any free port
+        port = bind(0) or port
     progress(f"starting the growth server on port {port}, data in {data_dir} …", "growth")
     return launcher.start(port=port, data_dir=data_dir, wait_s=600).url
 

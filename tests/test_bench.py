@@ -630,3 +630,32 @@ def test_the_planted_notebooks_carry_their_facts_and_pass_the_collections_checks
     kinds = [fact.kind for _, _, fact in facts(planted)]
     assert all(kinds.count(kind) >= 10 for kind in FACT_KINDS), kinds
     assert check(planted + distractor_sessions()) == []
+
+
+def test_the_growth_server_takes_a_free_port_when_its_own_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program (a shared test server) may hold the growth server's default port: the
+    bench starts its server on a free port rather than stopping at the launcher's error."""
+    import socket
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench import growth_bank
+    from hindsight_magic._localserver import launcher
+
+    asked: list[int | None] = []
+
+    def start(*, port: int | None, data_dir: Path, wait_s: float) -> object:
+        asked.append(port)
+        return type("Info", (), {"url": f"http://127.0.0.1:{port}"})()
+
+    monkeypatch.setattr(launcher, "status", lambda data_dir: None)
+    monkeypatch.setattr(launcher, "start", start)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        url = growth_bank.start_server(tmp_path, busy)
+    assert asked
+    assert asked[0] != busy
+    assert url == f"http://127.0.0.1:{asked[0]}"
