@@ -632,6 +632,26 @@ def test_the_planted_notebooks_carry_their_facts_and_pass_the_collections_checks
     assert check(planted + distractor_sessions()) == []
 
 
+@pytest.mark.integration
+def test_the_growth_bench_reports_the_index_setting_its_server_runs_with(
+    keyed_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Section 15's hit@5 depends on whether the server searched exactly or through its
+    approximate index; the bench reads the setting from the server's own process."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.growth import index_settings
+    from bench.growth_bank import index_setting
+    from hindsight_magic._localserver.launcher import EXACT_SEARCH_ROWS
+
+    assert keyed_server.data_dir is not None  # started by the project's launcher
+    setting = index_setting(keyed_server.data_dir)
+    assert setting == str(EXACT_SEARCH_ROWS)
+    figures = {"sizes": {"1000": {"index_setting": setting}, "10000": {}}}
+    told = index_settings(figures)
+    assert "HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS" in told
+    assert f"1 000: {setting}, 10 000: not recorded." in told
+
+
 def test_the_growth_server_takes_a_free_port_when_its_own_is_taken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
