@@ -31,9 +31,11 @@ from .common import progress
 from .growth_bank import (
     DEFAULT_DATA_DIR,
     DEFAULT_PORT,
+    INDEX_SETTING,
     bank_id,
     fill,
     fill_plan,
+    index_setting,
     indexed,
     purge,
     record,
@@ -193,6 +195,10 @@ def measure(url: str | None, growth: Growth, data_dir: Path = DEFAULT_DATA_DIR) 
         started_here = launcher.status(data_dir) is None
         url = start_server(data_dir, DEFAULT_PORT)
     assert url is not None
+    setting = index_setting(data_dir) if growth.kept else ""
+    progress(
+        f"the server's {INDEX_SETTING}: {setting or 'not known (not the kept server)'}", "growth"
+    )
     try:
         fills = fill_banks(url, kept, growth.sizes, prefix)
         sizes: dict[str, Any] = recorded(data_dir).get("sizes", {}) if kept else {}
@@ -206,6 +212,7 @@ def measure(url: str | None, growth: Growth, data_dir: Path = DEFAULT_DATA_DIR) 
                 growth.variants,
                 kept,
             )
+            sizes[str(size)]["index_setting"] = setting
             if kept is not None:
                 record(kept, "sizes", sizes)
         chosen = {str(size): sizes[str(size)] for size in growth.sizes}
@@ -376,8 +383,9 @@ def rows(figures: dict[str, Any]) -> Section:
     exactness = [got.get("exactness") for _, got in measured]
     if all(exactness):
         n_e = str(exactness[-1]["questions"])
+        indexes = " / ".join(str(e.get("hnsw_indexes", "?")) for e in exactness)
         for key, what in (
-            ("index", "through the bank's HNSW index (the server's settings)"),
+            ("index", f"as the server runs it (the bank's HNSW indexes: {indexes})"),
             ("exact", "exactly (no index)"),
         ):
             found5 = _series([float(e[key]["top5"]) for e in exactness], num)
@@ -471,7 +479,7 @@ def rows(figures: dict[str, Any]) -> Section:
         f"{label}: the journal file's size after the session: {_series(journal, _mb)}",
         f"{num(journal[-1])} MB",
     )
-    notes = [note(figures)]
+    notes = [note(figures), index_settings(figures)]
     limit = ingest_limit(figures)
     if limit:
         notes.append(limit)
@@ -573,6 +581,19 @@ def note(figures: dict[str, Any]) -> str:
     )
 
 
+def index_settings(figures: dict[str, Any]) -> str:
+    """Which ``HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS`` the server ran with at each size."""
+    told = [
+        f"{num(size)}: {got.get('index_setting') or 'not recorded'}"
+        for size, got in measured_sizes(figures)
+    ]
+    return (
+        f"The server's {INDEX_SETTING} (below it a bank's memories of a kind are searched "
+        f"exactly, above it through an approximate index; 0 indexes every bank) by size: "
+        f"{', '.join(told)}."
+    )
+
+
 def side_by_side(figures: dict[str, Any]) -> str:
     """The figures as a table with a column per bank size and the growth factor: what
     ``python -m bench.growth`` prints."""
@@ -668,6 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = recorded(data_dir)
     table, notes = section(figures)
     print(side_by_side(figures))
+    print(index_settings(figures))
     print()
     print(markdown_table(table))
     print(json.dumps(figures))

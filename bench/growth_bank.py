@@ -191,8 +191,32 @@ def start_server(data_dir: Path, port: int) -> str:
     info = launcher.status(data_dir)
     if info is not None:
         return info.url
+    from hindsight_magic._localserver.postgres import bind
+
+    if bind(port) is None:  # another server has it (a shared test server): any free port
+        port = bind(0) or port
     progress(f"starting the growth server on port {port}, data in {data_dir} …", "growth")
     return launcher.start(port=port, data_dir=data_dir, wait_s=600).url
+
+
+INDEX_SETTING = "HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS"
+
+
+def index_setting(data_dir: Path) -> str:
+    """The kept server's ``HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS`` as its process has it: below
+    that many memories of a kind a bank is searched exactly, above it through an approximate
+    index ("0", Hindsight's default: every bank has the index; "" when it does not run)."""
+    import psutil
+
+    from hindsight_magic._machine import read_state, server_home
+
+    info = read_state(server_home(data_dir))
+    if info is None:
+        return ""
+    try:
+        return str(psutil.Process(info.pid).environ().get(INDEX_SETTING, "0"))
+    except psutil.Error:
+        return ""
 
 
 def stop_server(data_dir: Path) -> bool:

@@ -324,6 +324,13 @@ INDEX_SETTINGS = (
     "SET hnsw.max_scan_tuples = 4000",
 )
 EXACT_SETTINGS = ("SET enable_indexscan = off", "SET enable_bitmapscan = off")
+# The bank's HNSW indexes (the server names each after the bank's internal id; its predicate
+# names the bank): none below HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS, where the server's plan is
+# exact too.
+HNSW_SQL = (
+    "SELECT count(*) FROM pg_indexes WHERE tablename = 'memory_units' "
+    "AND indexdef ILIKE '%using hnsw%' AND strpos(indexdef, quote_literal($1::text)) > 0"
+)
 
 
 def index_exactness(
@@ -331,9 +338,10 @@ def index_exactness(
 ) -> dict[str, Any]:
     """What the bank's approximate (HNSW) index costs the semantic arm: for each planted
     question, the server's own embedding of it (its trace), then the arm's query run on the
-    kept server's PostgreSQL twice, through the index with the server's settings and exactly
-    (no index): the answers each finds in its top 5 and top 50, the index's top 10 against
-    the exact top 10, and each one's time. Read-only; the bank is left as it is."""
+    kept server's PostgreSQL twice, as the server runs it (through the bank's index, with the
+    server's settings, where it has one; how many it has is counted) and exactly (no
+    index): the answers each finds in its top 5 and top 50, the index's top 10 against the
+    exact top 10, and each one's time. Read-only; the bank is left as it is."""
     import asyncpg
     import httpx
 
@@ -365,6 +373,15 @@ def index_exactness(
         finally:
             await conn.close()
 
+    async def hnsw_indexes() -> int:
+        conn = await asyncpg.connect(
+            f"postgresql://postgres:postgres@127.0.0.1:{pg_port}/hindsight"
+        )
+        try:
+            return int(await conn.fetchval(HNSW_SQL, bank))
+        finally:
+            await conn.close()
+
     index, index_ms = asyncio.run(run(INDEX_SETTINGS))
     exact, exact_ms = asyncio.run(run(EXACT_SETTINGS))
 
@@ -380,6 +397,7 @@ def index_exactness(
     ]
     return {
         "questions": len(questions),
+        "hnsw_indexes": asyncio.run(hnsw_indexes()),
         "index": {
             "top5": hits(index, 5),
             "top50": hits(index, 50),

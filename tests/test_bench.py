@@ -735,3 +735,52 @@ def test_a_merged_section_keeps_the_notes_about_several_sections(
     assert "- re-run" in after
     both = merged(before, [], [], {"1", "12"}, "all again")
     assert "before and after" not in both
+
+
+@pytest.mark.integration
+def test_the_growth_bench_reports_the_index_setting_its_server_runs_with(
+    keyed_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Section 15's hit@5 depends on whether the server searched exactly or through its
+    approximate index; the bench reads the setting from the server's own process."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.growth import index_settings
+    from bench.growth_bank import index_setting
+    from hindsight_magic._localserver.launcher import EXACT_SEARCH_ROWS
+
+    assert keyed_server.data_dir is not None  # started by the project's launcher
+    setting = index_setting(keyed_server.data_dir)
+    assert setting == str(EXACT_SEARCH_ROWS)
+    figures = {"sizes": {"1000": {"index_setting": setting}, "10000": {}}}
+    told = index_settings(figures)
+    assert "HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS" in told
+    assert f"1 000: {setting}, 10 000: not recorded." in told
+
+
+def test_the_growth_server_takes_a_free_port_when_its_own_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program (a shared test server) may hold the growth server's default port: the
+    bench starts its server on a free port rather than stopping at the launcher's error."""
+    import socket
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench import growth_bank
+    from hindsight_magic._localserver import launcher
+
+    asked: list[int | None] = []
+
+    def start(*, port: int | None, data_dir: Path, wait_s: float) -> object:
+        asked.append(port)
+        return type("Info", (), {"url": f"http://127.0.0.1:{port}"})()
+
+    monkeypatch.setattr(launcher, "status", lambda data_dir: None)
+    monkeypatch.setattr(launcher, "start", start)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        url = growth_bank.start_server(tmp_path, busy)
+    assert asked
+    assert asked[0] != busy
+    assert url == f"http://127.0.0.1:{asked[0]}"

@@ -58,6 +58,14 @@ _STRIPPED = (
 )  # fmt: skip
 
 
+# Rows a bank's kind of memory (Hindsight's fact type) holds before the server builds it an
+# approximate (HNSW) index: below it every recall searches exactly. Hindsight's default (0)
+# indexes every bank from its creation, and at 50 000 memories that index lost most planted
+# answers an exact search finds (BENCHMARKS.md, section 15), while the exact search cost
+# 132 ms there (94 ms at 10 000). At 100 000 a year's bank is searched exactly with room to
+# spare; a bank indexed before keeps its index until a deletion in it finds it under half
+# of this (the server's hysteresis), so a year's bank from before loses it too.
+EXACT_SEARCH_ROWS = 100_000
 _FALLBACK = "from hindsight_api.main import main; main()"  # when there is no console script
 _LOG_ROTATE_BYTES = 20 * 1024 * 1024
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # servers started by this process
@@ -136,6 +144,7 @@ def child_env(
         )
         env["HINDSIGHT_API_TENANT_API_KEY"] = api_key
     env.update(extra_env or {})
+    env.setdefault("HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS", str(EXACT_SEARCH_ROWS))
     if not any(k.startswith("HINDSIGHT_API_LLM_") for k in env):
         # No LLM: the mock answers reflect with a placeholder (never shown: the extension
         # shows the memories instead), but must not extract. In the default (concise) mode it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import socket
@@ -354,6 +355,22 @@ def test_child_env_passes_the_users_llm_and_auth() -> None:
         assert f"HINDSIGHT_API_{left}" not in env  # an LLM extracts (the server's defaults)
 
 
+def test_child_env_searches_exactly_below_a_size_unless_the_user_chose() -> None:
+    """Hindsight's default indexes every bank approximately, which lost answers at 50 000
+    memories; the local server searches exactly below ``EXACT_SEARCH_ROWS``."""
+    env, _ = server.child_env(9000, 5555, "/model", base={})
+    assert env["HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS"] == str(server.EXACT_SEARCH_ROWS)
+    # a year's bank (50 000) is searched exactly, even one the server indexed before: it
+    # drops an index below half the threshold
+    assert server.EXACT_SEARCH_ROWS >= 100_000
+    theirs = {"HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS": "0"}
+    own, _ = server.child_env(9000, 5555, "/model", base=theirs)
+    assert own["HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS"] == "0"  # the user's choice stays
+    extra = {"HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS": "500"}
+    passed, _ = server.child_env(9000, 5555, "/model", extra_env=extra, base={})
+    assert passed["HINDSIGHT_API_VECTOR_INDEX_MIN_ROWS"] == "500"
+
+
 # --- real servers -----------------------------------------------------------------------------
 
 QUIET = {"HINDSIGHT_API_ENABLE_OBSERVATIONS": "false"}
@@ -421,3 +438,39 @@ def test_server_that_exits_during_start_is_reported(data_dir: Path) -> None:
     assert "no-such-provider" in exc.value.log_tail
     assert server.running_server(data_dir) is None
     assert server.stop(data_dir) is False  # PostgreSQL started for it was stopped too
+
+
+@pytest.mark.integration
+def test_a_small_bank_on_the_local_server_has_no_approximate_index(
+    keyed_server: RunningServer,
+) -> None:
+    """After a write, the bank's memories carry no HNSW index in the server's PostgreSQL: its
+    recall searches them exactly (with Hindsight's default, bank creation builds three)."""
+    assert keyed_server.data_dir is not None
+    info = server.status(keyed_server.data_dir)
+    assert info is not None
+    bank = f"exact-{os.getpid()}-{time.monotonic_ns()}"
+    key = {"Authorization": f"Bearer {PLANTED_KEY}"}
+    items = [{"content": f"the centrifuge in room {n} runs at 4 degrees"} for n in range(3)]
+    url = f"{info.url}/v1/default/banks/{bank}/memories"
+    reply = httpx.post(url, json={"items": items}, headers=key, timeout=120)
+    assert reply.status_code == 200, reply.text
+    hnsw = (
+        "select count(*) from pg_indexes where tablename = 'memory_units' "
+        "and indexdef ilike '%using hnsw%' and strpos(indexdef, quote_literal($1::text)) > 0"
+    )
+    rows = "select count(*) from memory_units where bank_id = $1"
+
+    async def count(sql: str) -> int:
+        import asyncpg
+
+        db = await asyncpg.connect(
+            f"postgresql://postgres:postgres@127.0.0.1:{info.pg_port}/hindsight"
+        )
+        try:
+            return int(await db.fetchval(sql, bank))
+        finally:
+            await db.close()
+
+    assert asyncio.run(count(rows)) >= 1  # the write landed
+    assert asyncio.run(count(hnsw)) == 0
