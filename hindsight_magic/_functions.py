@@ -481,7 +481,8 @@ class FlushResult:
 
     def __repr__(self) -> str:
         sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
-        if stored and not self.accepted:
+        left = self.pending or self.retrying or self.failed  # then something new was not sent
+        if stored and not self.accepted and not left:
             first = f"Flushed: nothing new to send; {stored} already stored."
         elif stored:
             first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."
