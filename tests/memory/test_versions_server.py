@@ -480,6 +480,25 @@ def test_a_changed_retain_line_supersedes_the_decision_it_replaces(
     assert valid == [0, 1, 1, 1]  # the line added beside is a memory of its own
 
 
+def test_a_retain_line_changed_and_changed_back_at_once_is_its_first_text_again(
+    book: Notebook, bank: Bank
+) -> None:
+    """3 months, then 6, then 3 again, each run and flushed straight away (a user undoing an
+    edit): the decision is 3 months, and 6 months is superseded."""
+    decided = "%retain The churn cut-off is {} months of no purchases"
+    for months in (3, 6, 3):
+        book.run(decided.format(months), cell_id="decision")
+        book.run("%hindsight flush")
+    bank.settled()
+
+    def current() -> str:
+        found = book.run("r = %recall what is the churn cut-off in months?\nr").result
+        return " ".join(memory.text for memory in found)
+
+    now = wait_for(current, 30, every_s=1, until=lambda t: "6 months" not in t)
+    assert "3 months" in now
+
+
 def test_restoring_a_superseded_decision_by_the_id_forgotten_lists_makes_it_current(
     book: Notebook, bank: Bank
 ) -> None:
