@@ -238,13 +238,14 @@ def queue_text(
 ) -> RetainResult:
     """``retain`` for a given ``source`` (``%retain``, the Python API, an agent: its name and
     version)."""
-    stamp = None
+    stamp, dated = None, ""
     if timestamp is not None:
         from ._memory.provenance import RETAIN_MAGIC
-        from ._memory.timewindow import dated
+        from ._memory.timewindow import dated as dated_at
 
         name = "--at" if source == RETAIN_MAGIC else "timestamp"
-        stamp = dated(timestamp, name=name).isoformat()
+        stamp = dated_at(timestamp, name=name).isoformat()
+        dated = timestamp if isinstance(timestamp, str) else stamp  # as written: "3d" stays
     pieces = [p.strip() for p in text.split("\n\n")] if split else [text.strip()]
     pieces = [piece for piece in pieces if piece]
     if not pieces:
@@ -275,6 +276,7 @@ def queue_text(
             agent=origin,
             cell_id=cell_id,
             cell_source=cell_source,
+            dated=dated,
         )
         for piece in pieces
     ]
@@ -479,7 +481,8 @@ class FlushResult:
 
     def __repr__(self) -> str:
         sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
-        if stored and not self.accepted:
+        left = self.pending or self.retrying or self.failed  # then something new was not sent
+        if stored and not self.accepted and not left:
             first = f"Flushed: nothing new to send; {stored} already stored."
         elif stored:
             first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."

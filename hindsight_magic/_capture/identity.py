@@ -125,23 +125,35 @@ def notebook_document(document_id: str | None) -> CellDocument | None:
     return CellDocument(match["key"], match["version"], int(match["piece"]))
 
 
-def retained_document(where: str, text: str) -> str:
+def retained_document(where: str, text: str, dated: str = "") -> str:
     """The document id of ``text`` retained on purpose from a cell of ``where`` (the project
     and notebook, or the kernel session): the same text has the same id in every run, among
-    the notebook's documents (its prefix) but never taken for a cell's version."""
+    the notebook's documents (its prefix) but never taken for a cell's version. ``dated``:
+    the date it was given, as written (``_said``)."""
+    said = _said(text, dated)
     identity = CellIdentity(
-        f"{_digest(where)}-{_digest('%retain', text)}", _digest(text, chars=VERSION_CHARS), ""
+        f"{_digest(where)}-{_digest('%retain', *said)}", _digest(*said, chars=VERSION_CHARS), ""
     )
     return identity.document_id(RETAINED_PIECE)
 
 
-def retained_line(where: str, text: str, cell_id: str, position: int) -> CellIdentity:
+def retained_line(
+    where: str, text: str, cell_id: str, position: int, dated: str = ""
+) -> CellIdentity:
     """The identity of the ``position``-th text (from 1) the ``%retain`` lines of the cell
-    Jupyter calls ``cell_id`` retained: the same line with another text is another version of
-    it. Its one document is piece 1, as a cell's, so it is versioned as cells are."""
+    Jupyter calls ``cell_id`` retained: the same line with another text (or date, ``dated``)
+    is another version of it. Its one document is piece 1, as a cell's, so it is versioned as
+    cells are."""
     cell = f"{cell_id}:%retain {position}"
     key = f"{_digest(where)}-{_digest('%retain', cell_id, str(position))}"
-    return CellIdentity(key, _digest(text, chars=VERSION_CHARS), cell)
+    return CellIdentity(key, _digest(*_said(text, dated), chars=VERSION_CHARS), cell)
+
+
+def _said(text: str, dated: str) -> tuple[str, ...]:
+    """What names a retained text: the text, and the date it was given as written (``--at
+    3d``: the same cell run again is the same memory; a date added or changed, another one).
+    An undated text is named by its text alone, as before dates could be given."""
+    return (text, f"--at {dated}") if dated else (text,)
 
 
 def version_of(pieces: Sequence[str]) -> str:

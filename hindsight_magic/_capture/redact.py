@@ -11,9 +11,10 @@ before it is sent.
 it in words: "the warehouse password is hunter2secret", "token: abc123def", "pw Tr0ub4dor",
 "the api key for staging is …". ``PROSE_NAME`` finds a credential's name (``password``,
 ``passphrase``, ``pw``, ``token``, ``secret``, ``api key`` …), what links it to a value (``is``,
-``was``, ``:``, ``=``, ``set to``, or nothing), and the next word, which is redacted only when
-it looks like a secret (``secret_like``: long enough, with a digit or a symbol, or quoted; not
-an expression): "the password policy changed" and "my password is on the wiki" stay.
+``was``, ``:``, ``=``, ``set to``, or, after a password's name, nothing), and the next word,
+which is redacted only when it looks like a secret (``secret_like``: long enough, with a digit
+or a symbol, or quoted; not an expression): "the password policy changed" and "my password is
+on the wiki" stay.
 
 detect-secrets (Yelp's, maintained, with a plugin per kind of secret) is used rather than a
 growing hand list for what needs context (an assignment's name, a URL's user part); its
@@ -84,9 +85,12 @@ PROSE_LINKS = tuple(
     for link in (
         r"(?:\s+(?:for|of|on|to)(?:\s+[\w.@/-]+){1,4}?)\s+(?:is|was)(?:\s+(?:now|still))?",
         r"\s*[:=]|\s+(?:is|was|are)(?:\s+(?:now|still))?(?:\s+set\s+to)?|\s+set\s+to",
-        r"(?=\s)",  # "pw Tr0ub4dor", "passphrase correct-horse-9"
     )
 )
+# a password's name and its value with nothing between ("pw Tr0ub4dor", "passphrase
+# correct-horse-9"); after a token's or a secret's, the next word is what it is about
+# ("secret 2024-Q3 roadmap", "access token TTL=3600s")
+PASSWORD_LINK = re.compile(f"(?=\\s){_VALUE}")
 _EXPRESSION = re.compile(r"[()\[\]{}<>]|^\w+\.\w+$")  # code (``get()``, ``cfg.token``)
 _TRAILING = ".,;:!?"
 # What the plugins need on such a line to find anything in a cell (``cell.py``): a quote (the
@@ -163,19 +167,21 @@ def secret_like(value: str, quoted: bool = False, password: bool = False) -> boo
 
 def _prose_secrets(text: str) -> str:
     """``text`` with the values prose names as credentials redacted (``PROSE_NAME``, then the
-    first of ``PROSE_LINKS`` that leads to a ``secret_like`` word)."""
+    first of ``PROSE_LINKS``, or for a password ``PASSWORD_LINK``, that leads to a
+    ``secret_like`` word)."""
     if not _PROSE_HINT.search(text):
         return text
     spans: list[tuple[int, int]] = []
     for name in PROSE_NAME.finditer(text):
-        for link in PROSE_LINKS:
+        password = bool(name.group(1))
+        for link in (*PROSE_LINKS, PASSWORD_LINK) if password else PROSE_LINKS:
             found = link.match(text, name.end())
             if found is None:
                 continue
             quoted, value = bool(found.group(1)), found.group(2)
             if not quoted:
                 value = value.rstrip(_TRAILING)
-            if secret_like(value, quoted, bool(name.group(1))):
+            if secret_like(value, quoted, password):
                 spans.append((found.start(2), found.start(2) + len(value)))
                 break
     for start, end in reversed(spans):

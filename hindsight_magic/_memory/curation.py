@@ -367,13 +367,9 @@ class Curator:
         target = self.resolve(ref)
         if target.memory_id is None:
             assert target.document_id is not None
-            facts = self._of_document(target.document_id, state=MemoryState.INVALIDATED)
+            facts = self._restore_all(target.document_id)
             if not facts:
                 return self._none_left(target, "restore")
-            for fact in facts:
-                fid = fact.id
-                self._patch(Target(fid, target.document_id, shown=short(fid)), state="valid")
-            self._count("restored", len(facts))
             return Outcome(
                 f"Restored {plural(len(facts), 'memory', 'memories')} of {target.shown}: "
                 f"back in recall{self._made_current(target.document_id)}.",
@@ -383,13 +379,30 @@ class Curator:
             )
         memory = self._patch(target, state="valid")
         self._count("restored")
-        cell = cell_document(memory.document_id or "")
-        if cell is not None and memory.document_id:  # a cell's version: all of it, as current
-            return self.restore(memory.document_id)
+        document_id = memory.document_id or ""
+        if cell_document(document_id) is None:
+            return Outcome(
+                f"Restored {target.shown}: {_quoted(memory.text)} is back in recall.",
+                memory_ids=(str(target.memory_id),),
+            )
+        # a cell's version: the rest of it too (maybe nothing more), as the current one
+        rest = self._restore_all(document_id)
         return Outcome(
-            f"Restored {target.shown}: {_quoted(memory.text)} is back in recall.",
-            memory_ids=(str(target.memory_id),),
+            f"Restored {target.shown}: {_quoted(memory.text)} is back in recall"
+            f"{self._made_current(document_id)}.",
+            [f.text for f in rest[:LISTED]],
+            (str(target.memory_id), *(f.id for f in rest)),
+            (document_id,),
         )
+
+    def _restore_all(self, document_id: str) -> list[MemoryUnit]:
+        """Make every invalidated memory of ``document_id`` valid again; returns them."""
+        facts = self._of_document(document_id, state=MemoryState.INVALIDATED)
+        for fact in facts:
+            self._patch(Target(fact.id, document_id, shown=short(fact.id)), state="valid")
+        if facts:
+            self._count("restored", len(facts))
+        return facts
 
     def _made_current(self, document_id: str) -> str:
         """After a version of a cell was restored: every other valid version superseded, so

@@ -285,22 +285,35 @@ class CellVersions:
             return False  # the new version is not on the server yet
         if job.revive is not None and not self._revive(bank, job.revive):
             return True  # the earlier copy was forgotten by the user: it stays so
-        for record in job.old:
+        with self._lock:  # one made current again since (an edit undone) is not superseded
+            old = [record for record in job.old if not record.valid]
+        for record in old:
             for document_id in record.documents:
                 reply = client.list_memories(bank, document_id=document_id, limit=LIST_PAGE)
+                if not reply.items and not self._has_memories(bank, document_id):
+                    return False  # sent a moment ago: the server has not made its memories yet
                 for memory in reply.items:
                     if (memory.fact_type or "world") in FACT_TYPES and memory.id:
                         client.update_memory(
                             bank, memory.id, state="invalidated", reason=job.reason
                         )
         with self._lock:
-            self.superseded += len(job.old)
+            self.superseded += len(old)
         return True
 
+    def _has_memories(self, bank_id: str, document_id: str) -> bool:
+        """Whether the server made any memory of ``document_id`` yet (invalidated ones too)."""
+        reply = self._connection.client.list_memories(
+            bank_id, document_id=document_id, state=MemoryState.INVALIDATED, limit=1
+        )
+        return bool(reply.items)
+
     def _revive(self, bank_id: str, record: VersionRecord) -> bool:
-        """Bring back a superseded version's memories (not ones the user forgot); whether
-        any were brought back."""
-        client, revived = self._connection.client, False
+        """Bring back a superseded version's memories (not ones the user forgot); whether it
+        is current now: False only when the user forgot it (its memories invalidated, none by
+        a supersede). One not superseded yet (its supersede came too late and saw it current
+        again) is current as it is."""
+        client, revived, forgotten = self._connection.client, False, False
         for document_id in record.documents:
             reply = client.list_memories(
                 bank_id, document_id=document_id, state=MemoryState.INVALIDATED, limit=LIST_PAGE
@@ -310,7 +323,9 @@ class CellVersions:
                 if reason.startswith(SUPERSEDED) and memory.id:
                     client.update_memory(bank_id, memory.id, state="valid")
                     revived = True
-        return revived
+                else:
+                    forgotten = True
+        return revived or not forgotten
 
     def settle_until(self, timeout_s: float) -> bool:
         """``settle`` again and again for at most ``timeout_s``, while new versions are being

@@ -438,6 +438,7 @@ class HindsightSession:
         replaces: str | None = None,
         cell_id: str | None = None,
         cell_source: str | None = None,
+        dated: str = "",
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -449,7 +450,8 @@ class HindsightSession:
         ``replaces``: a cell's new version says when the version it replaces ran;
         ``cell_id``: Jupyter's id of the cell a ``%retain`` line runs in (its n-th text is a
         decision a changed text supersedes: ``identity.retained_line``); in a headless run,
-        which sends none, the id its notebook file gives ``cell_source``.
+        which sends none, the id its notebook file gives ``cell_source``; ``dated``: the
+        ``timestamp`` as the user wrote it (a retained text's identity holds it).
         """
         scope = self.scope
         meta = provenance_metadata(
@@ -459,15 +461,14 @@ class HindsightSession:
             if source == RETAIN_MAGIC and not cell_id and cell_source:
                 cell_id = self._headless_cell_id(cell_source, cells)
             if source == RETAIN_MAGIC and cell_id:  # the cell's decision, versioned
-                line = retained_line(
-                    self._where(), content, cell_id, self._retain_line(cell_id, cells)
-                )
+                position = self._retain_line(cell_id, cells)
+                line = retained_line(self._where(), content, cell_id, position, dated)
                 document_id = line.document_id(1)
                 label = f"a %retain line of {self._cell_name(cells[0])}"
                 when = timestamp or local_timestamp(ran_at)
                 self._parts.versions.retained(scope.bank_id, line, when, label)
             else:  # retained from a cell: the same text is the same memory when it runs again
-                document_id = retained_document(self._where(), content)
+                document_id = retained_document(self._where(), content, dated)
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),

@@ -327,6 +327,9 @@ ORDINARY = (
     "token = get_token()",
     "pw = cfg.pw2",
     "print(f'token: {tok}')",
+    # a token or secret followed by a word, with no "is" or ":" between, is not its value
+    "secret 2024-Q3 roadmap",
+    "access token TTL=3600s",
 )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import Notebook
-from helpers import RunningServer
+from helpers import RunningServer, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -105,3 +105,32 @@ def test_a_date_in_the_python_api_is_a_when_as_since_takes_it(
     assert TODAY not in after.texts
     memory: Any = next(m for m in then if m.text == MARCH)
     assert memory.mentioned_at.startswith(f"{YEAR}-03-14")  # as the server recorded it
+
+
+def test_a_cell_run_again_with_a_date_added_dates_its_memory_then(shell: Notebook) -> None:
+    """A researcher retains a note, then adds ``--at`` (or ``timestamp=``) to the same cell and
+    runs it again: the note is found at that date (a ``%retain`` line's dated text replaces
+    the undated one) and the same cell run again unchanged sends nothing."""
+
+    def cell(source: str, cell_id: str) -> str:
+        ran = shell.run(f"{source}\nhindsight_magic.flush()", cell_id=cell_id)
+        assert ran.error is None, ran.text
+        return repr(ran.result)
+
+    run(shell, "import hindsight_magic")
+    cell(f"%retain {JUNE}", "june")  # first without its date
+    dated = f"%retain --at {YEAR}-06-20 {JUNE}"
+    said = cell(dated, "june")
+    assert "1 memory accepted" in said, said
+    assert "nothing new to send" in cell(dated, "june")
+    cell(f"hindsight_magic.retain({MARCH!r})", "march")
+    said = cell(f"hindsight_magic.retain({MARCH!r}, timestamp='{YEAR}-03-14')", "march")
+    assert "1 memory accepted" in said, said
+
+    assert found(shell, f"--since {YEAR}-06-01 --until {YEAR}-06-30") == {JUNE}
+    assert found(shell, f"--since {YEAR}-03-14 --until {YEAR}-03-14") == {MARCH}
+    # the undated text is superseded (on the worker, once the server has the dated one)
+    now = wait_for(
+        lambda: found(shell, f"--since {THIS_MONTH}"), 60, every_s=1, until=lambda f: JUNE not in f
+    )
+    assert JUNE not in now

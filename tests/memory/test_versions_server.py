@@ -480,6 +480,54 @@ def test_a_changed_retain_line_supersedes_the_decision_it_replaces(
     assert valid == [0, 1, 1, 1]  # the line added beside is a memory of its own
 
 
+def test_a_retain_line_changed_and_changed_back_at_once_is_its_first_text_again(
+    book: Notebook, bank: Bank
+) -> None:
+    """3 months, then 6, then 3 again, each run and flushed straight away (a user undoing an
+    edit): the decision is 3 months, and 6 months is superseded."""
+    decided = "%retain The churn cut-off is {} months of no purchases"
+    for months in (3, 6, 3):
+        book.run(decided.format(months), cell_id="decision")
+        book.run("%hindsight flush")
+    bank.settled()
+
+    def current() -> str:
+        found = book.run("r = %recall what is the churn cut-off in months?\nr").result
+        return " ".join(memory.text for memory in found)
+
+    now = wait_for(current, 30, every_s=1, until=lambda t: "6 months" not in t)
+    assert "3 months" in now
+
+
+def test_restoring_a_superseded_decision_by_the_id_forgotten_lists_makes_it_current(
+    book: Notebook, bank: Bank
+) -> None:
+    """``%hindsight forgotten`` lists an earlier version by its memory id and says
+    ``%hindsight restore ID`` brings it back: that must say it did, and make it current."""
+    decided = "%retain The churn cut-off is {} months of no purchases"
+    book.run(decided.format(3), cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    book.run(decided.format(6), cell_id="decision")
+    book.run("%hindsight flush")
+    bank.settled()
+    listing = wait_for(
+        lambda: book.run("f = %hindsight forgotten\nf").result,
+        60,
+        "the earlier decision listed",
+        until=lambda f: len(f.memory_ids) == 1,
+    )
+    assert "3 months" in listing.items[0]
+
+    restored = book.run(f"%hindsight restore {listing.memory_ids[0]}")
+    assert restored.error is None, restored.text
+    assert "Restored" in restored.text, restored.text
+    assert "current version" in restored.text, restored.text
+    now = book.run("r = %recall what is the churn cut-off in months?\nr").result
+    assert "3 months" in now[0].text
+    assert all("6 months" not in memory.text for memory in now)
+
+
 def test_a_long_dedupe_read_shows_one_progress_line_in_its_own_cell(
     notebook: Notebook,
     bank: Bank,
