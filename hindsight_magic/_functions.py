@@ -731,6 +731,13 @@ def forgotten(*, session: HindsightSession | None = None) -> Outcome:
     return (session or current_session()).forgotten()
 
 
+def verify(*, session: HindsightSession | None = None) -> Outcome:
+    """The memories whose data files changed since their cell read them (re-written, gone, or
+    not checkable on this machine), grouped by file, with what to do about each (re-run the
+    cell, forget it, or keep it); their ids in ``.memory_ids``."""
+    return (session or current_session()).verify()
+
+
 def delete(
     document: MemoryRef, *, yes: bool = False, session: HindsightSession | None = None
 ) -> Outcome:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._enums import StrEnum
 from .._settings import RetainMode
 from .entities import entities_of
+from .evidence import MAX_FILES, Evidence, recorded
 from .identity import CellPlan
 from .transcript import (
     MIN_TRANSCRIPT_CHARS,
@@ -94,6 +95,7 @@ class Retain(Protocol):
         entities: Sequence[str] = ...,
         document_id: str | None = ...,
         replaces: str | None = ...,
+        evidence: tuple[Sequence[Evidence], str] = ...,
     ) -> object: ...
 
 
@@ -300,6 +302,7 @@ class AutoRetainer:
         self._since_last = []
         self._needed = self._settings.retain_every_n_cells
         queued, retained = 0, set[int]()
+        read = self._evidence(by_cell, {cells for _, cells, *_ in memories})
         for ran_at, cells, text, document_id, replaces in memories:
             if not _worth_sending(text):
                 continue
@@ -318,6 +321,7 @@ class AutoRetainer:
                     entities=found,
                     document_id=document_id,
                     replaces=replaces,
+                    evidence=read.get(cells, ((), "")),
                 )
             except Exception as error:  # the queue is closed: nothing to retain into
                 self._last_error = str(error)
@@ -330,6 +334,35 @@ class AutoRetainer:
         self._retained += len(retained)
         log.debug("Hindsight: auto-retain queued %d memories", queued)
         return True
+
+    def _evidence(
+        self, by_cell: dict[int, Entry], groups: set[tuple[int, ...]]
+    ) -> dict[tuple[int, ...], tuple[Sequence[Evidence], str]]:
+        """The data files each memory's cells read, fingerprinted here on the worker
+        (``evidence.py``), when the ``evidence`` setting is on; a failure records none."""
+        settings = self._settings
+        if not settings.evidence:
+            return {}
+        limit = settings.evidence_hash_limit_mb * 1024 * 1024
+        secrets = self._secrets()
+        read: dict[tuple[int, ...], tuple[Sequence[Evidence], str]] = {}
+        for cells in groups:
+            files: list[Evidence] = []
+            root = ""
+            for number in cells:
+                entry = by_cell[number]
+                try:
+                    found, found_root = recorded(
+                        entry.cell.source, ran_at=entry.ran_at, whole_limit=limit, secrets=secrets
+                    )
+                except Exception:
+                    log.debug("Hindsight: could not record a cell's data files", exc_info=True)
+                    continue
+                root = root or found_root
+                files += [e for e in found if all(e.path != f.path for f in files)]
+            if files:
+                read[cells] = (files[:MAX_FILES], root)
+        return read
 
     def _planned(self, entry: Entry) -> tuple[bool, CellPlan | None]:
         """(whether to send the cell, its plan): nothing is sent for an unchanged re-run; with

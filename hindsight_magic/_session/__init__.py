@@ -143,6 +143,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .._capture.autoretain import AutoRetainStatus, Outputs
+    from .._capture.evidence import Evidence
     from .._delivery.items import QueueStats
     from .._memory.archive import Progress
     from .._memory.curation import Outcome
@@ -431,6 +432,7 @@ class HindsightSession:
         agent: AgentOrigin | None = None,
         entities: Sequence[str] = (),
         replaces: str | None = None,
+        evidence: tuple[Sequence[Evidence], str] = ((), ""),
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -439,11 +441,12 @@ class HindsightSession:
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
         its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``,
         the ``agent`` that wrote it); ``entities``: what it names, when known (a cell's);
-        ``replaces``: a cell's new version says when the version it replaces ran.
+        ``replaces``: a cell's new version says when the version it replaces ran;
+        ``evidence``: the data files the cell read (``_capture/evidence.py``) and its project.
         """
         scope = self.scope
         meta = provenance_metadata(
-            source, self.session_id, self.notebook, cells, self.run_id, agent, replaces
+            source, self.session_id, self.notebook, cells, self.run_id, agent, replaces, evidence
         )
         if document_id is None and update_mode is None and cells and source in RETAINED:
             # retained from a cell: the same text is the same memory when the cell runs again
@@ -764,6 +767,15 @@ class HindsightSession:
     def forgotten(self) -> Outcome:
         """The forgotten memories of the scope, newest first."""
         return self._parts.curator.forgotten()
+
+    def verify(self) -> Outcome:
+        """The scope's memories whose data files changed since their cell read them, by file,
+        after what is queued is sent (``_memory/verify.py``)."""
+        from .._memory.verify import verify
+
+        scope = self.scope
+        self._ready(scope.bank_id)
+        return verify(self._parts.connection, scope)
 
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``; without, list what would go."""

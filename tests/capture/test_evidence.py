@@ -1,0 +1,139 @@
+"""The data files a cell read: found in its source, fingerprinted, and checked later."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hindsight_magic._capture.evidence import (
+    ENDS,
+    Evidence,
+    State,
+    check,
+    evidence_metadata,
+    fingerprint,
+    parse_evidence,
+    paths_in,
+    recorded,
+)
+
+RAN_LATER = 4e9  # a moment after every file here was written
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder (a git repository) the process works in, with data/sales.csv."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "sales.csv").write_text("region,revenue\nEU,100\nUS,120\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_paths_in_finds_what_readers_are_given() -> None:
+    source = "\n".join(
+        [
+            "import pandas as pd, numpy as np, json",
+            "from pathlib import Path",
+            "df = pd.read_csv('data/sales.csv', sep=',')",
+            "arr = np.load(file='arrays/x.npy')",
+            "grid = np.loadtxt('grid.txt')",
+            "meta = json.load(open('meta.json'))",
+            "p = Path('data') / 'more.parquet'",
+            "q = pd.read_parquet(path='data/q.parquet')",
+            "print('not a path')",
+            "name = 'not read.csv'",
+            "df.to_csv('out.csv')",
+        ]
+    )
+    assert paths_in(source) == (
+        "data/sales.csv",
+        "arrays/x.npy",
+        "grid.txt",
+        "meta.json",
+        "data/more.parquet",
+        "data/q.parquet",
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["%time x = open('a.csv')", "open('a.csv'", "x = 1", "open(name)", "pd.read_csv(f'{d}.csv')"],
+)
+def test_paths_in_finds_nothing_where_no_literal_is_read(source: str) -> None:
+    assert paths_in(source) == ()
+
+
+def test_recorded_keeps_files_of_the_project_relative_only(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path.parent / "outside-evidence.csv"
+    outside.write_text("x\n")
+    try:
+        source = f"open('data/sales.csv'); open({str(outside)!r}); open('missing.csv')"
+        files, root = recorded(source, ran_at=RAN_LATER, whole_limit=1 << 20)
+    finally:
+        outside.unlink()
+    assert [e.path for e in files] == ["data/sales.csv"]
+    assert files[0].size == (project / "data" / "sales.csv").stat().st_size
+    assert files[0].digest.startswith("w")
+    assert root
+    meta = evidence_metadata(files, root)
+    assert str(project) not in str(meta)
+    assert parse_evidence(meta) == (tuple(files), root)
+
+
+def test_a_path_that_looks_like_a_secret_is_not_recorded(project: Path) -> None:
+    token = "ghp_" + "a1B2" * 6
+    (project / f"{token}.csv").write_text("x\n")
+    files, _ = recorded(f"open('{token}.csv')", ran_at=RAN_LATER, whole_limit=1 << 20)
+    assert files == []
+
+
+def test_check_says_same_changed_gone_and_elsewhere(project: Path) -> None:
+    sales = project / "data" / "sales.csv"
+    files, root = recorded("pd.read_csv('data/sales.csv')", ran_at=RAN_LATER, whole_limit=1 << 20)
+    assert [c.state for c in check(files, root)] == [State.SAME]
+
+    os.utime(sales, (1e9, 1e9))  # touched: another mtime, the same content
+    assert [c.state for c in check(files, root)] == [State.SAME]
+
+    sales.write_text("region,revenue\nEU,96\nUS,120\n")  # re-written, same size
+    (changed,) = check(files, root)
+    assert changed.state == State.CHANGED
+    assert changed.mtime == sales.stat().st_mtime
+
+    sales.unlink()
+    assert [c.state for c in check(files, root)] == [State.GONE]
+    assert [c.state for c in check(files, "another-machine")] == [State.ELSEWHERE]
+
+
+def test_a_file_rewritten_before_it_was_fingerprinted_counts_as_changed(project: Path) -> None:
+    files, root = recorded("open('data/sales.csv')", ran_at=1e9, whole_limit=1 << 20)
+    assert files[0].digest == ""
+    assert [c.state for c in check(files, root)] == [State.CHANGED]
+
+
+def test_a_large_file_is_fingerprinted_by_its_ends(tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    size = 10 * ENDS
+    big.write_bytes(b"a" * size)
+    ends = fingerprint(big, size, whole_limit=ENDS)
+    assert ends.startswith("e")
+    assert fingerprint(big, size, whole_limit=size).startswith("w")
+    with open(big, "r+b") as file:  # the middle changes: the ends do not see it
+        file.seek(size // 2)
+        file.write(b"b")
+    assert fingerprint(big, size, whole_limit=ENDS) == ends
+    with open(big, "r+b") as file:  # the last rows change: they do
+        file.seek(size - 10)
+        file.write(b"c")
+    assert fingerprint(big, size, whole_limit=ENDS) != ends
+
+
+def test_metadata_that_is_not_evidence_is_ignored() -> None:
+    assert parse_evidence({"evidence": "[[1]]"}) == ((), "")
+    assert parse_evidence({"evidence": "data.csv"}) == ((), "")
+    assert parse_evidence({}) == ((), "")
+    kept = (Evidence("a.csv", 1, 2.0, "wff"),)
+    assert parse_evidence(evidence_metadata(kept, "r"))[0] == kept
