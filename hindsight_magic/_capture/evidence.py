@@ -16,8 +16,10 @@ always; an edit in the middle of a large file that keeps its size is the case it
 its mtime still differs (the check then re-hashes the ends, sees them equal and says nothing:
 the choice is to never cry wolf on a ``touch`` or a copy).
 
-**The check** (``check``) stats each file first: the same size and mtime is the same file (no
-hash); only a changed stat is fingerprinted again, and a fingerprint is cached by (path, size,
+**The check** (``check``) stats each file first: the same size and mtime (to the nanosecond
+the file system keeps) is the same file, no hash, as ``make`` and ``rsync`` judge it (a file
+re-written to the same size within one tick of the file system's clock passes as unchanged);
+only a changed stat is fingerprinted again, and a fingerprint is cached by (path, size,
 mtime), so a recall shown many times hashes a changed file once. A memory recorded in another
 project or on another machine (``root_id``) whose file is not here is "not checkable here",
 not "gone".
@@ -92,11 +94,11 @@ class Evidence:
 
     path: str  # relative to the project, with forward slashes
     size: int
-    mtime: float  # seconds since the epoch, to the millisecond
+    mtime_ns: int  # its modification time (ns since the epoch)
     digest: str  # ``w…`` (whole file) or ``e…`` (size and ends); "" when not taken
 
     def row(self) -> list[object]:
-        return [self.path, self.size, self.mtime, self.digest]
+        return [self.path, self.size, self.mtime_ns, self.digest]
 
 
 @dataclass(frozen=True)
@@ -243,10 +245,10 @@ def recorded(
         if any(e.path == relative for e in found):
             continue
         if stat.st_mtime > ran_at:
-            found.append(Evidence(relative, stat.st_size, ran_at, ""))
+            found.append(Evidence(relative, stat.st_size, int(ran_at * 1e9), ""))
         else:
             digest = fingerprint(path, stat.st_size, whole_limit)
-            found.append(Evidence(relative, stat.st_size, round(stat.st_mtime, 3), digest))
+            found.append(Evidence(relative, stat.st_size, stat.st_mtime_ns, digest))
     return found, root_id(str(root)) if found else ""
 
 
@@ -267,8 +269,8 @@ def parse_evidence(metadata: Mapping[str, object]) -> tuple[tuple[Evidence, ...]
     try:
         rows = json.loads(text)
         files = tuple(
-            Evidence(str(path), int(size), float(mtime), str(digest))
-            for path, size, mtime, digest in rows
+            Evidence(str(path), int(size), int(mtime_ns), str(digest))
+            for path, size, mtime_ns, digest in rows
         )
     except (ValueError, TypeError):
         return (), ""
@@ -311,7 +313,7 @@ def check(files: Iterable[Evidence], recorded_root: str) -> list[Checked]:
             state = State.GONE if recorded_root == home else State.ELSEWHERE
             checked.append(Checked(evidence, state))
             continue
-        if stat.st_size == evidence.size and abs(stat.st_mtime - evidence.mtime) < 0.002:
+        if stat.st_size == evidence.size and stat.st_mtime_ns == evidence.mtime_ns:
             checked.append(Checked(evidence, State.SAME))
             continue
         same = False

@@ -15,7 +15,7 @@ session and how it was written::
     agent           claude-code   (an AI agent's memory: its MCP client's name …)
     agent_version   2.0.14        (… and version)
     project         churn         (… and the project it worked in)
-    evidence        [["data/sales.csv",2048,1796000000.0,"w…"]]  (the data files the cell
+    evidence        [["data/sales.csv",2048,1796…,"w…"]]  (the data files the cell
                     read: ``_capture/evidence.py``)
     evidence_root   3fa2…         (which project on which machine recorded them)
 

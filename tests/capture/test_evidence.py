@@ -135,5 +135,5 @@ def test_metadata_that_is_not_evidence_is_ignored() -> None:
     assert parse_evidence({"evidence": "[[1]]"}) == ((), "")
     assert parse_evidence({"evidence": "data.csv"}) == ((), "")
     assert parse_evidence({}) == ((), "")
-    kept = (Evidence("a.csv", 1, 2.0, "wff"),)
+    kept = (Evidence("a.csv", 1, 2_000_000_000, "wff"),)
     assert parse_evidence(evidence_metadata(kept, "r"))[0] == kept
