@@ -131,6 +131,15 @@ def _running_cell() -> tuple[int, ...]:
     return ()
 
 
+def _running_source() -> str:
+    """The source of the cell running now (the last input), inside IPython; else ``""``."""
+    shell = _running_shell()
+    inputs = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(inputs, list) and len(inputs) > 1 and isinstance(inputs[-1], str):
+        return inputs[-1]
+    return ""
+
+
 def retain(
     text: str,
     *,
@@ -249,6 +258,8 @@ def queue_text(
 
         origin = AgentOrigin(agent[0], agent[1], session.label)
     cells = _running_cell()
+    # the data files the cell reads: its memory rests on them (``_capture/evidence.py``)
+    evidence = session.cell_evidence(_running_source()) if cells and origin is None else ((), "")
     ids = [
         session.retain(
             piece,
@@ -258,6 +269,7 @@ def queue_text(
             source=source,
             cells=cells,
             agent=origin,
+            evidence=evidence,
         )
         for piece in pieces
     ]

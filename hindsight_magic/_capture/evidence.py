@@ -138,9 +138,8 @@ def paths_in(source: str) -> tuple[str, ...]:
     (IPython's magics, a syntax error)."""
     if "(" not in source or ('"' not in source and "'" not in source):
         return ()
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return ()
     found: list[tuple[int, int, str]] = []
     inside: set[int] = set()  # ``Path("data")`` within ``Path("data") / "sales.csv"``
@@ -162,6 +161,22 @@ def paths_in(source: str) -> tuple[str, ...]:
     return tuple(
         dict.fromkeys(t for t in kept if len(t) <= MAX_PATH and "\n" not in t and "\x00" not in t)
     )
+
+
+def _parsed(source: str) -> ast.Module | None:
+    """``source`` parsed; a cell with IPython's line magics or shell lines (``%retain …``,
+    ``!ls``) parsed without them; None for what is not Python (a cell magic's body)."""
+    for attempt in (source, None):
+        if attempt is None:
+            if source.lstrip().startswith("%%"):
+                return None
+            lines = source.split("\n")
+            attempt = "\n".join("" if x.lstrip().startswith(("%", "!")) else x for x in lines)
+        try:
+            return ast.parse(attempt)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
 
 
 def _starts_with_path(node: ast.expr) -> bool:

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer, Entry, Source
+from .._capture.evidence import recorded
 from .._capture.identity import (
     CellPlan,
     NotebookCells,
@@ -464,6 +465,22 @@ class HindsightSession:
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id
+
+    def cell_evidence(self, source: str) -> tuple[Sequence[Evidence], str]:
+        """The data files the running cell's ``source`` reads, for a ``%retain`` in it (or
+        ``hm.retain``), and the project's id (``_capture/evidence.py``). On the kernel thread,
+        so each file is fingerprinted by its size and ends only (at most 128 KiB read, well
+        under a millisecond), never hashed whole; nothing when the ``evidence`` setting is off.
+        """
+        if not self.settings.evidence:
+            return (), ""
+        try:
+            return recorded(
+                source, ran_at=time.time(), whole_limit=0, secrets=self._parts.secrets()
+            )
+        except Exception:  # evidence is an extra: the memory is retained without it
+            log.debug("Hindsight: could not record a cell's data files", exc_info=True)
+            return (), ""
 
     def _plan_cell(self, entry: Entry) -> CellPlan | None:
         """What a cell that ran becomes (``_memory/versions.py``): its identity — Jupyter's

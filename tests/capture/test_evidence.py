@@ -58,9 +58,14 @@ def test_paths_in_finds_what_readers_are_given() -> None:
     )
 
 
+def test_paths_in_reads_past_line_magics() -> None:
+    source = "%retain Q3 revenue fell 4 %\ndf = pd.read_csv('data/sales.csv')\n!ls data"
+    assert paths_in(source) == ("data/sales.csv",)
+
+
 @pytest.mark.parametrize(
     "source",
-    ["%time x = open('a.csv')", "open('a.csv'", "x = 1", "open(name)", "pd.read_csv(f'{d}.csv')"],
+    ["%%time\nx = open('a.csv')", "open('a.csv'", "x = 1", "open(name)", "pd.read_csv(f'{d}.csv')"],
 )
 def test_paths_in_finds_nothing_where_no_literal_is_read(source: str) -> None:
     assert paths_in(source) == ()

@@ -93,3 +93,28 @@ def test_a_memory_is_flagged_when_its_data_changes_until_the_cell_runs_again(
         assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
     finally:
         kernel.shutdown()
+
+
+def test_a_retain_in_a_cell_records_the_files_that_cell_reads(
+    project: Path, hindsight_server: RunningServer
+) -> None:
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
+        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "HINDSIGHT_AUTO_RETAIN": "false",
+        "JPY_SESSION_NAME": str(project / "staff.ipynb"),
+    }
+    kernel = Kernel(env, project)
+    try:
+        assert "Error" not in kernel.run("%load_ext hindsight_magic")
+        cell = "staff = json.load(open('data/staff.json'))\n%retain The night shift has 17 people"
+        assert "Error" not in kernel.run(f"import json\n{cell}")
+        recall_once_indexed(kernel, "night shift people", "17 people")
+        (project / "data" / "staff.json").write_text('{"warehouse": 23}')
+        flagged = kernel.run("%recall night shift people")
+        line = next(x for x in flagged.splitlines() if "17 people" in x)
+        assert "data changed since: data/staff.json" in line, flagged
+    finally:
+        kernel.shutdown()
