@@ -5,6 +5,9 @@ the cell again on the new data clears the flag (its new version replaces the old
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -84,6 +87,13 @@ def test_a_memory_is_flagged_when_its_data_changes_until_the_cell_runs_again(
         assert "sales.ipynb · cell 2 · id " in listed, listed  # the cell to re-run
         assert "staff" not in listed, listed
         assert "re-run the cell" in listed, listed
+        command = [sys.executable, "-m", "hindsight_magic._cli", "verify"]
+        env_cli = {**os.environ, **env, "HINDSIGHT_JOURNAL_PATH": str(project / "cli.sqlite3")}
+        done = subprocess.run(
+            command, env=env_cli, cwd=project, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 1, done.stderr  # 1: a memory's data changed
+        assert "data/sales.csv (re-written" in done.stdout, done.stdout
 
         assert "899 thousand" in kernel.run(REVENUE_CELL, cell_id="revenue")  # on the new data
         after = recall_once_indexed(kernel, "what was the Q3 revenue total?", "replaces the")
