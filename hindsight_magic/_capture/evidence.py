@@ -40,6 +40,7 @@ from pathlib import Path
 
 from .._enums import StrEnum
 from .._machine import project_folder
+from .identity import VERSION_CHARS
 from .redact import redact
 
 EVIDENCE = "evidence"  # metadata key: the files, as JSON
@@ -265,6 +266,17 @@ def recorded(
             digest = fingerprint(path, stat.st_size, whole_limit)
             found.append(Evidence(relative, stat.st_size, stat.st_mtime_ns, digest))
     return found, root_id(str(root)) if found else ""
+
+
+def with_evidence(version: str, files: Sequence[Evidence]) -> str:
+    """A cell's ``version`` (``identity.version_of``) joined with the fingerprints of the files
+    it read: the same cell run again on changed data is a new version, sent to replace the
+    memory that rests on the old data; run again on the same data (or a file only touched),
+    the same version, so nothing is sent. Unchanged for a cell that read no file."""
+    if not files:
+        return version
+    mark = "\x1f".join([version, *(f"{e.path}\x1e{e.size}\x1e{e.digest}" for e in files)])
+    return hashlib.blake2b(mark.encode(), digest_size=VERSION_CHARS // 2).hexdigest()
 
 
 def evidence_metadata(files: Sequence[Evidence], root: str) -> dict[str, str]:

@@ -52,13 +52,14 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer, Entry, Source
-from .._capture.evidence import recorded
+from .._capture.evidence import recorded, with_evidence
 from .._capture.identity import (
     CellPlan,
     NotebookCells,
@@ -507,17 +508,17 @@ class HindsightSession:
             in_file=in_file,
             headless=headless and notebook is not None,
         )
+        as_sent = version_of(entry.pieces) if shown is not None else None
+        read = entry.evidence[0]  # a re-run on changed data is a new version
+        if read:
+            identity = replace(identity, version=with_evidence(identity.version, read))
+            as_sent = with_evidence(as_sent, read) if as_sent is not None else None
         name = f"cell {entry.cell.number}"
         if notebook:
             name += f" of {portable_notebook(notebook)}"
         ran_at = local_timestamp(entry.ran_at)
         return self._parts.versions.plan(
-            self.scope.bank_id,
-            identity,
-            len(entry.pieces),
-            ran_at,
-            name,
-            as_sent=version_of(entry.pieces) if shown is not None else None,
+            self.scope.bank_id, identity, len(entry.pieces), ran_at, name, as_sent=as_sent
         )
 
     def _where(self) -> str:

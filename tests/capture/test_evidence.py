@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from hindsight_magic._capture.evidence import (
     parse_evidence,
     paths_in,
     recorded,
+    with_evidence,
 )
 
 RAN_LATER = 4e9  # a moment after every file here was written
@@ -142,3 +144,13 @@ def test_metadata_that_is_not_evidence_is_ignored() -> None:
     assert parse_evidence({}) == ((), "")
     kept = (Evidence("a.csv", 1, 2_000_000_000, "wff"),)
     assert parse_evidence(evidence_metadata(kept, "r"))[0] == kept
+
+
+def test_a_cell_s_version_follows_the_content_of_what_it_read() -> None:
+    read = [Evidence("data/sales.csv", 29, 1, "wabc")]
+    assert with_evidence("0123456789ab", []) == "0123456789ab"
+    mixed = with_evidence("0123456789ab", read)
+    assert re.fullmatch(r"[0-9a-f]{12}", mixed)
+    touched = [Evidence("data/sales.csv", 29, 2, "wabc")]  # same content, another mtime
+    assert with_evidence("0123456789ab", touched) == mixed
+    assert with_evidence("0123456789ab", [Evidence("data/sales.csv", 29, 1, "wdef")]) != mixed

@@ -128,3 +128,34 @@ def test_a_retain_in_a_cell_records_the_files_that_cell_reads(
         assert "data changed since: data/staff.json" in line, flagged
     finally:
         kernel.shutdown()
+
+
+def test_a_cell_that_shows_the_same_on_new_data_is_a_new_version_too(
+    project: Path, hindsight_server: RunningServer
+) -> None:
+    """Its text is the same, so without its evidence in its version the re-run sent nothing
+    and the memory stayed flagged however often the cell ran on the new data."""
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
+        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "HINDSIGHT_RETAIN_EVERY_N_CELLS": "1",
+        "JPY_SESSION_NAME": str(project / "load.ipynb"),
+    }
+    cell = "rows = open('data/sales.csv').read()\n'the sales table for the Q3 review is loaded'"
+    kernel = Kernel(env, project)
+    try:
+        assert "Error" not in kernel.run("%load_ext hindsight_magic")
+        kernel.run(cell, cell_id="load")
+        recall_once_indexed(kernel, "sales table Q3 review", "sales table")
+        kernel.run(cell, cell_id="load")  # the same data: nothing new
+        assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
+        (project / "data" / "sales.csv").write_text(RE_EXPORTED)
+        assert "data/sales.csv (re-written" in kernel.run("%hindsight verify")
+        kernel.run(cell, cell_id="load")  # on the new data
+        after = recall_once_indexed(kernel, "sales table Q3 review", "replaces the")
+        assert "data changed" not in after, after
+        assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
+    finally:
+        kernel.shutdown()
