@@ -36,7 +36,7 @@ import socket
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .._enums import StrEnum
 from .._machine import project_folder
@@ -289,7 +289,9 @@ def evidence_metadata(files: Sequence[Evidence], root: str) -> dict[str, str]:
 
 def parse_evidence(metadata: Mapping[str, object]) -> tuple[tuple[Evidence, ...], str]:
     """The files a memory's metadata records, and its ``root_id``; ``()`` for none or for
-    metadata that is not this shape (someone else's)."""
+    metadata that is not this shape (someone else's). Metadata comes from the server: a path
+    that would leave the project (absolute, ``..``) is dropped, and at most ``MAX_FILES`` are
+    read, so a memory can never make a recall stat or hash what is not the project's."""
     text = metadata.get(EVIDENCE)
     if not isinstance(text, str) or not text.startswith("["):
         return (), ""
@@ -297,11 +299,23 @@ def parse_evidence(metadata: Mapping[str, object]) -> tuple[tuple[Evidence, ...]
         rows = json.loads(text)
         files = tuple(
             Evidence(str(path), int(size), int(mtime_ns), str(digest))
-            for path, size, mtime_ns, digest in rows
+            for path, size, mtime_ns, digest in rows[:MAX_FILES]
         )
     except (ValueError, TypeError):
         return (), ""
+    files = tuple(e for e in files if _inside(e.path))
     return files, str(metadata.get(EVIDENCE_ROOT) or "")
+
+
+def _inside(path: str) -> bool:
+    """Whether ``path`` stays inside the folder it is relative to."""
+    parts = PurePosixPath(path).parts
+    return (
+        bool(parts)
+        and not path.startswith(("/", "\\", "~"))
+        and ".." not in parts
+        and (":" not in parts[0])
+    )
 
 
 _DIGESTS: dict[tuple[str, int, int, str], str] = {}

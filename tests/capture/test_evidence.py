@@ -138,6 +138,12 @@ def test_a_large_file_is_fingerprinted_by_its_ends(tmp_path: Path) -> None:
     assert fingerprint(big, size, whole_limit=ENDS) != ends
 
 
+@pytest.mark.parametrize("path", ["/etc/passwd", "../secrets.csv", "data/../../x", "~/x", "C:/x"])
+def test_a_path_from_the_server_that_leaves_the_project_is_never_checked(path: str) -> None:
+    meta = evidence_metadata([Evidence(path, 1, 1, "wff")], "root")
+    assert parse_evidence(meta) == ((), "root")
+
+
 def test_metadata_that_is_not_evidence_is_ignored() -> None:
     assert parse_evidence({"evidence": "[[1]]"}) == ((), "")
     assert parse_evidence({"evidence": "data.csv"}) == ((), "")
