@@ -154,13 +154,25 @@ def paths_in(source: str) -> tuple[str, ...]:
         if not isinstance(node, ast.Call) or id(node) in inside:
             continue
         name = _name(node.func)
-        if name not in READERS and not name.startswith(READER_PREFIXES):
+        if (name not in READERS and not name.startswith(READER_PREFIXES)) or _writes(node):
             continue
         given = node.args[:1] + [k.value for k in node.keywords if k.arg in PATH_KEYWORDS]
         found += [(arg.lineno, arg.col_offset, text) for arg in given if (text := _literal(arg))]
     kept = (text for *_, text in sorted(found))
     return tuple(
         dict.fromkeys(t for t in kept if len(t) <= MAX_PATH and "\n" not in t and "\x00" not in t)
+    )
+
+
+def _writes(call: ast.Call) -> bool:
+    """Whether ``call`` opens its file to write it (``open(p, "w")``, ``mode="a"``): what a
+    cell writes is its output, not the data it rests on."""
+    modes = [k.value for k in call.keywords if k.arg == "mode"] + call.args[1:2]
+    return any(
+        isinstance(mode, ast.Constant)
+        and isinstance(mode.value, str)
+        and set("wax") & set(mode.value)
+        for mode in modes
     )
 
 

@@ -60,6 +60,11 @@ def test_paths_in_finds_what_readers_are_given() -> None:
     )
 
 
+def test_a_file_the_cell_writes_is_not_its_evidence() -> None:
+    source = "open('out.csv', 'w'); open('log.txt', mode='a'); open('in.csv', 'r'); open('x', 'rb')"
+    assert paths_in(source) == ("in.csv", "x")
+
+
 def test_paths_in_reads_past_line_magics() -> None:
     source = "%retain Q3 revenue fell 4 %\ndf = pd.read_csv('data/sales.csv')\n!ls data"
     assert paths_in(source) == ("data/sales.csv",)
