@@ -18,6 +18,7 @@ from .curation import Outcome, short
 from .paging import ScopeReader
 from .provenance import SEPARATOR, cells_text, provenance_of, utc_date
 from .reading import listed_memories
+from .results import indexing_note
 
 if TYPE_CHECKING:
     from .._api.client import Connection
@@ -39,9 +40,14 @@ def verify(
     connection: Connection,
     scope: BankScope,
     read: Callable[[int, int], object] = lambda done, total: None,
+    waiting: tuple[int, bool] = (0, False),
 ) -> Outcome:
     """The memories of ``scope`` whose data files changed (or are gone, or cannot be checked
-    here), grouped by file, one line per cell; memory ids in ``.memory_ids``."""
+    here), grouped by file, one line per cell; memory ids in ``.memory_ids``. ``waiting``:
+    (the cells the server cannot find yet, whether memories the user retained are still being
+    indexed), said in the footer: those are not checked yet."""
+    note = indexing_note(*waiting)
+    later = f"Not checked yet: {note}; run it again in a moment." if note else ""
     by_file: dict[tuple[str, str], list[str]] = {}
     ids: list[str] = []
     seen: set[tuple[str, str]] = set()
@@ -63,7 +69,9 @@ def verify(
                 ids.append(memory.id)
     if not by_file:
         checked = plural(recording, "memory records its data", "memories record their data")
-        return Outcome(f"No memory rests on data that changed ({checked}, all as read).")
+        return Outcome(
+            f"No memory rests on data that changed ({checked}, all as read).", footer=later
+        )
     items = [
         f"{heading}: {line}" for (_, heading), lines in sorted(by_file.items()) for line in lines
     ]
@@ -73,7 +81,7 @@ def verify(
         f"since the cell read it ({count}):",
         items,
         tuple(dict.fromkeys(ids)),
-        footer=WHAT_TO_DO,
+        footer=" ".join(part for part in (WHAT_TO_DO, later) if part),
     )
 
 

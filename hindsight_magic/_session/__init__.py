@@ -792,8 +792,9 @@ class HindsightSession:
         from .._memory.verify import verify
 
         scope = self.scope
-        self._ready(scope.bank_id)
-        return verify(self._parts.connection, scope)
+        ready = self._ready(scope.bank_id)
+        waiting = (ready.transcript_cells, not ready.indexed)
+        return verify(self._parts.connection, scope, waiting=waiting)
 
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``; without, list what would go."""
