@@ -74,6 +74,7 @@ READERS = frozenset(
     }
 )
 READER_PREFIXES = ("read_", "scan_", "load_")
+MODE_KEYWORDS = frozenset({"mode"})  # ``open``'s: how the file is opened
 PATH_CLASSES = frozenset({"Path", "PurePath"})  # pathlib's: ``Path("data") / "sales.csv"``
 PATH_KEYWORDS = frozenset(
     {"path", "filepath_or_buffer", "fname", "file", "filename", "io", "source", "path_or_buf"}
@@ -167,7 +168,7 @@ def paths_in(source: str) -> tuple[str, ...]:
 def _writes(call: ast.Call) -> bool:
     """Whether ``call`` opens its file to write it (``open(p, "w")``, ``mode="a"``): what a
     cell writes is its output, not the data it rests on."""
-    modes = [k.value for k in call.keywords if k.arg == "mode"] + call.args[1:2]
+    modes = [k.value for k in call.keywords if k.arg in MODE_KEYWORDS] + call.args[1:2]
     return any(
         isinstance(mode, ast.Constant)
         and isinstance(mode.value, str)
