@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._capture.evidence import State, check, parse_evidence
+from .._capture.identity import cell_document
 from .._text import one_line, plural
 from .curation import Outcome, short
 from .paging import ScopeReader
@@ -52,10 +53,11 @@ def verify(
     ids: list[str] = []
     seen: set[tuple[str, str]] = set()
     recording = 0
-    for page in ScopeReader(connection, scope).pages(read=read):
+    newest: dict[str, str] = {}  # a cell's key → its newest version listed
+    for page in ScopeReader(connection, scope).pages(read=read):  # newest first
         for memory in page:
             files, root = parse_evidence(memory.metadata or {})
-            if not files:
+            if not files or _older_version(memory, newest):
                 continue
             recording += 1
             cell = memory.document_id or memory.id
@@ -83,6 +85,16 @@ def verify(
         tuple(dict.fromkeys(ids)),
         footer=" ".join(part for part in (WHAT_TO_DO, later) if part),
     )
+
+
+def _older_version(memory: MemoryUnit, newest: dict[str, str]) -> bool:
+    """Whether ``memory`` is of a cell version older than one listed before it: a cell run
+    again on the new data is current at once, while the server supersedes the old version
+    only once it has indexed the new one."""
+    document = cell_document(memory.document_id)
+    if document is None:
+        return False
+    return newest.setdefault(document.key, document.version) != document.version
 
 
 def _line(memory: MemoryUnit) -> str:
