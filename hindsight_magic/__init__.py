@@ -55,12 +55,14 @@ from ._functions import (
     snapshot,
     status,
     timeline,
+    verify,
 )
 from ._version import __version__
 
 if TYPE_CHECKING:
     from ._capture.autoretain import AutoRetainStatus
     from ._capture.autoretain import Source as MemorySource
+    from ._capture.evidence import Evidence
     from ._delivery.items import (
         FlushOutcome,
         NotAnswering,
@@ -95,6 +97,7 @@ __all__ = [
     "CurationError",
     "EntityMap",
     "Error",
+    "Evidence",
     "FlushOutcome",
     "FlushResult",
     "HindsightError",
@@ -156,6 +159,7 @@ __all__ = [
     "status",
     "timeline",
     "unload_ipython_extension",
+    "verify",
 ]
 
 # The result types and the errors raised beside the code that raises them, imported when
@@ -170,6 +174,7 @@ _LAZY = {
     "Budget": "._settings",
     "CurationError": "._memory.curation",
     "EntityMap": "._memory.overview",
+    "Evidence": "._capture.evidence",
     "FlushOutcome": "._delivery.items",
     "FlushResult": "._functions",
     "LayerError": "._memory.layers",

@@ -243,6 +243,34 @@ def _add_transfers(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         parser.set_defaults(handler=_transfer)
 
 
+def _verify(args: argparse.Namespace) -> int:
+    """``hindsight-magic verify``: ``%hindsight verify`` for the bank a kernel started in this
+    folder would use; exit code 1 when a memory's data changed (a CI job can fail on it)."""
+    from ._errors import HindsightError, InputError
+    from ._functions import project_session, verify
+
+    session = project_session()
+    try:
+        outcome = verify(session=session)
+    except InputError as error:
+        print(f"hindsight-magic: {error}", file=sys.stderr)
+        return 1
+    except HindsightError as error:
+        print(f"hindsight-magic: {session.explain(error)}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+    print(outcome)
+    return 1 if outcome.memory_ids else 0
+
+
+def _add_verify(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "verify", help="the memories whose data files changed since their cell read them"
+    )
+    parser.set_defaults(handler=_verify)
+
+
 # `demo` is added by its own module.
 SUBCOMMANDS: dict[str, Registrar] = {
     "server": _add_server,
@@ -250,6 +278,7 @@ SUBCOMMANDS: dict[str, Registrar] = {
     "doctor": _add_doctor,
     "transfers": _add_transfers,
     "mcp": _add_mcp,
+    "verify": _add_verify,
 }
 
 

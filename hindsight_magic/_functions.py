@@ -265,6 +265,8 @@ def queue_text(
         origin = AgentOrigin(agent[0], agent[1], session.label)
     cells = _running_cell()
     cell_id, cell_source = _running_cell_id()
+    # the data files the cell reads: its memory rests on them (``_capture/evidence.py``)
+    evidence = session.cell_evidence(cell_source or "") if cells and origin is None else ((), "")
     ids = [
         session.retain(
             piece,
@@ -277,6 +279,7 @@ def queue_text(
             cell_id=cell_id,
             cell_source=cell_source,
             dated=dated,
+            evidence=evidence,
         )
         for piece in pieces
     ]
@@ -764,6 +767,13 @@ def history(memory: MemoryRef, *, session: HindsightSession | None = None) -> Ou
 def forgotten(*, session: HindsightSession | None = None) -> Outcome:
     """The forgotten memories of the current scope, newest first, with their reasons."""
     return (session or current_session()).forgotten()
+
+
+def verify(*, session: HindsightSession | None = None) -> Outcome:
+    """The memories whose data files changed since their cell read them (re-written, gone, or
+    not checkable on this machine), grouped by file, with what to do about each (re-run the
+    cell, forget it, or keep it); their ids in ``.memory_ids``."""
+    return (session or current_session()).verify()
 
 
 def delete(

@@ -363,6 +363,13 @@ AGENT_STATUS = Operation(
     "unreachable or empty.",
     (),
 )
+AGENT_VERIFY = Operation(
+    "verify",
+    "The memories whose data files changed since the notebook cell that wrote them read them "
+    "(re-written, gone, or not checkable on this machine), grouped by file: call it before "
+    "relying on a remembered figure.",
+    (),
+)
 AGENT_TOOLS = {
     tool.name: tool
     for tool in (
@@ -372,5 +379,6 @@ AGENT_TOOLS = {
         AGENT_FORGET,
         AGENT_RESTORE,
         AGENT_STATUS,
+        AGENT_VERIFY,
     )
 }

@@ -497,6 +497,12 @@ class HindsightSettings(Configurable):
     retain_outputs = Choice(
         RetainOutputs, RetainOutputs.RESULT, help="Which cell outputs auto-retain keeps."
     ).tag(config=True)
+    evidence = Flag(
+        True, help="Record the data files a retained cell read, and flag them when they change."
+    ).tag(config=True)
+    evidence_hash_limit_mb = Count(
+        8, minimum=0, help="Hash data files up to this size whole (MB); larger: size and ends."
+    ).tag(config=True)
     retain_context = Text("jupyter", help="Default 'context' of retained items.").tag(config=True)
     notebook = Text(
         help="The notebook named in provenance where neither Jupyter nor a runner's command line"

@@ -784,3 +784,21 @@ def test_the_growth_server_takes_a_free_port_when_its_own_is_taken(
     assert asked
     assert asked[0] != busy
     assert url == f"http://127.0.0.1:{asked[0]}"
+
+
+def test_the_evidence_benchmark_prints_its_figures(tmp_path: Path) -> None:
+    """``bench.evidence``: a 1 GB file's fingerprint, a recall of 5's check and the hook's
+    cost, as real figures (small counts; no server), its temporary files deleted."""
+    import json
+
+    from helpers import run_command
+
+    env = {**os.environ, "HINDSIGHT_BENCH_URL": "http://127.0.0.1:9", "TMPDIR": str(tmp_path)}
+    args = ["--times", "3", "--blocks", "1", "--cells", "5"]
+    done = run_command([sys.executable, "-m", "bench.evidence", *args], env, Path.cwd())
+    figures = json.loads(done.stdout)
+    assert 0 < figures["fingerprint"]["record_1gb_ms"] < 100
+    assert 0 < figures["check_recall_of_5"]["unchanged_ms"] < 10
+    assert figures["check_recall_of_5"]["changed_first_ms"] > 0
+    assert figures["hook"]["reads_hook_call_us"] > 0
+    assert list(tmp_path.iterdir()) == []  # the 1 GB file and its folder are gone

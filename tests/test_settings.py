@@ -63,6 +63,8 @@ def test_defaults_match_the_design(build: Any) -> None:
     assert s.retain_mode == "full-session"
     assert s.retain_outputs == "result"
     assert s.retain_context == "jupyter"
+    assert s.evidence is True
+    assert s.evidence_hash_limit_mb == 8
     assert s.recall_budget == "mid"
     assert s.recall_max_tokens == 1024
     assert s.recall_types == ["world", "experience"]

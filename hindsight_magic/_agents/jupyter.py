@@ -22,6 +22,7 @@ from .._operations import (
     AGENT_RESTORE,
     AGENT_RETAIN,
     AGENT_STATUS,
+    AGENT_VERIFY,
 )
 from .declared import tool_function
 from .memory import Answer, Client, ProjectMemory, ToolFailure
@@ -29,7 +30,8 @@ from .memory import Answer, Client, ProjectMemory, ToolFailure
 T = TypeVar("T")
 DEFAULT_CLIENT = "jupyter-server-mcp"
 TOOLS = [
-    f"{__name__}:{name}" for name in ("recall", "retain", "reflect", "forget", "restore", "status")
+    f"{__name__}:{name}"
+    for name in ("recall", "retain", "reflect", "forget", "restore", "status", "verify")
 ]
 
 
@@ -77,3 +79,4 @@ forget = tool_function(
 )
 restore = tool_function(AGENT_RESTORE, lambda id: _text(lambda: project_memory().restore(id)))
 status = tool_function(AGENT_STATUS, lambda: _text(project_memory().status))
+verify = tool_function(AGENT_VERIFY, lambda: _text(project_memory().verify))

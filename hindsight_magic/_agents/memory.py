@@ -325,6 +325,11 @@ class ProjectMemory:
         ]
         return Answer(plain_text(str(report)), self._where(self.session()))
 
+    def verify(self) -> Answer:
+        """The memories whose data changed since their cell read it (``%hindsight verify``):
+        memory text in the lines goes through ``plain_text`` as every other data here."""
+        return self._curated(lambda s: hm.verify(session=s))
+
     # -- the resources ------------------------------------------------------------------------
 
     def context(self) -> str:

@@ -28,6 +28,7 @@ from .._operations import (
     AGENT_RESTORE,
     AGENT_RETAIN,
     AGENT_STATUS,
+    AGENT_VERIFY,
 )
 from .declared import tool_function
 from .memory import Answer, Client, ProjectMemory, ToolFailure
@@ -191,6 +192,7 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
         tool_function(AGENT_RESTORE, lambda id: run(lambda: memory.restore(id)))
     )
     tool(annotations=reads)(tool_function(AGENT_STATUS, lambda: run(memory.status)))
+    tool(annotations=reads)(tool_function(AGENT_VERIFY, lambda: run(memory.verify)))
 
     for uri, name, description, text in (
         (

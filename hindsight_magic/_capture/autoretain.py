@@ -27,12 +27,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._enums import StrEnum
 from .._settings import RetainMode
 from .entities import entities_of
+from .evidence import MAX_FILES, Evidence, recorded
 from .identity import CellPlan
 from .transcript import (
     MIN_TRANSCRIPT_CHARS,
@@ -94,6 +95,7 @@ class Retain(Protocol):
         entities: Sequence[str] = ...,
         document_id: str | None = ...,
         replaces: str | None = ...,
+        evidence: tuple[Sequence[Evidence], str] = ...,
     ) -> object: ...
 
 
@@ -114,6 +116,7 @@ class Entry:
     cell: CellText
     pieces: list[str]
     cell_id: str | None = None  # Jupyter's id of the cell, when the front end sent one
+    evidence: tuple[tuple[Evidence, ...], str] = ((), "")  # the data files it read, its project
 
     def pieces_as_shown(self) -> list[str] | None:
         """The pieces of the cell with its outputs as it showed them, when the texts the
@@ -277,7 +280,7 @@ class AutoRetainer:
         window), each with its cells and entities."""
         memories: list[Piece] = []
         if mode == RetainMode.LAST_CELLS:
-            entries = list(self._recent)
+            entries = [self._with_evidence(entry) for entry in self._recent]
             packed = pack_pieces((entry.cell.number, entry.pieces) for entry in entries)
             by_cell = {entry.cell.number: entry for entry in entries}
             memories = [
@@ -288,6 +291,7 @@ class AutoRetainer:
             for entry in self._since_last:
                 if not any(_worth_sending(piece) for piece in entry.pieces):
                     continue  # never sent, so never a version to replace either
+                entry = by_cell[entry.cell.number] = self._with_evidence(entry)
                 send, plan = self._planned(entry)
                 if not send:
                     continue
@@ -300,6 +304,7 @@ class AutoRetainer:
         self._since_last = []
         self._needed = self._settings.retain_every_n_cells
         queued, retained = 0, set[int]()
+        read = self._evidence(by_cell, {cells for _, cells, *_ in memories})
         for ran_at, cells, text, document_id, replaces in memories:
             if not _worth_sending(text):
                 continue
@@ -318,6 +323,7 @@ class AutoRetainer:
                     entities=found,
                     document_id=document_id,
                     replaces=replaces,
+                    evidence=read.get(cells, ((), "")),
                 )
             except Exception as error:  # the queue is closed: nothing to retain into
                 self._last_error = str(error)
@@ -330,6 +336,41 @@ class AutoRetainer:
         self._retained += len(retained)
         log.debug("Hindsight: auto-retain queued %d memories", queued)
         return True
+
+    def _with_evidence(self, entry: Entry) -> Entry:
+        """``entry`` with the data files its cell read, fingerprinted here on the worker
+        (``evidence.py``), when the ``evidence`` setting is on; a failure records none. Before
+        its version is planned: a re-run on changed data is a new version (the session's
+        ``_plan_cell``), which replaces the memory that rests on the old data."""
+        settings = self._settings
+        if not settings.evidence or entry.evidence[0]:
+            return entry
+        limit = settings.evidence_hash_limit_mb * 1024 * 1024
+        try:
+            found, root = recorded(
+                entry.cell.source, ran_at=entry.ran_at, whole_limit=limit, secrets=self._secrets()
+            )
+        except Exception:
+            log.debug("Hindsight: could not record a cell's data files", exc_info=True)
+            return entry
+        return replace(entry, evidence=(tuple(found), root)) if found else entry
+
+    @staticmethod
+    def _evidence(
+        by_cell: dict[int, Entry], groups: set[tuple[int, ...]]
+    ) -> dict[tuple[int, ...], tuple[Sequence[Evidence], str]]:
+        """The data files each memory's cells read (a window's: all its cells')."""
+        read: dict[tuple[int, ...], tuple[Sequence[Evidence], str]] = {}
+        for cells in groups:
+            files: list[Evidence] = []
+            root = ""
+            for number in cells:
+                found, found_root = by_cell[number].evidence
+                root = root or found_root
+                files += [e for e in found if all(e.path != f.path for f in files)]
+            if files:
+                read[cells] = (files[:MAX_FILES], root)
+        return read
 
     def _planned(self, entry: Entry) -> tuple[bool, CellPlan | None]:
         """(whether to send the cell, its plan): nothing is sent for an unchanged re-run; with

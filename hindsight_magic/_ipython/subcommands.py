@@ -448,6 +448,11 @@ def cmd_forgotten(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     return _functions.forgotten(session=ctx.session)
 
 
+def cmd_verify(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
+    """The memories whose data files changed since their cell read them."""
+    return _functions.verify(session=ctx.session)
+
+
 def cmd_delete(ctx: HandlerContext, args: argparse.Namespace) -> Outcome:
     """Delete a document and its memories for good (``--yes``); otherwise list them."""
     return _functions.delete(args.document, yes=args.yes, session=ctx.session)
@@ -621,6 +626,11 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "forgotten": Subcommand(
         "the forgotten memories of this scope, with reasons",
         cmd_forgotten,
+        Words(),
+    ),
+    "verify": Subcommand(
+        "the memories whose data files changed since their cell read them, by file",
+        cmd_verify,
         Words(),
     ),
     "delete": Subcommand(

@@ -15,6 +15,9 @@ session and how it was written::
     agent           claude-code   (an AI agent's memory: its MCP client's name …)
     agent_version   2.0.14        (… and version)
     project         churn         (… and the project it worked in)
+    evidence        [["data/sales.csv",2048,1796…,"w…"]]  (the data files the cell
+                    read: ``_capture/evidence.py``)
+    evidence_root   3fa2…         (which project on which machine recorded them)
 
 ``provenance_of`` reads that back from a recalled memory (memories written by others show what
 they have: their time and document id), and ``provenance_line`` makes the compact line shown
@@ -26,13 +29,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from .._capture.autoretain import AUTORETAIN, Source
+from .._capture.evidence import State, check, evidence_metadata, parse_evidence
 from .._machine import git_main_root
 from .._settings import MINE
 from .._text import parse_iso, utc_minute_text
@@ -40,6 +44,7 @@ from .scope import project_of
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
+    from .._capture.evidence import Evidence
 
 NOTEBOOK = "notebook"
 CELLS = "cells"
@@ -76,6 +81,8 @@ class Provenance:
     project: str | None = None  # an agent's ``project``, else the ``project:<label>`` tag's
     run: str | None = None  # when the headless run (papermill, nbconvert) that wrote it began
     replaces: str | None = None  # a cell's new version: when the version it replaced ran
+    evidence: tuple[Evidence, ...] = ()  # the data files it rests on (``_capture/evidence``)
+    evidence_root: str = ""  # which project on which machine recorded them
 
     @property
     def notebook_name(self) -> str | None:
@@ -138,6 +145,7 @@ def provenance_metadata(
     run: str | None = None,
     agent: AgentOrigin | None = None,
     replaces: str | None = None,
+    evidence: tuple[Sequence[Evidence], str] = ((), ""),
 ) -> dict[str, str]:
     """The ``metadata`` of a memory the extension writes (only the parts that are known).
 
@@ -145,7 +153,8 @@ def provenance_metadata(
     ran ``%retain`` or ``hindsight_magic.retain`` (``retain_cell``); ``run`` is set in headless
     runs, where many runs of one notebook must be told apart. An ``agent``'s memory is
     ``source: agent`` with the agent's name, version and project; a cell's new version says
-    when the version it ``replaces`` ran.
+    when the version it ``replaces`` ran; ``evidence``: the data files the cell read, and
+    the project's ``root_id``.
     """
     meta = {SOURCE: source, KERNEL_SESSION: kernel_session}
     if agent is not None:
@@ -156,6 +165,7 @@ def provenance_metadata(
         meta[RUN] = run
     if replaces:
         meta[REPLACES] = replaces
+    meta.update(evidence_metadata(*evidence))
     span = cell_range(cells)
     if span:
         meta[CELLS if source == AUTORETAIN else RETAIN_CELL] = span
@@ -194,6 +204,7 @@ def provenance_of(memory: Memory) -> Provenance:
     is an agent's, else the one its ``project:<label>`` tag names (per-project-tagged)."""
     meta: Mapping[str, Any] = memory.metadata or {}
     retain_cell = parse_cells(_text(meta, RETAIN_CELL))
+    evidence, root = parse_evidence(meta)
     return Provenance(
         notebook=_text(meta, NOTEBOOK),
         cells=parse_cells(_text(meta, CELLS)),
@@ -206,6 +217,8 @@ def provenance_of(memory: Memory) -> Provenance:
         project=_text(meta, PROJECT) or project_of(memory.tags),
         run=_text(meta, RUN),
         replaces=_text(meta, REPLACES),
+        evidence=evidence,
+        evidence_root=root,
     )
 
 
@@ -278,6 +291,38 @@ def revision_text(memory: Memory) -> str:
     return SEPARATOR.join(parts)
 
 
+def evidence_text(memory: Memory) -> str:
+    """``data changed since: data/sales.csv (re-written 2026-12-05)``, ``data no longer here:
+    data/old.csv`` or ``evidence not checkable here`` for a memory whose data files are not as
+    the cell read them; ``""`` when they are (or it records none). Stats, and hashes only a
+    changed file (``_capture/evidence.check``); no request to the server."""
+    provenance = provenance_of(memory)
+    if not provenance.evidence:
+        return ""
+    found = check(provenance.evidence, provenance.evidence_root)
+    changed = [
+        f"{c.evidence.path} (re-written {utc_date(c.mtime)})"
+        for c in found
+        if c.state == State.CHANGED
+    ]
+    gone = [c.evidence.path for c in found if c.state == State.GONE]
+    parts = []
+    if changed:
+        parts.append("data changed since: " + ", ".join(changed))
+    if gone:
+        parts.append("data no longer here: " + ", ".join(gone))
+    if any(c.state == State.ELSEWHERE for c in found):
+        parts.append("evidence not checkable here")
+    return SEPARATOR.join(parts)
+
+
+def utc_date(seconds: float | None) -> str:
+    """``2026-12-05``: the UTC date of a moment (``""`` for none)."""
+    if seconds is None:
+        return ""
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d")
+
+
 def _where(memory: Memory) -> list[str]:
     """Where ``memory`` came from: its agent, notebook, headless run and cells, else its
     document id."""
@@ -292,12 +337,14 @@ def _where(memory: Memory) -> list[str]:
 def provenance_line(memory: Memory, now: datetime | None = None) -> str:
     """``fieldwork.ipynb · cell 14 · 3 days ago`` (``report.ipynb · run 2026-12-02T06:00 · cell
     4 · …`` from a headless run): what is known of where and when, or ``""``; then, for a
-    cell's new version, which version it replaces, and how many copies were folded into it.
+    cell's new version, which version it replaces, and how many copies were folded into it;
+    last, whether the data files it rests on changed (``evidence_text``).
 
     An agent's memory shows ``agent (claude-code)``; a memory with neither notebook nor cell
     nor agent (written by something else) shows its document id.
     """
     parts = [*_where(memory), age(memory.mentioned_at, now), revision_text(memory)]
+    parts.append(evidence_text(memory))
     return SEPARATOR.join(part for part in parts if part)
 
 

@@ -29,6 +29,7 @@ from .._text import (
 from .excerpt import excerpt
 from .provenance import (
     SEPARATOR,
+    evidence_text,
     memory_details,
     memory_line,
     provenance_line,
@@ -223,9 +224,9 @@ class RecallResult(Sequence["RecalledMemory"]):
                 line += f" (layer: {prompt_text(memory.layer)})"
             if memory.mentioned_at:
                 line += f" ({prompt_text(memory.mentioned_at)})"
-            revision = revision_text(memory)
-            if revision:
-                line += f" ({prompt_text(revision)})"
+            for note in (revision_text(memory), evidence_text(memory)):
+                if note:
+                    line += f" ({prompt_text(note)})"
             lines.append(line)
         bullets = "\n\n".join(lines)
         return (

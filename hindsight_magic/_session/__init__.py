@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import AutoRetainer, Entry, Source
+from .._capture.evidence import recorded, with_evidence
 from .._capture.identity import (
     CellPlan,
     NotebookCells,
@@ -145,6 +146,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .._capture.autoretain import AutoRetainStatus, Outputs
+    from .._capture.evidence import Evidence
     from .._delivery.items import QueueStats
     from .._memory.archive import Progress
     from .._memory.curation import Outcome
@@ -439,6 +441,7 @@ class HindsightSession:
         cell_id: str | None = None,
         cell_source: str | None = None,
         dated: str = "",
+        evidence: tuple[Sequence[Evidence], str] = ((), ""),
     ) -> str | None:
         """Queue one memory on the current route; returns its retain (document) id, by which
         it can be forgotten or deleted before and after it is sent (none for an append). No
@@ -451,11 +454,12 @@ class HindsightSession:
         ``cell_id``: Jupyter's id of the cell a ``%retain`` line runs in (its n-th text is a
         decision a changed text supersedes: ``identity.retained_line``); in a headless run,
         which sends none, the id its notebook file gives ``cell_source``; ``dated``: the
-        ``timestamp`` as the user wrote it (a retained text's identity holds it).
+        ``timestamp`` as the user wrote it (a retained text's identity holds it);
+        ``evidence``: the data files the cell read (``_capture/evidence.py``) and its project.
         """
         scope = self.scope
         meta = provenance_metadata(
-            source, self.session_id, self.notebook, cells, self.run_id, agent, replaces
+            source, self.session_id, self.notebook, cells, self.run_id, agent, replaces, evidence
         )
         if document_id is None and update_mode is None and cells and source in RETAINED:
             if source == RETAIN_MAGIC and not cell_id and cell_source:
@@ -506,6 +510,22 @@ class HindsightSession:
         notebook = self.notebook
         return f"cell {number} of {portable_notebook(notebook)}" if notebook else f"cell {number}"
 
+    def cell_evidence(self, source: str) -> tuple[Sequence[Evidence], str]:
+        """The data files the running cell's ``source`` reads, for a ``%retain`` in it (or
+        ``hm.retain``), and the project's id (``_capture/evidence.py``). On the kernel thread,
+        so each file is fingerprinted by its size and ends only (at most 128 KiB read, well
+        under a millisecond), never hashed whole; nothing when the ``evidence`` setting is off.
+        """
+        if not self.settings.evidence:
+            return (), ""
+        try:
+            return recorded(
+                source, ran_at=time.time(), whole_limit=0, secrets=self._parts.secrets()
+            )
+        except Exception:  # evidence is an extra: the memory is retained without it
+            log.debug("Hindsight: could not record a cell's data files", exc_info=True)
+            return (), ""
+
     def _plan_cell(self, entry: Entry) -> CellPlan | None:
         """What a cell that ran becomes (``_memory/versions.py``): its identity — Jupyter's
         cell id, else (headless runs) the id its notebook file gives its source, else its
@@ -532,14 +552,14 @@ class HindsightSession:
             headless=headless and notebook is not None,
         )
         name = self._cell_name(entry.cell.number)
+        as_sent = version_of(entry.pieces) if shown is not None else None
+        read = entry.evidence[0]  # a re-run on changed data is a new version
+        if read:
+            identity = replace(identity, version=with_evidence(identity.version, read))
+            as_sent = with_evidence(as_sent, read) if as_sent is not None else None
         ran_at = local_timestamp(entry.ran_at)
         return self._parts.versions.plan(
-            self.scope.bank_id,
-            identity,
-            len(entry.pieces),
-            ran_at,
-            name,
-            as_sent=version_of(entry.pieces) if shown is not None else None,
+            self.scope.bank_id, identity, len(entry.pieces), ran_at, name, as_sent=as_sent
         )
 
     def _where(self) -> str:
@@ -807,6 +827,16 @@ class HindsightSession:
     def forgotten(self) -> Outcome:
         """The forgotten memories of the scope, newest first."""
         return self._parts.curator.forgotten()
+
+    def verify(self) -> Outcome:
+        """The scope's memories whose data files changed since their cell read them, by file,
+        after what is queued is sent (``_memory/verify.py``)."""
+        from .._memory.verify import verify
+
+        scope = self.scope
+        ready = self._ready(scope.bank_id)
+        waiting = (ready.transcript_cells, not ready.indexed)
+        return verify(self._parts.connection, scope, waiting=waiting)
 
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``; without, list what would go."""

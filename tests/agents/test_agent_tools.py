@@ -153,6 +153,13 @@ def test_status_tells_an_agent_what_it_can_use_not_the_kernel_s_counters(
     assert "cells counted" not in text
 
 
+def test_verify_tells_an_agent_whether_remembered_data_changed(call: Any, fake: Server) -> None:
+    fake.fix()
+    result = call("verify")
+    assert not result.is_error
+    assert "No memory rests on data that changed" in result.content[0].text
+
+
 def test_an_agent_s_retain_says_so_when_the_server_is_still_indexing_it(
     call: Any, fake: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,7 +204,9 @@ def test_every_tool_has_a_description_and_typed_arguments(memory: ProjectMemory)
             return (await client.list_tools()).tools, (await client.list_resources()).resources
 
     tools, resources = anyio.run(listed)
-    assert {t.name for t in tools} == {"recall", "retain", "reflect", "forget", "restore", "status"}
+    assert {t.name for t in tools} == {
+        *("recall", "retain", "reflect", "forget", "restore", "status", "verify")
+    }
     for tool in tools:
         assert len(tool.description or "") > 40
         for name, spec in tool.input_schema.get("properties", {}).items():

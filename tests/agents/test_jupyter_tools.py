@@ -31,7 +31,7 @@ def test_the_entry_point_names_every_tool() -> None:
     specs, server = registered()
     assert set(TOOLS) <= set(specs)
     names = {tool["name"] for tool in server.list_tools()}
-    assert {"recall", "retain", "reflect", "forget", "restore", "status"} <= names
+    assert {"recall", "retain", "reflect", "forget", "restore", "status", "verify"} <= names
 
 
 def test_a_tool_called_there_answers_bad_input_with_one_line() -> None:

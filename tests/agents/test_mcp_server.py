@@ -28,7 +28,7 @@ from mcpkit import AGENT, error_line
 
 pytestmark = pytest.mark.integration
 
-TOOLS = {"recall", "retain", "reflect", "forget", "restore", "status"}
+TOOLS = {"recall", "retain", "reflect", "forget", "restore", "status", "verify"}
 
 
 def token() -> str:

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import IPython
@@ -598,3 +599,26 @@ def test_cells_are_retained_under_the_scope_they_ran_in(
     assert all(routes[c] == ("project:tokenizer",) for c in tokenizer_cells)
     assert all(routes[c] == ("project:optimizer",) for c in optimizer_cells)
     assert not any("learning_rate = 3e-4" in c for c in tokenizer_cells)
+
+
+# -- evidence --------------------------------------------------------------------------------
+
+
+def test_a_cell_s_memory_records_the_files_it_read_and_only_with_evidence_on(
+    loaded: Any, tmp_path: Path
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sales.csv").write_text("region,revenue\nEU,400\n")
+    loaded.monkeypatch.chdir(tmp_path)
+    session = session_of(loaded)
+    reads = "text = open('sales.csv').read()\nf'the sales table holds {len(text)} characters'"
+    run(loaded, reads)
+    Driver(session).autoretain.process(force=True)
+    (item,) = [i for i in transcripts(session) if "sales.csv" in i.content]
+    assert item.metadata["evidence"].startswith('[["sales.csv",22,')
+    assert str(tmp_path) not in str(item.metadata)
+    session.settings.evidence = False
+    run(loaded, reads.replace("holds", "has"))
+    Driver(session).autoretain.process(force=True)
+    (later,) = [i for i in transcripts(session) if "has" in i.content]
+    assert "evidence" not in later.metadata

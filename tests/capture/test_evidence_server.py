@@ -1,0 +1,161 @@
+"""Memory that knows its evidence, in a real kernel on the real server: a cell reads
+data/sales.csv and concludes a figure; the file is re-exported; the memory is flagged wherever
+it is shown and listed by ``%hindsight verify``; a memory of an untouched file is not; running
+the cell again on the new data clears the flag (its new version replaces the old)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from helpers import RunningServer, poll
+from kernels import Kernel
+
+pytestmark = pytest.mark.integration
+
+SALES = "region,revenue\nEU,400\nUS,560\n"
+RE_EXPORTED = "region,revenue\nEU,400\nUS,560\nEU,-61\n"  # late invoices
+REVENUE_CELL = """import csv
+rows = list(csv.DictReader(open('data/sales.csv')))
+total = sum(int(r['revenue']) for r in rows)
+f'Q3 revenue total is {total} thousand euros across the sales regions'"""
+STAFF_CELL = """import json
+staff = json.load(open('data/staff.json'))
+f'The warehouse headcount is {staff["warehouse"]} people on the night shift'"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project (a git repository) with a notebook's data files."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "sales.csv").write_text(SALES)
+    (tmp_path / "data" / "staff.json").write_text('{"warehouse": 17}')
+    return tmp_path
+
+
+def recall_once_indexed(kernel: Kernel, query: str, shows: str) -> str:
+    """``%recall query`` once what it should find is indexed (the server takes its time)."""
+    return poll(
+        lambda: kernel.run(f"%recall {query}"),
+        60,
+        every_s=1,
+        until=lambda shown: shows in shown and "being indexed" not in shown,
+    )
+
+
+def test_a_memory_is_flagged_when_its_data_changes_until_the_cell_runs_again(
+    project: Path, hindsight_server: RunningServer
+) -> None:
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
+        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "HINDSIGHT_RETAIN_EVERY_N_CELLS": "1",
+        "JPY_SESSION_NAME": str(project / "sales.ipynb"),
+    }
+    kernel = Kernel(env, project)
+    try:
+        assert "Error" not in kernel.run("%load_ext hindsight_magic\nimport hindsight_magic as hm")
+        assert "960 thousand" in kernel.run(REVENUE_CELL, cell_id="revenue")
+        assert "17 people" in kernel.run(STAFF_CELL, cell_id="staff")
+        before = recall_once_indexed(kernel, "what was the Q3 revenue total?", "Q3 revenue")
+        assert "data changed" not in before, before
+        assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
+
+        (project / "data" / "sales.csv").write_text(RE_EXPORTED)  # re-exported
+        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        flagged = kernel.run("%recall what was the Q3 revenue total?")
+        line = next(x for x in flagged.splitlines() if "DictReader" in x)
+        assert f"data changed since: data/sales.csv (re-written {today})" in line, flagged
+        context = kernel.run("print(hm.recall('what was the Q3 revenue total?').as_context())")
+        assert "data changed since: data/sales.csv" in context, context
+        staff = recall_once_indexed(kernel, "warehouse headcount night shift", "headcount")
+        line = next(x for x in staff.splitlines() if "staff.json" in x)
+        assert "data changed" not in line, staff
+
+        listed = kernel.run("%hindsight verify")
+        assert "1 memory rests on data that changed" in listed, listed
+        assert "data/sales.csv (re-written" in listed, listed
+        assert "data/sales.csv (re-written" in listed, listed
+        assert "sales.ipynb · cell 2 · id " in listed, listed  # the cell to re-run
+        assert "staff" not in listed, listed
+        assert "re-run the cell" in listed, listed
+        command = [sys.executable, "-m", "hindsight_magic._cli", "verify"]
+        env_cli = {**os.environ, **env, "HINDSIGHT_JOURNAL_PATH": str(project / "cli.sqlite3")}
+        done = subprocess.run(
+            command, env=env_cli, cwd=project, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 1, done.stderr  # 1: a memory's data changed
+        assert "data/sales.csv (re-written" in done.stdout, done.stdout
+
+        assert "899 thousand" in kernel.run(REVENUE_CELL, cell_id="revenue")  # on the new data
+        after = recall_once_indexed(kernel, "what was the Q3 revenue total?", "replaces the")
+        line = next(x for x in after.splitlines() if "DictReader" in x)
+        assert "replaces the version of" in line, after  # the new version, on the new data
+        assert "data changed" not in after, after
+        assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
+    finally:
+        kernel.shutdown()
+
+
+def test_a_retain_in_a_cell_records_the_files_that_cell_reads(
+    project: Path, hindsight_server: RunningServer
+) -> None:
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
+        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "HINDSIGHT_AUTO_RETAIN": "false",
+        "JPY_SESSION_NAME": str(project / "staff.ipynb"),
+    }
+    kernel = Kernel(env, project)
+    try:
+        assert "Error" not in kernel.run("%load_ext hindsight_magic")
+        cell = "staff = json.load(open('data/staff.json'))\n%retain The night shift has 17 people"
+        assert "Error" not in kernel.run(f"import json\n{cell}")
+        recall_once_indexed(kernel, "night shift people", "17 people")
+        (project / "data" / "staff.json").write_text('{"warehouse": 23}')
+        flagged = kernel.run("%recall night shift people")
+        line = next(x for x in flagged.splitlines() if "17 people" in x)
+        assert "data changed since: data/staff.json" in line, flagged
+    finally:
+        kernel.shutdown()
+
+
+def test_a_cell_that_shows_the_same_on_new_data_is_a_new_version_too(
+    project: Path, hindsight_server: RunningServer
+) -> None:
+    """Its text is the same, so without its evidence in its version the re-run sent nothing
+    and the memory stayed flagged however often the cell ran on the new data."""
+    env = {
+        "HINDSIGHT_API_URL": hindsight_server.url,
+        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
+        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "HINDSIGHT_RETAIN_EVERY_N_CELLS": "1",
+        "JPY_SESSION_NAME": str(project / "load.ipynb"),
+    }
+    cell = "rows = open('data/sales.csv').read()\n'the sales table for the Q3 review is loaded'"
+    kernel = Kernel(env, project)
+    try:
+        assert "Error" not in kernel.run("%load_ext hindsight_magic")
+        kernel.run(cell, cell_id="load")
+        recall_once_indexed(kernel, "sales table Q3 review", "sales table")
+        kernel.run(cell, cell_id="load")  # the same data: nothing new
+        assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
+        (project / "data" / "sales.csv").write_text(RE_EXPORTED)
+        assert "data/sales.csv (re-written" in kernel.run("%hindsight verify")
+        kernel.run(cell, cell_id="load")  # on the new data
+        after = recall_once_indexed(kernel, "sales table Q3 review", "replaces the")
+        assert "data changed" not in after, after
+        assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
+    finally:
+        kernel.shutdown()
