@@ -98,6 +98,7 @@ from .._machine import (
     kernel_id,
     local_server,
     notebook_from_env,
+    recorded_elsewhere,
     resolve_api_url,
 )
 from .._memory.archive import Archiver, Manifest, layer_snapshot, manifest_path
@@ -941,9 +942,13 @@ class HindsightSession:
             probe_identity(self._parts.connection.client) if error.kind == "not_hindsight" else None
         )
         # nothing answered: a local server recorded for this URL (or, at the fallback URL, for
-        # the data dir) that stopped is the cause, and how to start it the hint
+        # the data dir) that stopped is the cause, and how to start it the hint; one recorded
+        # at another address is where to point instead
         local = local_server(self.api_url) if error.kind == "connect" else None
-        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND)
+        elsewhere = (
+            recorded_elsewhere(self.api_url) if error.kind == "connect" and local is None else None
+        )
+        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND, elsewhere)
 
     @property
     def closed(self) -> bool:
