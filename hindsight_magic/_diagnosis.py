@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ._api.errors import database_down
 from ._errors import HindsightError
-from ._machine import LocalServer, local_server
+from ._machine import LocalServer, local_server, recorded_elsewhere
 from ._text import plain_text
 
 if TYPE_CHECKING:
@@ -111,13 +111,16 @@ def diagnose(
     is_hindsight: bool | None = None,
     local: LocalServer | None = None,
     command: str = TERMINAL_COMMAND,
+    elsewhere: LocalServer | None = None,
 ) -> Diagnosis | None:
     """The meaning of ``error`` for a server at ``url``; None when its own message says it all.
 
     ``is_hindsight`` is the outcome of an identity probe (``GET /version``) made after a reply
     that was not Hindsight JSON; None when no probe was made. ``local``: what the machine shows
     about the local server behind ``url``, if any; its facts name the cause first, with the
-    commands to run (``command``: as in a terminal, or ``NOTEBOOK_COMMAND``).
+    commands to run (``command``: as in a terminal, or ``NOTEBOOK_COMMAND``). ``elsewhere``:
+    the local server recorded at another address (``_machine.recorded_elsewhere``), which a
+    refused connection's hint points to instead of starting a server.
     """
     if local is not None:
         found = local_diagnosis(local, command, unreachable=error.kind == "connect", url=url)
@@ -131,11 +134,9 @@ def diagnose(
         )
     code = error.status_code or 0
     if error.kind == "connect":
-        hint = (
-            "start one with `%hindsight server start` (`hindsight-magic server start` in a "
-            "terminal) or set HINDSIGHT_API_URL"
+        return Diagnosis(
+            "unreachable", f"no Hindsight server at {url}", _unreachable(elsewhere, command)
         )
-        return Diagnosis("unreachable", f"no Hindsight server at {url}", hint)
     if error.kind == "timeout":
         return Diagnosis(
             "slow or unreachable",
@@ -170,15 +171,37 @@ def diagnose(
     return None
 
 
+def _unreachable(elsewhere: LocalServer | None, command: str) -> str:
+    """What to do when nothing answers at the URL: start a local server, or, when one is
+    recorded at another address, point at it (starting it first if it stopped)."""
+    if elsewhere is None:
+        return (
+            "start one with `%hindsight server start` (`hindsight-magic server start` in a "
+            "terminal) or set HINDSIGHT_API_URL"
+        )
+    there = f"http://127.0.0.1:{elsewhere.port}"
+    point = f"set HINDSIGHT_API_URL to {there}"
+    if command == NOTEBOOK_COMMAND:
+        point += f" (or run `%hindsight config api_url={there}`)"
+    if elsewhere.running:
+        return f"the local server runs at {there}: {point}"
+    start = f"`{elsewhere.start_command(command)}`"
+    return (
+        f"the local server (pid {elsewhere.pid}, port {elsewhere.port}) is not running: "
+        f"start it with {start}, then {point}"
+    )
+
+
 def explain(
     error: HindsightError,
     url: str,
     is_hindsight: bool | None = None,
     local: LocalServer | None = None,
     command: str = TERMINAL_COMMAND,
+    elsewhere: LocalServer | None = None,
 ) -> str:
     """The error's message plus what it means and what the user can do, as one line."""
-    diagnosis = diagnose(error, url, is_hindsight, local, command)
+    diagnosis = diagnose(error, url, is_hindsight, local, command, elsewhere)
     if diagnosis is None:
         return str(error)
     return f"{error} — {diagnosis.problem}; {diagnosis.hint}."
@@ -222,7 +245,8 @@ def server_problem(
     if error.kind == "timeout" or (error.kind == "http" and (error.status_code or 0) >= 500):
         error = probe_database(client) or error  # answers, but fails: is its database down?
     known = False if error.kind == "not_hindsight" else None
-    return diagnose(error, url, known, local, command)
+    elsewhere = recorded_elsewhere(url) if local is None and error.kind == "connect" else None
+    return diagnose(error, url, known, local, command, elsewhere)
 
 
 def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> str:

@@ -551,6 +551,25 @@ def local_server(url: str) -> LocalServer | None:
         return None
 
 
+def recorded_elsewhere(url: str) -> LocalServer | None:
+    """The local server the data dir records, running or stopped, when ``url`` is not its
+    address: where nothing answers at ``url``, starting a server would not help, pointing at
+    that one would. None when none is recorded or ``url`` is its own. Never raises."""
+    try:
+        parts = urlsplit(url)
+        home = server_home()
+        info = read_state(home)
+        if info is None:
+            return None
+        if parts.hostname in LOCAL_HOSTS and (parts.port or 80) == info.port:
+            return None
+        running = is_hindsight_process(info.pid) or api_process(port=info.port) is not None
+        return LocalServer(info.port, info.pid, running, str(home.parent))
+    except Exception:
+        log.debug("Hindsight: could not read the local server's record", exc_info=True)
+        return None
+
+
 class DeletedDataWatch:
     """Whether the local server behind a URL runs on after its data dir was deleted.
 

@@ -118,6 +118,44 @@ def test_a_read_names_the_address_it_tried_and_the_stopped_local_server(
     assert f"{tried}; the local server (pid {pid}, port {port}) is not running; {start}" in said
 
 
+def test_a_read_at_another_address_names_where_the_local_server_is(
+    notebook: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stand_ins: list[subprocess.Popen[bytes]],
+) -> None:
+    # HINDSIGHT_API_URL names a dead port; the local server is recorded on another one:
+    # starting a server would not fix that URL, pointing at the local one would
+    monkeypatch.setenv("HINDSIGHT_MAGIC_DATA_DIR", str(tmp_path / "data"))
+    home = server_home()
+    home.mkdir(parents=True)
+    port, pid, dead = free_port(), dead_pid(), f"http://127.0.0.1:{free_port()}"
+    there = f"http://127.0.0.1:{port}"
+    record(home, pid, port, free_port(), tmp_path / "pgdata")
+    monkeypatch.setenv("HINDSIGHT_API_URL", dead)
+    point = f"set HINDSIGHT_API_URL to {there} (or run `%hindsight config api_url={there}`)"
+
+    notebook.load(bank_id="elsewhere", mental_models="false")
+    said = str(notebook.run("%recall what did we decide?").error)
+    assert f"no Hindsight server at {dead}; the local server (pid {pid}, port {port}) is " in said
+    assert f"not running: start it with `%hindsight server start --port {port}`, then {point}" in (
+        said
+    )
+    assert "start one with" not in said
+    status = server_problem(HindsightClient(dead, None, Timeouts(1, 1, 1, 1)), CONNECT)
+    assert status is not None  # %hindsight status and doctor say the same (as in a terminal)
+    assert status.summary == (
+        f"unreachable (the local server (pid {pid}, port {port}) is not running: start it "
+        f"with `hindsight-magic server start --port {port}`, then set HINDSIGHT_API_URL to "
+        f"{there})"
+    )
+
+    proc = stand_in(stand_ins, home, port, free_port())  # now it runs, still elsewhere
+    record(home, proc.pid, port, free_port(), tmp_path / "pgdata")
+    said = str(notebook.run("%recall what did we decide?").error)
+    assert f"no Hindsight server at {dead}; the local server runs at {there}: {point}" in said
+
+
 def accepts(url: str) -> bool:
     """Whether something accepts connections at ``url``'s host and port."""
     parts = httpx.URL(url)

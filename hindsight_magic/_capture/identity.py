@@ -29,8 +29,9 @@ same text under the same id, which the server already holds, so nothing is sent 
 notebook file does), the n-th text its ``%retain`` lines retain is a cell of its own
 (``retained_line``: its key the cell and n, its version the text), so a changed text supersedes
 the one it replaces, as a changed cell does; a line added beside it is another n, a memory of
-its own. Elsewhere (no cell id) a different text is a different memory, never a new version of
-the first.
+its own. A text the cell retained before keeps its n wherever its line moves (the session
+matches unchanged texts first), so removing or swapping lines supersedes nothing. Elsewhere
+(no cell id) a different text is a different memory, never a new version of the first.
 
 The key is scoped to the project and notebook (or, with no notebook, the kernel session), so
 two projects' ``analysis.ipynb`` never share a cell. A memory's document id carries both

@@ -99,6 +99,7 @@ from .._machine import (
     kernel_id,
     local_server,
     notebook_from_env,
+    recorded_elsewhere,
     resolve_api_url,
 )
 from .._memory.archive import Archiver, Manifest, layer_snapshot, manifest_path
@@ -305,7 +306,10 @@ class HindsightSession:
         PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
-        self._retain_lines: tuple[tuple[str, tuple[int, ...]], int] = (("", ()), 0)  # cell → n
+        # a cell's %retain texts: which position holds which text (``_retain_line``), and
+        # the positions the cell's running run has taken
+        self._retain_texts: dict[str, dict[int, str]] = {}
+        self._retain_run: dict[str, tuple[tuple[int, ...], set[int], int]] = {}
         self._retain_cells = NotebookCells()  # a headless run's %retain cells, by their source
         self._retain_cell: tuple[tuple[int, ...], str | None] = ((), None)
         self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
@@ -465,7 +469,8 @@ class HindsightSession:
             if source == RETAIN_MAGIC and not cell_id and cell_source:
                 cell_id = self._headless_cell_id(cell_source, cells)
             if source == RETAIN_MAGIC and cell_id:  # the cell's decision, versioned
-                position = self._retain_line(cell_id, cells)
+                said = retained_line(self._where(), content, cell_id, 0, dated).version
+                position = self._retain_line(cell_id, cells, said)
                 line = retained_line(self._where(), content, cell_id, position, dated)
                 document_id = line.document_id(1)
                 label = f"a %retain line of {self._cell_name(cells[0])}"
@@ -487,12 +492,29 @@ class HindsightSession:
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id
 
-    def _retain_line(self, cell_id: str, cells: Sequence[int]) -> int:
-        """Which text (from 1) of this run of cell ``cell_id`` its ``%retain`` lines retain now."""
-        run, count = self._retain_lines
-        count = count + 1 if run == (cell_id, tuple(cells)) else 1
-        self._retain_lines = ((cell_id, tuple(cells)), count)
-        return count
+    def _retain_line(self, cell_id: str, cells: Sequence[int], version: str) -> int:
+        """Which position (from 1) of cell ``cell_id`` the text ``version`` (its hash) of a
+        ``%retain`` line takes in this run: a text the cell retained before keeps its own
+        position wherever its line now stands (lines removed, moved or swapped change
+        nothing); a changed text takes the position of its line (the n-th text of this run),
+        superseding what stood there, unless a text kept in this run holds it (then the next
+        free one: a decision of its own). A removed line's decision stays as it was."""
+        texts = self._retain_texts.setdefault(cell_id, {})
+        run, taken, count = self._retain_run.get(cell_id, ((), set(), 0))
+        if run != tuple(cells):
+            taken, count = set(), 0
+        count += 1
+        kept = [p for p, text in sorted(texts.items()) if text == version and p not in taken]
+        if kept:
+            position = kept[0]
+        else:
+            position = count
+            while position in taken:
+                position += 1
+        taken.add(position)
+        texts[position] = version
+        self._retain_run[cell_id] = (tuple(cells), taken, count)
+        return position
 
     def _headless_cell_id(self, source: str, cells: Sequence[int]) -> str | None:
         """In a headless run, the id the notebook file gives the running cell's ``source``
@@ -950,9 +972,13 @@ class HindsightSession:
             probe_identity(self._parts.connection.client) if error.kind == "not_hindsight" else None
         )
         # nothing answered: a local server recorded for this URL (or, at the fallback URL, for
-        # the data dir) that stopped is the cause, and how to start it the hint
+        # the data dir) that stopped is the cause, and how to start it the hint; one recorded
+        # at another address is where to point instead
         local = local_server(self.api_url) if error.kind == "connect" else None
-        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND)
+        elsewhere = (
+            recorded_elsewhere(self.api_url) if error.kind == "connect" and local is None else None
+        )
+        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND, elsewhere)
 
     @property
     def closed(self) -> bool:

@@ -528,6 +528,45 @@ def test_restoring_a_superseded_decision_by_the_id_forgotten_lists_makes_it_curr
     assert all("6 months" not in memory.text for memory in now)
 
 
+def test_removed_or_moved_retain_lines_leave_the_other_decisions_as_they_were(
+    book: Notebook, bank: Bank
+) -> None:
+    """A ``%retain`` text the cell retained before is the same decision wherever its line now
+    stands: removing a line above it or swapping lines supersedes nothing and sends nothing
+    new (the removed line's decision stays: it was not forgotten); a changed text in the
+    removed line's place supersedes it."""
+    cutoff = "%retain The churn cut-off is 3 months of no purchases"
+    refunds = "%retain Refunds are excluded from churn revenue"
+    cohort = "%retain The churn cohort is the customers who signed up in 2024"
+    book.run(f"{cutoff}\n{refunds}\n{cohort}", cell_id="decisions")
+    book.run("%hindsight flush")
+    bank.settled()
+    first = wait_for(bank.documents, 60, until=lambda d: len(d) == 3 and all(d.values()))
+
+    book.run(f"{cutoff}\n{cohort}", cell_id="decisions")  # the refunds line removed
+    book.run("%hindsight flush")
+    book.run(f"{cohort}\n{cutoff}", cell_id="decisions")  # and the other two swapped
+    book.run("%hindsight flush")
+    bank.settled()
+    assert bank.documents() == first  # nothing new, nothing superseded
+    shown = repr(book.run("r = %recall who is in the churn cohort?\nr").result)
+    assert "2024" in shown, shown
+    assert "earlier cop" not in shown, shown
+
+    pricing = "%retain Churn revenue counts list prices, not discounted ones"
+    book.run(f"{cutoff}\n{pricing}\n{cohort}", cell_id="decisions")
+    book.run("%hindsight flush")
+    bank.settled()
+    superseded = wait_for(
+        lambda: [d for d, n in bank.documents().items() if n == 0],
+        60,
+        "the removed line's decision superseded by the text in its place",
+        until=lambda docs: len(docs) == 1,
+    )
+    assert "Refunds" in bank.memories(superseded[0])[0]["text"]
+    assert sorted(n > 0 for n in bank.documents().values()) == [False, True, True, True]
+
+
 def test_a_long_dedupe_read_shows_one_progress_line_in_its_own_cell(
     notebook: Notebook,
     bank: Bank,
