@@ -41,7 +41,9 @@ no word with their memory); 0.3 is the most that keeps them. Sixteen times finds
 eight. A diversified top 5 (maximal marginal relevance over word overlap) lost on both.
 Scoring a memory's words together with half the weight of its neighbours' (the memories
 retained just before and after it in the same kernel session) found more of LoCoMo (0.575)
-and of ten sessions (0.92), but less of three sessions (0.92), so it is not done.
+and of ten sessions (0.92), but less of three sessions (0.92), so it is not done. The wider
+pool costs time: end to end on ten sessions (1 116 memories, a busy machine) a recall took
+98 ms against 66 ms for the official client's default recall of the same bank (1.48×).
 
 **What carries nothing ranks low.** A memory of only import lines or only bare values
 (``excerpt.carries_nothing``) keeps ``EMPTY_WEIGHT`` of its score. On a small bank the
