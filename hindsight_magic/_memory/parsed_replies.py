@@ -45,7 +45,7 @@ class RecalledMemory(Memory):
     """How well this memory matches the query of the recall that found it, from 0 to 1: the
     score the recall is ordered by, so higher is more relevant and a recall's memories come
     highest first (``reading.ranked``: its similarity in meaning to the query, 0-1, and its
-    keyword score among the memories recalled, 0-1, weighted 5 to 1). ``None`` where no
+    keyword score among the memories recalled, 0-1, weighted 10 to 3). ``None`` where no
     query ranked it (``latest``, the sources the server gives a reflect). The server's own
     scores, in its own order, stay in ``.scores``."""
 

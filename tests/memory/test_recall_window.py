@@ -6,7 +6,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from hindsight_magic import RecalledMemory
-from hindsight_magic._memory.reading import KEYWORD_WEIGHT, fitting, ranked, widened, within
+from hindsight_magic._memory.reading import (
+    CLOSE_IN_MEANING,
+    KEYWORD_WEIGHT,
+    POOL_WIDENING,
+    fitting,
+    ranked,
+    widened,
+    within,
+)
 from hindsight_magic._memory.timewindow import TimeWindow
 
 ZONE = timezone(timedelta(hours=1))
@@ -65,13 +73,13 @@ def test_the_pool_is_ordered_by_meaning_then_words() -> None:
     ]
     order = [m.text for m in ranked(pool, "which freezer holds the cores?")]
     assert order[0] == "close in meaning, and it names the freezer"
-    assert order[1:3] == ["the freezer, nothing more", "close in meaning"]  # .30 + .2 > .45
+    assert order[1:3] == ["the freezer, nothing more", "close in meaning"]  # .30 + .3 > .45
     assert order[3:] == [  # .30 each: the measured similarity first, then the server's order
         "a little in meaning",
         "the server's best keyword match, unrelated",
         "found along an entity link only",
     ]
-    assert KEYWORD_WEIGHT < 0.30  # words add to a similarity, never more than a real one
+    assert KEYWORD_WEIGHT <= CLOSE_IN_MEANING  # words add to a similarity, never more
 
 
 def test_a_memory_the_semantic_search_missed_is_not_ranked_as_unrelated() -> None:
@@ -96,6 +104,29 @@ def test_a_rare_word_of_the_question_counts_more_than_a_common_one() -> None:
     pool.append(scored("the trips station table station by station", 0.3))
     order = [m.text for m in ranked(pool, "Which station was closed for the roadworks?")]
     assert order[0].startswith("NOTE: S09 Mill Pond")
+
+
+def test_the_rare_words_of_a_question_outweigh_a_little_more_meaning() -> None:
+    """A question written to mislead (it names the wrong person) is found by its rare words:
+    a memory that has them all outranks one only a little closer in meaning that has none
+    (LoCoMo's adversarial questions, issue 53)."""
+    pool = [
+        scored("Melanie painted a sunrise over the lake last summer", 0.45),
+        scored("Caroline went to the adoption agency interview on Friday", 0.20),
+        scored("Melanie took the kids camping in the mountains", 0.35),
+        scored("Caroline bought new running shoes for the race", 0.30),
+    ]
+    order = [m.text for m in ranked(pool, "When did Melanie go to the adoption agency interview?")]
+    assert order[0].startswith("Caroline went to the adoption agency")
+
+
+def test_a_recall_ranks_a_pool_eight_times_what_it_shows() -> None:
+    """The server's reply fills its tokens in its own order, and its entity-link search brings
+    many memories that share a name and little else: twice the tokens held 0.68 of LoCoMo's
+    evidence turns, eight times 0.92 (issue 53)."""
+    assert widened(1024, POOL_WIDENING) == 8192
+    assert widened(4096, POOL_WIDENING) == 16384  # at most a window's cap
+    assert widened(32768, POOL_WIDENING) == 32768
 
 
 def test_a_question_of_function_words_only_keeps_the_order_of_meaning() -> None:
