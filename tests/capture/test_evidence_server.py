@@ -39,6 +39,18 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def kernel_env(project: Path, server: RunningServer, notebook: str, **more: str) -> dict[str, str]:
+    """A kernel's settings: its own bank and journal, no mental models, the ``notebook``."""
+    return {
+        "HINDSIGHT_API_URL": server.url,
+        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
+        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
+        "HINDSIGHT_MENTAL_MODELS": "false",
+        "JPY_SESSION_NAME": str(project / notebook),
+        **more,
+    }
+
+
 def recall_once_indexed(kernel: Kernel, query: str, shows: str) -> str:
     """``%recall query`` once what it should find is indexed (the server takes its time)."""
     return poll(
@@ -52,14 +64,7 @@ def recall_once_indexed(kernel: Kernel, query: str, shows: str) -> str:
 def test_a_memory_is_flagged_when_its_data_changes_until_the_cell_runs_again(
     project: Path, hindsight_server: RunningServer
 ) -> None:
-    env = {
-        "HINDSIGHT_API_URL": hindsight_server.url,
-        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
-        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
-        "HINDSIGHT_MENTAL_MODELS": "false",
-        "HINDSIGHT_RETAIN_EVERY_N_CELLS": "1",
-        "JPY_SESSION_NAME": str(project / "sales.ipynb"),
-    }
+    env = kernel_env(project, hindsight_server, "sales.ipynb", HINDSIGHT_RETAIN_EVERY_N_CELLS="1")
     kernel = Kernel(env, project)
     try:
         assert "Error" not in kernel.run("%load_ext hindsight_magic\nimport hindsight_magic as hm")
@@ -108,14 +113,7 @@ def test_a_memory_is_flagged_when_its_data_changes_until_the_cell_runs_again(
 def test_a_retain_in_a_cell_records_the_files_that_cell_reads(
     project: Path, hindsight_server: RunningServer
 ) -> None:
-    env = {
-        "HINDSIGHT_API_URL": hindsight_server.url,
-        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
-        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
-        "HINDSIGHT_MENTAL_MODELS": "false",
-        "HINDSIGHT_AUTO_RETAIN": "false",
-        "JPY_SESSION_NAME": str(project / "staff.ipynb"),
-    }
+    env = kernel_env(project, hindsight_server, "staff.ipynb", HINDSIGHT_AUTO_RETAIN="false")
     kernel = Kernel(env, project)
     try:
         assert "Error" not in kernel.run("%load_ext hindsight_magic")
@@ -135,14 +133,7 @@ def test_a_cell_that_shows_the_same_on_new_data_is_a_new_version_too(
 ) -> None:
     """Its text is the same, so without its evidence in its version the re-run sent nothing
     and the memory stayed flagged however often the cell ran on the new data."""
-    env = {
-        "HINDSIGHT_API_URL": hindsight_server.url,
-        "HINDSIGHT_BANK_ID": f"test-evidence-{uuid.uuid4().hex[:8]}",
-        "HINDSIGHT_JOURNAL_PATH": str(project / "journal.sqlite3"),
-        "HINDSIGHT_MENTAL_MODELS": "false",
-        "HINDSIGHT_RETAIN_EVERY_N_CELLS": "1",
-        "JPY_SESSION_NAME": str(project / "load.ipynb"),
-    }
+    env = kernel_env(project, hindsight_server, "load.ipynb", HINDSIGHT_RETAIN_EVERY_N_CELLS="1")
     cell = "rows = open('data/sales.csv').read()\n'the sales table for the Q3 review is loaded'"
     kernel = Kernel(env, project)
     try:
