@@ -655,6 +655,8 @@ class HindsightSession:
         """Ready a read of ``bank_id``, waiting at most ``wait_s`` (default ``READ_WAIT_S``,
         looked up per read: a test of a server that never indexes shortens it)."""
         wait_s = READ_WAIT_S if wait_s is None else wait_s
+        if self._parts.worker.in_job():  # its wait would hold the worker, which sends them
+            wait_s = 0.0
         self._parts.autoretain.process()  # the cells not yet in a transcript go out with the rest
         if self.reads_others:
             self._send_queued_elsewhere(bank_id)

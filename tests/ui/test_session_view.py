@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from helpers import FakeHindsight
 
 import hindsight_magic as hm
+import hindsight_magic._session as session_module
 from hindsight_magic._session import HindsightSession, ui_view
 from hindsight_magic._session.view import SessionView
 from hindsight_magic._settings import HindsightSettings
@@ -90,6 +92,38 @@ def test_recall_now_does_not_send_the_queue_first(fake: FakeHindsight, make_sess
     assert len(result) == 0
     assert not fake.calls("POST", r"/memories$")  # a %recall would have sent it first
     assert ui_view(session).queue_stats().pending == 1
+
+
+def test_a_read_in_a_worker_job_does_not_wait_for_delivery(
+    fake: FakeHindsight, make_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker sends the queue between its jobs: a read that waited for it inside a job
+    (the panel's forget, delete and search, which wait step by step themselves) would only
+    hold the worker, its pushes and its sends, for the whole wait."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/memories/recall"):
+            return httpx.Response(200, json={"results": []})
+        return fake.handle(request)
+
+    monkeypatch.setattr(session_module, "READ_WAIT_S", 3.0)
+    session = make_session(handler, run_worker=True)
+    took: list[float] = []
+
+    def search() -> None:
+        session.retain("queued while the worker runs this job")
+        started = time.monotonic()
+        session.recall("churn")
+        took.append(time.monotonic() - started)
+
+    assert ui_view(session).schedule(search)
+    deadline = time.monotonic() + 10
+    while not took and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert took, "the job did not end"
+    assert took[0] < 1.5, took
+    assert session.recall("churn").query == "churn"  # a read on this thread still sends first
+    assert fake.calls("POST", r"/memories$")
 
 
 def test_the_panel_hub_slot_is_made_once(make_session: Any) -> None:
