@@ -249,7 +249,16 @@ def server_problem(
     return diagnose(error, url, known, local, command, elsewhere)
 
 
-def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> str:
+@dataclass(frozen=True)
+class ServerCheck:
+    """Whether the server answered as Hindsight and took the key (``ok``), and ``line``:
+    ``ok (Hindsight 1.1.0)`` or what is wrong and what to do."""
+
+    ok: bool
+    line: str
+
+
+def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> ServerCheck:
     """``ok (Hindsight 1.1.0)``, or what is wrong, in one line: ``GET /version`` (is it
     Hindsight?), then ``GET /v1/default/banks`` (open even where ``/version`` is not: is the key
     accepted?), then what the machine shows of a local server (a deleted data dir)."""
@@ -258,6 +267,8 @@ def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> st
         client.list_banks()
     except HindsightError as error:
         diagnosis = server_problem(client, error, command)
-        return diagnosis.summary if diagnosis else f"error: {error}"
+        return ServerCheck(False, diagnosis.summary if diagnosis else f"error: {error}")
     problem = server_problem(client, None, command)
-    return problem.summary if problem else f"ok (Hindsight {version})"
+    if problem:
+        return ServerCheck(False, problem.summary)
+    return ServerCheck(True, f"ok (Hindsight {version})")

@@ -158,7 +158,6 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_ui/display.py": ({"equal"}, "difflib's opcode"),
     "_ui/doctor.py": ({"ZMQInteractiveShell"}, "IPython's kernel shell class"),
     "_ui/pictures.py": ({"png"}, "an image format"),
-    "_ui/panel/state.py": ({"Server", "state"}, "a Report's heading and row label, as shown"),
     "_ui/panel/widgets.py": ({"forget"}, "a PanelHub method's name (act dispatches by name)"),
     "_agents/server.py": ({"tools/call"}, "an MCP method"),
     "_api/errors.py": (

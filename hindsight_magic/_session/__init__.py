@@ -36,8 +36,8 @@ and who gets what:
 - ``overview`` (memory): the bank seen whole, the timeline and the entity map;
 - ``archiver`` (memory): snapshot, restore and clone.
 
-The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
-(``ui_view(session)``, a function of this package: no public name of the session hands it out).
+The UI (status, the panel) and the agents get none of these either: they call the same
+methods as the public functions, and read one typed ``SessionStatus`` (``status``).
 
 The session also follows the settings: when one changes, the part its ``affects`` tag names is
 rebuilt (a new connection or scope flushes the queue first, so queued memories keep their route).
@@ -71,8 +71,11 @@ from .._capture.identity import (
 from .._capture.redact import SecretValues
 from .._delivery.indexing import (
     READ_WAIT_S,
+    Indexing,
     ReadReady,
     TranscriptWatch,
+    follow_operations,
+    operation_state,
     prepare_read,
     send_queued_elsewhere,
 )
@@ -89,7 +92,7 @@ from .._delivery.journal_file import JournalError
 from .._delivery.queue import RetainQueue, SentOperation
 from .._delivery.sender import BatchSender
 from .._delivery.worker import Worker
-from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity
+from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity, server_state
 from .._errors import HindsightError
 from .._machine import (
     HeadlessNotebook,
@@ -101,6 +104,7 @@ from .._machine import (
     notebook_from_env,
     recorded_elsewhere,
     resolve_api_url,
+    running_server,
 )
 from .._memory.archive import Archiver, Manifest, layer_snapshot, manifest_path
 from .._memory.curation import Curator
@@ -109,6 +113,7 @@ from .._memory.layers import (
     LayerAsking,
     LayerError,
     LayerList,
+    LayerState,
     layer_states,
     layers_of,
     pairs_of,
@@ -139,7 +144,7 @@ from .._settings import (
 )
 from .._text import local_timestamp, one_line, plural
 from .parts import Notices, Parts
-from .view import SessionView
+from .status import ServerState, SessionStatus, same_url
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -312,8 +317,7 @@ class HindsightSession:
         self._retain_run: dict[str, tuple[tuple[int, ...], set[int], int]] = {}
         self._retain_cells = NotebookCells()  # a headless run's %retain cells, by their source
         self._retain_cell: tuple[tuple[int, ...], str | None] = ((), None)
-        self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
-        VIEWS[id(self)] = self._view
+        self._server_state: ServerState | None = None  # what ``check_server`` read last
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
@@ -924,9 +928,14 @@ class HindsightSession:
         """How a model's content changed, newest first; None when there is no such model."""
         return self._parts.mental_models.history(model_id)
 
-    def reload_models_now(self) -> str | None:
-        """Reload the model cache now (a magic the user ran); the problem, or None."""
-        return self._parts.mental_models.reload_now()
+    def reload_models(self, *, wait: bool = True) -> str | None:
+        """Load the mental models again; with ``wait`` (a magic the user ran) now, returning
+        the problem or None; without (the panel's button), on the worker, the old ones shown
+        meanwhile."""
+        if wait:
+            return self._parts.mental_models.reload_now()
+        self._parts.mental_models.reload(clear=False)
+        return None
 
     def delete_model(self, model_id: str) -> bool:
         """Delete a model from the current bank; False when there was none."""
@@ -944,6 +953,10 @@ class HindsightSession:
         """How auto-retain reads an executed cell's outputs (the shell's own record of them)."""
         self._parts.autoretain.outputs_of = outputs_of
 
+    def pause_autoretain(self, paused: bool = True) -> None:
+        """Pause (or resume) auto-retain without changing its setting (the panel's button)."""
+        self._parts.autoretain.pause(paused)
+
     def retain_cells_now(self) -> None:
         """Queue the cells auto-retain has not retained yet, due or not."""
         self._parts.autoretain.process(force=True)
@@ -956,6 +969,17 @@ class HindsightSession:
         """A consistent snapshot of the queue's counters."""
         return self._parts.queue.stats()
 
+    def send_now(self) -> None:
+        """Ask the worker to send everything queued now, without waiting (``flush`` waits)."""
+        self._parts.queue.request_flush()
+
+    def in_background(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
+        """Run ``job`` on the session's worker thread after ``delay_s``, once however often it
+        is asked while it waits (the panel's updates and requests). A read it makes does not
+        wait for delivery, which the worker does between jobs: it says what it cannot find
+        yet. False when the worker has stopped."""
+        return self._parts.worker.submit(job, delay_s)
+
     def drop_failed(self) -> int:
         """Discard the memories the server refused for good; their count."""
         return self._parts.queue.drop_failed()
@@ -965,6 +989,90 @@ class HindsightSession:
         self._parts.notices.add(text)
 
     # -- status and lifecycle ---------------------------------------------------------------
+
+    def status(
+        self, check_server: bool = True, *, wait_models: bool | None = None
+    ) -> SessionStatus:
+        """Everything a status shows of this session now (``hm.status``, the panel, an agent).
+
+        ``check_server`` (a status the user asked for) asks the server (≤ 5 s) and the layers'
+        counts, and first turns the recorded cells into entries; without it, no request is
+        made and the server's state is the one last read. ``wait_models`` (by default as
+        ``check_server``) waits at most 1.5 s for the first list of mental models."""
+        parts = self._parts
+        if check_server:
+            self.check_server()
+        if check_server if wait_models is None else wait_models:
+            parts.mental_models.wait_first_load()
+        mine = Layer(MINE, self.scope.bank_id)
+        layers = self._layers()
+        if not layers:
+            states = []
+        elif check_server:
+            states = layer_states(parts.connection.client, [mine, *layers], parts.layer_asking)
+        else:
+            states = [LayerState(layer, None) for layer in (mine, *layers)]
+        known = self._server_state
+        cache = parts.mental_models
+        return SessionStatus(
+            url=self.api_url,
+            has_key=parts.connection.client.has_key,
+            server=known if known is not None and same_url(known.url, self.api_url) else None,
+            checked=check_server,
+            scope=self.scope,
+            queue=parts.queue.stats(),
+            already_stored=parts.versions.already_stored,
+            autoretain=parts.autoretain.status(process=check_server),
+            auto_retain_setting=bool(self.settings.auto_retain),
+            layers=tuple(states),
+            model_rows=tuple(cache.status_rows()),
+            models=cache.models if cache.enabled else (),
+            session_id=self.session_id,
+            notebook=self.notebook,
+            curated=parts.curator.summary(),
+            recent=parts.queue.feed.items(),
+        )
+
+    def check_server(self) -> bool:
+        """Ask the server now whether it answers as Hindsight and takes the key (≤ 5 s; the
+        panel on the worker every 30 s); ``status`` shows what it said until the next check."""
+        client = self._parts.connection.client
+        check = server_state(client, NOTEBOOK_COMMAND)
+        local = running_server()  # None when no local server runs (or its state file is broken)
+        llm = None
+        if local is not None and same_url(local.url, client.base_url):
+            llm = local.llm_provider or "unknown"
+        self._server_state = ServerState(client.base_url, check.ok, check.line, llm)
+        return check.ok
+
+    def memories_indexing(self, *, send: bool = True) -> bool:
+        """Whether memories the user queued for the scope's bank cannot be found yet: not
+        sent, or sent and still being indexed (the server is asked once about each sent
+        memory, of any bank: the Recent feed follows). ``send`` first asks the worker to send
+        them now, with the cells auto-retain recorded. Never waits: a read that must not block
+        (the panel's, on the worker) asks again until it is False."""
+        bank, queue = self.scope.bank_id, self._parts.queue
+        if send:
+            self._parts.autoretain.process()
+            queue.request_memories()
+        if queue.memories_waiting(bank):
+            return True
+        follow_operations(self._parts.connection.client, queue, queue.sent_memories(None))
+        return bool(queue.sent_memories(bank))
+
+    def operation_ended(self, bank_id: str, operation_id: str) -> str | None:
+        """How one of the server's operations (a model's refresh) ended: '' done, or
+        ``failed: …``; None while the server is still at it, or cannot be asked now."""
+        state = operation_state(self._parts.connection.client, bank_id, operation_id)
+        if state.state in (Indexing.INDEXING, Indexing.UNKNOWN):
+            return None
+        return "" if state.state == Indexing.DONE else str(state)
+
+    def document(self, document_id: str) -> str | None:
+        """The text of document ``document_id`` (a retain id) of the current bank as the
+        server stores it; None when the bank has no such document."""
+        found = self._parts.connection.client.document(self.scope.bank_id, document_id)
+        return None if found is None else found.original_text or ""
 
     def explain(self, error: HindsightError) -> str:
         """``error`` as the one line the user reads: its message, what it means for this
@@ -1031,12 +1139,3 @@ Session = HindsightSession  # its public name: what ``project_session`` returns
 # the parts live as long as their session (they refer to it, so an entry keyed by the session
 # itself would keep it alive), and the entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
-VIEWS: weakref.WeakValueDictionary[int, SessionView] = weakref.WeakValueDictionary()
-
-
-def ui_view(session: HindsightSession) -> SessionView:
-    """What the UI (status, the panel) may read of ``session`` and ask of it: one object for the
-    session's lifetime. A function of the package, not a method: a user of ``hm.Session`` asks
-    the session itself, and only ``_ui`` (through the front ends that show it) needs this window
-    (weak, like ``PARTS``: the session keeps its view alive, a panel may outlive both)."""
-    return VIEWS[id(session)]

@@ -1,5 +1,5 @@
-"""A session's parts in one record, and the notices part: what the session builds, what its
-view reads, and the lines background work leaves for the user."""
+"""A session's parts in one record, and the notices part: what the session builds and
+uses, and the lines background work leaves for the user."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Parts:
-    """One session's parts, built and wired by ``HindsightSession``. The session and its
-    ``SessionView`` use them; nothing else does (the front ends ask the session)."""
+    """One session's parts, built and wired by ``HindsightSession``. The session alone uses
+    them (the front ends, the panel and the agents ask the session)."""
 
     connection: Connection
     notices: Notices
