@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import re
 from pathlib import Path
 from typing import get_args
+
+import pytest
 
 import hindsight_magic as hm
 
@@ -238,3 +241,19 @@ def test_no_state_or_choice_is_compared_as_a_raw_string() -> None:
         for word in words - found.get(module, set())
     )
     assert not stale, f"NOT_VOCABULARIES allows words no longer compared: {stale}"
+
+
+def test_readiness_reaches_the_reader_as_a_named_type() -> None:
+    """What a read learns before it reads is one named, frozen value from the delivery to the
+    reader, not a pair whose order each side must remember."""
+    from hindsight_magic._delivery.indexing import ReadReady
+    from hindsight_magic._memory import reading
+
+    ready = ReadReady(transcript_cells=2, indexed=False)
+    assert dataclasses.is_dataclass(ready)
+    assert not isinstance(ready, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ready.indexed = True  # type: ignore[misc]
+    before_read = inspect.signature(reading.Reader).parameters["before_read"]
+    assert before_read.annotation == "Callable[[str], Readiness]"
+    assert {"transcript_cells", "indexed"} <= set(dir(reading.Readiness))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.vocabulary import RUNNING, OperationStatus
@@ -40,8 +41,10 @@ WATCH_FOR_S = 300.0  # after this long an unfinished transcript is not asked abo
 INDEXING_POLL_S = 0.05
 
 
-class ReadReady(NamedTuple):
-    """What ``prepare_read`` achieved."""
+@dataclass(frozen=True)
+class ReadReady:
+    """What ``prepare_read`` achieved: what a read (the reader's ``Readiness``) says of the
+    memories it may not find yet."""
 
     transcript_cells: int  # auto-retained cells the server cannot find yet (not waited for)
     indexed: bool  # every memory the user queued was found indexed within the wait

@@ -252,7 +252,7 @@ class HindsightSession:
             lambda: self.scope,
             lambda: reader.last_recall,  # "#3": the third of the reader's last recall
             queue.cancel,
-            self._before_read,
+            self._ready,
             secrets,
             lambda bank_id: versions.forget_bank(bank_id),
             mental_models.memory_changed,
@@ -262,13 +262,13 @@ class HindsightSession:
             settings,
             connection,
             lambda: self.scope,
-            self._read_ready,
+            self._ready,
             curator,
             mental_models.names,
             layer_asking,
             llm,
         )
-        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator, llm)
+        overview = BankOverview(connection, lambda: self.scope, self._ready, curator, llm)
         self._notebook_cells = NotebookCells()
         self._parts = Parts(
             connection=connection,
@@ -298,7 +298,7 @@ class HindsightSession:
                 connection,
                 lambda: self.scope,
                 self.flush,
-                self._before_read,
+                self._ready,
                 mental_models.reload,
                 lambda: mental_models.wait_first_load(PREPARED_WAIT_S),
             ),
@@ -640,20 +640,12 @@ class HindsightSession:
             self._parts.transcripts.start()
         self._parts.mental_models.memory_changed()
 
-    def _before_read(self, bank_id: str) -> int:
-        """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
-        queued, and say how many auto-retained cells it cannot find yet (not waited for)."""
-        return self._ready(bank_id).transcript_cells
-
-    def _read_ready(self, bank_id: str) -> tuple[int, bool]:
-        """``_before_read`` for a recall or reflect: (the auto-retained cells the server cannot
-        find yet, whether every memory the user queued was indexed within the wait)."""
-        ready = self._ready(bank_id)
-        return ready.transcript_cells, ready.indexed
-
     def _ready(self, bank_id: str, wait_s: float | None = None) -> ReadReady:
-        """Ready a read of ``bank_id``, waiting at most ``wait_s`` (default ``READ_WAIT_S``,
-        looked up per read: a test of a server that never indexes shortens it)."""
+        """Ready a read of ``bank_id`` (every part's, before it reads): send what is queued and
+        wait at most ``wait_s`` (default ``READ_WAIT_S``, looked up per read: a test of a server
+        that never indexes shortens it) until the server can find the memories the user
+        queued; what it says: how many auto-retained cells it cannot find yet (not waited for),
+        whether the user's memories were indexed within the wait."""
         wait_s = READ_WAIT_S if wait_s is None else wait_s
         self._parts.autoretain.process()  # the cells not yet in a transcript go out with the rest
         if self.reads_others:
