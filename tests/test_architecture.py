@@ -92,12 +92,45 @@ def test_every_name_the_document_puts_in_a_module_is_defined_there() -> None:
     assert not misplaced, f"docs/architecture.md puts names where they are not: {misplaced}"
 
 
-def test_the_sessions_docstring_lists_every_part() -> None:
-    from hindsight_magic import _session
+def test_the_parts_docstring_lists_every_part() -> None:
+    from hindsight_magic._session import parts
     from hindsight_magic._session.parts import Parts
 
-    listed = re.findall(r"^- ``(\w+)`` \(", _session.__doc__ or "", re.MULTILINE)
+    listed = re.findall(r"^- ``(\w+)`` \(", parts.__doc__ or "", re.MULTILINE)
     assert sorted(listed) == sorted(field.name for field in dataclasses.fields(Parts))
+
+
+def test_the_parts_are_built_with_named_arguments_not_anonymous_functions() -> None:
+    """What a part needs from another is a named argument, and a bound method, a protocol or a
+    named function of the builder: a lambda or a positional argument says nothing of it (the
+    session once passed 11 lambdas, and 8 positional arguments to its curator)."""
+    from hindsight_magic import _session
+    from hindsight_magic._session import parts
+
+    tree = ast.parse(Path(parts.__file__).read_text(encoding="utf-8"))
+    builder = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name == "build_parts"
+    )
+    session = ast.parse(Path(_session.__file__).read_text(encoding="utf-8"))
+    init = next(
+        node
+        for cls in session.body
+        if isinstance(cls, ast.ClassDef) and cls.name == "HindsightSession"
+        for node in cls.body
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    part_types = {field.type.split("|")[0].strip() for field in dataclasses.fields(parts.Parts)} | {
+        "build_parts"
+    }
+    built = []
+    for node in [*ast.walk(builder), *ast.walk(init)]:
+        assert not isinstance(node, ast.Lambda), f"a lambda in the wiring, line {node.lineno}"
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in part_types:
+            built.append(ast.unparse(node.func))
+            assert len(node.args) <= 1, f"{ast.unparse(node.func)}: positional arguments"
+    assert set(built) >= {"Curator", "Reader", "Archiver", "BankOverview", "build_parts"}
 
 
 def test_the_journal_files_docstring_names_every_kind_of_failure() -> None:

@@ -270,7 +270,7 @@ class Reader:
         session's threads that ask the layers; ``llm``: whether the server can write an
         answer."""
         self._settings = settings
-        self._llm = llm or ServerLlm(lambda: connection.url)
+        self._llm = llm or ServerLlm(connection)
         self._connection = connection
         self._scope = scope
         self._before_read = before_read

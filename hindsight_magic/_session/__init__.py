@@ -1,40 +1,9 @@
-"""``HindsightSession``: builds one kernel's parts and hands each what it needs — nothing else.
+"""``HindsightSession``: one kernel's memory, built of parts (``parts.build_parts`` builds them
+and says who gets what) that it hands out to no one.
 
 The parts are private (``Parts``): the front ends (the public functions, the magics, the
 extension's cell hook) call the session's use-case methods — ``retain``, ``recall``,
-``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part. The parts,
-and who gets what:
-
-- ``connection`` (api): the client for the URL, key and timeouts in force; every part that
-  talks to the server asks it for the client of the moment;
-- ``notices`` (session): the lines background work leaves for the user, shown before the next
-  magic's output;
-- ``secrets`` (capture): the secret values redacted from every memory, cached;
-- ``journal_file`` (delivery): the SQLite journal the queue keeps its memories in (None when
-  the journal is off); a read also finds there what other kernels queued;
-- ``sender`` (delivery): one batch to the server (ensure-bank, identity, the refused-key
-  message);
-- ``queue`` (delivery): batches, retries, and its journal on disk; it reports refusals to
-  ``notices``;
-- ``worker`` (delivery): the one background thread; it sends the queue's batches through the
-  ``sender`` and runs every other part's background jobs (``submit``);
-- ``transcripts`` (delivery): follows the transcripts the server accepted until it has
-  indexed them, so a read can say how many cells it cannot find yet;
-- ``autoretain`` (capture): cells → transcripts, queued through ``retain``, each cell a
-  document per version that ``versions`` plans;
-- ``versions`` (memory): a cell's versions: an unchanged re-run sends nothing, a changed cell
-  supersedes its earlier version;
-- ``mental_models`` (memory): the bank's mental models, loaded on the worker;
-- ``llm`` (memory): whether the server has an LLM that writes, which the reader, the models
-  and the overview ask before they promise an answer;
-- ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue
-  (and, in a session that ``reads_others``, what other kernels queued for the bank: an agent's
-  read-after-write across processes);
-- ``layer_asking`` (memory): the threads the reader asks the layers (banks read beside one's
-  own) on, kept for the session;
-- ``curator`` (memory): forget, restore, correct, history, delete, purge and dedupe;
-- ``overview`` (memory): the bank seen whole, the timeline and the entity map;
-- ``archiver`` (memory): snapshot, restore and clone.
+``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part.
 
 The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
 (``ui_view(session)``, a function of this package: no public name of the session hands it out).
@@ -58,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection, Timeouts
 from .._capture import redact
-from .._capture.autoretain import AutoRetainer, Entry, Source
+from .._capture.autoretain import Entry, Source
 from .._capture.evidence import recorded, with_evidence
 from .._capture.identity import (
     CellPlan,
@@ -68,11 +37,9 @@ from .._capture.identity import (
     retained_line,
     version_of,
 )
-from .._capture.redact import SecretValues
 from .._delivery.indexing import (
     READ_WAIT_S,
     ReadReady,
-    TranscriptWatch,
     prepare_read,
     send_queued_elsewhere,
 )
@@ -84,11 +51,8 @@ from .._delivery.items import (
     new_item,
     own_document_id,
 )
-from .._delivery.journal import open_journal
 from .._delivery.journal_file import JournalError
-from .._delivery.queue import RetainQueue, SentOperation
-from .._delivery.sender import BatchSender
-from .._delivery.worker import Worker
+from .._delivery.queue import SentOperation
 from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity
 from .._errors import HindsightError
 from .._machine import (
@@ -102,11 +66,9 @@ from .._machine import (
     recorded_elsewhere,
     resolve_api_url,
 )
-from .._memory.archive import Archiver, Manifest, layer_snapshot, manifest_path
-from .._memory.curation import Curator
+from .._memory.archive import Manifest, layer_snapshot, manifest_path
 from .._memory.layers import (
     Layer,
-    LayerAsking,
     LayerError,
     LayerList,
     layer_states,
@@ -115,9 +77,6 @@ from .._memory.layers import (
     with_layer,
     without_layer,
 )
-from .._memory.llm import ServerLlm
-from .._memory.mental_models import MentalModelCache
-from .._memory.overview import BankOverview
 from .._memory.provenance import (
     PYTHON_API,
     RETAIN_MAGIC,
@@ -125,9 +84,7 @@ from .._memory.provenance import (
     portable_notebook,
     provenance_metadata,
 )
-from .._memory.reading import Reader
 from .._memory.scope import BankScope, close_banks, compute_scope, project_label
-from .._memory.versions import CellVersions
 from .._settings import (
     MINE,
     Affects,
@@ -137,8 +94,8 @@ from .._settings import (
     bank_id_problem,
     tag_problem,
 )
-from .._text import local_timestamp, one_line, plural
-from .parts import Notices, Parts
+from .._text import local_timestamp, one_line
+from .parts import Parts, build_parts
 from .view import SessionView
 
 if TYPE_CHECKING:
@@ -165,7 +122,6 @@ RETAINED = (RETAIN_MAGIC, PYTHON_API)  # retained on purpose: from a cell, once 
 SETTLE_S = 20.0  # a flush or an exit waits at most this for changed cells' new versions
 STARTUP_DELAY_S = 0.3
 BANKS_READ = 1000  # the banks a new bank's name is compared with (the server's first ones)
-PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
 
 def scope_problem(scope: BankScope) -> str | None:
@@ -212,96 +168,19 @@ class HindsightSession:
         self._folder = cwd  # the project's folder (None: the working folder)
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
-        connection = Connection(*self._server(), transport)
-        notices = Notices()
-        secrets = SecretValues(settings.key)
-        journal, problem = open_journal(settings.journal_path, cwd)
-        if problem:
-            notices.add(problem)
-        # the worker runs the versions' jobs; the sender asks them what the server holds
-        versions = CellVersions(connection, lambda job, delay_s: worker.submit(job, delay_s))
-        # the first retain creates a bank (reads never do): its mental models are seeded then
-        sender = BatchSender(
-            connection, settings, secrets, versions, lambda bank: mental_models.bank_created(bank)
-        )
-        queue = RetainQueue(
-            journal,
-            on_failure=notices.retention_failed,
-            on_notice=notices.add,
-            on_sent=self._sent_async,
-            clock=clock,
-            **(queue_options or {}),
-        )
-        worker = Worker(queue, sender, refusal=sender.refusal, clock=clock)
-        recovered = queue.recover()
-        if recovered:
-            count = plural(recovered, "memory", "memories")
-            notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
-            queue.request_flush()
-        llm = ServerLlm(lambda: connection.url)
-        mental_models = MentalModelCache(
-            settings,
-            connection,
-            lambda: self.scope,
-            worker,
-            llm,
-            lambda query, count, tokens: reader.find(query, count, tokens),  # without an LLM
-        )
-        curator = Curator(
-            connection,
-            lambda: self.scope,
-            lambda: reader.last_recall,  # "#3": the third of the reader's last recall
-            queue.cancel,
-            self._ready,
-            secrets,
-            lambda bank_id: versions.forget_bank(bank_id),
-            mental_models.memory_changed,
-        )
-        layer_asking = LayerAsking()
-        reader = Reader(
-            settings,
-            connection,
-            lambda: self.scope,
-            self._ready,
-            curator,
-            mental_models.names,
-            layer_asking,
-            llm,
-        )
-        overview = BankOverview(connection, lambda: self.scope, self._ready, curator, llm)
         self._notebook_cells = NotebookCells()
-        self._parts = Parts(
-            connection=connection,
-            notices=notices,
-            secrets=secrets,
-            journal_file=journal,
-            sender=sender,
-            queue=queue,
-            worker=worker,
-            transcripts=TranscriptWatch(sender, queue, worker.submit),
-            autoretain=AutoRetainer(
-                settings,
-                session_id=self.session_id,
-                retain=self.retain,
-                worker=worker,
-                secrets=secrets,
-                plan=self._plan_cell,
-            ),
-            mental_models=mental_models,
-            llm=llm,
-            reader=reader,
-            layer_asking=layer_asking,
-            curator=curator,
-            versions=versions,
-            overview=overview,
-            archiver=Archiver(
-                connection,
-                lambda: self.scope,
-                self.flush,
-                self._ready,
-                mental_models.reload,
-                lambda: mental_models.wait_first_load(PREPARED_WAIT_S),
-            ),
+        self._parts = build_parts(
+            settings,
+            owner=self,
+            connection=Connection(*self._server(), transport=transport),
+            cwd=cwd,
+            clock=clock,
+            queue_options=queue_options or {},
+            ready=self._ready,
+            retain=self.retain,
+            plan_cell=self._plan_cell,
+            sent=self._sent_async,
+            flush=self.flush,
         )
         PARTS[id(self)] = self._parts
         self._closed = False
@@ -318,11 +197,11 @@ class HindsightSession:
         settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
         if start_worker:
-            worker.start()
-            worker.submit(self._warm_up, STARTUP_DELAY_S)
+            self._parts.worker.start()
+            self._parts.worker.submit(self._warm_up, STARTUP_DELAY_S)
         # after %load_ext has returned: the warm-up and the first model load import httpx,
         # which would compete with the rest of the load for the interpreter
-        mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
+        self._parts.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
 
     # -- where it runs -------------------------------------------------------------------------
 
