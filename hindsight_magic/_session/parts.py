@@ -22,16 +22,21 @@ server holds), the one built first gets a named function that reaches the other 
   ``sender`` and runs every other part's background jobs (``submit``);
 - ``transcripts`` (delivery): follows the transcripts the server accepted until it has
   indexed them, so a read can say how many cells it cannot find yet;
+- ``ready`` (delivery): readies a read of a bank for every part that reads: sends what is
+  queued, waits (bounded) until the server can find the memories the user queued, and says
+  what it cannot find yet;
 - ``autoretain`` (capture): cells → transcripts, queued through ``retain``, each cell a
   document per version that ``versions`` plans;
 - ``versions`` (memory): a cell's versions: an unchanged re-run sends nothing, a changed cell
   supersedes its earlier version;
+- ``cells`` (session): the document a cell that ran, or a ``%retain`` line in it, becomes
+  (its identity, ``versions`` plans it);
 - ``mental_models`` (memory): the bank's mental models, loaded on the worker;
 - ``llm`` (memory): whether the server has an LLM that writes, which the reader, the models
   and the overview ask before they promise an answer;
-- ``reader`` (memory): recall and reflect, after the session's ``ready`` sent and indexed the
-  queue (and, in a session that ``reads_others``, what other kernels queued for the bank: an
-  agent's read-after-write across processes);
+- ``reader`` (memory): recall and reflect, after ``ready`` sent and indexed the queue (and,
+  in a session that ``reads_others``, what other kernels queued for the bank: an agent's
+  read-after-write across processes);
 - ``layer_asking`` (memory): the threads the reader asks the layers (banks read beside one's
   own) on, kept for the session;
 - ``curator`` (memory): forget, restore, correct, history, delete, purge and dedupe;
@@ -49,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._api.client import Connection
 from .._capture.autoretain import AutoRetainer
 from .._capture.redact import SecretValues
-from .._delivery.indexing import TranscriptWatch
+from .._delivery.indexing import ReadPreparation, TranscriptWatch
 from .._delivery.journal import open_journal
 from .._delivery.queue import RetainQueue
 from .._delivery.sender import BatchSender
@@ -63,13 +68,14 @@ from .._memory.overview import BankOverview
 from .._memory.reading import Reader
 from .._memory.versions import CellVersions
 from .._text import plural
+from .cells import CellDocuments, Placed
 
 if TYPE_CHECKING:
-    from .._capture.autoretain import PlanCell, Retain
-    from .._delivery.indexing import ReadReady
+    from .._capture.autoretain import Retain
     from .._delivery.items import Batch
     from .._delivery.journal_file import JournalFile
     from .._delivery.queue import SentOperation
+    from .._machine import HeadlessNotebook
     from .._memory.curation import ShownMemories
     from .._memory.results import RecallResult
     from .._memory.scope import BankScope
@@ -78,23 +84,10 @@ if TYPE_CHECKING:
 PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
 
-class Owner(Protocol):
-    """What the parts need from the session that owns them, beyond the settings: its scope of
-    the moment (a setting or a new project changes it) and its id."""
-
-    @property
-    def scope(self) -> BankScope: ...
-
-    @property
-    def session_id(self) -> str: ...
-
-
-class PrepareRead(Protocol):
-    """Readies a read of a bank (the session's): sends what is queued and waits, bounded,
-    until the server can find the memories the user queued. The reader, the curator, the
-    overview and the archiver ask it before they read."""
-
-    def __call__(self, bank_id: str) -> ReadReady: ...
+class Owner(Placed, Protocol):
+    """What the parts need from the session that owns them, beyond the settings: where it
+    runs (``Placed``: its scope of the moment, which a setting or a new project changes, its
+    id, project, notebook and run)."""
 
 
 def build_parts(
@@ -105,18 +98,19 @@ def build_parts(
     cwd: str | None,
     clock: Callable[[], float],
     queue_options: Mapping[str, Any],
-    ready: PrepareRead,
+    reads_others: bool,
     retain: Retain,
-    plan_cell: PlanCell,
+    headless: HeadlessNotebook | None,
     sent: Callable[[SentOperation], None],
     flush: Callable[[], object],
 ) -> Parts:
     """Build one session's parts and hand each what it needs, nothing else.
 
-    From the session: ``ready`` readies a read of a bank (sends what is queued, waits until the
-    user's memories are indexed); ``retain`` queues one memory; ``plan_cell`` decides what a
-    cell that ran becomes; ``sent`` hears of each batch that went out asynchronously; ``flush``
-    sends everything now. ``queue_options`` tune the queue (tests)."""
+    From the session: ``reads_others``: whether a read first sends what other kernels queued
+    for the bank; ``retain`` queues one memory; ``headless``: the notebook a
+    headless run executes (its cells are found there by their source); ``sent`` hears of each
+    batch that went out asynchronously; ``flush`` sends everything now. ``queue_options`` tune
+    the queue (tests)."""
 
     def scope() -> BankScope:
         """The session's scope of the moment (every part that reads or writes asks it)."""
@@ -151,6 +145,7 @@ def build_parts(
         return mental_models.wait_first_load(PREPARED_WAIT_S)
 
     versions = CellVersions(connection=connection, submit=on_worker)
+    cells = CellDocuments(place=owner, headless=headless, versions=versions)
     sender = BatchSender(
         connection=connection,
         settings=settings,
@@ -172,6 +167,27 @@ def build_parts(
         count = plural(recovered, "memory", "memories")
         notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
         queue.request_flush()
+    autoretain = AutoRetainer(
+        settings,
+        session_id=owner.session_id,
+        retain=retain,
+        worker=worker,
+        secrets=secrets,
+        plan=cells.plan,
+    )
+
+    def working() -> bool:
+        """Whether the worker runs (a read waits for the queue only while something sends)."""
+        return worker.running
+
+    ready = ReadPreparation(
+        sender=sender,
+        queue=queue,
+        working=working,
+        cells_due=autoretain.process,
+        journal_file=journal,
+        reads_others=reads_others,
+    )
     llm = ServerLlm(server=connection)
     mental_models = MentalModelCache(
         settings=settings, connection=connection, scope=scope, worker=worker, llm=llm, find=find
@@ -206,20 +222,15 @@ def build_parts(
         queue=queue,
         worker=worker,
         transcripts=TranscriptWatch(sender=sender, queue=queue, scheduler=worker.submit),
-        autoretain=AutoRetainer(
-            settings,
-            session_id=owner.session_id,
-            retain=retain,
-            worker=worker,
-            secrets=secrets,
-            plan=plan_cell,
-        ),
+        autoretain=autoretain,
+        ready=ready,
         mental_models=mental_models,
         llm=llm,
         reader=reader,
         layer_asking=layer_asking,
         curator=curator,
         versions=versions,
+        cells=cells,
         overview=BankOverview(
             connection=connection, scope=scope, before_read=ready, curator=curator, llm=llm
         ),
@@ -248,12 +259,14 @@ class Parts:
     worker: Worker
     transcripts: TranscriptWatch
     autoretain: AutoRetainer
+    ready: ReadPreparation
     mental_models: MentalModelCache
     llm: ServerLlm
     reader: Reader
     layer_asking: LayerAsking
     curator: Curator
     versions: CellVersions
+    cells: CellDocuments
     overview: BankOverview
     archiver: Archiver
 
