@@ -290,3 +290,17 @@ def test_readiness_reaches_the_reader_as_a_named_type() -> None:
     before_read = inspect.signature(reading.Reader).parameters["before_read"]
     assert before_read.annotation == "Callable[[str], Readiness]"
     assert {"transcript_cells", "indexed"} <= set(dir(reading.Readiness))
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """A name says which class it is wherever it is read (``Transfer`` once named both a
+    transfer's declaration and the kind of operation an archive follows, ``ModelChange`` both
+    the server's history item and the change the user reads)."""
+    package = Path(hm.__file__).parent
+    where: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(path.relative_to(package).as_posix())
+    shared = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not shared, f"classes that share a name: {shared}"

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         MemoryPage,
         MemoryUnit,
         MentalModelReply,
-        ModelChange,
+        ModelHistoryItem,
         ObservationChange,
         OperationReply,
         Reflection,
@@ -871,9 +871,9 @@ class HindsightClient:
         )
         return reply is not None
 
-    def mental_model_history(self, bank_id: str, model_id: str) -> list[ModelChange]:
+    def mental_model_history(self, bank_id: str, model_id: str) -> list[ModelHistoryItem]:
         """``GET …/mental-models/{id}/history``: its earlier contents, newest first."""
-        from .replies import ModelChange, parsed
+        from .replies import ModelHistoryItem, parsed
 
         reply = self.call(
             "getMentalModelHistory",
@@ -882,7 +882,7 @@ class HindsightClient:
             timeout_s=self.timeouts.request,
         )
         items = reply.get("items", []) if isinstance(reply, dict) else reply
-        return [parsed("getMentalModelHistory", ModelChange, item) for item in items]
+        return [parsed("getMentalModelHistory", ModelHistoryItem, item) for item in items]
 
 
 class Connection:
