@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .._api.client import HindsightClient, bank_settings, ensure_bank
+from .._api.banks import bank_settings, ensure_bank
+from .._api.client import HindsightClient
 from .._capture.autoretain import AUTORETAIN, Scheduler
 from .._errors import HindsightError
 from .._settings import ScopeMode
