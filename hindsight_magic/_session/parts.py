@@ -3,7 +3,7 @@
 
 Each part is built with keyword arguments; what a part needs from another is a bound method or
 a small protocol of the part that uses it (``Readiness``, ``Scheduler``, ``StoredDocuments`` …),
-and what the parts need from their session is ``Owner``. Where two parts need each other (the
+and what the parts need from their session is ``cells.Placed``. Where two parts need each other (the
 versions run on the worker, which sends through the sender, which asks the versions what the
 server holds), the one built first gets a named function that reaches the other once it exists.
 
@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection
 from .._capture.autoretain import AutoRetainer
@@ -84,16 +84,10 @@ if TYPE_CHECKING:
 PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
 
-class Owner(Placed, Protocol):
-    """What the parts need from the session that owns them, beyond the settings: where it
-    runs (``Placed``: its scope of the moment, which a setting or a new project changes, its
-    id, project, notebook and run)."""
-
-
 def build_parts(
     settings: HindsightSettings,
     *,
-    owner: Owner,
+    owner: Placed,
     connection: Connection,
     cwd: str | None,
     clock: Callable[[], float],
@@ -106,11 +100,12 @@ def build_parts(
 ) -> Parts:
     """Build one session's parts and hand each what it needs, nothing else.
 
-    From the session: ``reads_others``: whether a read first sends what other kernels queued
-    for the bank; ``retain`` queues one memory; ``headless``: the notebook a
-    headless run executes (its cells are found there by their source); ``sent`` hears of each
-    batch that went out asynchronously; ``flush`` sends everything now. ``queue_options`` tune
-    the queue (tests)."""
+    From the session: ``owner``, where it runs (its scope of the moment, which a setting or a
+    new project changes, its id, project, notebook and run); ``reads_others``: whether a read
+    first sends what other kernels queued for the bank; ``retain`` queues one memory;
+    ``headless``: the notebook a headless run executes (its cells are found there by their
+    source); ``sent`` hears of each batch that went out asynchronously; ``flush`` sends
+    everything now. ``queue_options`` tune the queue (tests)."""
 
     def scope() -> BankScope:
         """The session's scope of the moment (every part that reads or writes asks it)."""
