@@ -24,7 +24,7 @@ from .._machine import EMBEDDED_CHARS
 from .._settings import Budget, Extraction
 from .._text import encodable
 from .errors import bank_missing, reply_line
-from .transport import BANKS, Reply, Wire, bank_path, json_reply, path_segment
+from .transport import BANKS, Wire, bank_path, json_reply, path_segment
 from .vocabulary import MemoryState
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class HindsightClient:
         """Whether requests carry an Authorization header."""
         return bool(self._api_key)
 
-    # -- the wire: every endpoint's request goes through ``call``, ``send`` or ``stream`` ------
+    # -- the wire: an endpoint's request goes through ``call`` (``stream``, ``_wire.send``) -----
 
     @property
     def unreachable_since(self) -> float | None:
@@ -134,12 +134,6 @@ class HindsightClient:
             need_json=need_json,
         )
 
-    def send(
-        self, operation: str, method: str, path: str, *, timeout_s: float, **request: Any
-    ) -> Reply:
-        """One request and its reply, whatever its status (``Wire.send``)."""
-        return self._wire.send(operation, method, path, timeout_s=timeout_s, **request)
-
     def stream(
         self, operation: str, path: str, *, timeout_s: float
     ) -> AbstractContextManager[httpx.Response]:
@@ -162,7 +156,7 @@ class HindsightClient:
         if self._identity is None:
             from .replies import Version, parsed
 
-            answer = self.send("version", "GET", "/version", timeout_s=self.timeouts.request)
+            answer = self._wire.send("version", "GET", "/version", timeout_s=self.timeouts.request)
             if answer.status < 500 and answer.foreign() is not None:  # not a failing Hindsight
                 message = (
                     f"{self.base_url} answered but is not a Hindsight server "
@@ -321,7 +315,7 @@ class HindsightClient:
         body: dict[str, Any] = {"items": list(items), "async": async_}
         if operation_id:
             body["operation_id"] = operation_id
-        answer = self.send(
+        answer = self._wire.send(
             "retainBatch",
             "POST",
             f"{bank_path(bank_id)}/memories",
