@@ -207,6 +207,19 @@ def explain(
     return f"{error} — {diagnosis.problem}; {diagnosis.hint}."
 
 
+def explain_for(client: HindsightClient, error: HindsightError, command: str) -> str:
+    """``explain`` for the server ``client`` talks to: a reply that was not Hindsight's is
+    followed by an identity probe (``GET /version``), to tell another server from a failing
+    one; when nothing answered, a local server recorded for this URL (or, at the fallback URL,
+    for the data dir) that stopped is the cause, and how to start it the hint; one recorded at
+    another address is where to point instead."""
+    url = client.base_url
+    known = probe_identity(client) if error.kind == "not_hindsight" else None
+    local = local_server(url) if error.kind == "connect" else None
+    elsewhere = recorded_elsewhere(url) if error.kind == "connect" and local is None else None
+    return explain(error, url, known, local, command, elsewhere)
+
+
 def probe_identity(client: HindsightClient) -> bool | None:
     """True if ``client`` reaches Hindsight, False if something else answers, None if unknown."""
     try:

@@ -13,16 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._diagnosis import NOTEBOOK_COMMAND, server_state
 from .._enums import StrEnum
+from .._machine import running_server
+from .._memory.layers import Layer, LayerState, layer_states
+from .._settings import MINE
 from .._text import local_second
 
 if TYPE_CHECKING:
+    from .._api.client import HindsightClient
     from .._capture.autoretain import AutoRetainStatus
     from .._delivery.items import QueueStats
     from .._delivery.recent import RecentItem
-    from .._memory.layers import LayerState
     from .._memory.mental_models import MentalModel
     from .._memory.scope import BankScope
+    from .parts import Parts
 
 Rows = list[tuple[str, str]]
 CHECKING = "checking…"  # the panel's server state before its first check
@@ -194,3 +199,61 @@ class SessionStatus:
 
     def _layer_line(self, state: LayerState) -> str:
         return state.line() if self.checked else f"bank {state.layer.bank_id}"
+
+
+def server_check(client: HindsightClient) -> ServerState:
+    """Ask the server whether it answers as Hindsight and takes the key (≤ 5 s), and read the
+    local server's LLM from its state file when this is the local server (no request)."""
+    check = server_state(client, NOTEBOOK_COMMAND)
+    local = running_server()  # None when no local server runs (or its state file is broken)
+    llm = None
+    if local is not None and same_url(local.url, client.base_url):
+        llm = local.llm_provider or "unknown"
+    return ServerState(client.base_url, check.ok, check.line, llm)
+
+
+def read_status(
+    parts: Parts,
+    check_server: bool,
+    *,
+    wait_models: bool,
+    url: str,
+    server: ServerState | None,
+    scope: BankScope,
+    layers: tuple[Layer, ...],
+    auto_retain_setting: bool,
+    session_id: str,
+    notebook: str | None,
+) -> SessionStatus:
+    """A session's status from its parts (``HindsightSession.status``); with ``check_server``,
+    the layers' memory counts (asked at once, ≤ 5 s) and the recorded cells turned into
+    entries first; ``wait_models`` waits at most 1.5 s for the first list of mental models;
+    ``server``: the last check, shown while the session talks to the URL it asked."""
+    if wait_models:
+        parts.mental_models.wait_first_load()
+    if server is not None and not same_url(server.url, url):
+        server = None
+    every = (Layer(MINE, scope.bank_id), *layers) if layers else ()
+    if check_server and every:
+        states = layer_states(parts.connection.client, every, parts.layer_asking)
+    else:
+        states = [LayerState(layer, None) for layer in every]
+    cache = parts.mental_models
+    return SessionStatus(
+        url=url,
+        has_key=parts.connection.client.has_key,
+        server=server,
+        checked=check_server,
+        scope=scope,
+        queue=parts.queue.stats(),
+        already_stored=parts.versions.already_stored,
+        autoretain=parts.autoretain.status(process=check_server),
+        auto_retain_setting=auto_retain_setting,
+        layers=tuple(states),
+        model_rows=tuple(cache.status_rows()),
+        models=cache.models if cache.enabled else (),
+        session_id=session_id,
+        notebook=notebook,
+        curated=parts.curator.summary(),
+        recent=parts.queue.feed.items(),
+    )

@@ -432,10 +432,10 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
 def test_llm_mode_is_the_recorded_local_servers(notebook: Any, dead_url: str, monkeypatch) -> None:
     from types import SimpleNamespace
 
-    import hindsight_magic._session as session_module
+    import hindsight_magic._session.status as session_status
 
     record = SimpleNamespace(url=dead_url + "/", llm_provider="mock")  # the state file's record
-    monkeypatch.setattr(session_module, "running_server", lambda: record)
+    monkeypatch.setattr(session_status, "running_server", lambda: record)
     notebook.load(api_url=dead_url, bank_id="panel")
     assert re.search(r"llm\s+mock\b", repr(notebook.run("%hindsight panel").result))
     record.url = "http://127.0.0.1:1"  # a local server, but not the one this session uses

@@ -23,7 +23,7 @@ import pytest
 from helpers import FakeHindsight
 
 import hindsight_magic as hm
-import hindsight_magic._session as session_module
+import hindsight_magic._delivery.indexing as indexing
 from hindsight_magic._session import HindsightSession
 from hindsight_magic._session.status import AutoState, ServerState
 from hindsight_magic._settings import HindsightSettings
@@ -117,7 +117,7 @@ def test_a_read_in_a_background_job_does_not_wait_for_delivery(
 ) -> None:
     """The worker sends the queue between its jobs: a read that waited for it inside a job
     (the panel's search, which waits step by step itself) would only hold the worker."""
-    monkeypatch.setattr(session_module, "READ_WAIT_S", 3.0)
+    monkeypatch.setattr(indexing, "READ_WAIT_S", 3.0)
 
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/memories/recall"):
