@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from ._memory.provenance import AgentOrigin, Provenance
     from ._memory.results import RecallResult, ReflectResult
     from ._memory.timewindow import AsOf, TimeWindow, WhenError
+    from ._operations import RecallRequest, ReflectRequest
     from ._session import HindsightSession as Session
     from ._settings import Budget, SettingsError
     from ._settings import HindsightSettings as Settings
@@ -117,8 +118,10 @@ __all__ = [
     "QueueClosedError",
     "QueueFullError",
     "QueueStats",
+    "RecallRequest",
     "RecallResult",
     "RecalledMemory",
+    "ReflectRequest",
     "ReflectResult",
     "RefreshOutcome",
     "Report",
@@ -192,8 +195,10 @@ _LAZY = {
     "QueueClosedError": "._delivery.items",
     "QueueFullError": "._delivery.items",
     "QueueStats": "._delivery.items",
+    "RecallRequest": "._operations",
     "RecallResult": "._memory.results",
     "RecalledMemory": "._memory.parsed_replies",
+    "ReflectRequest": "._operations",
     "ReflectResult": "._memory.results",
     "RefreshOutcome": "._memory.mental_models",
     "Report": "._ui.display",

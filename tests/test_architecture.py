@@ -140,8 +140,7 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
         "markdown-it's token types",
     ),
     "_ipython/parsing.py": (
-        {"'", '"', "--", "?", "*", "expected one argument", "store_true"}
-        | {"choice", "count", "flag", "names", "path", "text", "variable"},
+        {"'", '"', "--", "?", "*", "expected one argument", "store_true"} | {"flag", "text"},
         "the user's quoting and argparse's own words; Kind (a Literal, as below)",
     ),
     "_ipython/extension.py": ({"execute_result", "out_stream"}, "IPython's output types"),

@@ -15,14 +15,11 @@ from hindsight_magic._ipython.parsing import (
     Words,
     arg,
     argument_type,
-    choice,
-    identifier,
     parse_options,
     positive_float,
-    positive_int,
     setting_assignment,
-    tag_list,
 )
+from hindsight_magic._operations import choice, identifier, positive_int, tag_list
 
 USAGE = "%recall [--budget low|mid|high] [--max-tokens N] QUERY"
 SPEC: dict[str, Any] = {
