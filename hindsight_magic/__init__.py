@@ -71,7 +71,6 @@ if TYPE_CHECKING:
         QueueStats,
         UpdateMode,
     )
-    from ._functions import FlushResult
     from ._memory.archive import ArchiveError, Progress
     from ._memory.curation import CurationError, Outcome
     from ._memory.layers import LayerError, LayerList
@@ -85,7 +84,7 @@ if TYPE_CHECKING:
     from ._session import HindsightSession as Session
     from ._settings import Budget, SettingsError
     from ._settings import HindsightSettings as Settings
-    from ._ui.display import Report, RetainResult
+    from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 
@@ -179,7 +178,7 @@ _LAZY = {
     "EntityMap": "._memory.overview",
     "Evidence": "._capture.evidence",
     "FlushOutcome": "._delivery.items",
-    "FlushResult": "._functions",
+    "FlushResult": "._ui.display",
     "LayerError": "._memory.layers",
     "LayerList": "._memory.layers",
     "MemoryMap": "._ui.pictures",

@@ -23,14 +23,12 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from . import _operations
-from ._capture.transcript import own_text
 from ._errors import Error, InputError
-from ._text import one_line, plural
+from ._text import one_line
 
 if TYPE_CHECKING:
     from ._capture.autoretain import Source
@@ -42,7 +40,7 @@ if TYPE_CHECKING:
     from ._operations import Operation
     from ._session import HindsightSession
     from ._settings import Budget
-    from ._ui.display import Report, RetainResult
+    from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
@@ -456,46 +454,6 @@ def context(*, session: HindsightSession | None = None) -> str:
     return (session or current_session()).prompt_context()
 
 
-@dataclass(frozen=True)
-class FlushResult:
-    """What a flush achieved: accepted now, not sent because the server held it already,
-    and what still waits (and why)."""
-
-    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
-
-    accepted: int
-    pending: int
-    retrying: int
-    failed: int
-    last_error: str | None
-    already_stored: int = 0  # not sent: the server held them (a re-run's %retain lines)
-
-    def __repr__(self) -> str:
-        sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
-        left = self.pending or self.retrying or self.failed  # then something new was not sent
-        if stored and not self.accepted and not left:
-            first = f"Flushed: nothing new to send; {stored} already stored."
-        elif stored:
-            first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."
-        else:
-            first = f"Flushed: {sent} accepted by the server."
-        parts = [first]
-        if self.retrying:
-            parts.append(
-                f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
-                f"({self.last_error}); they stay queued."
-            )
-        if self.pending and self.retrying:
-            parts.append(f"{plural(self.pending, 'more waits', 'more wait')} behind them.")
-        elif self.pending:
-            parts.append(f"{plural(self.pending, 'memory is', 'memories are')} still being sent.")
-        if self.failed:
-            parts.append(f"{plural(self.failed, 'memory', 'memories')} failed: %hindsight retry.")
-        return own_text(" ".join(parts))
-
-    __str__ = __repr__
-
-
 def flush(timeout: float | None = None, *, session: HindsightSession | None = None) -> FlushResult:
     """Send everything queued now and wait until each batch was tried (at most ``timeout``
     seconds; default the ``retain_timeout_ms`` setting)."""
@@ -506,6 +464,8 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
     outcome = session.flush(timeout)
     after = session.queue_stats()
     stored = outcome.already_stored  # counted as accepted by the queue, but never sent
+    from ._ui.display import FlushResult
+
     return FlushResult(
         max(after.accepted - before - stored, 0),
         outcome.pending,

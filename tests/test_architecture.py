@@ -237,3 +237,20 @@ def test_no_state_or_choice_is_compared_as_a_raw_string() -> None:
         for word in words - found.get(module, set())
     )
     assert not stale, f"NOT_VOCABULARIES allows words no longer compared: {stale}"
+
+
+MOST_LINES = 800  # a module longer than this does more than one job (issue 54)
+BEING_SPLIT = {"_api/client.py", "_memory/curation.py", "_session/__init__.py"}  # issue 54
+
+
+def test_no_module_is_over_800_lines() -> None:
+    """A newcomer reads a module whole: past 800 lines it holds more than one job (the public
+    functions once held their flush result's display too)."""
+    package = Path(hm.__file__).parent
+    long = sorted(
+        f"{path.relative_to(package)}: {lines} lines"
+        for path in package.rglob("*.py")
+        if (lines := len(path.read_text().splitlines())) > MOST_LINES
+        and path.relative_to(package).as_posix() not in BEING_SPLIT
+    )
+    assert not long, long
