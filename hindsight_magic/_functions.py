@@ -294,6 +294,7 @@ def recall(
     max_tokens: int | None = None,
     limit: int | None = None,
     types: str | Sequence[str] | None = None,
+    tags: str | Sequence[str] | None = None,
     since: When | None = None,
     until: When | None = None,
     as_of: When | None = None,
@@ -304,7 +305,8 @@ def recall(
 
     ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
     results the memories are ranked among, ``limit`` how many of the most relevant are
-    returned, ``types`` the memory types (default: the ``recall_*`` settings; 5 memories). The
+    returned, ``types`` the memory types (default: the ``recall_*`` settings; 5 memories),
+    ``tags`` the tags a memory must carry, every one of them (a list, or ``"a,b"``). The
     memories you queued are sent first and waited for (at most 15 s), so what was just
     retained is found; auto-retain's transcripts are not waited for (``.still_indexing`` says
     how many cells). The result is a sequence of memories with ``.texts``, ``.as_context()``
@@ -341,6 +343,7 @@ def recall(
         max_tokens=max_tokens,
         limit=limit,
         types=types,
+        tags=tags,
         since=since,
         until=until,
         as_of=as_of,

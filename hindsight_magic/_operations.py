@@ -660,7 +660,7 @@ RECALL = made_of(
     RecallRequest,
     "recall",
     "Search this notebook's long-term memory; returns ranked memories as a table.",
-    ("budget", "max_tokens", "limit", "types", "since", "until", "as_of", "layer"),
+    ("budget", "max_tokens", "limit", "types", "tags", "since", "until", "as_of", "layer"),
     more=(VAR,),
     text="QUERY",
 )
@@ -672,7 +672,7 @@ REFLECT = made_of(
     more=(VAR,),
     text="+ question",
 )
-PANEL_SEARCH: tuple[str, ...] = ()  # the recall fields the panel's search reads as ``name:value``
+PANEL_SEARCH = ("tags",)  # the recall fields the panel's search reads as ``name:value``
 
 # -- whole banks carried: ``%hindsight`` and the command line ------------------------------
 
