@@ -22,17 +22,17 @@ bounds. Adding an option to ``recall`` is one field here plus what it does in th
 Dataclasses, not pydantic models: ``%load_ext`` imports this module (the magics parse with it)
 and must not import pydantic, which costs more than the rest of the extension's load
 (``bench/load_cost.py``); the MCP front ends, where pydantic is loaded anyway, turn each
-``Param`` into ``Annotated[…, Field(…)]`` themselves.
+``Param`` into ``Annotated[…, Field(…)]`` themselves. For the same load, this module's
+annotations are not postponed (no ``from __future__ import annotations``): a request's
+``Param``s are read from its fields' annotations as objects, not by evaluating strings (about
+1 ms of ``%load_ext`` for recall's and reflect's fields).
 """
 
-from __future__ import annotations
-
 import dataclasses
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
 from ._errors import InputError
 from ._settings import BUDGETS, Budget
@@ -165,8 +165,7 @@ class Param:
         return self.check(value)
 
 
-@dataclass(frozen=True)
-class Alias(Param):
+class Alias(Param):  # Param's own fields and methods (no new dataclass: cheaper to import)
     """Another front end's name for a field, with its own help, range and default: an
     agent's ``max_results`` is the request's ``limit``, bounded 1-50 and 10 when not given."""
 
@@ -336,8 +335,7 @@ def _path(value: str) -> Any:
     return Path(value)
 
 
-@dataclass(frozen=True)
-class KindOf:
+class KindOf(NamedTuple):
     """What one kind of parameter is: ``python``, its value's type where it is JSON (an
     agent's tool parameter; a field's own annotation may take more, a WHEN also a
     ``datetime``); ``magic``, what reads it from a magic's line; ``bounds``, its JSON-schema
@@ -372,6 +370,7 @@ class Request:
 
     params: ClassVar[dict[str, Param]]  # field → its Param, in the fields' order
     aliases: ClassVar[dict[str, str]]  # a front end's other name (``max_results``) → field
+    alias_params: ClassVar[dict[str, Param]]  # that name → its Alias
 
     def __post_init__(self) -> None:
         for name, param in type(self).params.items():
@@ -386,11 +385,7 @@ class Request:
     @classmethod
     def param(cls, name: str) -> Param:
         """The ``Param`` of the field, or of the alias, called ``name``."""
-        if name in cls.params:
-            return cls.params[name]
-        field = cls.aliases[name]
-        hint = typing.get_type_hints(cls, include_extras=True)[field]
-        return next(p for p in hint.__metadata__ if isinstance(p, Alias) and p.name == name)
+        return cls.params[name] if name in cls.params else cls.alias_params[name]
 
     @classmethod
     def parsed(cls: type[R], text: str, searched: Sequence[str] = (), **words: str) -> R:
@@ -415,12 +410,13 @@ class Request:
 def declared(made: type[R]) -> type[R]:
     """``made`` (a frozen dataclass), its fields' ``Param``s (their ``Annotated`` metadata)
     its ``params``, their ``Alias``es naming its fields for other front ends."""
-    hints = typing.get_type_hints(made, include_extras=True)
-    made.params, made.aliases = {}, {}
+    made.params, made.aliases, made.alias_params = {}, {}, {}
     for field in dataclasses.fields(made):  # type: ignore[arg-type]
-        metadata = hints[field.name].__metadata__
+        # the annotation itself, not a string to evaluate: this module's are not postponed
+        metadata: tuple[Any, ...] = getattr(field.type, "__metadata__", ())
         made.params[field.name] = next(p for p in metadata if not isinstance(p, Alias))
-        made.aliases |= {p.name: field.name for p in metadata if isinstance(p, Alias)}
+        for alias in (p for p in metadata if isinstance(p, Alias)):
+            made.aliases[alias.name], made.alias_params[alias.name] = field.name, alias
     return made
 
 
