@@ -119,6 +119,8 @@ from .._memory.llm import ServerLlm
 from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
 from .._memory.provenance import (
+    BEFORE,
+    BEFORE_CHARS,
     PYTHON_API,
     RETAIN_MAGIC,
     AgentOrigin,
@@ -311,6 +313,7 @@ class HindsightSession:
         self._retain_texts: dict[str, dict[int, str]] = {}
         self._retain_run: dict[str, tuple[tuple[int, ...], set[int], int]] = {}
         self._retain_cells = NotebookCells()  # a headless run's %retain cells, by their source
+        self._retained_last: dict[str, str] = {}  # each bank's last memory's end (``BEFORE``)
         self._retain_cell: tuple[tuple[int, ...], str | None] = ((), None)
         self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
         VIEWS[id(self)] = self._view
@@ -460,11 +463,18 @@ class HindsightSession:
         which sends none, the id its notebook file gives ``cell_source``; ``dated``: the
         ``timestamp`` as the user wrote it (a retained text's identity holds it);
         ``evidence``: the data files the cell read (``_capture/evidence.py``) and its project.
+        It carries the end of the memory this kernel retained before it in the bank
+        (``before``): a turn of a transcript or a line of notes often answers a question only
+        with the one before it, and recall's keyword score reads both.
         """
         scope = self.scope
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces, evidence
         )
+        with self._lock:
+            before = self._retained_last.get(scope.bank_id)
+        if before:
+            meta[BEFORE] = before
         if document_id is None and update_mode is None and cells and source in RETAINED:
             if source == RETAIN_MAGIC and not cell_id and cell_source:
                 cell_id = self._headless_cell_id(cell_source, cells)
@@ -490,6 +500,8 @@ class HindsightSession:
             entities=entities,
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
+        with self._lock:
+            self._retained_last[scope.bank_id] = item.content[-BEFORE_CHARS:]
         return item.document_id
 
     def _retain_line(self, cell_id: str, cells: Sequence[int], version: str) -> int:
