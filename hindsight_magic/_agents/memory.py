@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import hindsight_magic as hm
 
+from .._operations import AGENT_RECALL
 from .._text import one_line, plain_text, plural, prompt_text, utc_minute
 
 if TYPE_CHECKING:
@@ -176,18 +177,22 @@ class ProjectMemory:
         except hm.InputError as error:
             raise ToolFailure(str(error)) from None
 
-    def recall(self, request: RecallRequest) -> Answer:
-        """The memories most relevant to the request's query: inside its time window and
-        carrying every tag given, best first, at most its ``limit``. The window is
-        ``hm.recall``'s (a filter on when each memory was recorded; WHEN as ``%recall
-        --since`` takes it); ``as_of`` reads memory as it was then."""
-        found = self._call(lambda s: s.recall(request))
+    def recall(self, request: RecallRequest | str) -> Answer:
+        """The memories most relevant to the request's query (a query alone: the tool's
+        defaults, ``max_results`` 10): inside its time window and carrying every tag given,
+        best first, at most its ``limit``. The window is ``hm.recall``'s (a filter on when
+        each memory was recorded; WHEN as ``%recall --since`` takes it); ``as_of`` reads
+        memory as it was then."""
+        asked: RecallRequest = (
+            self.request(AGENT_RECALL, {"query": request}) if isinstance(request, str) else request
+        )
+        found = self._call(lambda s: s.recall(asked))
         kept = [(f"#{index}", memory) for index, memory in enumerate(found, 1)]
         session = self.session()
         as_of = utc_minute(found.as_of)
         window = f" {found.window.label}" if found.window is not None else ""
         headline = (
-            f"For {one_line(request.query, 80)!r}{window} in project {session.label}: "
+            f"For {one_line(asked.query, 80)!r}{window} in project {session.label}: "
             f"{found.counts()} (as of {as_of} UTC; #N and the ids name them for forget)."
             if kept
             else f"No relevant memories found{window} in project {session.label} "

@@ -158,7 +158,7 @@ def agent_answer(
         monkeypatch.setenv(f"HINDSIGHT_{name}", value)
     agent = ProjectMemory(str(project), open_session=hm.project_session)
     try:
-        return agent.recall(AGENT_RECALL.requested({"query": query, **arguments})).text
+        return agent.recall(agent.request(AGENT_RECALL, {"query": query, **arguments})).text
     finally:
         agent.close()
 
