@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from conftest import Notebook
 from helpers import RunningServer, poll
 from kernels import Kernel
 
@@ -150,3 +151,34 @@ def test_a_cell_that_shows_the_same_on_new_data_is_a_new_version_too(
         assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
     finally:
         kernel.shutdown()
+
+
+def test_a_long_verify_read_shows_one_progress_line_in_its_own_cell(
+    notebook: Notebook,
+    project: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """verify reads every memory of the scope (whether its data changed is checked here): past
+    ``LONG_READ`` memories a bar shows while it reads, here one line (no widgets), and none in
+    the next cell; a short read shows none."""
+    from hindsight_magic._ui import progress
+
+    monkeypatch.chdir(project)
+    notebook.connect(hindsight_server.url, bank_id)
+    for fact in ("Q3 revenue was 960 thousand euros", "The EU accounts drove the Q3 dip"):
+        cell = notebook.run(f"rows = open('data/sales.csv').read()\n%retain {fact}")
+        assert cell.error is None, cell.text
+    monkeypatch.setattr(progress, "LONG_READ", 1)
+    cell = notebook.run("%hindsight verify")
+    assert cell.error is None, cell.text
+    assert cell.text.count("reading the bank's memories to check their data") == 1, cell.text
+    assert "No memory rests on data that changed" in cell.text, cell.text
+    assert "reading" not in notebook.run("print('next')").text
+
+    monkeypatch.setattr(progress, "LONG_READ", 5000)
+    quiet = notebook.run("import hindsight_magic as hm\nprint(hm.verify())").text
+    assert "reading the bank" not in quiet, quiet
+    assert "No memory rests on data that changed" in quiet, quiet
+
