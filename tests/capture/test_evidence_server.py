@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Notebook
+from faultkit import proxy_for
 from helpers import RunningServer, poll
 from kernels import Kernel
 
@@ -182,3 +183,23 @@ def test_a_long_verify_read_shows_one_progress_line_in_its_own_cell(
     assert "reading the bank" not in quiet, quiet
     assert "No memory rests on data that changed" in quiet, quiet
 
+
+def test_verify_says_what_it_could_not_check_yet(
+    notebook: Notebook,
+    project: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server slow to index (here every operation stays pending): the cell just run is not
+    in what verify read, and it says so rather than vouch for it."""
+    monkeypatch.chdir(project)
+    monkeypatch.setattr("hindsight_magic._session.READ_WAIT_S", 1.0)
+    with proxy_for(hindsight_server.url, slow_indexing=True) as proxy:
+        notebook.connect(proxy.url, bank_id, auto_retain="true", retain_every_n_cells="1")
+        assert "960 thousand" in notebook.run(REVENUE_CELL, cell_id="revenue").text
+        cell = notebook.run("%hindsight verify")
+        assert cell.error is None, cell.text
+        assert (
+            "Not checked yet: the last cell is still being indexed; run it again in a moment."
+        ) in cell.text, cell.text
