@@ -418,7 +418,9 @@ def timeline(
     — local time). In a notebook it shows as a figure; in a terminal as a table. ``.rows`` are
     the numbers, ``.dataframe()`` the same in pandas. Counted from the server's list of
     memories on their ``mentioned_at`` date, so other notebooks and agents show up too. What
-    you queued is sent first, as for ``recall``.
+    you queued is sent first, as for ``recall``. A period holding memories whose data changed
+    since their cell read it is marked, with the files named under the table (``verify``
+    lists those memories).
     """
     from ._memory.overview import check_period
     from ._ui.pictures import Timeline

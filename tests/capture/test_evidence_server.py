@@ -11,6 +11,7 @@ import sys
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Notebook
@@ -203,3 +204,61 @@ def test_verify_says_what_it_could_not_check_yet(
         assert (
             "Not checked yet: the last cell is still being indexed; run it again in a moment."
         ) in cell.text, cell.text
+
+
+def test_the_timeline_marks_memories_whose_data_changed(
+    notebook: Notebook,
+    project: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The timeline judges the memories it reads as verify does (no request more): a memory
+    whose file was re-written is marked in its period, in the title, the table and the
+    figure; a memory of an untouched file is not."""
+    from matplotlib.text import Text
+
+    from hindsight_magic._memory import overview
+
+    monkeypatch.chdir(project)
+    notebook.connect(hindsight_server.url, bank_id)
+    for cell in (
+        "rows = open('data/sales.csv').read()\n%retain Q3 revenue was 960 thousand euros",
+        "staff = open('data/staff.json').read()\n%retain The night shift has 17 people",
+    ):
+        assert notebook.run(cell).error is None
+
+    def timeline() -> Any:
+        cell = notebook.run("_t = %hindsight timeline --by day")
+        assert cell.error is None, cell.text
+        return notebook.ip.user_ns["_t"]
+
+    def drawn(picture: Any) -> list[str]:
+        return [text.get_text() for text in picture.figure().findobj(Text)]
+
+    untouched = timeline()
+    assert "changed data" not in repr(untouched), repr(untouched)
+    assert "data changed" not in repr(untouched), repr(untouched)
+    assert not [text for text in drawn(untouched) if text.startswith("⚠")]
+
+    (project / "data" / "sales.csv").write_text(RE_EXPORTED)
+    marked = timeline()
+    text = repr(marked)
+    assert text.splitlines()[0].endswith("per day; 1 with changed data"), text
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("period"))
+    assert lines[header].endswith("cells revised  data changed"), text
+    assert lines[header + 1].endswith(" 1"), text  # today's row, the only one
+    assert not lines[header + 2], text
+    assert (
+        "1 memory rests on data that changed since the cell read it (data/sales.csv): "
+        "%hindsight verify lists them, with what to do."
+    ) in text
+    assert "staff.json" not in text
+    assert "⚠ 1" in drawn(marked)
+    assert any(t.endswith("; 1 with changed data") for t in drawn(marked))  # the title
+
+    monkeypatch.setattr(overview, "READ_WHOLE", 1)  # a large scope: the server counts it
+    counted = repr(timeline())
+    assert counted.splitlines()[0].endswith("per day; 1 with changed data"), counted
+    assert "1 memory rests on data that changed since the cell read it (data/sales.csv)" in counted
