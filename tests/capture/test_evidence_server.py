@@ -195,7 +195,6 @@ def test_verify_says_what_it_could_not_check_yet(
     """A server slow to index (here every operation stays pending): the cell just run is not
     in what verify read, and it says so rather than vouch for it."""
     monkeypatch.chdir(project)
-    monkeypatch.setattr("hindsight_magic._session.READ_WAIT_S", 1.0)
     with proxy_for(hindsight_server.url, slow_indexing=True) as proxy:
         notebook.connect(proxy.url, bank_id, auto_retain="true", retain_every_n_cells="1")
         assert "960 thousand" in notebook.run(REVENUE_CELL, cell_id="revenue").text
