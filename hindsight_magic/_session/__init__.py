@@ -598,15 +598,16 @@ class HindsightSession:
         """The forgotten memories of the scope, newest first."""
         return self._parts.curator.forgotten()
 
-    def verify(self) -> Outcome:
+    def verify(self, read: Callable[[int, int], object] = lambda done, total: None) -> Outcome:
         """The scope's memories whose data files changed since their cell read them, by file,
-        after what is queued is sent (``_memory/verify.py``)."""
+        after what is queued is sent (``_memory/verify.py``); ``read`` follows the read of the
+        scope (memories read, to read)."""
         from .._memory.verify import verify
 
         scope = self.scope
         ready = self._parts.ready(scope.bank_id)
         waiting = (ready.transcript_cells, not ready.indexed)
-        return verify(self._parts.connection, scope, waiting=waiting)
+        return verify(self._parts.connection, scope, read, waiting)
 
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``; without, list what would go."""
