@@ -86,7 +86,7 @@ def test_recall_now_does_not_send_the_queue_first(fake: FakeHindsight, make_sess
 
     session = make_session(handler)
     session.retain("still queued")
-    result = ui_view(session).recall_now("churn")
+    result = ui_view(session).recall_now(hm.RecallRequest("churn"))
     assert len(result) == 0
     assert not fake.calls("POST", r"/memories$")  # a %recall would have sent it first
     assert ui_view(session).queue_stats().pending == 1
