@@ -71,7 +71,6 @@ if TYPE_CHECKING:
         QueueStats,
         UpdateMode,
     )
-    from ._functions import FlushResult
     from ._memory.archive import ArchiveError, Progress
     from ._memory.curation import CurationError, Outcome
     from ._memory.layers import LayerError, LayerList
@@ -81,11 +80,12 @@ if TYPE_CHECKING:
     from ._memory.provenance import AgentOrigin, Provenance
     from ._memory.results import RecallResult, ReflectResult
     from ._memory.timewindow import AsOf, TimeWindow, WhenError
+    from ._operations import RecallRequest, ReflectRequest
     from ._session import HindsightSession as Session
     from ._session.status import SessionStatus
     from ._settings import Budget, SettingsError
     from ._settings import HindsightSettings as Settings
-    from ._ui.display import Report, RetainResult
+    from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 
@@ -118,8 +118,10 @@ __all__ = [
     "QueueClosedError",
     "QueueFullError",
     "QueueStats",
+    "RecallRequest",
     "RecallResult",
     "RecalledMemory",
+    "ReflectRequest",
     "ReflectResult",
     "RefreshOutcome",
     "Report",
@@ -178,7 +180,7 @@ _LAZY = {
     "EntityMap": "._memory.overview",
     "Evidence": "._capture.evidence",
     "FlushOutcome": "._delivery.items",
-    "FlushResult": "._functions",
+    "FlushResult": "._ui.display",
     "LayerError": "._memory.layers",
     "LayerList": "._memory.layers",
     "MemoryMap": "._ui.pictures",
@@ -194,8 +196,10 @@ _LAZY = {
     "QueueClosedError": "._delivery.items",
     "QueueFullError": "._delivery.items",
     "QueueStats": "._delivery.items",
+    "RecallRequest": "._operations",
     "RecallResult": "._memory.results",
     "RecalledMemory": "._memory.parsed_replies",
+    "ReflectRequest": "._operations",
     "ReflectResult": "._memory.results",
     "RefreshOutcome": "._memory.mental_models",
     "Report": "._ui.display",

@@ -331,7 +331,8 @@ def test_a_session_built_from_public_names_alone_remembers(
     )
     with hm.Session(settings) as session:
         session.retain("The cohort table starts in March, after the pilot.")
-        found = session.recall("When does the cohort table start?", budget=hm.Budget.LOW)
+        asked = hm.RecallRequest("When does the cohort table start?", budget=hm.Budget.LOW)
+        found = session.recall(asked)
         flushed = session.flush(10)
     assert session.closed
     assert isinstance(found, hm.RecallResult)

@@ -61,12 +61,18 @@ from .._memory.layers import (
     with_layer,
     without_layer,
 )
-from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
+from .._memory.provenance import (
+    BEFORE,
+    BEFORE_CHARS,
+    PYTHON_API,
+    AgentOrigin,
+    provenance_metadata,
+)
 from .._memory.scope import BankScope, close_banks, compute_scope, project_label
+from .._operations import RecallRequest, ReflectRequest
 from .._settings import (
     MINE,
     Affects,
-    Budget,
     ScopeMode,
     SettingsError,
     bank_id_problem,
@@ -89,12 +95,13 @@ if TYPE_CHECKING:
     from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
     from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult, ReflectResult
-    from .._memory.timewindow import AsOf, TimeWindow
+    from .._memory.timewindow import TimeWindow
     from .._settings import HindsightSettings
 
 
 log = logging.getLogger("hindsight_magic")
 FLUSH_BEFORE_READ_S = 5.0
+IN_SEQUENCE = (Source.PYTHON_API, Source.RETAIN_MAGIC)  # what a loop or a cell retains in a row
 EXIT_FLUSH_S = 3.0
 SETTLE_S = 20.0  # a flush or an exit waits at most this for changed cells' new versions
 STARTUP_DELAY_S = 0.3
@@ -161,6 +168,8 @@ class HindsightSession:
         PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
+        # each bank's last memory retained in a sequence: where (bank, cell) and its end
+        self._retained_last: dict[str, tuple[tuple[str, tuple[int, ...]], str]] = {}
         self._server_state: ServerState | None = None  # what ``check_server`` read last
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
@@ -308,11 +317,24 @@ class HindsightSession:
         which sends none, the id its notebook file gives ``cell_source``; ``dated``: the
         ``timestamp`` as the user wrote it (a retained text's identity holds it);
         ``evidence``: the data files the cell read (``_capture/evidence.py``) and its project.
+        A memory retained in a sequence (``hm.retain`` or ``%retain`` again in the same cell
+        run, or in a script) carries the end of the one before it (``before``): a turn of
+        a transcript or a line of notes often answers a question only with the one before
+        it, and recall's keyword score reads both (LoCoMo R@5 0.56 → 0.64). Memories made
+        apart (in other cells, by an agent, an auto-retained cell with its own code and
+        output) are separate thoughts: lent a neighbour's words they pushed memories found
+        by meaning alone out of the top 5 (recall-quality benchmark: strict paraphrases
+        0.71 → 0.64 with cells, 0.67 with every hand-made memory).
         """
         scope = self.scope
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces, evidence
         )
+        sequence = (scope.bank_id, tuple(cells)) if source in IN_SEQUENCE else None
+        with self._lock:
+            last = self._retained_last.get(scope.bank_id)
+        if sequence is not None and last is not None and last[0] == sequence:
+            meta[BEFORE] = last[1]
         if document_id is None and update_mode is None:
             document_id = self._parts.cells.retained(
                 content,
@@ -335,6 +357,9 @@ class HindsightSession:
             entities=entities,
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
+        if sequence is not None:
+            with self._lock:
+                self._retained_last[scope.bank_id] = (sequence, item.content[-BEFORE_CHARS:])
         return item.document_id
 
     def cell_evidence(self, source: str) -> tuple[Sequence[Evidence], str]:
@@ -417,42 +442,16 @@ class HindsightSession:
         reason = self._parts.queue.stats().last_error or "not sent yet"
         raise HindsightError("retain", f"retain failed: {reason}")
 
-    def recall(
-        self,
-        query: str,
-        *,
-        budget: Budget | None = None,
-        max_tokens: int | None = None,
-        types: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        layer: str | None = None,
-        as_of: AsOf | None = None,
-        limit: int | None = None,
-    ) -> RecallResult:
-        """The memories of the current scope and the layers that answer ``query``, best
-        first, after what was queued is sent and indexed (``hm.recall``); ``as_of``: as
-        memory was then."""
-        return self._parts.reader.recall(
-            query,
-            budget=budget,
-            max_tokens=max_tokens,
-            types=types,
-            window=window,
-            layer=layer,
-            as_of=as_of,
-            limit=limit,
-        )
+    def recall(self, request: RecallRequest | str) -> RecallResult:
+        """The memories of the current scope and the layers that answer ``request`` (a query
+        alone: every option its setting's), best first, after what was queued is sent and
+        indexed (``hm.recall``, which makes the request from its keywords)."""
+        return self._parts.reader.recall(RecallRequest.given(request))
 
-    def reflect(
-        self,
-        question: str,
-        *,
-        context: str | None = None,
-        budget: Budget | None = None,
-        sources: bool = True,
-    ) -> ReflectResult:
-        """The server's answer to ``question`` from the current scope (``hm.reflect``)."""
-        return self._parts.reader.reflect(question, context=context, budget=budget, sources=sources)
+    def reflect(self, request: ReflectRequest | str) -> ReflectResult:
+        """The server's answer to ``request`` (a question alone: every option its
+        default) from the current scope (``hm.reflect``)."""
+        return self._parts.reader.reflect(ReflectRequest.given(request))
 
     def new_bank(self) -> list[str] | None:
         """When the scope's bank is not on the server yet (the first retain creates it): the
@@ -571,15 +570,16 @@ class HindsightSession:
         """The forgotten memories of the scope, newest first."""
         return self._parts.curator.forgotten()
 
-    def verify(self) -> Outcome:
+    def verify(self, read: Callable[[int, int], object] = lambda done, total: None) -> Outcome:
         """The scope's memories whose data files changed since their cell read them, by file,
-        after what is queued is sent (``_memory/verify.py``)."""
+        after what is queued is sent (``_memory/verify.py``); ``read`` follows the read of the
+        scope (memories read, to read)."""
         from .._memory.verify import verify
 
         scope = self.scope
         ready = self._parts.ready(scope.bank_id)
         waiting = (ready.transcript_cells, not ready.indexed)
-        return verify(self._parts.connection, scope, waiting=waiting)
+        return verify(self._parts.connection, scope, read, waiting)
 
     def delete(self, document: str, yes: bool = False) -> Outcome:
         """Delete a document and its memories with ``yes``; without, list what would go."""

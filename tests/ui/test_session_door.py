@@ -180,13 +180,13 @@ def test_the_panel_s_search_is_hm_recall(
     asked: list[str] = []
     recall = HindsightSession.recall
 
-    def recorded(self: HindsightSession, query: str, **options: Any) -> Any:
-        asked.append(query)
-        return recall(self, query, **options)
+    def recorded(self: HindsightSession, request: Any) -> Any:
+        asked.append(request if isinstance(request, str) else request.query)
+        return recall(self, request)
 
     monkeypatch.setattr(HindsightSession, "recall", recorded)
     browser = MemoryBrowser(LiveSession(session), lambda _text: None)
-    browser.search("churn")
+    browser.search({"query": "churn"})
     Driver(session).pump()
     assert asked == ["churn"]
     assert [row.text for row in browser.search_view.rows] == ["Churn is counted monthly."]
