@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from ._memory.timewindow import AsOf, TimeWindow, WhenError
     from ._operations import RecallRequest, ReflectRequest
     from ._session import HindsightSession as Session
+    from ._session.status import SessionStatus
     from ._settings import Budget, SettingsError
     from ._settings import HindsightSettings as Settings
     from ._ui.display import FlushResult, Report, RetainResult
@@ -127,6 +128,7 @@ __all__ = [
     "RetainResult",
     "SeedOutcome",
     "Session",
+    "SessionStatus",
     "Settings",
     "SettingsError",
     "Sources",
@@ -204,6 +206,7 @@ _LAZY = {
     "RetainResult": "._ui.display",
     "SeedOutcome": "._memory.mental_models",
     "Session": "._session",
+    "SessionStatus": "._session.status",
     "Settings": "._settings:HindsightSettings",
     "SettingsError": "._settings",
     "Sources": "._memory.parsed_replies",
