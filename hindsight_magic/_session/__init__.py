@@ -146,7 +146,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from .._capture.autoretain import AutoRetainStatus, Outputs
+    from .._capture.autoretain import AutoRetainStatus
     from .._capture.evidence import Evidence
     from .._delivery.items import QueueStats
     from .._memory.archive import Progress
@@ -932,16 +932,6 @@ class HindsightSession:
 
     # -- auto-retain and the queue -------------------------------------------------------------
 
-    @property
-    def post_run_cell(self) -> Callable[[Any], None]:
-        """The shell's ``post_run_cell`` callback: keeps the cell for auto-retain (O(1); the
-        auto-retainer's own method, so the hook adds no call of ours)."""
-        return self._parts.autoretain.post_run_cell
-
-    def read_outputs_with(self, outputs_of: Callable[[Any], Outputs]) -> None:
-        """How auto-retain reads an executed cell's outputs (the shell's own record of them)."""
-        self._parts.autoretain.outputs_of = outputs_of
-
     def retain_cells_now(self) -> None:
         """Queue the cells auto-retain has not retained yet, due or not."""
         self._parts.autoretain.process(force=True)
@@ -1030,6 +1020,15 @@ Session = HindsightSession  # its public name: what ``project_session`` returns
 # itself would keep it alive), and the entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
 VIEWS: weakref.WeakValueDictionary[int, SessionView] = weakref.WeakValueDictionary()
+
+
+def cell_hook(session: HindsightSession) -> AutoRetainer:
+    """The auto-retainer behind ``session``, for the one caller that wires it to a shell:
+    ``_ipython.extension.CellHook`` registers its ``post_run_cell`` (O(1), no call of ours
+    in between) and sets its ``outputs_of``. A function of the package, not a method: a user
+    of ``hm.Session`` never calls a shell's hook, so the session's public face does not
+    carry it."""
+    return PARTS[id(session)].autoretain
 
 
 def ui_view(session: HindsightSession) -> SessionView:
