@@ -31,7 +31,7 @@ def book(notebook: Any, dead_url: str, bank_id: str, fake: FakeHindsight, monkey
     session = notebook.magics.session
     Driver(session).use_transport(fake.transport, fake.url, timeout_s=1)
     fake.banks[bank_id] = {}
-    assert Driver(session).mental_models.reload().wait(5)  # ensures bank and seeds once
+    assert session.reload_models_now() is None  # ensures bank and seeds once
     fake.banks[bank_id].clear()  # start each test from an empty bank
     fake.requests.clear()
     return notebook
@@ -254,7 +254,7 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert book.run("%hindsight context").result == ""
     assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
-    Driver(session).mental_models.reload().wait(5)
+    assert session.reload_models_now() is None
     Driver(session).last_recall = RecallResult(
         "q", [Memory(text="Refunds are late.")], bank_of(book)
     )
@@ -264,8 +264,9 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert isinstance(prompt, str)
     last_recall = Driver(session).last_recall
     assert last_recall is not None
-    assert prompt == Driver(session).mental_models.block() + "\n\n" + last_recall.as_context()
-    assert prompt.startswith("<mental_models>\n")
+    models, _, memories = prompt.partition("</mental_models>\n\n")
+    assert memories == last_recall.as_context()
+    assert models.startswith("<mental_models>\n")
     assert "# Data Sources _(refreshed " in prompt
     assert prompt.endswith("- Refunds are late.\n</memories>")
     assert repr(book.run("%hindsight context").result) == prompt
@@ -275,7 +276,7 @@ def test_context_respects_the_render_cap(book: Any, fake: FakeHindsight) -> None
     for i in range(5):
         fake.add(bank_of(book), f"m{i}", f"Model {i}", "long content " * 200)
     book.run("%hindsight config mental_model_max_render_chars=900")
-    Driver(book.magics.session).mental_models.reload(clear=False).wait(5)
+    assert book.magics.session.reload_models_now() is None
     block = book.run("%hindsight context").result
     assert 0 < len(block) <= 900
     assert block.endswith("…[mental-model snapshot truncated at render budget]\n</mental_models>")
@@ -286,7 +287,7 @@ def test_help_and_status_mention_mental_models(book: Any, fake: FakeHindsight) -
     assert "models" in listing
     assert "context" in listing
     fake.add(bank_of(book), "m", "M", "content")
-    Driver(book.magics.session).mental_models.reload().wait(5)
+    assert book.magics.session.reload_models_now() is None
     status = out(book, "%hindsight status")
     assert "Mental models:" in status
     assert "state      ok, 1 model listed at" in status
