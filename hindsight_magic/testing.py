@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     import httpx
 
     from ._delivery.items import Batch, MemoryItem, Route
-    from ._memory.results import RecallResult
     from ._session import HindsightSession as Session
     from ._session.parts import Parts
 
@@ -177,15 +176,6 @@ class Driver:
         """Whether the mental models' first load (a worker job) has finished, waiting at most
         ``timeout`` seconds for it."""
         return self._parts.mental_models.wait_first_load(timeout)
-
-    @property
-    def last_recall(self) -> RecallResult | None:
-        """The recall ``#N`` names and ``%hindsight context`` repeats; a test may set it."""
-        return self._parts.reader.last_recall
-
-    @last_recall.setter
-    def last_recall(self, result: RecallResult | None) -> None:
-        self._parts.reader.last_recall = result
 
     def notices(self) -> tuple[str, ...]:
         """The notices not yet shown, without taking them."""

@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 from helpers import FakeHindsight, one_line, render_markdown, visible_text
 
-from hindsight_magic._api.replies import Memory
 from hindsight_magic._memory import mental_models
-from hindsight_magic._memory.results import RecallResult
 from hindsight_magic._ui import display as model_views
 from hindsight_magic.testing import Driver
 
@@ -255,17 +253,15 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
     assert session.reload_models_now() is None
-    Driver(session).last_recall = RecallResult(
-        "q", [Memory(text="Refunds are late.")], bank_of(book)
-    )
+    found = {"results": [{"id": "r1", "text": "Refunds are late."}]}
+    fake.fail["POST /memories/recall$"] = (200, found)
+    assert book.run("found = %recall refunds").error is None
     cell = book.run("prompt = %hindsight context")
     assert cell.error is None
     prompt = book.ip.user_ns["prompt"]
     assert isinstance(prompt, str)
-    last_recall = Driver(session).last_recall
-    assert last_recall is not None
     models, _, memories = prompt.partition("</mental_models>\n\n")
-    assert memories == last_recall.as_context()
+    assert memories == book.ip.user_ns["found"].as_context()  # the last recall's block
     assert models.startswith("<mental_models>\n")
     assert "# Data Sources _(refreshed " in prompt
     assert prompt.endswith("- Refunds are late.\n</memories>")
