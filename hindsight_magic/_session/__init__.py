@@ -1014,8 +1014,8 @@ class HindsightSession:
 
 Session = HindsightSession  # its public name: what ``project_session`` returns
 
-# Each session's parts by the session's id, for the one module that may drive them:
-# ``hindsight_magic.testing`` (a worker pumped by hand, a fault transport swapped in). Weak:
+# Each session's parts by the session's id, for what may drive them: ``hindsight_magic.testing``
+# (a worker pumped by hand, a fault transport swapped in) and ``cell_hook`` below. Weak:
 # the parts live as long as their session (they refer to it, so an entry keyed by the session
 # itself would keep it alive), and the entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
