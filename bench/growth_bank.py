@@ -342,7 +342,8 @@ def _ensure_bank(url: str, bank: str) -> None:
     consolidation off: here it digests about 100 memories in two minutes (mostly its own
     recalls), so it could never catch up with a fill and would compete with every figure
     measured afterwards. Its cost is reported from the 1 000 bank's fill instead."""
-    from hindsight_magic._api.client import Connection, Timeouts, ensure_bank
+    from hindsight_magic._api.banks import ensure_bank
+    from hindsight_magic._api.client import Connection, Timeouts
 
     from .common import raw_client
 

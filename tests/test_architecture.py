@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
+import inspect
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
+
+import pytest
 
 import hindsight_magic as hm
 
@@ -89,12 +94,45 @@ def test_every_name_the_document_puts_in_a_module_is_defined_there() -> None:
     assert not misplaced, f"docs/architecture.md puts names where they are not: {misplaced}"
 
 
-def test_the_sessions_docstring_lists_every_part() -> None:
-    from hindsight_magic import _session
+def test_the_parts_docstring_lists_every_part() -> None:
+    from hindsight_magic._session import parts
     from hindsight_magic._session.parts import Parts
 
-    listed = re.findall(r"^- ``(\w+)`` \(", _session.__doc__ or "", re.MULTILINE)
+    listed = re.findall(r"^- ``(\w+)`` \(", parts.__doc__ or "", re.MULTILINE)
     assert sorted(listed) == sorted(field.name for field in dataclasses.fields(Parts))
+
+
+def test_the_parts_are_built_with_named_arguments_not_anonymous_functions() -> None:
+    """What a part needs from another is a named argument, and a bound method, a protocol or a
+    named function of the builder: a lambda or a positional argument says nothing of it (the
+    session once passed 11 lambdas, and 8 positional arguments to its curator)."""
+    from hindsight_magic import _session
+    from hindsight_magic._session import parts
+
+    tree = ast.parse(Path(parts.__file__).read_text(encoding="utf-8"))
+    builder = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name == "build_parts"
+    )
+    session = ast.parse(Path(_session.__file__).read_text(encoding="utf-8"))
+    init = next(
+        node
+        for cls in session.body
+        if isinstance(cls, ast.ClassDef) and cls.name == "HindsightSession"
+        for node in cls.body
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    part_types = {field.type.split("|")[0].strip() for field in dataclasses.fields(parts.Parts)} | {
+        "build_parts"
+    }
+    built = []
+    for node in [*ast.walk(builder), *ast.walk(init)]:
+        assert not isinstance(node, ast.Lambda), f"a lambda in the wiring, line {node.lineno}"
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in part_types:
+            built.append(ast.unparse(node.func))
+            assert len(node.args) <= 1, f"{ast.unparse(node.func)}: positional arguments"
+    assert set(built) >= {"Curator", "Reader", "Archiver", "BankOverview", "build_parts"}
 
 
 def test_the_journal_files_docstring_names_every_kind_of_failure() -> None:
@@ -238,3 +276,210 @@ def test_no_state_or_choice_is_compared_as_a_raw_string() -> None:
         for word in words - found.get(module, set())
     )
     assert not stale, f"NOT_VOCABULARIES allows words no longer compared: {stale}"
+
+
+def test_readiness_reaches_the_reader_as_a_named_type() -> None:
+    """What a read learns before it reads is one named, frozen value from the delivery to the
+    reader, not a pair whose order each side must remember."""
+    from hindsight_magic._delivery.indexing import ReadReady
+    from hindsight_magic._memory import reading
+
+    ready = ReadReady(transcript_cells=2, indexed=False)
+    assert dataclasses.is_dataclass(ready)
+    assert not isinstance(ready, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ready.indexed = True  # type: ignore[misc]
+    before_read = inspect.signature(reading.Reader).parameters["before_read"]
+    assert before_read.annotation == "Callable[[str], Readiness]"
+    assert {"transcript_cells", "indexed"} <= set(dir(reading.Readiness))
+
+
+MODULE_LINES = 800
+LONGER_FOR_NOW = {"_functions.py"}  # split by its own item of issue 54, in another change
+
+
+def test_no_module_is_longer_than_a_reader_holds() -> None:
+    """A module over 800 lines held several jobs (the client's wire beside its endpoints, a
+    session's wiring beside its use cases): each job gets its own module instead."""
+    package = Path(hm.__file__).parent
+    long = {
+        path.relative_to(package).as_posix(): lines
+        for path in package.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) >= MODULE_LINES
+    }
+    assert set(long) <= LONGER_FOR_NOW, f"modules of {MODULE_LINES} lines or more: {long}"
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """A name says which class it is wherever it is read (``Transfer`` once named both a
+    transfer's declaration and the kind of operation an archive follows, ``ModelChange`` both
+    the server's history item and the change the user reads)."""
+    package = Path(hm.__file__).parent
+    where: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(path.relative_to(package).as_posix())
+    shared = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not shared, f"classes that share a name: {shared}"
+
+
+# -- the recipes ("Where to add…") name only what exists ------------------------------------------
+
+ROOT = Path(hm.__file__).resolve().parents[1]
+PACKAGE = ROOT / "hindsight_magic"
+
+
+@dataclasses.dataclass
+class CodeIndex:
+    """Every module of the package by dotted name: its top-level names, and each class's
+    members (methods, class attributes, and ``self.x`` set in its methods)."""
+
+    top: dict[str, set[str]] = dataclasses.field(default_factory=dict)
+    classes: dict[str, dict[str, set[str]]] = dataclasses.field(default_factory=dict)
+    imported: set[str] = dataclasses.field(default_factory=set)  # ``StrEnum``, ``Literal``
+
+    @classmethod
+    def read(cls) -> CodeIndex:
+        index = cls()
+        for path in sorted(PACKAGE.rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            index.top[name] = defined_names(path)
+            index.classes[name] = {
+                node.name: members(node) for node in tree.body if isinstance(node, ast.ClassDef)
+            }
+            index.imported.update(
+                alias.asname or alias.name
+                for node in tree.body
+                if isinstance(node, ast.ImportFrom)
+                for alias in node.names
+            )
+        return index
+
+    def modules_called(self, head: str) -> list[str]:
+        """The modules ``head`` may name: ``_session``, ``reading`` (a module's last part),
+        ``hm`` (the package, as the guide writes ``hm.recall``)."""
+        if head == "hm":
+            return ["hindsight_magic"]
+        return [m for m in self.top if m == f"hindsight_magic.{head}" or m.endswith(f".{head}")]
+
+    def member_anywhere(self, name: str) -> bool:
+        return any(
+            name in names or any(name in found for found in self.classes[module].values())
+            for module, names in self.top.items()
+        )
+
+    def resolves_in(self, module: str, chain: list[str]) -> bool:
+        """Whether ``chain`` (``Class.method``, ``function``, ``Class``) is in ``module``: a
+        name it defines or imports, then a class's member; one name may also be a member of
+        one of its classes (``view.schedule``: a method of the module's view)."""
+        first, rest = chain[0], chain[1:]
+        classes = self.classes[module]
+        if not rest and any(first in found for found in classes.values()):
+            return True
+        if first in classes:
+            return self.member_chain(classes[first], rest)
+        imported = vars(importlib.import_module(module))
+        return first in self.top[module] or (first in imported and not rest)
+
+    def member_chain(self, found: set[str], rest: list[str]) -> bool:
+        return len(rest) <= 1 and all(name in found for name in rest)
+
+    def class_anywhere(self, name: str) -> set[str] | None:
+        for classes in self.classes.values():
+            if name in classes:
+                return classes[name]
+        return None
+
+
+def members(node: ast.ClassDef) -> set[str]:
+    found = set()
+    for item in ast.walk(node):
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(item.name)
+        elif isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store):
+            found.add(item.id)
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            found.add(item.target.id)
+        elif (
+            isinstance(item, ast.Attribute)
+            and isinstance(item.ctx, ast.Store)
+            and isinstance(item.value, ast.Name)
+            and item.value.id == "self"
+        ):
+            found.add(item.attr)
+    return found
+
+
+def code_like(token: str) -> bool:
+    """Whether a backticked token names code (``_request``, ``Reader.recall``, ``TABS``,
+    ``_api/client.py``) rather than a word, a magic line or a template (``cmd_<name>``)."""
+    if token[0] in "%-$" or any(c in token for c in "<*= "):
+        return False
+    name = token.split("(")[0]
+    return (
+        any(c in token for c in "_./(")
+        or (name[:1].isupper() and not name.isupper())
+        or (name.isupper() and len(name) > 3)
+    )
+
+
+def unresolved(token: str, index: CodeIndex, beside: Sequence[str] = ()) -> bool:
+    """Whether ``token`` names a file, module, class, function or member that is not there;
+    ``self.x`` is a member of a class named ``beside`` it (in the same recipe)."""
+    if "(" in token:  # a call written out: ``Words(arg(...))``, ``self._bank()``
+        called = re.findall(r"([A-Za-z_][\w.]*)\(", token)
+        return any(unresolved(name, index, beside) for name in called)
+    if token.endswith(("/", ".py")) or token.startswith(("tests/", "bench/", "docs/")):
+        beside_its_package = "/" not in token and any(PACKAGE.rglob(token))  # ``spool.py``
+        return not ((PACKAGE / token).exists() or (ROOT / token).exists() or beside_its_package)
+    if "/" in token:
+        module_path, _, attributes = token.partition(".")
+        module = "hindsight_magic." + module_path.replace("/", ".")
+        return module not in index.top or not index.resolves_in(module, attributes.split("."))
+    head, *rest = token.split(".")
+    if head == "self":
+        classes = [index.class_anywhere(name) for name in beside]
+        return not any(found is not None and rest[-1] in found for found in classes)
+    if rest:
+        modules = index.modules_called(head)
+        if modules:
+            return not any(index.resolves_in(module, rest) for module in modules)
+        found = index.class_anywhere(head)
+        if found is not None:
+            return not index.member_chain(found, rest)
+        try:
+            return not hasattr(importlib.import_module(head), rest[0])  # ``httpx.MockTransport``
+        except ImportError:
+            return True
+    known = index.member_anywhere(head) or head in index.imported
+    return not known and not index.modules_called(head)
+
+
+def test_the_recipes_name_only_what_exists() -> None:
+    """A newcomer follows "Where to add…" (and "Where each job lives") to the letter: every
+    module, class, function and method they name must be there (the endpoint recipe once named
+    ``_request`` and ``self._bank()``, both long gone). A ``self.x`` is looked up in the classes
+    its recipe or row names."""
+    recipes = ARCHITECTURE.split("## Where to add…", 1)[1].split("\n## ", 1)[0]
+    jobs = ARCHITECTURE.split("## Where each job lives", 1)[1].split("\n## ", 1)[0]
+    index = CodeIndex.read()
+    checked, missing = set(), set()
+    for recipe in recipes.split("\n\n**")[1:] + jobs.splitlines()[4:]:
+        tokens = [t for t in re.findall(r"`([^`]+)`", recipe.replace("\n", " ")) if code_like(t)]
+        named = [t.split(".")[-1] for t in tokens if index.class_anywhere(t.split(".")[-1])]
+        checked.update(tokens)
+        missing.update(token for token in tokens if unresolved(token, index, named))
+    assert len(checked) > 120, checked  # the recipes and the table are read, not skipped
+    assert not missing, f"docs/architecture.md's recipes name what does not exist: {missing}"
+
+
+def test_the_recipe_check_catches_a_stale_name() -> None:
+    index = CodeIndex.read()
+    client = ["HindsightClient"]
+    for stale in ("_request", "self._bank()", "HindsightClient._request", "_api/client.Nope"):
+        assert unresolved(stale, index, client), stale
+    for real in ("self.call()", "HindsightClient.call", "_api/transport.Wire", "hm.recall"):
+        assert not unresolved(real, index, client), real

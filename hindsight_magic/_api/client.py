@@ -1,37 +1,30 @@
-"""``HindsightClient``: a synchronous httpx client, one method per Hindsight endpoint we use.
+"""``HindsightClient``: one method per Hindsight endpoint we use, on one ``transport.Wire``.
 
-Plumbing first (one httpx client per thread, a per-operation timeout, ``Authorization: Bearer``
-when a key is set, every failure mapped to ``HindsightError`` with one of three message shapes:
-``"<op> failed: <detail>"``, ``"<op> request timed out after Ns"``, ``"<op> request failed:
-<reason>"``), then the endpoints: server, banks, memories, mental models. Every path segment
-that comes from the user or the server is encoded. Each endpoint method hands out its reply
-parsed into a model of ``replies.py`` (a reply that does not fit is a ``HindsightError`` like
-any reply that is not Hindsight's), so nothing above ``_api`` reads the server's JSON by key.
-httpx and pydantic are imported on first use, not at extension load.
+The endpoints by area: server and banks, memories, curation, mental models. Each hands out its
+reply parsed into a model of ``replies.py`` (a reply that does not fit is a ``HindsightError``
+like any reply that is not Hindsight's), so nothing above ``_api`` reads the server's JSON by
+key; every path segment from the user or the server goes through ``bank_path`` /
+``path_segment``. How a request is made and how its failures read is the wire's
+(``transport.py``). httpx and pydantic are imported on first use, not at extension load.
 
 ``Connection`` holds the session's current client (replaced whole when the URL, key or timeouts
-change), and ``ensure_bank`` creates a bank once per process before its first write.
+change); ``banks.ensure_bank`` creates a bank once per process before its first write.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import threading
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
-from urllib.parse import quote
-from uuid import uuid4
+from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import HindsightError
 from .._machine import EMBEDDED_CHARS
 from .._settings import Budget, Extraction
 from .._text import encodable
-from .._version import __version__
-from .errors import bank_missing, detail_of, readable, reply_line
+from .errors import bank_missing, reply_line
+from .transport import BANKS, Wire, bank_path, json_reply, path_segment
 from .vocabulary import MemoryState
 
 if TYPE_CHECKING:
@@ -50,7 +43,7 @@ if TYPE_CHECKING:
         MemoryPage,
         MemoryUnit,
         MentalModelReply,
-        ModelChange,
+        ModelHistoryItem,
         ObservationChange,
         OperationReply,
         Reflection,
@@ -61,90 +54,6 @@ if TYPE_CHECKING:
     # what a recall's memories, and a reflect's reply, are parsed as: the caller's subclass
     MemoryT = TypeVar("MemoryT", bound=Memory, default=Memory)
     ReflectionT = TypeVar("ReflectionT", bound=Reflection, default=Reflection)
-
-
-USER_AGENT = f"hindsight-magic/{__version__}"
-BANKS = "/v1/default/banks"
-CONNECT_TIMEOUT_CAP_S = 10.0
-log = logging.getLogger("hindsight_magic")
-
-
-def path_segment(value: str) -> str:
-    """``value`` as one URL path segment: every reserved character percent-encoded (``/`` too),
-    and a segment of only dots spelled out (``%2E``), so it can never climb the path."""
-    encoded = quote(encodable(value), safe="")
-    return encoded.replace(".", "%2E") if set(value) <= {"."} else encoded
-
-
-def bank_path(bank_id: str) -> str:
-    """The path of a bank, ``/v1/default/banks/{bank_id}``, its id encoded."""
-    return f"{BANKS}/{path_segment(bank_id)}"
-
-
-def failure(operation: str, error: httpx.HTTPError, timeout_s: float) -> HindsightError:
-    """A request that got no reply, as a ``HindsightError``: timed out, or failed (no
-    connection, a reset, a protocol error)."""
-    import httpx
-
-    if isinstance(error, httpx.TimeoutException):
-        message = f"{operation} request timed out after {int(timeout_s + 0.5)}s"
-        return HindsightError(operation, message, details=error, kind="timeout")
-    message = f"{operation} request failed: {str(error) or type(error).__name__}"
-    return HindsightError(operation, message, details=error, kind="connect")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A reply read once: its status, body text and content type, and the body as JSON
-    (``parsed``: None for an empty body; ``is_json``: False when the body is not JSON)."""
-
-    status: int
-    reason: str
-    text: str
-    ctype: str
-    parsed: Any
-    is_json: bool
-
-    @classmethod
-    def read(cls, response: httpx.Response) -> Reply:
-        text = response.text
-        try:
-            parsed = json.loads(text) if text.strip() else None
-            is_json = True
-        except ValueError:
-            parsed, is_json = None, False
-        ctype = response.headers.get("content-type", "no content type")
-        return cls(response.status_code, response.reason_phrase, text, ctype, parsed, is_json)
-
-    def foreign(self, need_json: bool = True) -> str | None:
-        """Why this is not a reply of Hindsight's, in the words after ``<op> failed:``: an
-        error reply that is not JSON, or (``need_json``) a success whose body is not a JSON
-        object or array; None for a reply of Hindsight's."""
-        if self.status >= 400:
-            if self.is_json:
-                return None
-            if self.status == 413:
-                return "HTTP 413, too large for the server (or a proxy in front of it)"
-            if "html" in self.ctype or self.text.lstrip().startswith("<") or not self.text.strip():
-                return f"HTTP {self.status} with a non-JSON reply ({self.ctype})"
-            return reply_line(self.text)
-        if need_json and not isinstance(self.parsed, dict | list):
-            return f"the reply was not Hindsight JSON (HTTP {self.status}, {self.ctype})"
-        return None
-
-
-def json_reply(operation: str, reply: Reply, need_json: bool = True) -> Any:
-    """A read reply's JSON (``{}`` for an empty one); an error reply, or one that is not
-    Hindsight's JSON when ``need_json``, as a ``HindsightError`` in one line."""
-    why = reply.foreign(need_json)
-    if why is not None:
-        message = f"{operation} failed: {why}"
-        raise HindsightError(operation, message, reply.status, reply.text[:500], "not_hindsight")
-    if reply.status >= 400:
-        details = detail_of(reply.parsed, reply.text)
-        shown = reply_line(readable(details)) or reply.reason
-        raise HindsightError(operation, f"{operation} failed: {shown}", reply.status, details)
-    return reply.parsed if reply.parsed is not None else {}
 
 
 @dataclass(frozen=True)
@@ -170,14 +79,8 @@ class HindsightClient:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.timeouts = timeouts or Timeouts()
-        self._transport = transport
-        self._local = threading.local()
-        self._all: list[httpx.Client] = []
-        self._lock = threading.Lock()
+        self._wire = Wire(self.base_url, api_key, transport)
         self._identity: Version | None = None
-        # when a request first found nobody answering at the URL (no connection could be made;
-        # wall time), since the last reply: None while it answers, or before any request
-        self.unreachable_since: float | None = None
 
     def __repr__(self) -> str:
         auth = "with key" if self._api_key else "no key"
@@ -188,35 +91,21 @@ class HindsightClient:
         """Whether requests carry an Authorization header."""
         return bool(self._api_key)
 
-    # -- plumbing ---------------------------------------------------------------------------
+    # -- the wire: an endpoint's request goes through ``call`` (``stream``, ``_wire.send``) -----
 
-    def _http(self) -> httpx.Client:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            import httpx
-
-            headers = {"User-Agent": USER_AGENT, "Content-Type": "application/json"}
-            if self._api_key:
-                headers["Authorization"] = f"Bearer {self._api_key}"
-            client = httpx.Client(
-                base_url=self.base_url, headers=headers, transport=self._transport
-            )
-            self._local.client = client
-            with self._lock:
-                self._all.append(client)
-        return client
+    @property
+    def unreachable_since(self) -> float | None:
+        """When a request first found nobody answering at the URL (no connection could be made;
+        wall time), since the last reply: None while it answers, or before any request."""
+        return self._wire.unreachable_since
 
     def warm_up(self) -> None:
         """Import httpx and make this thread's connection pool now, without a request."""
-        self._http()
+        self._wire.warm_up()
 
     def close(self) -> None:
         """Close every connection pool this client opened."""
-        with self._lock:
-            clients, self._all = self._all, []
-        for client in clients:
-            client.close()
-        self._local = threading.local()
+        self._wire.close()
 
     def call(
         self,
@@ -231,81 +120,25 @@ class HindsightClient:
         allow_404: bool = False,
         need_json: bool = True,
     ) -> Any:
-        """The request nearly every endpoint goes through: its reply as JSON (``{}`` for an
-        empty one), None for a 404 when ``allow_404``; every failure a ``HindsightError`` named
-        after ``operation``. ``files`` sends a multipart upload (read from its file objects as
-        httpx encodes them)."""
-        reply = self.send(
-            operation, method, path, timeout_s=timeout_s, body=body, params=params, files=files
+        """The request nearly every endpoint goes through (``Wire.call``): its reply as JSON,
+        None for a 404 when ``allow_404``; every failure a ``HindsightError``."""
+        return self._wire.call(
+            operation,
+            method,
+            path,
+            timeout_s=timeout_s,
+            body=body,
+            params=params,
+            files=files,
+            allow_404=allow_404,
+            need_json=need_json,
         )
-        if allow_404 and reply.status == 404:
-            return None
-        return json_reply(operation, reply, need_json)
 
-    def send(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        *,
-        timeout_s: float,
-        body: dict[str, Any] | None = None,
-        params: dict[str, Any] | None = None,
-        files: dict[str, Any] | None = None,
-    ) -> Reply:
-        """One request and its reply, whatever its status: for an endpoint that reads a reply
-        its own way before ``json_reply`` (``call`` is this and ``json_reply``); a request that
-        got no reply is a ``HindsightError``."""
-        import httpx
-
-        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
-        # an upload's own Content-Type, over the client's JSON one (httpx takes its boundary)
-        headers = (
-            {"Content-Type": f"multipart/form-data; boundary={uuid4().hex}"} if files else None
-        )
-        try:
-            response = self._http().request(
-                method,
-                path,
-                json=body,
-                params=params,
-                files=files,
-                headers=headers,
-                timeout=timeout,
-            )
-        except httpx.HTTPError as error:
-            self._no_reply(error)
-            raise failure(operation, error, timeout_s) from None
-        self.unreachable_since = None
-        return Reply.read(response)
-
-    @contextmanager
-    def stream(self, operation: str, path: str, *, timeout_s: float) -> Iterator[httpx.Response]:
-        """``GET path`` as a stream: the response, to read in chunks inside the ``with``; a
-        refusal, and every transport failure while reading, a ``HindsightError``."""
-        import httpx
-
-        timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
-        try:
-            with self._http().stream("GET", path, timeout=timeout) as response:
-                self.unreachable_since = None
-                if response.status_code >= 400:
-                    response.read()
-                    json_reply(operation, Reply.read(response), need_json=False)
-                yield response
-        except httpx.HTTPError as error:
-            self._no_reply(error)
-            raise failure(operation, error, timeout_s) from None
-
-    def _no_reply(self, error: httpx.HTTPError) -> None:
-        """Note a request that got no reply: when no connection could be made, nobody answers
-        at the URL (from now, unless that was already so). A reply cut off or too slow says
-        neither that it answers nor that it does not."""
-        import httpx
-
-        refused = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
-        if refused and self.unreachable_since is None:
-            self.unreachable_since = time.time()
+    def stream(
+        self, operation: str, path: str, *, timeout_s: float
+    ) -> AbstractContextManager[httpx.Response]:
+        """``GET path`` as a stream (``Wire.stream``)."""
+        return self._wire.stream(operation, path, timeout_s=timeout_s)
 
     @staticmethod
     def _model(bank_id: str, model_id: str) -> str:
@@ -323,7 +156,7 @@ class HindsightClient:
         if self._identity is None:
             from .replies import Version, parsed
 
-            answer = self.send("version", "GET", "/version", timeout_s=self.timeouts.request)
+            answer = self._wire.send("version", "GET", "/version", timeout_s=self.timeouts.request)
             if answer.status < 500 and answer.foreign() is not None:  # not a failing Hindsight
                 message = (
                     f"{self.base_url} answered but is not a Hindsight server "
@@ -482,7 +315,7 @@ class HindsightClient:
         body: dict[str, Any] = {"items": list(items), "async": async_}
         if operation_id:
             body["operation_id"] = operation_id
-        answer = self.send(
+        answer = self._wire.send(
             "retainBatch",
             "POST",
             f"{bank_path(bank_id)}/memories",
@@ -871,9 +704,9 @@ class HindsightClient:
         )
         return reply is not None
 
-    def mental_model_history(self, bank_id: str, model_id: str) -> list[ModelChange]:
+    def mental_model_history(self, bank_id: str, model_id: str) -> list[ModelHistoryItem]:
         """``GET …/mental-models/{id}/history``: its earlier contents, newest first."""
-        from .replies import ModelChange, parsed
+        from .replies import ModelHistoryItem, parsed
 
         reply = self.call(
             "getMentalModelHistory",
@@ -882,7 +715,7 @@ class HindsightClient:
             timeout_s=self.timeouts.request,
         )
         items = reply.get("items", []) if isinstance(reply, dict) else reply
-        return [parsed("getMentalModelHistory", ModelChange, item) for item in items]
+        return [parsed("getMentalModelHistory", ModelHistoryItem, item) for item in items]
 
 
 class Connection:
@@ -930,39 +763,6 @@ class Connection:
             client.close()
 
 
-# Ensure-bank: ``PUT …/banks/{bank}`` (with the missions) once per bank per process, before the
-# first write and before seeding the mental models of a bank that exists (reads never create
-# one). Failures are logged and tried again next time; the set is capped and drops the
-# lexicographically first half when full (the reference system's rule).
-MISSION_SET_CAP = 10_000
-
-
-class EnsuredBanks:
-    """Banks already PUT in this process; capped, dropping the sorted first half when full."""
-
-    def __init__(self, cap: int = MISSION_SET_CAP) -> None:
-        self._cap = cap
-        self._ids: set[str] = set()
-        self._lock = threading.Lock()
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._ids
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def add(self, key: str) -> None:
-        """Remember ``key``; past the cap, forget the lexicographically first half."""
-        with self._lock:
-            self._ids.add(key)
-            if len(self._ids) > self._cap:
-                for old in sorted(self._ids)[: len(self._ids) >> 1]:
-                    self._ids.discard(old)
-
-
-ENSURED_BANKS = EnsuredBanks()
-
-
 @dataclass(frozen=True)
 class BankExtraction:
     """How the server turns what is retained into memories: Hindsight's ``retain_extraction_mode``
@@ -979,36 +779,3 @@ class BankExtraction:
         if setting == Extraction.SERVER:
             return None
         return cls(setting, EMBEDDED_CHARS if setting == Extraction.CHUNKS else None)
-
-
-class _BankSettings(Protocol):
-    bank_mission: str
-    retain_mission: str
-    retain_extraction: Extraction
-
-
-def bank_settings(settings: _BankSettings) -> tuple[str, str, Extraction]:
-    """What ``ensure_bank`` writes, from the session's settings: the missions, the extraction."""
-    return settings.bank_mission, settings.retain_mission, settings.retain_extraction
-
-
-def ensure_bank(
-    client: HindsightClient,
-    bank_id: str,
-    bank_mission: str = "",
-    retain_mission: str = "",
-    extraction: Extraction = Extraction.SERVER,
-) -> bool:
-    """Create or update ``bank_id`` once per process (per server and extraction setting), with
-    the missions and the extraction mode the settings ask for; False if that failed."""
-    key = f"{client.base_url}#{bank_id}#{extraction}"
-    if key in ENSURED_BANKS:
-        return True
-    try:
-        client.create_bank(bank_id, bank_mission, retain_mission, BankExtraction.of(extraction))
-    except HindsightError as error:
-        log.debug("Hindsight: ensureBankExists failed: %s", error)
-        return False
-    ENSURED_BANKS.add(key)
-    log.debug("Hindsight: ensured bank %s", bank_id)
-    return True

@@ -248,7 +248,7 @@ class MentalModelReply(BaseModel):
     trigger: ModelTrigger | None = None
 
 
-class ModelChange(BaseModel):
+class ModelHistoryItem(BaseModel):
     """One earlier content of a mental model (``GET …/mental-models/{id}/history``)."""
 
     previous_content: str | None = None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
 
 from .._errors import HindsightError
-from .client import bank_path, path_segment
+from .transport import bank_path, path_segment
 
 if TYPE_CHECKING:
     from .client import HindsightClient

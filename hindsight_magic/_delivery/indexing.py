@@ -19,29 +19,35 @@ The worker also follows what went out asynchronously: the transcripts until inde
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.vocabulary import RUNNING, OperationStatus
 from .._enums import StrEnum
 from .._errors import HindsightError
 from .items import SYNC_MAX_ITEMS, Route, form_batches
+from .journal_file import JournalError
 
 if TYPE_CHECKING:
     from .._api.client import HindsightClient
-    from .journal_file import Spooled
+    from .journal_file import JournalFile, Spooled
     from .queue import RetainQueue
     from .sender import BatchSender
 
+log = logging.getLogger("hindsight_magic")
 READ_WAIT_S = 15.0  # a cold or busy server can need seconds for its first items
 WATCH_EVERY_S = 1.0  # how often accepted transcripts are asked about while being indexed
 WATCH_FOR_S = 300.0  # after this long an unfinished transcript is not asked about again
 INDEXING_POLL_S = 0.05
 
 
-class ReadReady(NamedTuple):
-    """What ``prepare_read`` achieved."""
+@dataclass(frozen=True)
+class ReadReady:
+    """What ``prepare_read`` achieved: what a read (the reader's ``Readiness``) says of the
+    memories it may not find yet."""
 
     transcript_cells: int  # auto-retained cells the server cannot find yet (not waited for)
     indexed: bool  # every memory the user queued was found indexed within the wait
@@ -74,6 +80,55 @@ def prepare_read(
         operation_id for route, operation_id in operations if (route, operation_id) not in waiting
     )
     return ReadReady(queue.transcript_cells(bank_id), not waiting)
+
+
+class ReadPreparation:
+    """Readies a read of a bank for every part that reads (``prepare_read``): the cells
+    auto-retain holds go out with the rest (``cells_due`` queues them), and a session that
+    ``reads_others`` first sends what other kernels on this machine queued for the bank and
+    have not delivered (``send_queued_elsewhere``): an agent's read-after-write across
+    processes. ``working``: whether the worker that sends the queue runs."""
+
+    def __init__(
+        self,
+        *,
+        sender: BatchSender,
+        queue: RetainQueue,
+        working: Callable[[], bool],
+        cells_due: Callable[[], object],
+        journal_file: JournalFile | None,
+        reads_others: bool,
+    ) -> None:
+        self._sender = sender
+        self._queue = queue
+        self._working = working
+        self._cells_due = cells_due
+        self._journal_file = journal_file
+        self._reads_others = reads_others
+
+    def __call__(self, bank_id: str, wait_s: float | None = None) -> ReadReady:
+        """Ready a read of ``bank_id``, waiting at most ``wait_s`` (default ``READ_WAIT_S``,
+        looked up per read: a test of a server that never indexes shortens it)."""
+        wait_s = READ_WAIT_S if wait_s is None else wait_s
+        self._cells_due()
+        if self._reads_others:
+            self._send_queued_elsewhere(bank_id)
+        return prepare_read(bank_id, self._sender, self._queue, self._working, wait_s)
+
+    def _send_queued_elsewhere(self, bank_id: str) -> None:
+        """A journal that cannot be read or a memory the server refuses leaves the read to
+        answer with what it has: the kernel that queued them still delivers them."""
+        file = self._journal_file
+        if file is None or not file.available:
+            return
+        try:
+            send_queued_elsewhere(bank_id, self._sender, file.queued_elsewhere(bank_id))
+        except JournalError as error:
+            log.info("Hindsight: other kernels' queue not readable: %s", error)
+        except HindsightError as error:
+            if not error.refuses_items:
+                raise
+            log.info("Hindsight: another kernel's memory was refused: %s", error)
 
 
 def send_queued_elsewhere(

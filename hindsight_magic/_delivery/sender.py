@@ -35,7 +35,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from .._api.client import bank_settings, ensure_bank
+from .._api.banks import bank_settings, ensure_bank
 from .._diagnosis import explain
 from .._errors import HindsightError
 from .._machine import DeletedDataWatch

@@ -59,7 +59,7 @@ COUNTS = (  # manifest field, the archive's own manifest key
 )
 
 
-class Transfer(StrEnum):
+class TransferKind(StrEnum):
     """A whole-bank operation the server runs and the archiver follows; named in its errors."""
 
     SNAPSHOT = "snapshot"
@@ -394,7 +394,7 @@ class Archiver:
         transfers = self._transfers()
         progress.stage(f"exporting bank {bank} on the server")
         operation = self._submit(lambda: transfers.export(bank))
-        result = self._follow(bank, operation, progress, Transfer.SNAPSHOT)
+        result = self._follow(bank, operation, progress, TransferKind.SNAPSHOT)
         url, size = result.download_url, result.byte_size
         progress.stage(f"downloading to {target.name}", int(size) if size else None)
         made: list[Path] = []  # the temporary files, removed whatever happens
@@ -501,7 +501,7 @@ class Archiver:
                     )
                 )
                 progress.stage(f"restoring bank {target} on the server")
-                result = self._follow(TRANSFER_BANK, operation, progress, Transfer.RESTORE)
+                result = self._follow(TRANSFER_BANK, operation, progress, TransferKind.RESTORE)
                 break
             except HindsightError as error:
                 # the session's own background work (the mental models' first load, a
@@ -547,7 +547,7 @@ class Archiver:
             self._transfers().delete_bank(target)
         progress.stage(f"cloning bank {bank} into {target} on the server")
         operation = self._submit(lambda: self._transfers().clone(bank, target))
-        result = self._follow(bank, operation, progress, Transfer.CLONE)
+        result = self._follow(bank, operation, progress, TransferKind.CLONE)
         counts = imported_counts(result)
         line = f"Cloned bank {bank!r} into {target!r}: {counts_line(counts)}."
         progress.close(line)
@@ -571,7 +571,7 @@ class Archiver:
             self._connection.client.cancel_operation(bank, operation)
 
     def _follow(
-        self, bank: str, operation: str, progress: Progress, what: Transfer
+        self, bank: str, operation: str, progress: Progress, what: TransferKind
     ) -> OperationResult:
         """Poll the operation until it ends; its ``result_metadata``. An interrupt cancels
         it on the server; an operation that failed or never ended there is a
@@ -585,7 +585,9 @@ class Archiver:
                 if reply is not None and status == OperationStatus.COMPLETED:
                     return reply.result
                 why = (reply.error_message if reply is not None else None) or ""
-                if status in ENDED_UNDONE or (what == Transfer.RESTORE and "already exists" in why):
+                if status in ENDED_UNDONE or (
+                    what == TransferKind.RESTORE and "already exists" in why
+                ):
                     # an import refused because its bank exists is retried by the server for
                     # minutes, refused each time: give up on it now (the caller deletes again)
                     if status not in ENDED_UNDONE:

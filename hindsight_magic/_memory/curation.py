@@ -29,29 +29,27 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn, Protocol
 
-from .._api.vocabulary import DocumentEventKind, FactType, MemoryState
+from .._api.vocabulary import MemoryState
 from .._capture.identity import CELL_DOCUMENT, CellDocument, cell_document
 from .._capture.redact import redact
 from .._capture.transcript import own_text
 from .._errors import PUBLIC, HindsightError, InputError
 from .._settings import MINE
 from .._text import encodable, html_text, one_line, plain_text, plural, utc_minute_text
+from .history import cell_history, cell_label, document_lines, memory_lines
 from .layers import layer_refusal
 from .paging import ScopeReader
-from .provenance import age, cells_text, provenance_of
+from .provenance import age
 from .versions import (
     FACT_TYPES,
     SUPERSEDED,
-    CellVersion,
-    read_history,
     redundant,
     supersede_others,
-    what_changed,
 )
 
 if TYPE_CHECKING:
     from .._api.client import Connection
-    from .._api.replies import DocumentEvent, DocumentItem, Memory, MemoryUnit
+    from .._api.replies import Memory, MemoryUnit
     from .scope import BankScope
 
 # the retain ids made here: a memory's own, or a text retained from a cell (``.0``, and a
@@ -447,9 +445,10 @@ class Curator:
         )
 
     def history(self, ref: str) -> Outcome:
-        """What a memory said and when it changed, from the server: for a fact, the text it
-        was retained with, what it says now and its document's edits, forgets and restores;
-        for an observation, its earlier texts."""
+        """What a memory said and when it changed, from the server (``history.py``): for a
+        fact, the text it was retained with, what it says now and its document's edits,
+        forgets and restores; for an observation, its earlier texts; for a cell's memory or
+        document, the cell's versions."""
         target = self.resolve(ref)
         client, bank = self._connection.client, self._bank()
         if target.memory_id is None:
@@ -463,58 +462,27 @@ class Curator:
                     f"No document {target.shown} in bank {bank!r}: it may still be queued "
                     "(%hindsight flush) or belong to another scope."
                 )
-            events = client.document_history(bank, target.document_id)
-            lines = [_event_line(e) for e in events if e.kind != DocumentEventKind.RETAIN]
-            lines.append(_retained_line(document))
+            lines = document_lines(client, bank, target.document_id, document)
             return Outcome(f"History of {target.shown} (newest change first):", lines)
         memory = self._memory(target.memory_id, target.shown)
         cell = cell_document(memory.document_id or "")
         if cell is not None:
-            return self._cell_history(cell, target.shown, _cell_label(memory))
-        state = memory.state or MemoryState.VALID
-        now = f"now ({state}): {one_line(memory.text, 200)}"
-        if state == MemoryState.INVALIDATED and memory.invalidation_reason:
-            now += f" — reason: {one_line(memory.invalidation_reason, 120)}"
-        lines = [now]
-        if memory.kind == FactType.OBSERVATION:
-            for entry in client.observation_history(bank, target.memory_id):
-                when = utc_minute_text(entry.changed_at, " UTC")
-                lines.append(f"{when}: said {one_line(entry.previous_text or '', 200)}")
-        elif memory.document_id:
-            document_id = memory.document_id
-            events = [
-                e
-                for e in client.document_history(bank, document_id)
-                if e.fact_id in (None, target.memory_id)
-                and e.kind not in (DocumentEventKind.CONSOLIDATION, DocumentEventKind.RETAIN)
-            ]
-            lines += [_event_line(e) for e in events]
-            document = client.document(bank, document_id)
-            if document is not None:
-                lines.append(_retained_line(document))
+            return self._cell_history(cell, target.shown, cell_label(memory))
+        lines = memory_lines(client, bank, memory, target.memory_id)
         return Outcome(f"History of {target.shown} (newest first):", lines)
 
     def _cell_history(self, cell: CellDocument, shown: str, label: str) -> Outcome:
-        """The versions of a notebook cell, newest first: when each was stored, whether it is
-        current or when it was superseded, and what it changed (so a value's past shows)."""
-        client, bank = self._connection.client, self._bank()
-        versions = read_history(client, bank, f"{CELL_DOCUMENT}{cell.key}-")
-        if not versions:
+        """The versions of a notebook cell, newest first (``history.cell_history``)."""
+        bank = self._bank()
+        told = cell_history(self._connection.client, bank, cell)
+        if told is None:
             raise CurationError(f"No versions of {shown} in bank {bank!r}: it may still be queued.")
-        lines = []
-        for n, version in enumerate(versions):
-            before: CellVersion | None = versions[n + 1] if n + 1 < len(versions) else None
-            lines += _version_lines(version, before, first=n + 1 == len(versions))
         name = f" ({label})" if label else ""
-        count = plural(len(versions), "version", "versions")
-        corrected = sum(1 for v in versions if v.corrections)
-        if corrected:
-            count += f", {corrected} corrected since"
         return Outcome(
-            f"History of {shown}{name}: {count}, newest first (%hindsight restore ID brings "
+            f"History of {shown}{name}: {told.count}, newest first (%hindsight restore ID brings "
             "one back as the current version):",
-            lines,
-            document_ids=tuple(d for v in versions for d in v.documents),
+            told.lines,
+            document_ids=told.document_ids,
         )
 
     def dedupe(
@@ -777,55 +745,6 @@ def _forgotten_line(memory: MemoryUnit, now: datetime) -> str:
     return f"{line} · forgotten {when}"
 
 
-def _cell_label(memory: MemoryUnit) -> str:
-    """``cell 4 of churn.ipynb`` (what the memory's provenance says), or ''."""
-    from .._api.replies import Memory
-
-    provenance = provenance_of(Memory(metadata=memory.metadata, document_id=memory.document_id))
-    cell = cells_text(provenance)
-    name = provenance.notebook_name
-    return f"{cell} of {name}" if cell and name else cell or name or ""
-
-
-def _version_lines(version: CellVersion, before: CellVersion | None, first: bool) -> list[str]:
-    """A version of a cell, newest entry first: ``2026-12-04 09:12 UTC · current · changed: a →
-    b · hm-cell-….1``; one its memories were corrected in since: first the correction (what it
-    says now, and the version's state), then the version as it was retained."""
-    parts = [utc_minute_text(version.stored_at, " UTC")]
-    state = _version_state(version)
-    if before is not None:
-        said = f"changed: {what_changed(before.text, version.text)}"
-    elif first:
-        said = f"first version: {one_line(version.text, 120)}"
-    else:
-        said = ""
-    document = version.documents[0]
-    if not version.corrections:
-        return [" · ".join(p for p in (*parts, state, said, document) if p)]
-    times = f" ({version.corrections} times)" if version.corrections > 1 else ""
-    corrected = [
-        utc_minute_text(version.corrected_at, " UTC"),
-        state,
-        f"corrected{times} to: {one_line(version.says, 120)}",
-        document,
-    ]
-    retained = [*parts, "as retained", said, document]
-    return [" · ".join(p for p in corrected if p), " · ".join(p for p in retained if p)]
-
-
-def _version_state(version: CellVersion) -> str:
-    """``current`` (``current, restored 2026-12-04 09:30 UTC``), ``superseded 2026-12-04 09:12
-    UTC`` or ``forgotten 2026-12-04 09:12 UTC, reason: …``."""
-    if version.valid:
-        restored = utc_minute_text(version.restored_at, " UTC")
-        return f"current, restored {restored}" if version.restored_at else "current"
-    when = utc_minute_text(version.superseded_at, " UTC")
-    if (version.reason or "").startswith(SUPERSEDED):
-        return f"superseded {when}".strip()
-    why = f", reason: {one_line(version.reason, 80)}" if version.reason else ""
-    return f"{f'forgotten {when}'.strip()}{why}"
-
-
 def like_literal(text: str) -> str:
     """``text`` for a SQL ``LIKE`` pattern that matches it literally: its ``\\``, ``%`` and
     ``_`` escaped with the default escape character, the backslash."""
@@ -852,18 +771,3 @@ def _observation(target: Target) -> CurationError:
         f"{target.shown} is an observation, which the server derives from facts: forget or "
         "correct the facts it is based on (%hindsight history shows them)."
     )
-
-
-def _retained_line(document: DocumentItem) -> str:
-    """``2026-12-02 11:03 UTC: retained as: …``: the document's retain, with what it said
-    (its ``retain`` event is this line, not another one)."""
-    when = utc_minute_text(document.created_at, " UTC")
-    said = f"retained as: {one_line(document.original_text or '', 200)}"
-    return f"{when}: {said}" if when else said
-
-
-def _event_line(event: DocumentEvent) -> str:
-    """One document event as a line: ``2026-12-02 11:03 UTC: fact edited``."""
-    when = utc_minute_text(event.created_at, " UTC")
-    kind = (event.kind or "changed").replace("_", " ")
-    return f"{when}: {kind}"

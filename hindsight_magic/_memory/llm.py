@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from .._errors import HindsightError
 from .._machine import LLM_PROVIDERS, NO_LLM_PROVIDERS, OPENAI, local_server
@@ -69,13 +70,20 @@ def llm_failure(error: HindsightError) -> str | None:
     return None
 
 
+class Addressed(Protocol):
+    """What the LLM's owner is asked: the server of the moment (the session's ``Connection``)."""
+
+    @property
+    def url(self) -> str: ...
+
+
 class ServerLlm:
     """What this machine knows of the session's server's LLM: the local server's state file
     records the provider it was started with (safe from any thread). A server elsewhere is
     known by its replies alone (``shown``)."""
 
-    def __init__(self, url: Callable[[], str], clock: Callable[[], float] = time.monotonic) -> None:
-        self._url = url
+    def __init__(self, server: Addressed, clock: Callable[[], float] = time.monotonic) -> None:
+        self._server = server
         self._clock = clock
         self._lock = threading.Lock()
         self._known: dict[str, tuple[float, NoLlm | None, bool]] = {}
@@ -83,7 +91,7 @@ class ServerLlm:
     def _look(self) -> tuple[NoLlm | None, bool]:
         """(why the local server has no LLM or None, whether the URL is a local server's),
         looked up at most every ``RECHECK_S``."""
-        url, now = self._url(), self._clock()
+        url, now = self._server.url, self._clock()
         with self._lock:
             known = self._known.get(url)
         if known is not None and now - known[0] < RECHECK_S:

@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from .._api.client import HindsightClient, bank_settings, ensure_bank
-from .._capture.autoretain import AUTORETAIN
+from .._api.banks import bank_settings, ensure_bank
+from .._api.client import HindsightClient
+from .._capture.autoretain import AUTORETAIN, Scheduler
 from .._errors import HindsightError
 from .._settings import ScopeMode
 from .._text import local_clock, plain_text, plural, prompt_text, utc_minute_text
@@ -46,12 +47,6 @@ if TYPE_CHECKING:
     from .llm import ServerLlm
 
     Find = Callable[[str, int, int], Sequence[Memory]]  # query, at most N, at most T tokens
-
-
-class Scheduler(Protocol):
-    """Runs a job on the background thread later (the session's worker)."""
-
-    def submit(self, job: Callable[[], object], delay_s: float = 0.0) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -275,7 +275,7 @@ class BankOverview:
         self,
         connection: Connection,
         scope: Callable[[], BankScope],
-        before_read: Callable[[str], int],
+        before_read: Callable[[str], object],
         curator: Curator | None = None,
         llm: ServerLlm | None = None,
     ) -> None:

@@ -73,7 +73,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .._api.vocabulary import MemoryState
 from .._capture.identity import cell_document
@@ -236,6 +236,21 @@ def layer_context(context: str | None, memories: Sequence[RecalledMemory]) -> st
     return f"{context}\n\n{block}" if context else block
 
 
+class Readiness(Protocol):
+    """What a read learns from the session's ``before_read`` (``_delivery.indexing.ReadReady``)
+    before it asks the server, and says in its result."""
+
+    @property
+    def transcript_cells(self) -> int:
+        """Auto-retained cells the server cannot find yet (not waited for)."""
+        ...
+
+    @property
+    def indexed(self) -> bool:
+        """Whether every memory the user queued was found indexed within the wait."""
+        ...
+
+
 class Reader:
     """Turns a query into the server's ranked memories, or a question into its answer."""
 
@@ -244,7 +259,7 @@ class Reader:
         settings: HindsightSettings,
         connection: Connection,
         scope: Callable[[], BankScope],
-        before_read: Callable[[str], tuple[int, bool]],
+        before_read: Callable[[str], Readiness],
         curator: Curator | None = None,
         model_names: Callable[[], Mapping[str, str]] = dict,
         asking: LayerAsking | None = None,
@@ -255,7 +270,7 @@ class Reader:
         session's threads that ask the layers; ``llm``: whether the server can write an
         answer."""
         self._settings = settings
-        self._llm = llm or ServerLlm(lambda: connection.url)
+        self._llm = llm or ServerLlm(connection)
         self._connection = connection
         self._scope = scope
         self._before_read = before_read
@@ -318,7 +333,7 @@ class Reader:
         ``max_tokens``; None: the setting's), as a recall ranks them, without sending what is
         queued first and without becoming the ``last_recall``: what a mental model chooses
         from on a server without an LLM (on the worker)."""
-        return self._recall(query, max_tokens=max_tokens, layer=MINE, limit=limit, ready=(0, True))
+        return self._recall(query, max_tokens=max_tokens, layer=MINE, limit=limit, wait=False)
 
     def _recall(
         self,
@@ -331,16 +346,19 @@ class Reader:
         layer: str | None = None,
         as_of: AsOf | None = None,
         limit: int | None = None,
-        ready: tuple[int, bool] | None = None,
+        ready: Readiness | None = None,
+        wait: bool = True,
     ) -> RecallResult:
-        """``recall``; ``ready``: what ``before_read`` said already (None: ask it now)."""
+        """``recall``; ``ready``: what ``before_read`` said already (None: ask it now, unless
+        the read does not ``wait`` or leaves the session's own bank out: nothing waited for)."""
         s, scope = self._settings, self._scope()
         mine = Layer(MINE, scope.bank_id, scope.recall_tags, scope.tags_match)
         layers = layers_of(s.layers)
         asked = chosen(mine, layers, layer)
-        if ready is None:
-            ready = self._before_read(scope.bank_id) if mine in asked else (0, True)
-        still_indexing, indexed = ready
+        if ready is None and wait and mine in asked:
+            ready = self._before_read(scope.bank_id)
+        still_indexing = ready.transcript_cells if ready is not None else 0
+        indexed = ready.indexed if ready is not None else True
         max_tokens = max_tokens or s.recall_max_tokens
         user_window = window
         if as_of is not None:
@@ -467,7 +485,8 @@ class Reader:
         unfiltered, the list led with the server's observations, consolidated copies of the
         same facts without their metadata, so a memory lost its notebook and cell here."""
         scope, client = self._scope(), self._connection.client
-        still_indexing, indexed = self._before_read(scope.bank_id)
+        ready = self._before_read(scope.bank_id)
+        still_indexing, indexed = ready.transcript_cells, ready.indexed
         memories = []
         for fact_type in self._settings.recall_types:
             reply = client.list_memories(
@@ -503,7 +522,7 @@ class Reader:
         how to get one (``unanswered``)."""
         s, scope = self._settings, self._scope()
         ready = self._before_read(scope.bank_id)
-        still_indexing, indexed = ready
+        still_indexing, indexed = ready.transcript_cells, ready.indexed
         missing = self._llm.missing()
         if missing is not None:  # nothing to ask the server: its answer would be a placeholder
             return self._unanswered(question, missing.why(), missing.how(), budget, ready)
@@ -585,7 +604,7 @@ class Reader:
             return True
 
     def _unanswered(
-        self, question: str, why: str, how: str, budget: Budget | None, ready: tuple[int, bool]
+        self, question: str, why: str, how: str, budget: Budget | None, ready: Readiness
     ) -> ReflectResult:
         """No answer was written (``why``; ``how`` to get one): the memories that bear on
         ``question``, best first, as a recall shows them (and ``#N`` names them: it is the

@@ -1,40 +1,9 @@
-"""``HindsightSession``: builds one kernel's parts and hands each what it needs — nothing else.
+"""``HindsightSession``: one kernel's memory, built of parts (``parts.build_parts`` builds them
+and says who gets what) that it hands out to no one.
 
 The parts are private (``Parts``): the front ends (the public functions, the magics, the
 extension's cell hook) call the session's use-case methods — ``retain``, ``recall``,
-``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part. The parts,
-and who gets what:
-
-- ``connection`` (api): the client for the URL, key and timeouts in force; every part that
-  talks to the server asks it for the client of the moment;
-- ``notices`` (session): the lines background work leaves for the user, shown before the next
-  magic's output;
-- ``secrets`` (capture): the secret values redacted from every memory, cached;
-- ``journal_file`` (delivery): the SQLite journal the queue keeps its memories in (None when
-  the journal is off); a read also finds there what other kernels queued;
-- ``sender`` (delivery): one batch to the server (ensure-bank, identity, the refused-key
-  message);
-- ``queue`` (delivery): batches, retries, and its journal on disk; it reports refusals to
-  ``notices``;
-- ``worker`` (delivery): the one background thread; it sends the queue's batches through the
-  ``sender`` and runs every other part's background jobs (``submit``);
-- ``transcripts`` (delivery): follows the transcripts the server accepted until it has
-  indexed them, so a read can say how many cells it cannot find yet;
-- ``autoretain`` (capture): cells → transcripts, queued through ``retain``, each cell a
-  document per version that ``versions`` plans;
-- ``versions`` (memory): a cell's versions: an unchanged re-run sends nothing, a changed cell
-  supersedes its earlier version;
-- ``mental_models`` (memory): the bank's mental models, loaded on the worker;
-- ``llm`` (memory): whether the server has an LLM that writes, which the reader, the models
-  and the overview ask before they promise an answer;
-- ``reader`` (memory): recall and reflect, after ``before_read`` sent and indexed the queue
-  (and, in a session that ``reads_others``, what other kernels queued for the bank: an agent's
-  read-after-write across processes);
-- ``layer_asking`` (memory): the threads the reader asks the layers (banks read beside one's
-  own) on, kept for the session;
-- ``curator`` (memory): forget, restore, correct, history, delete, purge and dedupe;
-- ``overview`` (memory): the bank seen whole, the timeline and the entity map;
-- ``archiver`` (memory): snapshot, restore and clone.
+``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part.
 
 The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
 (``ui_view(session)``, a function of this package: no public name of the session hands it out).
@@ -58,24 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._api.client import Connection, Timeouts
 from .._capture import redact
-from .._capture.autoretain import AutoRetainer, Entry, Source
-from .._capture.evidence import recorded, with_evidence
-from .._capture.identity import (
-    CellPlan,
-    NotebookCells,
-    identify,
-    retained_document,
-    retained_line,
-    version_of,
-)
-from .._capture.redact import SecretValues
-from .._delivery.indexing import (
-    READ_WAIT_S,
-    ReadReady,
-    TranscriptWatch,
-    prepare_read,
-    send_queued_elsewhere,
-)
+from .._capture.autoretain import Source
+from .._capture.evidence import recorded
 from .._delivery.items import (
     FlushOutcome,
     NotAnswering,
@@ -84,11 +37,7 @@ from .._delivery.items import (
     new_item,
     own_document_id,
 )
-from .._delivery.journal import open_journal
-from .._delivery.journal_file import JournalError
-from .._delivery.queue import RetainQueue, SentOperation
-from .._delivery.sender import BatchSender
-from .._delivery.worker import Worker
+from .._delivery.queue import SentOperation
 from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity
 from .._errors import HindsightError
 from .._machine import (
@@ -102,11 +51,9 @@ from .._machine import (
     recorded_elsewhere,
     resolve_api_url,
 )
-from .._memory.archive import Archiver, Manifest, layer_snapshot, manifest_path
-from .._memory.curation import Curator
+from .._memory.archive import Manifest, layer_snapshot, manifest_path
 from .._memory.layers import (
     Layer,
-    LayerAsking,
     LayerError,
     LayerList,
     layer_states,
@@ -115,19 +62,8 @@ from .._memory.layers import (
     with_layer,
     without_layer,
 )
-from .._memory.llm import ServerLlm
-from .._memory.mental_models import MentalModelCache
-from .._memory.overview import BankOverview
-from .._memory.provenance import (
-    PYTHON_API,
-    RETAIN_MAGIC,
-    AgentOrigin,
-    portable_notebook,
-    provenance_metadata,
-)
-from .._memory.reading import Reader
+from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
 from .._memory.scope import BankScope, close_banks, compute_scope, project_label
-from .._memory.versions import CellVersions
 from .._settings import (
     MINE,
     Affects,
@@ -137,8 +73,8 @@ from .._settings import (
     bank_id_problem,
     tag_problem,
 )
-from .._text import local_timestamp, one_line, plural
-from .parts import Notices, Parts
+from .._text import local_timestamp, one_line
+from .parts import Parts, build_parts
 from .view import SessionView
 
 if TYPE_CHECKING:
@@ -161,11 +97,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hindsight_magic")
 FLUSH_BEFORE_READ_S = 5.0
 EXIT_FLUSH_S = 3.0
-RETAINED = (RETAIN_MAGIC, PYTHON_API)  # retained on purpose: from a cell, once per text
 SETTLE_S = 20.0  # a flush or an exit waits at most this for changed cells' new versions
 STARTUP_DELAY_S = 0.3
 BANKS_READ = 1000  # the banks a new bank's name is compared with (the server's first ones)
-PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
 
 def scope_problem(scope: BankScope) -> str | None:
@@ -212,117 +146,33 @@ class HindsightSession:
         self._folder = cwd  # the project's folder (None: the working folder)
         self.label = project_label(cwd)
         self.scope = self._compute_scope()
-        connection = Connection(*self._server(), transport)
-        notices = Notices()
-        secrets = SecretValues(settings.key)
-        journal, problem = open_journal(settings.journal_path, cwd)
-        if problem:
-            notices.add(problem)
-        # the worker runs the versions' jobs; the sender asks them what the server holds
-        versions = CellVersions(connection, lambda job, delay_s: worker.submit(job, delay_s))
-        # the first retain creates a bank (reads never do): its mental models are seeded then
-        sender = BatchSender(
-            connection, settings, secrets, versions, lambda bank: mental_models.bank_created(bank)
-        )
-        queue = RetainQueue(
-            journal,
-            on_failure=notices.retention_failed,
-            on_notice=notices.add,
-            on_sent=self._sent_async,
+        self._parts = build_parts(
+            settings,
+            owner=self,
+            connection=Connection(*self._server(), transport=transport),
+            cwd=cwd,
             clock=clock,
-            **(queue_options or {}),
-        )
-        worker = Worker(queue, sender, refusal=sender.refusal, clock=clock)
-        recovered = queue.recover()
-        if recovered:
-            count = plural(recovered, "memory", "memories")
-            notices.add(f"Recovered {count} left by an earlier kernel; sending now.")
-            queue.request_flush()
-        llm = ServerLlm(lambda: connection.url)
-        mental_models = MentalModelCache(
-            settings,
-            connection,
-            lambda: self.scope,
-            worker,
-            llm,
-            lambda query, count, tokens: reader.find(query, count, tokens),  # without an LLM
-        )
-        curator = Curator(
-            connection,
-            lambda: self.scope,
-            lambda: reader.last_recall,  # "#3": the third of the reader's last recall
-            queue.cancel,
-            self._before_read,
-            secrets,
-            lambda bank_id: versions.forget_bank(bank_id),
-            mental_models.memory_changed,
-        )
-        layer_asking = LayerAsking()
-        reader = Reader(
-            settings,
-            connection,
-            lambda: self.scope,
-            self._read_ready,
-            curator,
-            mental_models.names,
-            layer_asking,
-            llm,
-        )
-        overview = BankOverview(connection, lambda: self.scope, self._before_read, curator, llm)
-        self._notebook_cells = NotebookCells()
-        self._parts = Parts(
-            connection=connection,
-            notices=notices,
-            secrets=secrets,
-            journal_file=journal,
-            sender=sender,
-            queue=queue,
-            worker=worker,
-            transcripts=TranscriptWatch(sender, queue, worker.submit),
-            autoretain=AutoRetainer(
-                settings,
-                session_id=self.session_id,
-                retain=self.retain,
-                worker=worker,
-                secrets=secrets,
-                plan=self._plan_cell,
-            ),
-            mental_models=mental_models,
-            llm=llm,
-            reader=reader,
-            layer_asking=layer_asking,
-            curator=curator,
-            versions=versions,
-            overview=overview,
-            archiver=Archiver(
-                connection,
-                lambda: self.scope,
-                self.flush,
-                self._before_read,
-                mental_models.reload,
-                lambda: mental_models.wait_first_load(PREPARED_WAIT_S),
-            ),
+            queue_options=queue_options or {},
+            reads_others=reads_others,
+            retain=self.retain,
+            headless=self._headless_notebook,
+            sent=self._sent_async,
+            flush=self.flush,
         )
         PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
-        # a cell's %retain texts: which position holds which text (``_retain_line``), and
-        # the positions the cell's running run has taken
-        self._retain_texts: dict[str, dict[int, str]] = {}
-        self._retain_run: dict[str, tuple[tuple[int, ...], set[int], int]] = {}
-        self._retain_cells = NotebookCells()  # a headless run's %retain cells, by their source
-        self._retain_cell: tuple[tuple[int, ...], str | None] = ((), None)
         self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
         VIEWS[id(self)] = self._view
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
         if start_worker:
-            worker.start()
-            worker.submit(self._warm_up, STARTUP_DELAY_S)
+            self._parts.worker.start()
+            self._parts.worker.submit(self._warm_up, STARTUP_DELAY_S)
         # after %load_ext has returned: the warm-up and the first model load import httpx,
         # which would compete with the rest of the load for the interpreter
-        mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
+        self._parts.mental_models.start(delay_s=STARTUP_DELAY_S if start_worker else 0.0)
 
     # -- where it runs -------------------------------------------------------------------------
 
@@ -465,19 +315,16 @@ class HindsightSession:
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces, evidence
         )
-        if document_id is None and update_mode is None and cells and source in RETAINED:
-            if source == RETAIN_MAGIC and not cell_id and cell_source:
-                cell_id = self._headless_cell_id(cell_source, cells)
-            if source == RETAIN_MAGIC and cell_id:  # the cell's decision, versioned
-                said = retained_line(self._where(), content, cell_id, 0, dated).version
-                position = self._retain_line(cell_id, cells, said)
-                line = retained_line(self._where(), content, cell_id, position, dated)
-                document_id = line.document_id(1)
-                label = f"a %retain line of {self._cell_name(cells[0])}"
-                when = timestamp or local_timestamp(ran_at)
-                self._parts.versions.retained(scope.bank_id, line, when, label)
-            else:  # retained from a cell: the same text is the same memory when it runs again
-                document_id = retained_document(self._where(), content, dated)
+        if document_id is None and update_mode is None:
+            document_id = self._parts.cells.retained(
+                content,
+                source=source,
+                cells=cells,
+                cell_id=cell_id,
+                cell_source=cell_source,
+                dated=dated,
+                when=timestamp or local_timestamp(ran_at),
+            )
         item = new_item(
             content,
             timestamp=timestamp or local_timestamp(ran_at),
@@ -491,46 +338,6 @@ class HindsightSession:
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
         return item.document_id
-
-    def _retain_line(self, cell_id: str, cells: Sequence[int], version: str) -> int:
-        """Which position (from 1) of cell ``cell_id`` the text ``version`` (its hash) of a
-        ``%retain`` line takes in this run: a text the cell retained before keeps its own
-        position wherever its line now stands (lines removed, moved or swapped change
-        nothing); a changed text takes the position of its line (the n-th text of this run),
-        superseding what stood there, unless a text kept in this run holds it (then the next
-        free one: a decision of its own). A removed line's decision stays as it was."""
-        texts = self._retain_texts.setdefault(cell_id, {})
-        run, taken, count = self._retain_run.get(cell_id, ((), set(), 0))
-        if run != tuple(cells):
-            taken, count = set(), 0
-        count += 1
-        kept = [p for p, text in sorted(texts.items()) if text == version and p not in taken]
-        if kept:
-            position = kept[0]
-        else:
-            position = count
-            while position in taken:
-                position += 1
-        taken.add(position)
-        texts[position] = version
-        self._retain_run[cell_id] = (tuple(cells), taken, count)
-        return position
-
-    def _headless_cell_id(self, source: str, cells: Sequence[int]) -> str | None:
-        """In a headless run, the id the notebook file gives the running cell's ``source``
-        (read in this magic, on the kernel thread; once per run of a cell); None elsewhere."""
-        if self.run_id is None:
-            return None
-        run, found = self._retain_cell
-        if run != tuple(cells):
-            found = self._retain_cells.cell_id(self._notebook_file(), source)
-            self._retain_cell = (tuple(cells), found)
-        return found
-
-    def _cell_name(self, number: int) -> str:
-        """``cell 4 of churn.ipynb`` (``cell 4`` when the notebook is not known)."""
-        notebook = self.notebook
-        return f"cell {number} of {portable_notebook(notebook)}" if notebook else f"cell {number}"
 
     def cell_evidence(self, source: str) -> tuple[Sequence[Evidence], str]:
         """The data files the running cell's ``source`` reads, for a ``%retain`` in it (or
@@ -547,52 +354,6 @@ class HindsightSession:
         except Exception:  # evidence is an extra: the memory is retained without it
             log.debug("Hindsight: could not record a cell's data files", exc_info=True)
             return (), ""
-
-    def _plan_cell(self, entry: Entry) -> CellPlan | None:
-        """What a cell that ran becomes (``_memory/versions.py``): its identity — Jupyter's
-        cell id, else (headless runs) the id its notebook file gives its source, else its
-        position in the run, else its source — in this project and notebook; None when its
-        version is already the cell's current one. Runs on the worker."""
-        notebook = self.notebook
-        where = self._where()
-        headless = self.run_id is not None and entry.cell_id is None
-        in_file = (
-            self._notebook_cells.cell_id(self._notebook_file(), entry.cell.source)
-            if headless
-            else None
-        )
-        # a cell is known by what it showed: the texts the extension showed that are cut out
-        # of what is sent depend on what was recalled before, not on the cell
-        shown = entry.pieces_as_shown()
-        identity = identify(
-            shown if shown is not None else entry.pieces,
-            source=entry.cell.source,
-            number=entry.cell.number,
-            where=where,
-            cell_id=entry.cell_id,
-            in_file=in_file,
-            headless=headless and notebook is not None,
-        )
-        name = self._cell_name(entry.cell.number)
-        as_sent = version_of(entry.pieces) if shown is not None else None
-        read = entry.evidence[0]  # a re-run on changed data is a new version
-        if read:
-            identity = replace(identity, version=with_evidence(identity.version, read))
-            as_sent = with_evidence(as_sent, read) if as_sent is not None else None
-        ran_at = local_timestamp(entry.ran_at)
-        return self._parts.versions.plan(
-            self.scope.bank_id, identity, len(entry.pieces), ran_at, name, as_sent=as_sent
-        )
-
-    def _where(self) -> str:
-        """What a cell's identity is scoped to: the project and notebook, else the kernel."""
-        notebook = self.notebook
-        return f"{self.label}\x1f{portable_notebook(notebook)}" if notebook else self.session_id
-
-    def _notebook_file(self) -> Path | None:
-        """The notebook file a headless run executes, when it can be found."""
-        found = self._headless_notebook
-        return found.path if found is not None and found.path and found.path.is_file() else None
 
     def not_answering(self) -> NotAnswering | None:
         """Whether the server is not answering, as the last request to it found (the worker's
@@ -640,44 +401,6 @@ class HindsightSession:
             self._parts.transcripts.start()
         self._parts.mental_models.memory_changed()
 
-    def _before_read(self, bank_id: str) -> int:
-        """Send what is queued, wait (≤ 15 s) until the server can find the memories the user
-        queued, and say how many auto-retained cells it cannot find yet (not waited for)."""
-        return self._ready(bank_id).transcript_cells
-
-    def _read_ready(self, bank_id: str) -> tuple[int, bool]:
-        """``_before_read`` for a recall or reflect: (the auto-retained cells the server cannot
-        find yet, whether every memory the user queued was indexed within the wait)."""
-        ready = self._ready(bank_id)
-        return ready.transcript_cells, ready.indexed
-
-    def _ready(self, bank_id: str, wait_s: float | None = None) -> ReadReady:
-        """Ready a read of ``bank_id``, waiting at most ``wait_s`` (default ``READ_WAIT_S``,
-        looked up per read: a test of a server that never indexes shortens it)."""
-        wait_s = READ_WAIT_S if wait_s is None else wait_s
-        self._parts.autoretain.process()  # the cells not yet in a transcript go out with the rest
-        if self.reads_others:
-            self._send_queued_elsewhere(bank_id)
-        working = lambda: self._parts.worker.running  # noqa: E731
-        return prepare_read(bank_id, self._parts.sender, self._parts.queue, working, wait_s)
-
-    def _send_queued_elsewhere(self, bank_id: str) -> None:
-        """What other kernels on this machine queued for ``bank_id`` and have not delivered,
-        sent now under its own ids (``send_queued_elsewhere``). A journal that cannot be read
-        or a memory the server refuses leaves the read to answer with what it has: the kernel
-        that queued them still delivers them."""
-        file = self._parts.journal_file
-        if file is None or not file.available:
-            return
-        try:
-            send_queued_elsewhere(bank_id, self._parts.sender, file.queued_elsewhere(bank_id))
-        except JournalError as error:
-            log.info("Hindsight: other kernels' queue not readable: %s", error)
-        except HindsightError as error:
-            if not error.refuses_items:
-                raise
-            log.info("Hindsight: another kernel's memory was refused: %s", error)
-
     def deliver(self, document_ids: Sequence[str], wait_s: float | None = None) -> bool:
         """Send what this session queued for its bank now and wait (at most ``wait_s``, by
         default as long as a read waits) until the server can find it, as a read does first
@@ -686,7 +409,7 @@ class HindsightSession:
         ``HindsightError`` when a memory of ``document_ids`` is still held: the server's own
         error when it cannot be reached or refuses the key, else the queue's last error; the
         memory stays queued."""
-        ready = self._ready(self.scope.bank_id, wait_s)
+        ready = self._parts.ready(self.scope.bank_id, wait_s)
         wanted = set(document_ids)
         if not any(item.document_id in wanted for _, item in self._parts.queue.held()):
             return ready.indexed
@@ -856,7 +579,7 @@ class HindsightSession:
         from .._memory.verify import verify
 
         scope = self.scope
-        ready = self._ready(scope.bank_id)
+        ready = self._parts.ready(scope.bank_id)
         waiting = (ready.transcript_cells, not ready.indexed)
         return verify(self._parts.connection, scope, waiting=waiting)
 

@@ -7,7 +7,12 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
-from .._delivery.indexing import OperationState, follow_operations, operation_state
+from .._delivery.indexing import (
+    OperationState,
+    ReadReady,
+    follow_operations,
+    operation_state,
+)
 from .._diagnosis import NOTEBOOK_COMMAND, server_state
 from .._errors import Error
 from .._memory.layers import Layer, layer_states, layers_of
@@ -241,7 +246,7 @@ class SessionView:
             session.settings,
             parts.connection,
             lambda: session.scope,
-            lambda _: (still, True),  # the search waited for the user's memories itself
+            lambda _: ReadReady(still, True),  # the search waited for the user's memories itself
             asking=parts.layer_asking,
         )
         return reader.recall(query, as_of=as_of)

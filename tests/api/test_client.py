@@ -11,7 +11,8 @@ import httpx
 import pytest
 from helpers import RequestRecorder
 
-from hindsight_magic._api.client import BankExtraction, HindsightClient, Timeouts, ensure_bank
+from hindsight_magic._api.banks import ensure_bank
+from hindsight_magic._api.client import BankExtraction, HindsightClient, Timeouts
 from hindsight_magic._errors import HindsightError
 from hindsight_magic._machine import EMBEDDED_CHARS
 from hindsight_magic._version import __version__

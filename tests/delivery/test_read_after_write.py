@@ -267,7 +267,7 @@ def test_a_read_says_when_the_user_s_memories_are_not_indexed_within_its_wait(
         return fake.handle(request)
 
     session = make_session(never_indexed)
-    monkeypatch.setattr("hindsight_magic._session.READ_WAIT_S", 0.5)
+    monkeypatch.setattr("hindsight_magic._delivery.indexing.READ_WAIT_S", 0.5)
     session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")  # goes async
     result = session.recall("nothing matches this")
     assert "your newest memories are still being indexed" in result.headline()

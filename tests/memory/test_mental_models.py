@@ -17,7 +17,7 @@ import pytest
 from helpers import FakeClock, FakeHindsight, RequestRecorder
 
 from hindsight_magic._api.client import HindsightClient, Timeouts
-from hindsight_magic._api.replies import MentalModelReply, ModelChange
+from hindsight_magic._api.replies import MentalModelReply, ModelHistoryItem
 from hindsight_magic._errors import HindsightError
 from hindsight_magic._memory import mental_models as mm
 from hindsight_magic._memory.mental_models import MentalModel, render_block, resolve_seeds
@@ -250,7 +250,7 @@ def test_client_errors_name_the_operation(call: Any, operation: str) -> None:
 
 def test_history_accepts_a_list_or_items() -> None:
     entry = {"previous_content": "a", "changed_at": "2026-01-01T00:00:00Z"}
-    change = [ModelChange(previous_content="a", changed_at="2026-01-01T00:00:00Z")]
+    change = [ModelHistoryItem(previous_content="a", changed_at="2026-01-01T00:00:00Z")]
     assert recording(reply=[entry])[0].mental_model_history("b", "m") == change
     assert recording(reply={"items": [entry]})[0].mental_model_history("b", "m") == change
 

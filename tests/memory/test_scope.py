@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_magic._api.client import EnsuredBanks
+from hindsight_magic._api.banks import EnsuredBanks
 from hindsight_magic._memory.scope import BankScope, base_bank, compute_scope, project_label
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
