@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from .._capture.autoretain import AutoRetainStatus
+    from .._capture.autoretain import AutoRetainer, AutoRetainStatus
     from .._capture.evidence import Evidence
     from .._delivery.items import QueueStats
     from .._memory.archive import Progress
