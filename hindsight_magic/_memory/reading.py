@@ -83,6 +83,7 @@ from .._text import encodable, prompt_text
 from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .llm import ServerLlm, llm_failure, placeholder
+from .provenance import BEFORE
 from .results import RecallResult, ReflectResult
 from .timewindow import server_time
 from .versions import collapse
@@ -134,7 +135,7 @@ def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemor
     similar one it did return; at equal scores a measured similarity goes first, then the
     server's order. Each memory's ``relevance`` is set to its score over its highest possible
     value (1 + ``KEYWORD_WEIGHT``), so what is shown beside a memory is what ordered it, 0-1."""
-    keyword = _bm25(query, [memory.text for memory in memories])
+    keyword = _bm25(query, [_keyword_text(memory) for memory in memories])
     best = max(keyword, default=0.0) or 1.0
     measured = [s for s in map(_semantic, memories) if s is not None]
     unmeasured = max(min(measured, default=0.0), 0.0)
@@ -164,6 +165,15 @@ def matching(memories: Sequence[RecalledMemory], query: str) -> int:
         return (semantic or 0.0) >= CLOSE_IN_MEANING or bool(asked & set(_words(memory.text)))
 
     return sum(matches(memory) for memory in memories)
+
+
+def _keyword_text(memory: RecalledMemory) -> str:
+    """What the keyword score reads of ``memory``: its text and the end of the memory retained
+    before it (``provenance.BEFORE``), the context a turn of a conversation or a line of notes
+    is read in: "Where did she move from?" names the move, the turn that answers it only the
+    place."""
+    before = (memory.metadata or {}).get(BEFORE)
+    return f"{memory.text} {before}" if isinstance(before, str) else memory.text
 
 
 def _semantic(memory: RecalledMemory) -> float | None:

@@ -62,7 +62,13 @@ from .._memory.layers import (
     with_layer,
     without_layer,
 )
-from .._memory.provenance import PYTHON_API, AgentOrigin, provenance_metadata
+from .._memory.provenance import (
+    BEFORE,
+    BEFORE_CHARS,
+    PYTHON_API,
+    AgentOrigin,
+    provenance_metadata,
+)
 from .._memory.scope import BankScope, close_banks, compute_scope, project_label
 from .._settings import (
     MINE,
@@ -162,6 +168,7 @@ class HindsightSession:
         PARTS[id(self)] = self._parts
         self._closed = False
         self._told_unreachable: float | None = None  # the outage a %retain line told of
+        self._retained_last: dict[str, str] = {}  # the end of each bank's last made by hand
         self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
         VIEWS[id(self)] = self._view
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
@@ -310,11 +317,22 @@ class HindsightSession:
         which sends none, the id its notebook file gives ``cell_source``; ``dated``: the
         ``timestamp`` as the user wrote it (a retained text's identity holds it);
         ``evidence``: the data files the cell read (``_capture/evidence.py``) and its project.
+        A memory made by hand (not an auto-retained cell) carries the end of the one this
+        kernel made by hand before it in the bank (``before``): a turn of a transcript or a
+        line of notes often answers a question only with the one before it, and recall's
+        keyword score reads both. A cell carries its own context (its code, comments and
+        output), and lending it its neighbour's words pushed the memories found by meaning
+        alone out of the top 5 (recall-quality benchmark: strict paraphrases 0.71 → 0.64).
         """
         scope = self.scope
         meta = provenance_metadata(
             source, self.session_id, self.notebook, cells, self.run_id, agent, replaces, evidence
         )
+        by_hand = source != Source.AUTORETAIN
+        with self._lock:
+            before = self._retained_last.get(scope.bank_id) if by_hand else None
+        if before:
+            meta[BEFORE] = before
         if document_id is None and update_mode is None:
             document_id = self._parts.cells.retained(
                 content,
@@ -337,6 +355,9 @@ class HindsightSession:
             entities=entities,
         )
         self._parts.queue.enqueue(Route(scope.bank_id, item.tags), item)
+        if by_hand:
+            with self._lock:
+                self._retained_last[scope.bank_id] = item.content[-BEFORE_CHARS:]
         return item.document_id
 
     def cell_evidence(self, source: str) -> tuple[Sequence[Evidence], str]:

@@ -298,3 +298,47 @@ def test_a_server_elsewhere_that_cannot_answer_shows_the_memories(
     assert answer.based_on is not None
     assert answer.based_on.memories[0].text == fact
     assert f"#1 {fact} [world]" in shown
+
+
+TURNS = (  # a conversation retained turn by turn; the answer names none of the question's words
+    "Melanie: How was the pottery class on Saturday?",
+    "Caroline: Messy but fun, I made a lopsided bowl.",
+    "Melanie: Did you finish the painting for your mum?",
+    "Caroline: Almost, the sky still needs a second coat.",
+    "Melanie: I never asked you: where did you grow up, before you came to Boston?",
+    "Caroline: Sweden, a small town near Gothenburg. We left when I was ten.",
+    "Melanie: Nice. The kids want to go camping again next month.",
+    "Caroline: Take them to the lake, the one with the big rocks.",
+    "Melanie: Good idea, the campsite there has showers now.",
+    "Caroline: My running club meets on Thursdays now.",
+)
+
+
+def test_a_turn_is_found_by_the_question_it_answers(
+    hindsight_server: RunningServer, bank_id: str, tmp_path: Path
+) -> None:
+    """A transcript retained turn by turn: "Sweden, near Gothenburg" answers "where did
+    Caroline grow up?" only with the turn before it. Each memory carries the end of the one
+    retained before it, and recall's keyword score reads both, so the answer comes first, not
+    the question that shares its words."""
+    import hindsight_magic as hm
+
+    journal = str(tmp_path / "journal.sqlite3")
+    settings = hm.Settings(api_url=hindsight_server.url, bank_id=bank_id, journal_path=journal)
+    with hm.Session(settings) as session:
+        for turn in TURNS:
+            hm.retain(turn, session=session)
+        hm.flush(120, session=session)
+        answer = TURNS[5]
+
+        def first() -> str | None:
+            shown = hm.recall("Where did Caroline grow up?", limit=1, session=session)
+            return shown[0].text if len(shown) and shown[0].text == answer else None
+
+        assert wait_for(first, timeout_s=60) == answer
+        shown = str(hm.recall("Where did Caroline grow up?", limit=1, session=session))
+        assert answer in shown and TURNS[4] not in shown  # what it carries is not shown
+        everything = hm.recall("pottery class bowl painting", limit=20, session=session)
+        carried = {m.text: (m.metadata or {}).get("before") for m in everything}
+        assert carried[TURNS[0]] is None  # the first had nothing before it
+        assert carried[TURNS[1]] == TURNS[0]

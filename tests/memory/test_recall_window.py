@@ -133,3 +133,22 @@ def test_a_question_of_function_words_only_keeps_the_order_of_meaning() -> None:
     pool = [scored("b", 0.2), scored("a", 0.5), scored("c", None)]
     assert [m.text for m in ranked(pool, "what is it?")] == ["a", "b", "c"]
     assert ranked([], "anything") == []
+
+
+def test_a_memory_is_scored_by_its_words_and_those_retained_before_it() -> None:
+    """A turn of a conversation answers a question with the turn before it ("where did you
+    grow up?" — "Sweden, near Gothenburg"): the keyword score reads a memory's text and the
+    end of the memory retained before it (its ``before``), so the answer outranks a turn
+    that is only a little closer in meaning (LoCoMo, issue 53)."""
+    answer = RecalledMemory.model_validate(
+        {
+            "id": "a",
+            "text": "Caroline: Sweden, a small town near Gothenburg.",
+            "scores": {"semantic": 0.30},
+            "metadata": {"before": "Melanie: where did you grow up?"},
+        }
+    )
+    pool = [scored("Melanie: the kids loved the camping trip", 0.40), answer]
+    pool += [scored(f"Caroline: the {n}th painting is done", 0.25) for n in range(4)]
+    order = [m.text for m in ranked(pool, "Where did Caroline grow up?")]
+    assert order[0] == answer.text
