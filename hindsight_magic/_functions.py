@@ -418,7 +418,9 @@ def timeline(
     — local time). In a notebook it shows as a figure; in a terminal as a table. ``.rows`` are
     the numbers, ``.dataframe()`` the same in pandas. Counted from the server's list of
     memories on their ``mentioned_at`` date, so other notebooks and agents show up too. What
-    you queued is sent first, as for ``recall``.
+    you queued is sent first, as for ``recall``. A period holding memories whose data changed
+    since their cell read it is marked, with the files named under the table (``verify``
+    lists those memories).
     """
     from ._memory.overview import check_period
     from ._ui.pictures import Timeline
@@ -772,8 +774,18 @@ def forgotten(*, session: HindsightSession | None = None) -> Outcome:
 def verify(*, session: HindsightSession | None = None) -> Outcome:
     """The memories whose data files changed since their cell read them (re-written, gone, or
     not checkable on this machine), grouped by file, with what to do about each (re-run the
-    cell, forget it, or keep it); their ids in ``.memory_ids``."""
-    return (session or current_session()).verify()
+    cell, forget it, or keep it); their ids in ``.memory_ids``. Every memory of the scope is
+    read (whether its data changed is checked here): a bar shows while a long read runs."""
+    from ._ui.progress import ReadProgress
+
+    progress = ReadProgress(_running_shell(), "reading the bank's memories to check their data")
+    try:
+        outcome = (session or current_session()).verify(progress)
+    except BaseException:
+        progress.close(f"Stopped after {progress.done} memories.")
+        raise
+    progress.close(f"Read {progress.done} memories.")
+    return outcome
 
 
 def delete(

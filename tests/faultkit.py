@@ -142,13 +142,17 @@ NGINX_413 = (
 )
 
 
+JSON = "application/json"
+
+
 class Proxy:
     """Forwards everything to ``upstream``; can misbehave on ``POST …/memories`` (retains).
 
     ``lose_acks`` retains are forwarded but their reply is lost: ``"close"`` closes the
     connection without a reply, ``"hang"`` answers nothing for ``hang_s`` (past the client's
     timeout), ``"garble"`` sends a 200 whose JSON body is cut in half. Bodies over ``max_body``
-    bytes get nginx's HTML 413 and are not forwarded.
+    bytes get nginx's HTML 413 and are not forwarded. ``slow_indexing``: every async operation
+    asked about is still ``pending`` (a server busy with everyone's work).
     """
 
     def __init__(
@@ -159,8 +163,10 @@ class Proxy:
         mode: str = "close",
         hang_s: float = 4.0,
         max_body: int | None = None,
+        slow_indexing: bool = False,
     ) -> None:
         self.upstream = upstream
+        self.slow_indexing = slow_indexing
         self.lose_acks = lose_acks
         self.mode = mode
         self.hang_s = hang_s
@@ -198,6 +204,9 @@ class Proxy:
         length = int(request.headers.get("Content-Length") or 0)
         body = request.rfile.read(length) if length else b""
         is_retain = request.command == "POST" and request.path.split("?")[0].endswith("/memories")
+        if self.slow_indexing and request.command == "GET" and "/operations/" in request.path:
+            self._reply(request, 200, json.dumps({"status": "pending"}).encode(), JSON)
+            return
         lose = False
         if is_retain:
             with self._lock:

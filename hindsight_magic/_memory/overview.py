@@ -19,9 +19,11 @@ notebook and an agent show up too:
   stops at 90 days. Periods are the user's local days, ISO weeks (from Monday) or months.
   Cells revised are counted from the superseded versions (the invalidated archive, which holds
   only what was superseded or forgotten): one per superseded cell version, in the period it
-  was superseded. On a server without an LLM (``llm.ServerLlm``) observations are left out:
-  what consolidation made there is the mock LLM's copy of a fact (its first line, dated), not
-  a consolidation;
+  was superseded. The memories read are also judged, here, as ``%hindsight verify`` judges them
+  (``ChangedData``): those whose data changed since their cell read it mark their period, at
+  no request more (past ``READ_WHOLE``, among the newest read). On a server without an LLM
+  (``llm.ServerLlm``) observations are left out: what consolidation made there is the mock
+  LLM's copy of a fact (its first line, dated), not a consolidation;
 - the map counts, over the same pages of the list, the entities each fact (``world`` and
   ``experience``) names: how many facts mention each, how many mention two together, and which
   are one entity's newest. Observations are left out: the server's consolidation makes them
@@ -43,6 +45,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._api.vocabulary import FactType, MemoryState
+from .._capture.evidence import State
 from .._capture.identity import cell_document
 from .._enums import StrEnum
 from .._errors import PUBLIC, InputError
@@ -50,6 +53,7 @@ from .._text import encodable, one_line, plain_text, plural
 from .paging import TICK, ScopeReader
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
 from .timewindow import EARLIEST, TimeWindow, WhenError, local_zone, server_time
+from .verify import DataCheck
 from .versions import SUPERSEDED
 
 if TYPE_CHECKING:
@@ -68,6 +72,7 @@ NOT_READ = "(older, not read)"  # memories counted but not read for the split by
 MAP_CAP = 200_000  # memories the map reads at most (the newest of each fact type)
 READ_PAGE = 5000  # memories per request where the timeline and the map read them
 READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope this size or less
+MAX_FILES_NAMED = 3  # changed files named under the timeline
 FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
 MAX_TOP = 200
@@ -135,6 +140,8 @@ class TimelineCounts:
     counted: str = ""  # which memories of the bank: ``tagged project:churn, or untagged``
     revised: tuple[tuple[date, int], ...] = ()  # period → cells revised in it (a new version)
     notebooks_read: int = 0  # the newest memories read for the split by notebook (0: all)
+    data_changed: tuple[tuple[date, int], ...] = ()  # period → memories whose data changed
+    changed_files: tuple[str, ...] = ()  # the files they rest on (paths from the server)
 
     def revisions(self) -> dict[date, int]:
         """period → how many notebook cells were revised in it: a new version replaced an
@@ -143,6 +150,19 @@ class TimelineCounts:
         for period, count in self.revised:
             table[period] = table.get(period, 0) + count
         return table
+
+    def data_changes(self) -> dict[date, int]:
+        """period → how many memories in it rest on data that changed (or is gone) since their
+        cell read it, as ``%hindsight verify`` judges them (every period present)."""
+        table = dict.fromkeys(self.periods, 0)
+        for period, count in self.data_changed:
+            table[period] = table.get(period, 0) + count
+        return table
+
+    @property
+    def changed_data(self) -> int:
+        """The memories counted that rest on data that changed (or is gone)."""
+        return sum(count for _, count in self.data_changed)
 
     @property
     def total(self) -> int:
@@ -173,7 +193,23 @@ class TimelineCounts:
         when = f", {self.window.label}" if self.window else ""
         counted = plural(self.total, "memory", "memories")
         which = f" ({self.counted})" if self.counted else ""
-        return f"{counted} in bank {self.bank_id}{which}, per {self.by}{when}"
+        changed = f"; {self.changed_data} with changed data" if self.changed_data else ""
+        return f"{counted} in bank {self.bank_id}{which}, per {self.by}{when}{changed}"
+
+    def data_note(self) -> str:
+        """'' when no memory's data changed, else which files changed and what lists them
+        (the paths are the server's: the caller escapes them for its form)."""
+        if not self.changed_data:
+            return ""
+        files = ", ".join(one_line(path, 80) for path in self.changed_files[:MAX_FILES_NAMED])
+        more = len(self.changed_files) - MAX_FILES_NAMED
+        files += f" and {plural(more, 'more file', 'more files')}" if more > 0 else ""
+        lead = "Of the memories read, " if self.notebooks_read else ""
+        rest = plural(self.changed_data, "memory rests", "memories rest")
+        return (
+            f"{lead}{rest} on data that changed since the cell read it ({files}): "
+            "%hindsight verify lists them, with what to do."
+        )
 
     def notebook_note(self) -> str:
         """'' when every memory was read, else which were read for the split by notebook."""
@@ -304,12 +340,19 @@ class BankOverview:
         types = FACTS if copies else FACT_TYPES  # the mock's observations are not counted
         start, end = (window.start, window.end) if window else (None, None)
         totals = {fact_type: reader.count(fact_type, start, end) for fact_type in types}
+        marks = ChangedData()
         if sum(totals.values()) <= READ_WHOLE:
-            counts = self._read_whole(scope.bank_id, reader, types, by, window)
+            counts = self._read_whole(scope.bank_id, reader, types, by, window, marks)
         else:
-            counts = self._count_on_server(scope.bank_id, reader, totals, by, window)
+            counts = self._count_on_server(scope.bank_id, reader, totals, by, window, marks)
         revised = self._revisions(scope, window, counts)
-        return replace(counts, counted=scope_phrase(scope), revised=revised)
+        return replace(
+            counts,
+            counted=scope_phrase(scope),
+            revised=revised,
+            data_changed=marks.per_period(counts.by, counts.periods),
+            changed_files=tuple(sorted(marks.files)),
+        )
 
     def _read_whole(
         self,
@@ -318,8 +361,10 @@ class BankOverview:
         types: Sequence[FactType],
         by: Period | None,
         window: TimeWindow | None,
+        marks: ChangedData,
     ) -> TimelineCounts:
-        """Every memory read and counted by its local day, type and notebook."""
+        """Every memory read and counted by its local day, type and notebook; those whose
+        data changed noted in ``marks``."""
         zone = local_zone()
         per_day: Counter[tuple[date, FactType, str]] = Counter()
         start, end = (window.start, window.end) if window else (None, None)
@@ -330,7 +375,9 @@ class BankOverview:
                     continue
                 if window is not None and not window.contains(moment):
                     continue
-                per_day[(moment.astimezone(zone).date(), _fact_type(item), _notebook(item))] += 1
+                day = moment.astimezone(zone).date()
+                per_day[(day, _fact_type(item), _notebook(item))] += 1
+                marks.see(item, day)
         return counted_by_day(bank_id, per_day, by, window)
 
     def _count_on_server(
@@ -340,9 +387,11 @@ class BankOverview:
         totals: Mapping[FactType, int],
         by: Period | None,
         window: TimeWindow | None,
+        marks: ChangedData,
     ) -> TimelineCounts:
         """Counted by the server per period and type, and the newest ``READ_WHOLE`` read for
-        their notebooks: a few requests per period, whatever the bank holds."""
+        their notebooks (and, in ``marks``, whether their data changed): a few requests per
+        period, whatever the bank holds."""
         zone = local_zone()
         start, end = (window.start, window.end) if window else (None, None)
         present = [fact_type for fact_type, count in totals.items() if count]
@@ -376,9 +425,11 @@ class BankOverview:
                 fact_type = _fact_type(item)
                 if moment is None or fact_type not in totals:
                     continue
-                period = period_start(moment.astimezone(zone).date(), by)
+                day = moment.astimezone(zone).date()
+                period = period_start(day, by)
                 if (period, fact_type) in per_type:
                     rows[(period, fact_type, _notebook(item))] += 1
+                    marks.see(item, day)
                     read += 1
             looked += len(page)
             if looked + READ_PAGE > READ_WHOLE:  # another page would pass it
@@ -511,6 +562,38 @@ class BankOverview:
             f"No entity named {one_line(name, 40)!r} in this bank{hint}: "
             f"%hindsight map lists the {min(total, 20)} most mentioned."
         )
+
+
+class ChangedData:
+    """The timeline's marks: of the memories it reads (newest first), those whose data changed
+    or is gone since their cell read it, judged as ``%hindsight verify`` judges them
+    (``verify.DataCheck``), a cell once (its memories share its files), by local day. A memory
+    recorded in another project or on another machine whose file is not here is not marked: it
+    is not known to have changed (verify lists it as not checkable here)."""
+
+    def __init__(self) -> None:
+        self._check = DataCheck()
+        self._cells: set[str] = set()
+        self.days: Counter[date] = Counter()
+        self.files: set[str] = set()
+
+    def see(self, item: MemoryUnit, day: date) -> None:
+        cell = item.document_id or item.id
+        if cell in self._cells:
+            return
+        self._cells.add(cell)
+        found = [c for c in self._check.changed(item) if c.state in (State.CHANGED, State.GONE)]
+        if found:
+            self.days[day] += 1
+            self.files.update(c.evidence.path for c in found)
+
+    def per_period(self, by: Period, periods: Sequence[date]) -> tuple[tuple[date, int], ...]:
+        """The marks per ``by`` period, of the ``periods`` shown."""
+        shown = set(periods)
+        marked = Counter[date]()
+        for day, count in self.days.items():
+            marked[period_start(day, by)] += count
+        return tuple((period, n) for period, n in sorted(marked.items()) if period in shown)
 
 
 def counted_by_day(

@@ -18,10 +18,10 @@ session and how it was written::
     evidence        [["data/sales.csv",2048,1796…,"w…"]]  (the data files the cell
                     read: ``_capture/evidence.py``)
     evidence_root   3fa2…         (which project on which machine recorded them)
-    before          …the end of the memory this kernel made by hand just before it in the bank
-                    (``BEFORE_CHARS`` at most): the context a conversation's turn or a note
-                    is read in; recall's keyword score reads it beside the memory's own text
-                    (``_memory/reading.py``), nothing shows it
+    before          …the end of the memory retained just before it in a row (a loop, one
+                    cell's run, a script; ``BEFORE_CHARS`` at most): the context a turn of a
+                    conversation or a note is read in; recall's keyword score reads it
+                    beside the memory's own text (``_memory/reading.py``), nothing shows it
 
 ``provenance_of`` reads that back from a recalled memory (memories written by others show what
 they have: their time and document id), and ``provenance_line`` makes the compact line shown

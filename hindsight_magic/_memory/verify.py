@@ -5,6 +5,8 @@ record evidence (``_capture/evidence.py``) are checked here, on this machine, as
 checks what it shows: stat first, fingerprint only what changed. A cell's memories come from
 one document, so each cell is listed once under each file it read that changed; with what the
 user can do: re-run the cell (its new version replaces the old), forget the memory, or keep it.
+The judgement of one memory (``DataCheck``) is the timeline's too: it marks the periods holding
+such memories from the memories it reads anyway.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .._capture.evidence import State, check, parse_evidence
+from .._capture.evidence import Checked, State, check, parse_evidence
 from .._capture.identity import cell_document
 from .._text import one_line, plural
 from .curation import Outcome, short
@@ -52,17 +54,12 @@ def verify(
     by_file: dict[tuple[str, str], list[str]] = {}
     ids: list[str] = []
     seen: set[tuple[str, str]] = set()
-    recording = 0
-    newest: dict[str, str] = {}  # a cell's key → its newest version listed
+    data = DataCheck()
     for page in ScopeReader(connection, scope).pages(read=read):  # newest first
         for memory in page:
-            files, root = parse_evidence(memory.metadata or {})
-            if not files or _older_version(memory, newest):
-                continue
-            recording += 1
             cell = memory.document_id or memory.id
-            for found in check(files, root):
-                if found.state == State.SAME or (found.evidence.path, cell) in seen:
+            for found in data.changed(memory):
+                if (found.evidence.path, cell) in seen:
                     continue
                 seen.add((found.evidence.path, cell))
                 when = f" {utc_date(found.mtime)}" if found.mtime is not None else ""
@@ -70,7 +67,7 @@ def verify(
                 by_file.setdefault((found.evidence.path, heading), []).append(_line(memory))
                 ids.append(memory.id)
     if not by_file:
-        checked = plural(recording, "memory records its data", "memories record their data")
+        checked = plural(data.recording, "memory records its data", "memories record their data")
         return Outcome(
             f"No memory rests on data that changed ({checked}, all as read).", footer=later
         )
@@ -85,6 +82,26 @@ def verify(
         tuple(dict.fromkeys(ids)),
         footer=" ".join(part for part in (WHAT_TO_DO, later) if part),
     )
+
+
+class DataCheck:
+    """Whether the data a memory rests on changed, judged of a scope's memories read newest
+    first (verify's list, the timeline's marks): the files its metadata records, checked here
+    (``evidence.check``: stat first, fingerprint only what changed; no request), except for a
+    memory of a cell version older than one already judged (``_older_version``)."""
+
+    def __init__(self) -> None:
+        self._newest: dict[str, str] = {}  # a cell's key → its newest version judged
+        self.recording = 0  # the memories judged that record their data
+
+    def changed(self, memory: MemoryUnit) -> list[Checked]:
+        """The files of ``memory`` that are not as its cell read them (none: all as read, or
+        it records none, or a newer version of its cell was judged)."""
+        files, root = parse_evidence(memory.metadata or {})
+        if not files or _older_version(memory, self._newest):
+            return []
+        self.recording += 1
+        return [found for found in check(files, root) if found.state != State.SAME]
 
 
 def _older_version(memory: MemoryUnit, newest: dict[str, str]) -> bool:

@@ -51,6 +51,8 @@ NOTEBOOK_COLOURS = ("#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#e15
 OTHERS = "other notebooks"
 MAX_NOTEBOOKS = len(NOTEBOOK_COLOURS) - 1  # the rest are drawn as OTHERS
 LABEL_CHARS = 28
+CHANGED_MARK = "⚠"  # over a period with memories whose data changed (the figure)
+CHANGED_COLUMN = "data changed"  # … and the table's column
 DPI = 96
 
 
@@ -168,6 +170,8 @@ class Timeline(Picture):
     ``.dataframe()`` the same as a pandas DataFrame, ``.counts`` everything read. The counts
     per period and type are the server's; in a large scope the split by notebook is read from
     its newest memories only (``.counts.notebooks_read``; a line under the table says so).
+    A period holding memories whose data changed since their cell read it is marked ``⚠ N``
+    (``.counts.data_changes()``), and a line under the table names the files.
     """
 
     _margins: ClassVar[dict[str, float]] = {
@@ -214,7 +218,9 @@ class Timeline(Picture):
             return "\n".join(lines)
         width = max(len(self._period_name(p)) for p in counts.periods)
         header = f"{'period':<{width}}  " + "  ".join(f"{t:>11}" for t in FACT_TYPES)
-        lines += ["", header + "  " + f"{'total':>6}  {'cells revised':>13}"]
+        changed = counts.data_changes() if counts.changed_data else {}
+        marked = f"  {CHANGED_COLUMN:>12}" if changed else ""  # a column only when marked
+        lines += ["", header + "  " + f"{'total':>6}  {'cells revised':>13}{marked}"]
         revisions = counts.revisions()
         for period, by_type in counts.per_type().items():
             if not by_type:
@@ -223,6 +229,8 @@ class Timeline(Picture):
             total = sum(by_type.values())
             revised = revisions.get(period) or ""
             line = f"{self._period_name(period):<{width}}  {cells}  {total:>6}  {revised:>13}"
+            if changed:
+                line += f"  {changed.get(period) or '':>12}"
             lines.append(line.rstrip())
         listed = sorted(counts.notebooks(), key=lambda item: item[0] == NOT_READ)  # it last
         names = [(plain_text(one_line(n, 40)), c) for n, c in listed]
@@ -231,6 +239,8 @@ class Timeline(Picture):
         lines += [f"{name:<{width}}  {count:>8}" for name, count in names]
         if counts.notebooks_read:
             lines += ["", counts.notebook_note()]
+        if counts.changed_data:
+            lines += ["", plain_text(counts.data_note())]
         return "\n".join(lines)
 
     def _nothing(self) -> str:
@@ -249,6 +259,7 @@ class Timeline(Picture):
         per_type = counts.per_type()
         self._stack(by_type, positions, [(t, TYPE_COLOURS[t]) for t in FACT_TYPES], per_type)
         self._mark_revisions(by_type, positions, counts.revisions(), per_type)
+        self._mark_data_changes(by_type, positions, counts, per_type)
         by_type.set_title(plain_text(counts.describe()), loc="left", fontsize=11)
         by_type.set_ylabel("by type")
         notebooks = [name for name, _ in counts.notebooks() if name not in GREYS]
@@ -291,6 +302,31 @@ class Timeline(Picture):
                     ha="center",
                     fontsize=7,
                     color="#8c564b",
+                )
+
+    @staticmethod
+    def _mark_data_changes(
+        axes: Axes,
+        positions: Sequence[int],
+        counts: TimelineCounts,
+        per_type: dict[date, Any],
+    ) -> None:
+        """``⚠ N`` above each period holding memories whose data changed since their cell read
+        it (over a period's ``↻``, when it has both): ``%hindsight verify`` lists them."""
+        changed, revisions = counts.data_changes(), counts.revisions()
+        for x, period in zip(positions, per_type, strict=True):
+            marked = changed.get(period, 0)
+            if marked:
+                top = sum(per_type[period].values())
+                above = 11 if revisions.get(period) else 2  # clear of the ``↻ N``
+                axes.annotate(
+                    f"{CHANGED_MARK} {marked}",
+                    (x, top),
+                    xytext=(0, above),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=7,
+                    color="#c62828",
                 )
 
     @staticmethod

@@ -1,5 +1,6 @@
 """Progress of a long transfer (snapshot, restore, clone) or a long read of a bank's memories
-(dedupe): a widget bar in a notebook, a text bar in a terminal, a line per step in a log.
+(dedupe, the map, verify): a widget bar in a notebook, a text bar in a terminal, a line per
+step in a log.
 
 Both follow ``_memory.archive.Progress``: ``stage`` starts a step (with its size when known, in
 bytes or in a ``unit`` it names; otherwise the bar shows the seconds spent), ``advance`` moves

@@ -11,8 +11,11 @@ import sys
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import Notebook
+from faultkit import proxy_for
 from helpers import RunningServer, poll
 from kernels import Kernel
 
@@ -150,3 +153,111 @@ def test_a_cell_that_shows_the_same_on_new_data_is_a_new_version_too(
         assert "No memory rests on data that changed" in kernel.run("%hindsight verify")
     finally:
         kernel.shutdown()
+
+
+def test_a_long_verify_read_shows_one_progress_line_in_its_own_cell(
+    notebook: Notebook,
+    project: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """verify reads every memory of the scope (whether its data changed is checked here): past
+    ``LONG_READ`` memories a bar shows while it reads, here one line (no widgets), and none in
+    the next cell; a short read shows none."""
+    from hindsight_magic._ui import progress
+
+    monkeypatch.chdir(project)
+    notebook.connect(hindsight_server.url, bank_id)
+    for fact in ("Q3 revenue was 960 thousand euros", "The EU accounts drove the Q3 dip"):
+        cell = notebook.run(f"rows = open('data/sales.csv').read()\n%retain {fact}")
+        assert cell.error is None, cell.text
+    monkeypatch.setattr(progress, "LONG_READ", 1)
+    cell = notebook.run("%hindsight verify")
+    assert cell.error is None, cell.text
+    assert cell.text.count("reading the bank's memories to check their data") == 1, cell.text
+    assert "No memory rests on data that changed" in cell.text, cell.text
+    assert "reading" not in notebook.run("print('next')").text
+
+    monkeypatch.setattr(progress, "LONG_READ", 5000)
+    quiet = notebook.run("import hindsight_magic as hm\nprint(hm.verify())").text
+    assert "reading the bank" not in quiet, quiet
+    assert "No memory rests on data that changed" in quiet, quiet
+
+
+def test_verify_says_what_it_could_not_check_yet(
+    notebook: Notebook,
+    project: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server slow to index (here every operation stays pending): the cell just run is not
+    in what verify read, and it says so rather than vouch for it."""
+    monkeypatch.chdir(project)
+    with proxy_for(hindsight_server.url, slow_indexing=True) as proxy:
+        notebook.connect(proxy.url, bank_id, auto_retain="true", retain_every_n_cells="1")
+        assert "960 thousand" in notebook.run(REVENUE_CELL, cell_id="revenue").text
+        cell = notebook.run("%hindsight verify")
+        assert cell.error is None, cell.text
+        assert (
+            "Not checked yet: the last cell is still being indexed; run it again in a moment."
+        ) in cell.text, cell.text
+
+
+def test_the_timeline_marks_memories_whose_data_changed(
+    notebook: Notebook,
+    project: Path,
+    hindsight_server: RunningServer,
+    bank_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The timeline judges the memories it reads as verify does (no request more): a memory
+    whose file was re-written is marked in its period, in the title, the table and the
+    figure; a memory of an untouched file is not."""
+    from matplotlib.text import Text
+
+    from hindsight_magic._memory import overview
+
+    monkeypatch.chdir(project)
+    notebook.connect(hindsight_server.url, bank_id)
+    for cell in (
+        "rows = open('data/sales.csv').read()\n%retain Q3 revenue was 960 thousand euros",
+        "staff = open('data/staff.json').read()\n%retain The night shift has 17 people",
+    ):
+        assert notebook.run(cell).error is None
+
+    def timeline() -> Any:
+        cell = notebook.run("_t = %hindsight timeline --by day")
+        assert cell.error is None, cell.text
+        return notebook.ip.user_ns["_t"]
+
+    def drawn(picture: Any) -> list[str]:
+        return [text.get_text() for text in picture.figure().findobj(Text)]
+
+    untouched = timeline()
+    assert "changed data" not in repr(untouched), repr(untouched)
+    assert "data changed" not in repr(untouched), repr(untouched)
+    assert not [text for text in drawn(untouched) if text.startswith("⚠")]
+
+    (project / "data" / "sales.csv").write_text(RE_EXPORTED)
+    marked = timeline()
+    text = repr(marked)
+    assert text.splitlines()[0].endswith("per day; 1 with changed data"), text
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("period"))
+    assert lines[header].endswith("cells revised  data changed"), text
+    assert lines[header + 1].endswith(" 1"), text  # today's row, the only one
+    assert not lines[header + 2], text
+    assert (
+        "1 memory rests on data that changed since the cell read it (data/sales.csv): "
+        "%hindsight verify lists them, with what to do."
+    ) in text
+    assert "staff.json" not in text
+    assert "⚠ 1" in drawn(marked)
+    assert any(t.endswith("; 1 with changed data") for t in drawn(marked))  # the title
+
+    monkeypatch.setattr(overview, "READ_WHOLE", 1)  # a large scope: the server counts it
+    counted = repr(timeline())
+    assert counted.splitlines()[0].endswith("per day; 1 with changed data"), counted
+    assert "1 memory rests on data that changed since the cell read it (data/sales.csv)" in counted

@@ -337,8 +337,34 @@ def test_a_turn_is_found_by_the_question_it_answers(
 
         assert wait_for(first, timeout_s=60) == answer
         shown = str(hm.recall("Where did Caroline grow up?", limit=1, session=session))
-        assert answer in shown and TURNS[4] not in shown  # what it carries is not shown
+        assert answer in shown
+        assert TURNS[4] not in shown  # what it carries is not shown
         everything = hm.recall("pottery class bowl painting", limit=20, session=session)
         carried = {m.text: (m.metadata or {}).get("before") for m in everything}
         assert carried[TURNS[0]] is None  # the first had nothing before it
         assert carried[TURNS[1]] == TURNS[0]
+
+
+def test_only_memories_retained_in_a_row_carry_the_one_before(
+    notebook: Any, hindsight_server: RunningServer, bank_id: str
+) -> None:
+    """Two notes retained in one cell are read together; decisions retained in different
+    cells are separate thoughts and carry nothing of each other (lent a neighbour's words,
+    they pushed memories found by meaning alone out of the top 5)."""
+    import hindsight_magic as hm
+
+    notebook.connect(hindsight_server.url, bank_id)
+    first, second, apart = (f"{word} note about the freezer log" for word in ("1st", "2nd", "3rd"))
+    both = f"hm.retain({first!r})\nhm.retain({second!r})"
+    cell = notebook.run(f"import hindsight_magic as hm\n{both}")
+    assert cell.error is None, cell.text
+    assert notebook.run(f"%retain {apart}").error is None
+    notebook.run("hm.flush(60)")
+
+    def carried() -> dict[str, str | None] | None:
+        shown = hm.recall("freezer log note", limit=10)
+        found = {m.text: (m.metadata or {}).get("before") for m in shown}
+        return found if len(found) == 3 else None
+
+    found = wait_for(carried, timeout_s=60)
+    assert found == {first: None, second: first, apart: None}

@@ -159,3 +159,31 @@ def test_a_listed_memory_s_fact_type_is_a_member_and_an_unknown_one_counts_as_wo
     assert _fact_type(listed(type="experience")) is FactType.EXPERIENCE
     assert _fact_type(listed(type="opinion")) is FactType.WORLD
     assert _notebook(listed(type="observation")) == CONSOLIDATED
+
+
+def test_changed_data_marks_show_a_hostile_path_as_text_in_every_form() -> None:
+    """The paths under the mark come from the server's metadata: the table shows them as
+    written, without control characters; the figure never names them; the panel escapes
+    them."""
+    from dataclasses import replace
+
+    from hindsight_magic._ui.panel.figures import FigureView
+    from hindsight_magic._ui.panel.html import figure_caption_html, figure_text_html
+
+    day = date(2026, 11, 2)
+    made = counts({(day, "world", "a.ipynb"): 4}, by="day")
+    files = (f"data/{HOSTILE}.csv", "data/b.csv", "data/c.csv", "data/d.csv")
+    timeline = Timeline(replace(made, data_changed=((day, 2),), changed_files=files))
+    bundle = timeline._repr_mimebundle_()
+    text = bundle["text/plain"]
+    assert "\x1b" not in text
+    assert "2 memories rest on data that changed since the cell read it (data/$" in text
+    assert "<script>alert(1)</script>" in text  # plain text shows it as written
+    assert "data/c.csv and 1 more file): %hindsight verify lists them" in text
+    assert "<script" not in bundle["image/svg+xml"]
+    assert bundle["image/png"].startswith(PNG_MAGIC)
+    view = FigureView(text=timeline.text(), caption=timeline.counts.describe())
+    shown = figure_text_html(view) + figure_caption_html(view)
+    assert "<script" not in shown
+    assert "&lt;script&gt;" in shown
+    assert "per day; 2 with changed data" in shown
