@@ -62,7 +62,6 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._capture.evidence import Evidence
     from ._delivery.items import QueueClosedError, QueueFullError
-    from ._functions import FlushResult
     from ._memory.archive import ArchiveError
     from ._memory.curation import CurationError, Outcome
     from ._memory.layers import LayerError, LayerList
@@ -74,7 +73,7 @@ if TYPE_CHECKING:
     from ._session import HindsightSession as Session
     from ._settings import HindsightSettings as Settings
     from ._settings import SettingsError
-    from ._ui.display import Report, RetainResult
+    from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 # What a user calls, types or catches, each with its reason in ``tests/test_public_face.py``.
@@ -144,7 +143,7 @@ _LAZY = {
     "ArchiveError": "._memory.archive",
     "CurationError": "._memory.curation",
     "Evidence": "._capture.evidence",
-    "FlushResult": "._functions",
+    "FlushResult": "._ui.display",
     "LayerError": "._memory.layers",
     "LayerList": "._memory.layers",
     "MemoryMap": "._ui.pictures",

@@ -23,14 +23,12 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from . import _operations
-from ._capture.transcript import own_text
 from ._errors import Error, InputError
-from ._text import one_line, plural
+from ._text import one_line
 
 if TYPE_CHECKING:
     from ._capture.autoretain import Source
@@ -38,11 +36,11 @@ if TYPE_CHECKING:
     from ._memory.curation import Outcome
     from ._memory.layers import LayerList
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import AsOf, TimeWindow, When
+    from ._memory.timewindow import TimeWindow, When
     from ._operations import Operation
     from ._session import HindsightSession
     from ._settings import Budget
-    from ._ui.display import Report, RetainResult
+    from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
@@ -256,7 +254,7 @@ def queue_text(
             f"Too large to retain: {largest:,} characters in one memory (the limit is "
             f"{MAX_MEMORY_CHARS:,}). Retain a summary, or paragraphs with %%retain --split."
         )
-    tag_list = _names(tags)
+    tag_list = _operations.names(tags)
     session = session or current_session()
     origin = None
     if agent is not None:
@@ -296,6 +294,7 @@ def recall(
     max_tokens: int | None = None,
     limit: int | None = None,
     types: str | Sequence[str] | None = None,
+    tags: str | Sequence[str] | None = None,
     since: When | None = None,
     until: When | None = None,
     as_of: When | None = None,
@@ -306,7 +305,8 @@ def recall(
 
     ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
     results the memories are ranked among, ``limit`` how many of the most relevant are
-    returned, ``types`` the memory types (default: the ``recall_*`` settings; 5 memories). The
+    returned, ``types`` the memory types (default: the ``recall_*`` settings; 5 memories),
+    ``tags`` the tags a memory must carry, every one of them (a list, or ``"a,b"``). The
     memories you queued are sent first and waited for (at most 15 s), so what was just
     retained is found; auto-retain's transcripts are not waited for (``.still_indexing`` says
     how many cells). The result is a sequence of memories with ``.texts``, ``.as_context()``
@@ -320,12 +320,8 @@ def recall(
     from now (``3d``, ``2w``, ``12h``), ``today``/``yesterday``, or a ``datetime``/``date``;
     without a time zone it is your local time, and a day as ``until`` includes that whole day.
     "Recorded" is each memory's ``mentioned_at``: the retain item's ``timestamp``, else when
-    it was retained; a memory without one is outside every window. The server's own
-    ``temporal_window`` only ranks memories in the window higher — the others still come back
-    — so it is sent as a hint (with the window's end as ``query_timestamp``), a larger result
-    (four times ``max_tokens``) is asked for, and the memories outside the window are left
-    out here before the best ``max_tokens`` of the rest are kept. The headline says the window
-    back (``… between 3 Nov and today``); ``.window`` keeps it.
+    it was retained; a memory without one is outside every window. The headline says the
+    window back (``… between 3 Nov and today``); ``.window`` keeps it.
 
     When the session reads layers (``layers()``, ``add_layer``), every layer is asked at once
     and the memories are ranked together, each with its ``.layer`` (``mine`` for your own
@@ -341,26 +337,22 @@ def recall(
     folded into its newest (``.copies`` counts them); a cell's new version says which one it
     replaces, and when.
     """
-    if not query.strip():
-        raise InputError("Nothing to search for: give a query.")
-    chosen = _budget(budget)
-    if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
-        raise InputError(f"Invalid max_tokens {max_tokens!r}: use a whole number of at least 1.")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise InputError(f"Invalid limit {limit!r}: use a whole number of at least 1.")
-    types = _names(types, "type") if types is not None else None
-    window = _window(since, until)
-    moment = _as_of(as_of)
-    return (session or current_session()).recall(
-        query.strip(),
-        budget=chosen,
+    request = _operations.RecallRequest(
+        query,
+        budget=cast("Budget | None", budget),  # a word of Budget, once checked
         max_tokens=max_tokens,
-        types=types,
-        window=window,
-        layer=layer.strip() if isinstance(layer, str) else layer,
-        as_of=moment,
         limit=limit,
+        types=types,
+        tags=tags,
+        since=since,
+        until=until,
+        as_of=as_of,
+        layer=layer,
     )
+    from ._memory.timewindow import read_when
+
+    read_when(request)  # a bad WHEN is said before a session is made
+    return (session or current_session()).recall(request)
 
 
 def reflect(
@@ -387,12 +379,9 @@ def reflect(
     memories for the question given to the server as context; **Based on** lists them with
     their layer.
     """
-    if not question.strip():
-        raise InputError("Nothing to reflect on: give a question.")
-    chosen = _budget(budget)
-    return (session or current_session()).reflect(
-        question.strip(), context=context, budget=chosen, sources=sources
-    )
+    chosen = cast("Budget | None", budget)  # a word of Budget, once checked
+    request = _operations.ReflectRequest(question, context=context, budget=chosen, sources=sources)
+    return (session or current_session()).reflect(request)
 
 
 def latest(limit: int = 20, *, session: HindsightSession | None = None) -> RecallResult:
@@ -470,46 +459,6 @@ def context(*, session: HindsightSession | None = None) -> str:
     return (session or current_session()).prompt_context()
 
 
-@dataclass(frozen=True)
-class FlushResult:
-    """What a flush achieved: accepted now, not sent because the server held it already,
-    and what still waits (and why)."""
-
-    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
-
-    accepted: int
-    pending: int
-    retrying: int
-    failed: int
-    last_error: str | None
-    already_stored: int = 0  # not sent: the server held them (a re-run's %retain lines)
-
-    def __repr__(self) -> str:
-        sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
-        left = self.pending or self.retrying or self.failed  # then something new was not sent
-        if stored and not self.accepted and not left:
-            first = f"Flushed: nothing new to send; {stored} already stored."
-        elif stored:
-            first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."
-        else:
-            first = f"Flushed: {sent} accepted by the server."
-        parts = [first]
-        if self.retrying:
-            parts.append(
-                f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
-                f"({self.last_error}); they stay queued."
-            )
-        if self.pending and self.retrying:
-            parts.append(f"{plural(self.pending, 'more waits', 'more wait')} behind them.")
-        elif self.pending:
-            parts.append(f"{plural(self.pending, 'memory is', 'memories are')} still being sent.")
-        if self.failed:
-            parts.append(f"{plural(self.failed, 'memory', 'memories')} failed: %hindsight retry.")
-        return own_text(" ".join(parts))
-
-    __str__ = __repr__
-
-
 def flush(timeout: float | None = None, *, session: HindsightSession | None = None) -> FlushResult:
     """Send everything queued now and wait until each batch was tried (at most ``timeout``
     seconds; default the ``retain_timeout_ms`` setting)."""
@@ -520,6 +469,8 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
     outcome = session.flush(timeout)
     after = session.queue_stats()
     stored = outcome.already_stored  # counted as accepted by the queue, but never sent
+    from ._ui.display import FlushResult
+
     return FlushResult(
         max(after.accepted - before - stored, 0),
         outcome.pending,
@@ -831,43 +782,3 @@ def _window(since: When | None, until: When | None) -> TimeWindow | None:
     from ._memory.timewindow import TimeWindow
 
     return TimeWindow.parse(since, until)
-
-
-def _as_of(when: When | None) -> AsOf | None:
-    """The moment ``as_of`` names (None when not given); a bad WHEN is an ``InputError``."""
-    from ._memory.timewindow import AsOf
-
-    return AsOf.parse(when) if when is not None else None
-
-
-def _names(names: str | Sequence[str] | None, what: str = "tag") -> tuple[str, ...]:
-    """Tags or types: a sequence of names, or one string of comma-separated names; each one
-    checked by ``_settings.tag_problem`` (one line when it cannot be used)."""
-    from ._settings import tag_problem  # traitlets: not at ``import hindsight_magic``
-
-    if isinstance(names, str):
-        names = names.split(",")
-    if names is not None and not isinstance(names, Sequence):
-        raise InputError(f"Invalid {what}s {names!r}: give names, or one comma-separated string.")
-    found = []
-    for name in names or ():
-        if not isinstance(name, str):
-            raise InputError(f"Invalid {what} {name!r}: a {what} is text.")
-        name = name.strip()
-        problem = tag_problem(name)
-        if problem:
-            raise InputError(f"Invalid {what} {one_line(name, 40)!r}: {problem}.")
-        if name:
-            found.append(name)
-    return tuple(found)
-
-
-def _budget(budget: str | None) -> Budget | None:
-    """The budget the user named (a word of ``Budget``), or None: the setting's."""
-    from ._settings import BUDGETS, Budget
-
-    if budget is None:
-        return None
-    if budget not in BUDGETS:
-        raise InputError(f"Invalid budget {budget!r}: use {', '.join(BUDGETS)}.")
-    return Budget(budget)

@@ -502,9 +502,9 @@ def test_a_budget_named_in_a_call_is_a_member_and_a_wrong_one_is_one_line() -> N
     """``hm.recall(q, budget="high")`` reaches the session as ``Budget.HIGH``; another word is
     refused as before."""
     from hindsight_magic import InputError
-    from hindsight_magic._functions import _budget
+    from hindsight_magic._operations import RecallRequest
 
-    assert _budget("high") is Budget.HIGH
-    assert _budget(None) is None
+    assert RecallRequest("q", budget="high").budget is Budget.HIGH  # type: ignore[arg-type]
+    assert RecallRequest("q").budget is None
     with pytest.raises(InputError, match=r"^Invalid budget 'max': use low, mid, high\.$"):
-        _budget("max")
+        RecallRequest("q", budget="max")  # type: ignore[arg-type]

@@ -3,7 +3,8 @@ front ends: the stand-alone server (``server.py``) and jupyter-server-mcp's (``j
 
 Both SDKs read a tool's JSON schema from its function's signature: each parameter's
 ``Annotated[type, Field(description=…)]``. ``tool_function`` makes that signature from the
-declared parameters (the kind gives the type, the help and bounds the description) and the
+declared parameters (the kind gives the type, the help and bounds the description, the
+bounds and default the schema's ``minimum``, ``maximum`` and ``default``) and the
 docstring from the operation's summary, so a parameter added to the declaration reaches
 both servers, with its words, unwritten here.
 """
@@ -15,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
-from .._operations import Operation, Param
+from .._operations import KINDS, Operation, Param
 
 T = TypeVar("T")
 
@@ -33,20 +34,20 @@ def sentence(param: Param) -> str:
 
 
 def annotation(param: Param) -> Any:
-    """``Annotated[str | None, Field(description=…)]`` for ``param`` (a count is strict: a
-    boolean is not a count, though lax validation takes ``true`` for 1)."""
+    """``Annotated[str | None, Field(description=…)]`` for ``param``: its kind's type
+    (``_operations.KINDS``), its bounds and default in the JSON schema (``minimum``,
+    ``maximum``, ``default``). The bounds are said, not enforced here: the request the
+    arguments make checks them (``Param.check``), so an agent's bad value reads as every
+    front end's. A count is strict: a boolean is not a count, though lax validation takes
+    ``true`` for 1."""
     from pydantic import Field
 
-    types: dict[str, Any] = {
-        "text": str,
-        "variable": str,
-        "count": int,
-        "names": list[str],
-        "flag": bool,
-        "choice": Literal[param.choices] if param.choices else str,
-    }
-    kind = types[param.kind]
-    field = Field(description=sentence(param), strict=param.kind == "count" or None)
+    kind = Literal[param.choices] if param.choices else KINDS[param.kind].python
+    field = Field(
+        description=sentence(param),
+        strict=param.kind == "count" or None,
+        json_schema_extra=param.schema or None,
+    )
     return Annotated[kind if param.required else kind | None, field]
 
 
@@ -54,14 +55,15 @@ def tool_function(
     operation: Operation, call: Callable[..., T], context: Any = None
 ) -> Callable[..., T]:
     """A function named after ``operation``, with its declared parameters as its signature
-    (optional ones default to None) and its summary as its docstring, that passes its
-    arguments to ``call`` by name. ``context``: the SDK's request context type, asked for as
-    one more argument, ``ctx`` (the SDK fills it; it is not in the tool's schema)."""
+    (optional ones default to their declared default, else None) and its summary as its
+    docstring, that passes its arguments to ``call`` by name. ``context``: the SDK's request
+    context type, asked for as one more argument, ``ctx`` (the SDK fills it; it is not in
+    the tool's schema)."""
     parameters = [
         inspect.Parameter(
             param.name,
             inspect.Parameter.KEYWORD_ONLY,
-            default=inspect.Parameter.empty if param.required else None,
+            default=inspect.Parameter.empty if param.required else param.default,
             annotation=annotation(param),
         )
         for param in operation.params

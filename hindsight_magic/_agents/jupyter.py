@@ -63,7 +63,10 @@ def caller() -> Client:
 
 
 recall = tool_function(
-    AGENT_RECALL, lambda **arguments: _text(lambda: project_memory().recall(**arguments))
+    AGENT_RECALL,
+    lambda **arguments: _text(
+        lambda: project_memory().recall(project_memory().request(AGENT_RECALL, arguments))
+    ),
 )
 
 

@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import hindsight_magic as hm
 
-from .._operations import DEFAULT_RESULTS, MAX_RESULTS
+from .._operations import AGENT_RECALL
 from .._text import one_line, plain_text, plural, prompt_text, utc_minute
 
 if TYPE_CHECKING:
     from hindsight_magic import RecalledMemory, Session
 
+    from .._operations import Operation, RecallRequest
+
 T = TypeVar("T")
 
-WIDE_MAX_TOKENS = 8192  # a tags filter thins the ranked results: ask for more first
 MEMORY_CHARS = 2000  # one memory's text in a result (the data keeps it whole)
 LATEST_COUNT = 20
 DATA_NOT_INSTRUCTIONS = (
@@ -168,54 +169,31 @@ class ProjectMemory:
 
     # -- the tools ----------------------------------------------------------------------------
 
-    def recall(
-        self,
-        query: str,
-        since: str | None = None,
-        until: str | None = None,
-        tags: Sequence[str] | None = None,
-        max_results: int | None = None,
-        as_of: str | None = None,
-    ) -> Answer:
-        """The memories most relevant to ``query``: inside the time window and carrying every
-        tag given, best first, at most ``max_results``. The window is ``hm.recall``'s (a
-        filter on when each memory was recorded; WHEN as ``%recall --since`` takes it);
-        ``as_of`` reads memory as it was then (``hm.recall``'s ``as_of``)."""
-        if not query or not query.strip():
-            raise ToolFailure("Nothing to search for: give a query (say, 'churn table dedupe').")
-        count = DEFAULT_RESULTS if max_results is None else max_results
-        if isinstance(count, bool) or not 1 <= count <= MAX_RESULTS:
-            raise ToolFailure(f"Invalid max_results {count!r}: use 1 to {MAX_RESULTS}.")
-        wanted = {tag.strip() for tag in tags or () if tag.strip()}
-        found = self._call(
-            lambda s: hm.recall(
-                query,
-                max_tokens=WIDE_MAX_TOKENS if wanted else None,
-                since=since.strip() if since and since.strip() else None,
-                until=until.strip() if until and until.strip() else None,
-                as_of=as_of.strip() if as_of and as_of.strip() else None,
-                limit=MAX_RESULTS if wanted else count,
-                session=s,
-            )
+    def request(self, operation: Operation, arguments: Mapping[str, Any]) -> Any:
+        """The typed value a tool's ``arguments`` make (``max_results`` is ``limit``, with
+        its own range and default); bad input is a ``ToolFailure`` of one line."""
+        try:
+            return operation.requested(arguments)
+        except hm.InputError as error:
+            raise ToolFailure(str(error)) from None
+
+    def recall(self, request: RecallRequest | str) -> Answer:
+        """The memories most relevant to the request's query (a query alone: the tool's
+        defaults, ``max_results`` 10): inside its time window and carrying every tag given,
+        best first, at most its ``limit``. The window is ``hm.recall``'s (a filter on when
+        each memory was recorded; WHEN as ``%recall --since`` takes it); ``as_of`` reads
+        memory as it was then."""
+        asked: RecallRequest = (
+            self.request(AGENT_RECALL, {"query": request}) if isinstance(request, str) else request
         )
-        kept = []
-        for index, memory in enumerate(found, 1):
-            if not wanted <= set(memory.tags or ()):
-                continue
-            kept.append((f"#{index}", memory))
-            if len(kept) == count:
-                break
+        found = self._call(lambda s: s.recall(asked))
+        kept = [(f"#{index}", memory) for index, memory in enumerate(found, 1)]
         session = self.session()
         as_of = utc_minute(found.as_of)
         window = f" {found.window.label}" if found.window is not None else ""
-        shown = (  # of the memories with every tag, the recall's count is not theirs
-            f"{plural(len(kept), 'memory', 'memories')} with the tags given"
-            if wanted
-            else found.counts()
-        )
         headline = (
-            f"For {one_line(query, 80)!r}{window} in project {session.label}: {shown} (as of "
-            f"{as_of} UTC; #N and the ids name them for forget)."
+            f"For {one_line(asked.query, 80)!r}{window} in project {session.label}: "
+            f"{found.counts()} (as of {as_of} UTC; #N and the ids name them for forget)."
             if kept
             else f"No relevant memories found{window} in project {session.label} "
             f"(as of {as_of} UTC)."

@@ -172,7 +172,10 @@ def build_server(memory: ProjectMemory, bearer: tuple[str, str] | None = None) -
             return failed(failure)
 
     tool(annotations=reads)(
-        tool_function(AGENT_RECALL, lambda **arguments: run(lambda: memory.recall(**arguments)))
+        tool_function(
+            AGENT_RECALL,
+            lambda **arguments: run(lambda: memory.recall(memory.request(AGENT_RECALL, arguments))),
+        )
     )
 
     tool()(

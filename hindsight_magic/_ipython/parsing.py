@@ -19,13 +19,14 @@ import argparse
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from .._operations import Operation, Param
+from .._operations import choice as choice  # the kinds' converters, for the subcommands too
+from .._operations import positive_int as positive_int
 
 _OPTION = re.compile(r"--([A-Za-z][\w-]*)(?:=|\s+|$)")
 Converter = Callable[[str], Any]
@@ -143,57 +144,9 @@ def option(param: Param) -> Argument:
 
 
 def converter(param: Param) -> Converter:
-    """What reads ``param``'s value from a magic's line, by its declared kind."""
-    if param.kind == "flag":
-        return FLAG
-    if param.kind == "choice":
-        return choice(*param.choices)
-    if param.kind == "count":
-        return positive_int if param.most is None else count_between(param.least or 1, param.most)
-    if param.kind == "names":
-        return tag_list
-    if param.kind == "variable":
-        return identifier
-    if param.kind == "path":
-        return Path
-    return str
-
-
-def choice(*allowed: str) -> Converter:
-    """A converter accepting only ``allowed`` values."""
-
-    def convert(value: str) -> str:
-        if value not in allowed:
-            raise ValueError(f"use one of {', '.join(allowed)}")
-        return value
-
-    return convert
-
-
-def positive_int(value: str) -> int:
-    """An integer ≥ 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError("use a whole number of at least 1") from None
-    if number < 1:
-        raise ValueError("must be at least 1")
-    return number
-
-
-def count_between(least: int, most: int) -> Converter:
-    """A converter accepting whole numbers from ``least`` to ``most``."""
-
-    def convert(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise ValueError(f"use a whole number from {least} to {most}") from None
-        if not least <= number <= most:
-            raise ValueError(f"use a whole number from {least} to {most}")
-        return number
-
-    return convert
+    """What reads ``param``'s value from a magic's line, by its declared kind
+    (``_operations.KINDS``)."""
+    return param.converter
 
 
 def positive_float(value: str) -> float:
@@ -202,21 +155,6 @@ def positive_float(value: str) -> float:
     if number <= 0:
         raise ValueError("must be greater than 0")
     return number
-
-
-def tag_list(value: str) -> tuple[str, ...]:
-    """Comma-separated tags, blanks dropped."""
-    tags = tuple(t.strip() for t in value.split(",") if t.strip())
-    if not tags:
-        raise ValueError("give at least one tag")
-    return tags
-
-
-def identifier(value: str) -> str:
-    """A Python variable name."""
-    if not value.isidentifier():
-        raise ValueError("not a valid Python variable name")
-    return value
 
 
 def setting_assignment(text: str) -> tuple[str, str | None]:

@@ -77,12 +77,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
 
 from .._api.vocabulary import MemoryState
 from .._capture.identity import cell_document
 from .._errors import HindsightError
+from .._operations import RecallRequest
 from .._settings import MINE, Budget
 from .._text import encodable, prompt_text
 from .excerpt import carries_nothing
@@ -90,7 +92,7 @@ from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .llm import ServerLlm, llm_failure, placeholder
 from .provenance import BEFORE
 from .results import RecallResult, ReflectResult
-from .timewindow import server_time
+from .timewindow import read_when, server_time
 from .versions import collapse
 
 AS_OF_PAGE = 100
@@ -99,6 +101,7 @@ AS_OF_CAP = 1000  # invalidated memories an as-of recall reads at most, per bank
 if TYPE_CHECKING:
     from .._api.client import Connection
     from .._api.replies import MemoryUnit
+    from .._operations import ReflectRequest
     from .._settings import HindsightSettings
     from .curation import Curator
     from .parsed_replies import RecalledMemory
@@ -126,10 +129,10 @@ FUNCTION_WORDS_TEXT = (
 FUNCTION_WORDS = frozenset(FUNCTION_WORDS_TEXT.split())
 
 
-def widened(max_tokens: int, widening: int = WINDOW_WIDENING) -> int:
-    """The ``max_tokens`` a recall asks for, so that the ranking (and a window's filter) has
-    enough to choose from."""
-    return max(max_tokens, min(max_tokens * widening, WINDOW_MAX_TOKENS))
+def widened(tokens: int, widening: int = WINDOW_WIDENING) -> int:
+    """The ``max_tokens`` a recall asks for instead of ``tokens``, so that the ranking (and a
+    window's filter) has enough to choose from."""
+    return max(tokens, min(tokens * widening, WINDOW_MAX_TOKENS))
 
 
 def ranked(memories: Sequence[RecalledMemory], query: str) -> list[RecalledMemory]:
@@ -201,14 +204,14 @@ def _words(text: str) -> list[str]:
     return [word for word in WORDS.findall(text.lower()) if word not in FUNCTION_WORDS]
 
 
-def fitting(memories: Sequence[RecalledMemory], max_tokens: int) -> list[RecalledMemory]:
-    """As many of ``memories``, best first, as ``max_tokens`` holds — the server's own rule for
+def fitting(memories: Sequence[RecalledMemory], tokens: int) -> list[RecalledMemory]:
+    """As many of ``memories``, best first, as ``tokens`` hold — the server's own rule for
     its results, with tokens estimated: a memory that does not fit is skipped, and the best
     one is kept even when it alone is too long."""
     kept, spent = [], 0
     for memory in memories:
         cost = -(-len(memory.text) // CHARS_PER_TOKEN)
-        if spent + cost <= max_tokens:
+        if spent + cost <= tokens:
             kept.append(memory)
             spent += cost
     return kept or list(memories[:1])
@@ -218,6 +221,13 @@ def within(memories: Sequence[RecalledMemory], window: TimeWindow) -> list[Recal
     """The ``memories`` recorded inside ``window`` (on ``mentioned_at``; an undated one is
     outside every window)."""
     return [m for m in memories if window.contains(server_time(m.mentioned_at))]
+
+
+def tagged(memories: Sequence[RecalledMemory], tags: Sequence[str]) -> list[RecalledMemory]:
+    """The ``memories`` that carry every one of ``tags`` (besides the scope's, which the
+    server filters by: it matches one set of tags per recall, in one way)."""
+    wanted = set(tags)
+    return [memory for memory in memories if wanted <= set(memory.tags or ())]
 
 
 def listed_memories(items: Sequence[MemoryUnit], curator: Curator | None) -> list[RecalledMemory]:
@@ -301,25 +311,16 @@ class Reader:
 
         from . import parsed_replies  # noqa: F401
 
-    def recall(
-        self,
-        query: str,
-        *,
-        budget: Budget | None = None,
-        max_tokens: int | None = None,
-        types: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        layer: str | None = None,
-        as_of: AsOf | None = None,
-        limit: int | None = None,
-    ) -> RecallResult:
-        """Ranked memories for ``query`` (a bank that does not exist yet has none): a wider
-        pool from the server, ordered by meaning, then words (``ranked``), cut to
+    def recall(self, request: RecallRequest) -> RecallResult:
+        """Ranked memories for the request's query (a bank that does not exist yet has none):
+        a wider pool from the server, ordered by meaning, then words (``ranked``), cut to its
         ``max_tokens``; the first ``limit`` of them (default ``recall_limit``) are the
         result, which also says how many of them all match the query (``matching``).
 
-        With a ``window``, only memories recorded inside it: the server's ``temporal_window``
-        ranks them higher but returns the others too, so the pool is filtered here.
+        With ``since``/``until``, only memories recorded inside that window: the server's
+        ``temporal_window`` ranks them higher but returns the others too, so the pool is
+        filtered here. With ``tags``, only memories carrying every one of them: the pool (of
+        the scope's tags, which the server filters by) is filtered here too.
 
         With layers (``_memory/layers.py``), every layer's pool is asked for at once and the
         joined pool is ranked as one; ``layer`` narrows the recall to one layer (``mine`` is
@@ -330,74 +331,57 @@ class Reader:
         it (``as_of_pool``). Each cell shows once (``versions.collapse``).
 
         What it returns is ``last_recall``, which ``#3`` names."""
-        result = self._recall(
-            query,
-            budget=budget,
-            max_tokens=max_tokens,
-            types=types,
-            window=window,
-            layer=layer,
-            as_of=as_of,
-            limit=limit,
-        )
+        result = self._recall(request)
         self.last_recall = result
         return result
 
-    def find(self, query: str, limit: int, max_tokens: int | None = None) -> RecallResult:
-        """The first ``limit`` memories of the session's own bank for ``query`` (in at most
-        ``max_tokens``; None: the setting's), as a recall ranks them, without sending what is
+    def find(self, request: RecallRequest) -> RecallResult:
+        """The first ``limit`` memories of the session's own bank for the request (its
+        ``max_tokens`` None: the setting's), as a recall ranks them, without sending what is
         queued first and without becoming the ``last_recall``: what a mental model chooses
         from on a server without an LLM (on the worker)."""
-        return self._recall(query, max_tokens=max_tokens, layer=MINE, limit=limit, wait=False)
+        return self._recall(replace(request, layer=MINE), wait=False)
 
     def _recall(
-        self,
-        query: str,
-        *,
-        budget: Budget | None = None,
-        max_tokens: int | None = None,
-        types: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        layer: str | None = None,
-        as_of: AsOf | None = None,
-        limit: int | None = None,
-        ready: Readiness | None = None,
-        wait: bool = True,
+        self, request: RecallRequest, ready: Readiness | None = None, wait: bool = True
     ) -> RecallResult:
         """``recall``; ``ready``: what ``before_read`` said already (None: ask it now, unless
         the read does not ``wait`` or leaves the session's own bank out: nothing waited for)."""
-        s, scope = self._settings, self._scope()
+        s, scope, query = self._settings, self._scope(), request.query
+        window, then = read_when(request)  # a bad WHEN is said before anything is asked
         mine = Layer(MINE, scope.bank_id, scope.recall_tags, scope.tags_match)
         layers = layers_of(s.layers)
-        asked = chosen(mine, layers, layer)
+        asked = chosen(mine, layers, request.layer)
         if ready is None and wait and mine in asked:
             ready = self._before_read(scope.bank_id)
         still_indexing = ready.transcript_cells if ready is not None else 0
         indexed = ready.indexed if ready is not None else True
-        max_tokens = max_tokens or s.recall_max_tokens
+        max_tokens = request.max_tokens or s.recall_max_tokens
         user_window = window
-        if as_of is not None:
-            window = as_of.window(window)
+        if then is not None:
+            window = then.window(window)
         pool = widened(max_tokens, WINDOW_WIDENING if window else POOL_WIDENING)
-        memories, skipped = self._pooled(asked, query, budget, pool, types, window)
-        if as_of is not None:
-            memories = self._as_of_pool(asked, memories, as_of, types)
+        memories, skipped = self._pooled(asked, query, request.budget, pool, request.types, window)
+        if then is not None:
+            memories = self._as_of_pool(asked, memories, then, request.types)
         if window is not None:
             memories = within(memories, window)
+        if request.tags:
+            memories = tagged(memories, request.tags)
         memories = fitting(collapse(ranked(memories, query)), max_tokens)
         matched = matching(memories, query)
-        memories = memories[: limit or s.recall_limit]
+        memories = memories[: request.limit or s.recall_limit]
         if self._curator is not None:
             memories = [memory.tended_by(self._curator) for memory in memories]
         return RecallResult(
             query,
             memories,
             scope.bank_id,
-            as_of.at if as_of is not None else None,
+            then.at if then is not None else None,
             still_indexing=still_indexing,
             memories_waiting=not indexed,
             window=user_window,
-            historical=as_of.label if as_of is not None else "",
+            historical=then.label if then is not None else "",
             matched=matched,
             layers=tuple(one.name for one in asked) if layers else (),
             skipped=tuple(item.line() for item in skipped),
@@ -408,11 +392,11 @@ class Reader:
         asked: Sequence[Layer],
         query: str,
         budget: Budget | None,
-        max_tokens: int,
+        tokens: int,
         types: Sequence[str] | None,
         window: TimeWindow | None,
     ) -> tuple[list[RecalledMemory], list[Skipped]]:
-        """The memories the ``asked`` layers recall for ``query`` (each pool ``max_tokens``),
+        """The memories the ``asked`` layers recall for ``query`` (each pool ``tokens``),
         asked at once and labelled with their layer, unranked; and the layers skipped."""
         s, client = self._settings, self._connection.client
 
@@ -423,7 +407,7 @@ class Reader:
                 layer.bank_id,
                 encodable(query),
                 budget=budget or s.recall_budget,
-                max_tokens=max_tokens,
+                max_tokens=tokens,
                 types=[encodable(t) for t in (types if types is not None else s.recall_types)],
                 tags=layer.tags,
                 tags_match=layer.tags_match,
@@ -448,10 +432,10 @@ class Reader:
         self,
         asked: Sequence[Layer],
         pool: list[RecalledMemory],
-        as_of: AsOf,
+        then: AsOf,
         types: Sequence[str] | None,
     ) -> list[RecalledMemory]:
-        """``pool`` (valid now) as of ``as_of``: with the memories recorded before it that
+        """``pool`` (valid now) as of ``then``: with the memories recorded before it that
         were invalidated after it (a cell's superseded version, a memory forgotten since),
         which a recall never returns, listed from each layer's bank.
 
@@ -464,7 +448,7 @@ class Reader:
             for memory in pool
             if (cell := cell_document(memory.document_id)) is not None
         }
-        end = as_of.window(None).server_range()["end_date"]
+        end = then.window(None).server_range()["end_date"]
         for one in asked:
             offset = 0
             while offset < AS_OF_CAP:
@@ -481,8 +465,8 @@ class Reader:
                 page = listed_memories(reply.items, None)
                 offset += len(page)
                 for memory in page:
-                    invalidated = server_time(memory.invalidated_at) or as_of.at
-                    if memory.type not in kinds or invalidated < as_of.at:
+                    invalidated = server_time(memory.invalidated_at) or then.at
+                    if memory.type not in kinds or invalidated < then.at:
                         continue
                     cell = cell_document(memory.document_id)
                     if cell is not None and cell.key in similar:
@@ -520,15 +504,9 @@ class Reader:
         self.last_recall = result  # ``#3`` names the third of them
         return result
 
-    def reflect(
-        self,
-        question: str,
-        *,
-        context: str | None = None,
-        budget: Budget | None = None,
-        sources: bool = True,
-    ) -> ReflectResult:
-        """The server's synthesized answer to ``question`` (with what it is based on).
+    def reflect(self, request: ReflectRequest) -> ReflectResult:
+        """The server's synthesized answer to the request's question (with what it is based
+        on, unless it asks for no ``sources``).
 
         When the server cannot write one — it has no LLM (``llm.ServerLlm``: the local server's
         state file says so, or the reply is the mock's text or ``none``'s refusal) or its LLM
@@ -536,6 +514,8 @@ class Reader:
         as a recall ranks and shows them, under one line saying that no answer was written and
         how to get one (``unanswered``)."""
         s, scope = self._settings, self._scope()
+        question, context, budget = request.question, request.context, request.budget
+        sources = request.sources
         ready = self._before_read(scope.bank_id)
         still_indexing, indexed = ready.transcript_cells, ready.indexed
         missing = self._llm.missing()
@@ -626,7 +606,7 @@ class Reader:
         ``last_recall``)."""
         from .parsed_replies import Sources
 
-        recalled = self._recall(question, budget=budget, ready=ready)
+        recalled = self._recall(RecallRequest(question, budget=budget), ready)
         self.last_recall = recalled
         line = (
             f"No answer was written: {why}. Below, the memories that bear on the question, "

@@ -17,10 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from .._errors import PUBLIC, InputError
 from .._text import one_line, parse_iso
+
+if TYPE_CHECKING:
+    from .._operations import RecallRequest
 
 When: TypeAlias = "str | datetime | date"
 
@@ -291,3 +294,12 @@ class AsOf:
             return TimeWindow(None, self.at, f"as it was {self.label}")
         end = self.at if window.end is None else min(window.end, self.at)
         return TimeWindow(window.start, end, f"{window.label}, as it was {self.label}")
+
+
+def read_when(request: RecallRequest) -> tuple[TimeWindow | None, AsOf | None]:
+    """The window ``request``'s ``since``/``until`` make and the moment its ``as_of`` names
+    (None when not given); a bad WHEN is a ``WhenError`` saying what to write. The reader
+    reads them; an edge reads them first too, so that bad input is said before a session
+    is made or a search waits."""
+    window = TimeWindow.parse(request.since, request.until)
+    return window, AsOf.parse(request.as_of) if request.as_of is not None else None

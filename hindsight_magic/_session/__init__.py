@@ -70,10 +70,10 @@ from .._memory.provenance import (
     provenance_metadata,
 )
 from .._memory.scope import BankScope, close_banks, compute_scope, project_label
+from .._operations import RecallRequest, ReflectRequest
 from .._settings import (
     MINE,
     Affects,
-    Budget,
     ScopeMode,
     SettingsError,
     bank_id_problem,
@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
     from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult, ReflectResult
-    from .._memory.timewindow import AsOf, TimeWindow
+    from .._memory.timewindow import TimeWindow
     from .._settings import HindsightSettings
 
 
@@ -444,42 +444,16 @@ class HindsightSession:
         reason = self._parts.queue.stats().last_error or "not sent yet"
         raise HindsightError("retain", f"retain failed: {reason}")
 
-    def recall(
-        self,
-        query: str,
-        *,
-        budget: Budget | None = None,
-        max_tokens: int | None = None,
-        types: Sequence[str] | None = None,
-        window: TimeWindow | None = None,
-        layer: str | None = None,
-        as_of: AsOf | None = None,
-        limit: int | None = None,
-    ) -> RecallResult:
-        """The memories of the current scope and the layers that answer ``query``, best
-        first, after what was queued is sent and indexed (``hm.recall``); ``as_of``: as
-        memory was then."""
-        return self._parts.reader.recall(
-            query,
-            budget=budget,
-            max_tokens=max_tokens,
-            types=types,
-            window=window,
-            layer=layer,
-            as_of=as_of,
-            limit=limit,
-        )
+    def recall(self, request: RecallRequest | str) -> RecallResult:
+        """The memories of the current scope and the layers that answer ``request`` (a query
+        alone: every option its setting's), best first, after what was queued is sent and
+        indexed (``hm.recall``, which makes the request from its keywords)."""
+        return self._parts.reader.recall(RecallRequest.given(request))
 
-    def reflect(
-        self,
-        question: str,
-        *,
-        context: str | None = None,
-        budget: Budget | None = None,
-        sources: bool = True,
-    ) -> ReflectResult:
-        """The server's answer to ``question`` from the current scope (``hm.reflect``)."""
-        return self._parts.reader.reflect(question, context=context, budget=budget, sources=sources)
+    def reflect(self, request: ReflectRequest | str) -> ReflectResult:
+        """The server's answer to ``request`` (a question alone: every option its
+        default) from the current scope (``hm.reflect``)."""
+        return self._parts.reader.reflect(ReflectRequest.given(request))
 
     def new_bank(self) -> list[str] | None:
         """When the scope's bank is not on the server yet (the first retain creates it): the

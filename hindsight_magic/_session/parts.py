@@ -67,6 +67,7 @@ from .._memory.mental_models import MentalModelCache
 from .._memory.overview import BankOverview
 from .._memory.reading import Reader
 from .._memory.versions import CellVersions
+from .._operations import RecallRequest
 from .._text import plural
 from .cells import CellDocuments, Placed
 
@@ -128,7 +129,7 @@ def build_parts(
 
     def find(query: str, count: int, tokens: int) -> RecallResult:
         """What a mental model chooses from on a server without an LLM (the reader's)."""
-        return reader.find(query, count, tokens)
+        return reader.find(RecallRequest(query, limit=count, max_tokens=tokens))
 
     def last_recall() -> ShownMemories | None:
         """``#3``: the third memory of the reader's last recall (the reader curates through

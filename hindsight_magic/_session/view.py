@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult
     from .._memory.scope import BankScope
-    from .._memory.timewindow import AsOf
+    from .._operations import RecallRequest
     from .._settings import HindsightSettings
     from .parts import Parts
 
@@ -236,8 +236,8 @@ class SessionView:
         parts = self._parts()
         return parts is not None and job in parts.worker.scheduled()
 
-    def recall_now(self, query: str, as_of: AsOf | None = None) -> RecallResult:
-        """Recall ``query`` in the current scope (as memory was ``as_of``, when given) without
+    def recall_now(self, request: RecallRequest) -> RecallResult:
+        """Recall what ``request`` asks in the current scope without
         sending the queue or waiting for indexing first (the panel's search does both itself,
         step by step, on the worker)."""
         session, parts = self._live(), self._part()
@@ -249,7 +249,7 @@ class SessionView:
             lambda _: ReadReady(still, True),  # the search waited for the user's memories itself
             asking=parts.layer_asking,
         )
-        return reader.recall(query, as_of=as_of)
+        return reader.recall(request)
 
     def follow_memories(self, bank_id: str | None = None) -> bool:
         """Ask the server once about the user's memories it accepted (of ``bank_id``, or any)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from .._capture.transcript import own_text
 from .._memory.mental_models import MentalModel, inventory_line
@@ -74,6 +74,46 @@ def waiting_line(count: int, silent: NotAnswering) -> str:
         f"The Hindsight server at {silent.url} is not answering: {they} {where} and {are} sent "
         "when the server is back (%hindsight status)."
     )
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """What a flush achieved: accepted now, not sent because the server held it already,
+    and what still waits (and why)."""
+
+    _hindsight_result_: ClassVar[bool] = True  # never retained by auto-retain
+
+    accepted: int
+    pending: int
+    retrying: int
+    failed: int
+    last_error: str | None
+    already_stored: int = 0  # not sent: the server held them (a re-run's %retain lines)
+
+    def __repr__(self) -> str:
+        sent, stored = plural(self.accepted, "memory", "memories"), self.already_stored
+        left = self.pending or self.retrying or self.failed  # then something new was not sent
+        if stored and not self.accepted and not left:
+            first = f"Flushed: nothing new to send; {stored} already stored."
+        elif stored:
+            first = f"Flushed: {sent} accepted by the server; {stored} already stored (not sent)."
+        else:
+            first = f"Flushed: {sent} accepted by the server."
+        parts = [first]
+        if self.retrying:
+            parts.append(
+                f"{plural(self.retrying, 'memory is', 'memories are')} waiting to retry "
+                f"({self.last_error}); they stay queued."
+            )
+        if self.pending and self.retrying:
+            parts.append(f"{plural(self.pending, 'more waits', 'more wait')} behind them.")
+        elif self.pending:
+            parts.append(f"{plural(self.pending, 'memory is', 'memories are')} still being sent.")
+        if self.failed:
+            parts.append(f"{plural(self.failed, 'memory', 'memories')} failed: %hindsight retry.")
+        return own_text(" ".join(parts))
+
+    __str__ = __repr__
 
 
 @dataclass

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from mcpkit import error_line
 
+import hindsight_magic as hm
 from hindsight_magic import RecalledMemory
 from hindsight_magic._agents.memory import ProjectMemory, memory_line
 from hindsight_magic._agents.server import build_server, folded
@@ -240,6 +241,45 @@ def test_every_tool_is_made_from_its_one_declaration(memory: ProjectMemory) -> N
         "(1-50, default 10)"
         in tools["recall"].input_schema["properties"]["max_results"]["description"]
     )
+    # the bounds a model reads are the declaration's, as schema, not only as prose
+    limit = tools["recall"].input_schema["properties"]["max_results"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
+
+
+def test_max_results_is_the_one_recall_s_limit_under_an_agent_s_name(
+    call: Any, fake: Server
+) -> None:
+    from hindsight_magic._operations import AGENT_RECALL, RECALL, RecallRequest
+
+    # one declaration: the agents' recall and %recall are made from one typed value
+    assert AGENT_RECALL.request is RECALL.request is RecallRequest
+    assert AGENT_RECALL.requested({"query": "x"}).limit == 10  # the alias's default
+    assert AGENT_RECALL.requested({"query": "x", "max_results": 3}).limit == 3
+    fake.fix()
+    fake.results = [{"id": f"m{n}", "text": f"Churn fact {n}", "type": "world"} for n in range(20)]
+    found = call("recall", query="churn fact", max_results=3)
+    assert len(found.structured_content["memories"]) == 3
+    said = error_line(call("recall", query="x", max_results=51))
+    assert said == "Invalid max_results 51: use a whole number from 1 to 50."
+    with pytest.raises(hm.InputError, match="Invalid limit 0: use a whole number of at least 1"):
+        hm.recall("x", limit=0)
+
+
+def test_an_agent_s_tags_keep_the_memories_carrying_every_one(call: Any, fake: Server) -> None:
+    fake.fix()
+    fake.results = [
+        {"id": "one", "text": "Churn excludes trials", "type": "world", "tags": ["churn"]},
+        {"id": "none", "text": "Churn lives in the warehouse", "type": "world"},
+        {
+            "id": "both",
+            "text": "Churn is computed monthly",
+            "type": "world",
+            "tags": ["churn", "finance"],
+        },
+    ]
+    found = call("recall", query="churn", tags=["finance", " churn "])
+    assert [m["id"] for m in found.structured_content["memories"]] == ["both"]
+    assert "1 memory shown" in found.content[0].text
 
 
 def test_hostile_memory_text_stays_data_in_one_line() -> None:

@@ -57,6 +57,9 @@ def test_a_tool_called_there_answers_bad_input_with_one_line() -> None:
         assert list(properties) == [param.name for param in declared.params]
         for param in declared.params:
             assert properties[param.name]["description"] == sentence(param), param.name
+    # its bounds and default as schema too, from the same declaration
+    limit = tools["recall"].input_schema["properties"]["max_results"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
     assert result.is_error
     text = result.content[0].text
     assert "Nothing to search for" in text

@@ -290,7 +290,7 @@ def test_dead_server_gives_the_start_hint_and_keeps_items(loaded: Any, dead_url:
 def test_a_flush_that_left_memories_waiting_never_says_nothing_new_to_send() -> None:
     """A re-run's %retain lines the server held, beside one whose send failed: the flush
     says both, not "nothing new to send" and then that a memory waits to retry."""
-    from hindsight_magic._functions import FlushResult
+    from hindsight_magic._ui.display import FlushResult
 
     said = repr(FlushResult(0, 0, 1, 0, "timed out", already_stored=2))
     assert said.startswith("Flushed: 0 memories accepted by the server; 2 already stored"), said

@@ -15,14 +15,11 @@ from hindsight_magic._ipython.parsing import (
     Words,
     arg,
     argument_type,
-    choice,
-    identifier,
     parse_options,
     positive_float,
-    positive_int,
     setting_assignment,
-    tag_list,
 )
+from hindsight_magic._operations import choice, identifier, positive_int, tag_list
 
 USAGE = "%recall [--budget low|mid|high] [--max-tokens N] QUERY"
 SPEC: dict[str, Any] = {
@@ -380,3 +377,18 @@ def test_each_verb_table_is_its_vocabulary_and_parses_to_a_member() -> None:
         assert SUBCOMMANDS[name].parse(name, "").verb == declared.default
     assert list(server_words().verbs) == list(ServerAction)
     assert SUBCOMMANDS["autoretain"].parse("autoretain", "every 4").verb == AutoretainVerb.EVERY
+
+
+def test_tags_reach_a_recall_from_the_magic_python_and_the_panel_s_search_alike() -> None:
+    from hindsight_magic._ipython.magics import RECALL_OPTIONS
+    from hindsight_magic._operations import PANEL_SEARCH, RECALL, RecallRequest
+
+    options, query = RECALL_OPTIONS.parse("--tags cold,lab freezer cores")
+    assert (options, query) == ({"tags": ("cold", "lab")}, "freezer cores")
+    assert RECALL.keywords(options) == {"tags": ("cold", "lab")}  # hm.recall's keyword
+    from_python = RecallRequest("freezer cores", tags="cold, lab")
+    from_panel = RecallRequest.parsed("tags:cold,lab  freezer cores", PANEL_SEARCH)
+    assert from_python == from_panel == RecallRequest("freezer cores", tags=("cold", "lab"))
+    assert RecallRequest.parsed("ratio:3 is fine", PANEL_SEARCH).query == "ratio:3 is fine"
+    with pytest.raises(UsageError, match="give at least one tag"):
+        RECALL_OPTIONS.parse("--tags , freezer")

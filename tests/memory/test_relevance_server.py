@@ -30,6 +30,7 @@ import hindsight_magic as hm
 from hindsight_magic._agents.memory import ProjectMemory
 from hindsight_magic._api.client import HindsightClient
 from hindsight_magic._api.transfers import BankTransfers
+from hindsight_magic._operations import AGENT_RECALL
 from hindsight_magic._ui.panel.browser import result_rows
 from hindsight_magic._ui.panel.html import result_row_html
 
@@ -157,7 +158,7 @@ def agent_answer(
         monkeypatch.setenv(f"HINDSIGHT_{name}", value)
     agent = ProjectMemory(str(project), open_session=hm.project_session)
     try:
-        return agent.recall(query, **arguments).text
+        return agent.recall(agent.request(AGENT_RECALL, {"query": query, **arguments})).text
     finally:
         agent.close()
 

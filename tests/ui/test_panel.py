@@ -870,6 +870,38 @@ def test_search_finds_a_retained_fact_with_its_provenance(
 
 
 @pytest.mark.integration
+def test_tags_narrow_the_panels_search_percent_recall_and_hm_recall_alike(
+    kernel_nb: Any, hindsight_server: Any, bank_id: str
+) -> None:
+    kernel_nb.load(api_url=hindsight_server.url, bank_id=bank_id, mental_model_auto_seed="false")
+    token = uuid.uuid4().hex[:8]
+    cold = f"The freezer {token} holds the ice cores at minus eighty degrees."
+    warm = f"The freezer {token} door was left open at noon on Friday."
+    kernel_nb.run(f"%retain --tags lab,cold {cold}")
+    kernel_nb.run(f"%retain --tags lab {warm}")
+    assert kernel_nb.magics.session.flush(30).settled
+    found = poll(
+        lambda: kernel_nb.run(f"%recall --tags cold freezer {token}").result.texts,
+        60,
+        until=lambda texts: cold in texts,
+    )
+    assert warm not in found  # it carries lab, not cold
+    assert kernel_nb.run(f"%recall --tags lab freezer {token}").result.texts.count(warm) == 1
+    python = kernel_nb.run(f"__import__('hindsight_magic').recall('{token}', tags=['lab', 'cold'])")
+    assert python.result.texts == [cold]
+    panel = show(kernel_nb)
+    search(panel, f"tags:cold freezer {token}")
+    line = wait_for(
+        lambda: html.unescape(panel.browser.w_search_state.value),
+        60,
+        "the tagged search done",
+        until=lambda text: f"“freezer {token}”: " in text and DONE.search(text),
+    )
+    assert "1 memory shown" in line, line
+    assert list(dict(results(panel))) == [cold]
+
+
+@pytest.mark.integration
 def test_the_panels_search_reads_memory_as_it_was_before_a_cell_changed(
     kernel_nb: Any, hindsight_server: Any, bank_id: str
 ) -> None:

@@ -19,6 +19,7 @@ import pytest
 from helpers import FakeHindsight
 
 import hindsight_magic as hm
+from hindsight_magic._operations import RecallRequest
 from hindsight_magic._session import HindsightSession, ui_view
 from hindsight_magic._session.view import SessionView
 from hindsight_magic._settings import HindsightSettings
@@ -86,7 +87,7 @@ def test_recall_now_does_not_send_the_queue_first(fake: FakeHindsight, make_sess
 
     session = make_session(handler)
     session.retain("still queued")
-    result = ui_view(session).recall_now("churn")
+    result = ui_view(session).recall_now(RecallRequest("churn"))
     assert len(result) == 0
     assert not fake.calls("POST", r"/memories$")  # a %recall would have sent it first
     assert ui_view(session).queue_stats().pending == 1

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -53,7 +53,8 @@ from ..._delivery.recent import (
 from ..._errors import HindsightError, InputError
 from ..._memory.curation import CURATED_TYPES, OWN_ID
 from ..._memory.provenance import SEPARATOR, provenance_line, relevance_text
-from ..._memory.timewindow import AsOf
+from ..._memory.timewindow import read_when
+from ..._operations import PANEL_SEARCH, RecallRequest
 from ..._settings import MINE
 from ..._text import one_line, plural
 
@@ -245,25 +246,29 @@ class MemoryBrowser:
 
     # -- kernel thread ----------------------------------------------------------------------
 
-    def search(self, query: str, as_of: str = "") -> None:
-        """Search button: recall ``query`` on the worker (a newer search replaces this one),
-        as memory was at ``as_of`` when one is given (a WHEN, as ``%recall --as-of`` takes
-        it: a bad one is said in the search's line)."""
-        query = query.strip()
+    def search(self, boxes: Mapping[str, str]) -> None:
+        """Search button: recall on the worker what the search boxes ask (their text by field:
+        ``query``, ``as_of``; read as ``RecallRequest.parsed`` reads them, ``tags:a,b``
+        words leading the query for the fields ``PANEL_SEARCH`` names); a newer search
+        replaces this one. Bad input (a WHEN ``%recall --as-of`` would refuse) is said in the
+        search's line."""
         with self._lock:
             self._generation += 1  # a search still running is forgotten
             generation = self._generation
-            if not query:
+            others = dict(boxes)
+            text = others.pop("query", "")
+            if not text.strip():
                 self.search_view = SearchView(message="Type what to search for, then Search.")
                 return
             try:
-                moment = AsOf.parse(as_of) if as_of.strip() else None
+                request = RecallRequest.parsed(text, PANEL_SEARCH, **others)
+                read_when(request)  # a bad WHEN is said now, not after the wait for indexing
             except InputError as error:
-                self.search_view = SearchView(query, False, one_line(str(error), 300))
+                self.search_view = SearchView(text.strip(), False, one_line(str(error), 300))
                 return
-            self.search_view = SearchView(query, True, SEARCHING.format(query))
+            self.search_view = SearchView(request.query, True, SEARCHING.format(request.query))
         deadline = time.monotonic() + SEARCH_WAIT_S
-        step = functools.partial(self._search_step, generation, query, deadline, True, moment)
+        step = functools.partial(self._search_step, generation, request, deadline, True)
         self._submit(step)
 
     def toggle_document(self) -> None:
@@ -350,12 +355,7 @@ class MemoryBrowser:
     # -- worker thread ----------------------------------------------------------------------
 
     def _search_step(
-        self,
-        generation: int,
-        query: str,
-        deadline: float,
-        first: bool,
-        as_of: AsOf | None = None,
+        self, generation: int, request: RecallRequest, deadline: float, first: bool
     ) -> None:
         """One step of a search, on the worker: as ``%recall`` does, send the user's memories and
         wait (never sleeping on the worker: the step comes back) until the server has indexed
@@ -363,7 +363,7 @@ class MemoryBrowser:
         cells are not searchable yet."""
         if generation != self._generation:
             return  # a newer search replaced this one
-        session = self._session
+        session, query = self._session, request.query
         try:
             bank = session.scope.bank_id
             if first:
@@ -372,12 +372,10 @@ class MemoryBrowser:
             waiting = session.memories_waiting(bank) or session.follow_memories(bank)
             if waiting and time.monotonic() < deadline:
                 self._show_search(generation, SearchView(query, True, SEARCHING.format(query)))
-                step = functools.partial(
-                    self._search_step, generation, query, deadline, False, as_of
-                )
+                step = functools.partial(self._search_step, generation, request, deadline, False)
                 self._submit(step, STEP_S)
                 return
-            result = session.recall_now(query, as_of)  # the user's memories were sent already
+            result = session.recall_now(request)  # the user's memories were sent already
         except Exception as error:  # shown as one line in the panel
             view = SearchView(query, False, f"Search failed: {self._failure(error)}")
         else:

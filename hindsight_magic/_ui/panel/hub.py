@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._text import local_clock, plural
 from .browser import MemoryBrowser
@@ -29,6 +29,8 @@ from .figures import PanelFigures
 from .state import Snapshot, llm_mode, take_snapshot
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..._session.view import SessionView
 
 log = logging.getLogger("hindsight_magic")
@@ -112,7 +114,7 @@ class PanelHub:
         self._notice = f"{local_clock()} {text}"
         self._schedule(0.0)
 
-    def act(self, action: str, *args: str) -> None:
+    def act(self, action: str, *args: Any) -> None:
         """A button was clicked: run hub method ``action`` (kernel thread, never the network)."""
         if self._session.closed:
             self._shutdown()  # the worker is gone, so this thread is the only writer left
@@ -149,10 +151,10 @@ class PanelHub:
         session.pause_autoretain(paused)
         self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
 
-    def search(self, query: str, as_of: str = "") -> None:
-        """Search button: recall ``query`` (as memory was at ``as_of``, when given) on the
-        worker; the results table follows."""
-        self.browser.search(query, as_of)
+    def search(self, boxes: Mapping[str, str]) -> None:
+        """Search button: recall what the search boxes ask (their text by field: ``query``,
+        ``as_of``) on the worker; the results table follows."""
+        self.browser.search(boxes)
         self._schedule(0.0)
 
     def refresh_model(self, model_id: str) -> None:

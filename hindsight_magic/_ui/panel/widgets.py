@@ -586,7 +586,9 @@ class BrowserWidgets:
             "Search",
             "hm-search",
             "search",
-            lambda: act("search", self.w_search_box.value, self.w_as_of_box.value),
+            lambda: act(
+                "search", {"query": self.w_search_box.value, "as_of": self.w_as_of_box.value}
+            ),
         )
         self.w_search_state = widgets.HTML()
         self.w_delete = widgets.HTML()
