@@ -207,6 +207,19 @@ def explain(
     return f"{error} — {diagnosis.problem}; {diagnosis.hint}."
 
 
+def explain_for(client: HindsightClient, error: HindsightError, command: str) -> str:
+    """``explain`` for the server ``client`` talks to: a reply that was not Hindsight's is
+    followed by an identity probe (``GET /version``), to tell another server from a failing
+    one; when nothing answered, a local server recorded for this URL (or, at the fallback URL,
+    for the data dir) that stopped is the cause, and how to start it the hint; one recorded at
+    another address is where to point instead."""
+    url = client.base_url
+    known = probe_identity(client) if error.kind == "not_hindsight" else None
+    local = local_server(url) if error.kind == "connect" else None
+    elsewhere = recorded_elsewhere(url) if error.kind == "connect" and local is None else None
+    return explain(error, url, known, local, command, elsewhere)
+
+
 def probe_identity(client: HindsightClient) -> bool | None:
     """True if ``client`` reaches Hindsight, False if something else answers, None if unknown."""
     try:
@@ -249,7 +262,16 @@ def server_problem(
     return diagnose(error, url, known, local, command, elsewhere)
 
 
-def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> str:
+@dataclass(frozen=True)
+class ServerCheck:
+    """Whether the server answered as Hindsight and took the key (``ok``), and ``line``:
+    ``ok (Hindsight 1.1.0)`` or what is wrong and what to do."""
+
+    ok: bool
+    line: str
+
+
+def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> ServerCheck:
     """``ok (Hindsight 1.1.0)``, or what is wrong, in one line: ``GET /version`` (is it
     Hindsight?), then ``GET /v1/default/banks`` (open even where ``/version`` is not: is the key
     accepted?), then what the machine shows of a local server (a deleted data dir)."""
@@ -258,6 +280,8 @@ def server_state(client: HindsightClient, command: str = TERMINAL_COMMAND) -> st
         client.list_banks()
     except HindsightError as error:
         diagnosis = server_problem(client, error, command)
-        return diagnosis.summary if diagnosis else f"error: {error}"
+        return ServerCheck(False, diagnosis.summary if diagnosis else f"error: {error}")
     problem = server_problem(client, None, command)
-    return problem.summary if problem else f"ok (Hindsight {version})"
+    if problem:
+        return ServerCheck(False, problem.summary)
+    return ServerCheck(True, f"ok (Hindsight {version})")

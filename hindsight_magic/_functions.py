@@ -484,10 +484,9 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
 def status(*, check_server: bool = True, session: HindsightSession | None = None) -> Report:
     """Server, bank and tags, the queue's counters, auto-retain and mental models, as a report
     (text, or a table in a notebook). ``check_server=False`` skips the server round trip."""
-    from ._session import ui_view
     from ._ui.status import status_report
 
-    return status_report(ui_view(session or current_session()), check_server)
+    return status_report((session or current_session()).status(check_server))
 
 
 # -- layers: banks read beside the session's own ----------------------------------------------

@@ -195,7 +195,6 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_ui/display.py": ({"equal"}, "difflib's opcode"),
     "_ui/doctor.py": ({"ZMQInteractiveShell"}, "IPython's kernel shell class"),
     "_ui/pictures.py": ({"png"}, "an image format"),
-    "_ui/panel/state.py": ({"Server", "state"}, "a Report's heading and row label, as shown"),
     "_ui/panel/widgets.py": ({"forget"}, "a PanelHub method's name (act dispatches by name)"),
     "_agents/server.py": ({"tools/call"}, "an MCP method"),
     "_api/errors.py": (
@@ -221,7 +220,6 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_diagnosis.py": ({"connect", "http", "not_hindsight", "timeout"}, "ErrorKind"),
     "_memory/llm.py": ({"http"}, "ErrorKind"),
     "_memory/mental_models.py": ({"http"}, "ErrorKind"),
-    "_session/__init__.py": ({"connect", "not_hindsight"}, "ErrorKind"),
     "_delivery/journal.py": ({"batched", "failed", "corrupt"}, "JournalOp.kind, JournalKind"),
     "_operations.py": ({"flag", "variable"}, "Kind"),
     "_agents/declared.py": ({"count"}, "Kind"),

@@ -24,7 +24,6 @@ from faultkit import ServerReader
 from helpers import PLANTED_KEY, RunningServer
 
 from hindsight_magic._ipython.subcommands import SUBCOMMANDS
-from hindsight_magic._session import ui_view
 from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
@@ -134,7 +133,7 @@ def collect_panel(notebook: Any, places: Places, label: str) -> None:
     from hindsight_magic._ui.panel.hub import panel_hub
     from hindsight_magic._ui.panel.widgets import HindsightPanel
 
-    hub = panel_hub(ui_view(notebook.magics.session))
+    hub = panel_hub(notebook.magics.session)
     panel = HindsightPanel(hub, hub.snapshot())
     try:
         states = [widget.get_state() for widget in widget_tree(panel)]

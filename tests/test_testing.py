@@ -7,7 +7,6 @@ from typing import Any
 
 from helpers import FakeHindsight
 
-from hindsight_magic._session import ui_view
 from hindsight_magic.testing import Clock, Driver
 
 
@@ -34,7 +33,7 @@ def test_a_job_runs_when_the_clock_says_it_is_due(fake: FakeHindsight, make_sess
     def job() -> None:
         ran.append("job")
 
-    ui_view(session).schedule(job, 60.0)
+    session.in_background(job, 60.0)
     driver.run_due_jobs()
     assert ran == []
     assert job in driver.scheduled()

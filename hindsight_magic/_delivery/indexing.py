@@ -87,7 +87,10 @@ class ReadPreparation:
     auto-retain holds go out with the rest (``cells_due`` queues them), and a session that
     ``reads_others`` first sends what other kernels on this machine queued for the bank and
     have not delivered (``send_queued_elsewhere``): an agent's read-after-write across
-    processes. ``working``: whether the worker that sends the queue runs."""
+    processes. ``working``: whether the worker that sends the queue runs; ``in_worker_job``:
+    whether the calling thread runs one of that worker's jobs, where a read does not wait (the
+    worker sends between its jobs: the wait would only hold it) and says what it cannot find
+    yet."""
 
     def __init__(
         self,
@@ -95,6 +98,7 @@ class ReadPreparation:
         sender: BatchSender,
         queue: RetainQueue,
         working: Callable[[], bool],
+        in_worker_job: Callable[[], bool],
         cells_due: Callable[[], object],
         journal_file: JournalFile | None,
         reads_others: bool,
@@ -102,6 +106,7 @@ class ReadPreparation:
         self._sender = sender
         self._queue = queue
         self._working = working
+        self._in_worker_job = in_worker_job
         self._cells_due = cells_due
         self._journal_file = journal_file
         self._reads_others = reads_others
@@ -110,10 +115,26 @@ class ReadPreparation:
         """Ready a read of ``bank_id``, waiting at most ``wait_s`` (default ``READ_WAIT_S``,
         looked up per read: a test of a server that never indexes shortens it)."""
         wait_s = READ_WAIT_S if wait_s is None else wait_s
+        if self._in_worker_job():
+            wait_s = 0.0
         self._cells_due()
         if self._reads_others:
             self._send_queued_elsewhere(bank_id)
         return prepare_read(bank_id, self._sender, self._queue, self._working, wait_s)
+
+    def indexing(self, bank_id: str, *, send: bool) -> bool:
+        """Whether memories the user queued for ``bank_id`` cannot be found yet: not sent, or
+        sent and still being indexed (the server is asked once about each sent memory, of any
+        bank: the Recent feed follows). ``send`` first asks the worker to send them now, with
+        the cells auto-retain holds. Never waits: a read that must not block asks again."""
+        queue = self._queue
+        if send:
+            self._cells_due()
+            queue.request_memories()
+        if queue.memories_waiting(bank_id):
+            return True
+        follow_operations(self._sender.client, queue, queue.sent_memories(None))
+        return bool(queue.sent_memories(bank_id))
 
     def _send_queued_elsewhere(self, bank_id: str) -> None:
         """A journal that cannot be read or a memory the server refuses leaves the read to
@@ -221,6 +242,15 @@ class OperationState(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.state}: {self.why}" if self.why else str(self.state)
+
+
+def operation_ended(client: HindsightClient, bank_id: str, operation_id: str) -> str | None:
+    """How an operation (a model's refresh) ended: '' done, or ``failed: …``; None while the
+    server is still at it, or cannot be asked now."""
+    state = operation_state(client, bank_id, operation_id)
+    if state.state in (Indexing.INDEXING, Indexing.UNKNOWN):
+        return None
+    return "" if state.state == Indexing.DONE else str(state)
 
 
 def operation_state(client: HindsightClient, bank_id: str, operation_id: str) -> OperationState:

@@ -53,6 +53,7 @@ class Worker:
         self._jobs: list[tuple[float, Job]] = []  # (due, job)
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._running_job = threading.local()  # set on the thread running one of the jobs
 
     # -- jobs (any thread) --------------------------------------------------------------------
 
@@ -88,10 +89,18 @@ class Worker:
                 if due is None:
                     return
                 self._jobs.remove(due)
+            self._running_job.active = True
             try:
                 due[1]()
             except Exception:
                 log.exception("Hindsight: background job failed")
+            finally:
+                self._running_job.active = False
+
+    def in_job(self) -> bool:
+        """Whether the calling thread is running one of the jobs: nothing it asks may wait
+        for delivery, which only its own return lets happen."""
+        return bool(getattr(self._running_job, "active", False))
 
     # -- the thread ---------------------------------------------------------------------------
 

@@ -293,7 +293,7 @@ def cmd_models(ctx: HandlerContext, args: argparse.Namespace) -> object:
     if verb == ModelVerb.HISTORY:
         return _history(session, model_id)
     if verb == ModelVerb.RELOAD:
-        problem = session.reload_models_now()
+        problem = session.reload_models()
         return Message(f"Reload failed: {problem}" if problem else "Mental-model cache reloaded.")
     if not session.delete_model(model_id):  # delete, remove
         return missing
@@ -397,10 +397,9 @@ def cmd_server(ctx: HandlerContext, args: argparse.Namespace) -> Any:
 
 def cmd_panel(ctx: HandlerContext, args: argparse.Namespace) -> Any:
     """``%hindsight panel``: the live panel, or a text snapshot where widgets cannot show."""
-    from .._session import ui_view
     from .._ui.panel import show_panel
 
-    return show_panel(ui_view(ctx.session), ctx.shell)
+    return show_panel(ctx.session, ctx.shell)
 
 
 def cmd_doctor(ctx: HandlerContext, args: argparse.Namespace) -> DoctorReport:

@@ -5,8 +5,8 @@ The parts are private (``Parts``): the front ends (the public functions, the mag
 extension's cell hook) call the session's use-case methods — ``retain``, ``recall``,
 ``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part.
 
-The UI (status, panel) gets none of these either: it gets the session's ``SessionView``
-(``ui_view(session)``, a function of this package: no public name of the session hands it out).
+The UI (status, the panel) and the agents get none of these either: they call the same
+methods as the public functions, and read one typed ``SessionStatus`` (``status``).
 
 The session also follows the settings: when one changes, the part its ``affects`` tag names is
 rebuilt (a new connection or scope flushes the queue first, so queued memories keep their route).
@@ -29,6 +29,7 @@ from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import Source
 from .._capture.evidence import recorded
+from .._delivery.indexing import operation_ended
 from .._delivery.items import (
     FlushOutcome,
     NotAnswering,
@@ -38,7 +39,7 @@ from .._delivery.items import (
     own_document_id,
 )
 from .._delivery.queue import SentOperation
-from .._diagnosis import NOTEBOOK_COMMAND, explain, probe_identity
+from .._diagnosis import NOTEBOOK_COMMAND, explain_for
 from .._errors import HindsightError
 from .._machine import (
     HeadlessNotebook,
@@ -46,9 +47,7 @@ from .._machine import (
     headless_notebook,
     in_kernel,
     kernel_id,
-    local_server,
     notebook_from_env,
-    recorded_elsewhere,
     resolve_api_url,
 )
 from .._memory.archive import Manifest, layer_snapshot, manifest_path
@@ -81,7 +80,7 @@ from .._settings import (
 )
 from .._text import local_timestamp, one_line
 from .parts import Parts, build_parts
-from .view import SessionView
+from .status import ServerState, SessionStatus, read_status, server_check
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,8 +170,7 @@ class HindsightSession:
         self._told_unreachable: float | None = None  # the outage a %retain line told of
         # each bank's last memory retained in a sequence: where (bank, cell) and its end
         self._retained_last: dict[str, tuple[tuple[str, tuple[int, ...]], str]] = {}
-        self._view = SessionView(self, self._parts)  # kept here; ``ui_view`` finds it
-        VIEWS[id(self)] = self._view
+        self._server_state: ServerState | None = None  # what ``check_server`` read last
         settings.observe(self._setting_changed, names=list(settings.setting_names()))
         settings.scope_check = self._scope_with
         atexit.register(self._at_exit)
@@ -645,15 +643,23 @@ class HindsightSession:
         """How a model's content changed, newest first; None when there is no such model."""
         return self._parts.mental_models.history(model_id)
 
-    def reload_models_now(self) -> str | None:
-        """Reload the model cache now (a magic the user ran); the problem, or None."""
-        return self._parts.mental_models.reload_now()
+    def reload_models(self, *, wait: bool = True) -> str | None:
+        """List the mental models again and wait (returns the problem, or None); without
+        ``wait``, on the worker, the old ones shown meanwhile."""
+        if wait:
+            return self._parts.mental_models.reload_now()
+        self._parts.mental_models.reload(clear=False)
+        return None
 
     def delete_model(self, model_id: str) -> bool:
         """Delete a model from the current bank; False when there was none."""
         return self._parts.mental_models.delete(model_id)
 
     # -- auto-retain and the queue -------------------------------------------------------------
+
+    def pause_autoretain(self, paused: bool = True) -> None:
+        """Pause (or resume) auto-retain without changing its setting (the panel's button)."""
+        self._parts.autoretain.pause(paused)
 
     def retain_cells_now(self) -> None:
         """Queue the cells auto-retain has not retained yet, due or not."""
@@ -667,6 +673,15 @@ class HindsightSession:
         """A consistent snapshot of the queue's counters."""
         return self._parts.queue.stats()
 
+    def send_now(self) -> None:
+        """Ask the worker to send everything queued now, without waiting (``flush`` waits)."""
+        self._parts.queue.request_flush()
+
+    def in_background(self, job: Callable[[], object], delay_s: float = 0.0) -> bool:
+        """Run ``job`` once on the worker after ``delay_s`` (False once it stopped); a read in
+        it does not wait for delivery, which the worker does between jobs."""
+        return self._parts.worker.submit(job, delay_s)
+
     def drop_failed(self) -> int:
         """Discard the memories the server refused for good; their count."""
         return self._parts.queue.drop_failed()
@@ -677,21 +692,50 @@ class HindsightSession:
 
     # -- status and lifecycle ---------------------------------------------------------------
 
+    def status(
+        self, check_server: bool = True, *, wait_models: bool | None = None
+    ) -> SessionStatus:
+        """What every status form shows (``read_status``); ``check_server`` asks the server
+        now, else its state is the one last read; ``wait_models`` (by default as
+        ``check_server``) waits at most 1.5 s for the first list of mental models."""
+        if check_server:
+            self.check_server()
+        return read_status(
+            self._parts,
+            check_server,
+            wait_models=check_server if wait_models is None else wait_models,
+            url=self.api_url,
+            server=self._server_state,
+            scope=self.scope,
+            layers=self._layers(),
+            auto_retain_setting=bool(self.settings.auto_retain),
+            session_id=self.session_id,
+            notebook=self.notebook,
+        )
+
+    def check_server(self) -> bool:
+        """Whether the server answers and takes the key now (``server_check``), kept for
+        ``status`` until the next check."""
+        self._server_state = server_check(self._parts.connection.client)
+        return self._server_state.ok
+
+    def memories_indexing(self, *, send: bool = True) -> bool:
+        """Whether memories queued for the bank are not findable yet; never waits."""
+        return self._parts.ready.indexing(self.scope.bank_id, send=send)
+
+    def operation_ended(self, bank_id: str, operation_id: str) -> str | None:
+        """How a server operation (a model's refresh) ended (``operation_ended``)."""
+        return operation_ended(self._parts.connection.client, bank_id, operation_id)
+
+    def document(self, document_id: str) -> str | None:
+        """A document's text (a retain id's) as the bank stores it; None when there is none."""
+        found = self._parts.connection.client.document(self.scope.bank_id, document_id)
+        return None if found is None else found.original_text or ""
+
     def explain(self, error: HindsightError) -> str:
         """``error`` as the one line the user reads: its message, what it means for this
-        session's server and what to do. A reply that was not Hindsight's is followed by an
-        identity probe (``GET /version``), to tell another server from a failing one."""
-        known = (
-            probe_identity(self._parts.connection.client) if error.kind == "not_hindsight" else None
-        )
-        # nothing answered: a local server recorded for this URL (or, at the fallback URL, for
-        # the data dir) that stopped is the cause, and how to start it the hint; one recorded
-        # at another address is where to point instead
-        local = local_server(self.api_url) if error.kind == "connect" else None
-        elsewhere = (
-            recorded_elsewhere(self.api_url) if error.kind == "connect" and local is None else None
-        )
-        return explain(error, self.api_url, known, local, NOTEBOOK_COMMAND, elsewhere)
+        session's server and what to do (``explain_for``)."""
+        return explain_for(self._parts.connection.client, error, NOTEBOOK_COMMAND)
 
     @property
     def closed(self) -> bool:
@@ -742,7 +786,6 @@ Session = HindsightSession  # its public name: what ``project_session`` returns
 # the parts live as long as their session (they refer to it, so an entry keyed by the session
 # itself would keep it alive), and the entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
-VIEWS: weakref.WeakValueDictionary[int, SessionView] = weakref.WeakValueDictionary()
 
 
 def cell_hook(session: HindsightSession) -> AutoRetainer:
@@ -752,11 +795,3 @@ def cell_hook(session: HindsightSession) -> AutoRetainer:
     of ``hm.Session`` never calls a shell's hook, so the session's public face does not
     carry it."""
     return PARTS[id(session)].autoretain
-
-
-def ui_view(session: HindsightSession) -> SessionView:
-    """What the UI (status, the panel) may read of ``session`` and ask of it: one object for the
-    session's lifetime. A function of the package, not a method: a user of ``hm.Session`` asks
-    the session itself, and only ``_ui`` (through the front ends that show it) needs this window
-    (weak, like ``PARTS``: the session keeps its view alive, a panel may outlive both)."""
-    return VIEWS[id(session)]

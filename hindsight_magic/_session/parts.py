@@ -180,6 +180,7 @@ def build_parts(
         sender=sender,
         queue=queue,
         working=working,
+        in_worker_job=worker.in_job,
         cells_due=autoretain.process,
         journal_file=journal,
         reads_others=reads_others,
@@ -243,8 +244,8 @@ def build_parts(
 
 @dataclass(eq=False)
 class Parts:
-    """One session's parts, built and wired by ``build_parts``. The session and its
-    ``SessionView`` use them; nothing else does (the front ends ask the session)."""
+    """One session's parts, built and wired by ``build_parts``. The session alone uses them
+    (the front ends, the panel and the agents ask the session)."""
 
     connection: Connection
     notices: Notices

@@ -33,7 +33,6 @@ from IPython.display import display
 from IPython.utils.capture import capture_output
 
 from hindsight_magic._api.client import HindsightClient
-from hindsight_magic._session import ui_view
 from hindsight_magic._text import parse_iso
 from hindsight_magic._ui import pictures
 from hindsight_magic._ui.display import Report
@@ -299,7 +298,7 @@ def test_throttle_holds_under_1000_rapid_enqueues(
 ) -> None:
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = panel_hub(ui_view(session))
+    hub = panel_hub(session)
     wait_for(lambda: hub.pushes >= 1, what="first push")  # the health check
     time.sleep(PUSH_INTERVAL_S)
     before = hub.pushes
@@ -348,7 +347,7 @@ def test_several_panels_show_the_same_snapshot(kernel_nb: Any, fake: FakeHindsig
 def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, dead_url):
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = panel_hub(ui_view(session))
+    hub = panel_hub(session)
     wait_for(lambda: hub.pushes >= 1, what="first push")
     panel.close()
     assert not panel.is_open
@@ -364,7 +363,7 @@ def test_closing_a_panel_stops_its_updates(kernel_nb: Any, fake: FakeHindsight, 
 def test_unload_stops_updates(kernel_nb: Any, fake: FakeHindsight, dead_url: str) -> None:
     session = load_fake(kernel_nb, fake, dead_url)
     panel = show(kernel_nb)
-    hub = panel_hub(ui_view(session))
+    hub = panel_hub(session)
     wait_for(lambda: hub.pushes >= 1, what="first push")
     kernel_nb.run("%unload_ext hindsight_magic")
     assert not Driver(session).worker_running  # the worker (and with it the panel job) is gone
@@ -434,10 +433,10 @@ def test_terminal_ipython_gets_a_text_snapshot(notebook: Any, dead_url: str) -> 
 def test_llm_mode_is_the_recorded_local_servers(notebook: Any, dead_url: str, monkeypatch) -> None:
     from types import SimpleNamespace
 
-    from hindsight_magic._ui.panel import state as snapshot
+    import hindsight_magic._session.status as session_status
 
     record = SimpleNamespace(url=dead_url + "/", llm_provider="mock")  # the state file's record
-    monkeypatch.setattr(snapshot, "running_server", lambda: record)
+    monkeypatch.setattr(session_status, "running_server", lambda: record)
     notebook.load(api_url=dead_url, bank_id="panel")
     assert re.search(r"llm\s+mock\b", repr(notebook.run("%hindsight panel").result))
     record.url = "http://127.0.0.1:1"  # a local server, but not the one this session uses
@@ -586,12 +585,8 @@ def test_the_health_line_says_server_queue_and_auto_retain(
 
 
 def test_the_health_line_escapes_and_stays_one_line() -> None:
-    sections = {
-        "Server": [("state", "unreachable: <b>no</b> server\nat 'x' — start one")],
-        "Scope": [("bank", "<script>alert(1)</script>")],
-        "Queue": [("pending", "3")],
-    }
-    line = health_html(sections, "paused", 1)
+    health = "unreachable: <b>no</b> server\nat 'x' — start one"
+    line = health_html(health, False, "<script>alert(1)</script>", 3, 1, "paused")
     assert "<script>" not in line
     assert "<b>" not in line
     assert "&lt;script&gt;" in line
@@ -992,7 +987,8 @@ def test_session_document_shows_what_auto_retain_sent(
     kernel_nb.run('notes = """\n' + "a long field note line\n" * 100 + 'end of notes"""')
     session = kernel_nb.magics.session
     session.flush(30)
-    cells = [item for item in ui_view(session).recent() if item.transcript and item.document_id]
+    recent = session.status(check_server=False).recent
+    cells = [item for item in recent if item.transcript and item.document_id]
     panel = show(kernel_nb)
 
     def complete() -> bool:  # every part stored: the server stores a batch's in any order

@@ -32,7 +32,6 @@ from test_panel import (
 )
 
 from hindsight_magic._delivery.recent import RecentItem
-from hindsight_magic._session import ui_view
 from hindsight_magic._ui.display import Report
 from hindsight_magic._ui.panel.browser import (
     FORGETTING,
@@ -261,7 +260,7 @@ def test_restore_from_the_forgotten_section(
     wait_for(lambda: panel.browser.forgotten_rows.shown == [], what="gone from the list")
     assert fake.memories[memory_id]["state"] == "valid"
     assert memory_id in recalled(kernel_nb, "egrets")
-    assert ui_view(session).curated() == "1 restored"
+    assert session.status(check_server=False).curated == "1 restored"
 
 
 def test_forget_on_a_recent_row_cancels_a_memory_still_queued(
@@ -424,7 +423,7 @@ def test_confirm_deletes_only_the_document_its_preview_names(
     load_fake(kernel_nb, fake, dead_url)
     fake.memory("Transect A is 400 m.", "hm-transect-a")
     panel = show(kernel_nb)
-    hub = panel_hub(ui_view(kernel_nb.magics.session))
+    hub = panel_hub(kernel_nb.magics.session)
     hub.act("confirm_delete", "hm-transect-a")  # no preview shown: nothing happens
     search(panel, "transect")
     click(result_row(panel, "Transect A").buttons[1])
@@ -450,7 +449,7 @@ def test_curation_clicks_never_wait_on_the_network(kernel_nb: Any, black_hole: s
     )
     kernel_nb.run("%retain a fact stuck in the queue")
     panel = show(kernel_nb)  # its first snapshot, taken here, has the Recent row
-    hub = panel_hub(ui_view(kernel_nb.magics.session))
+    hub = panel_hub(kernel_nb.magics.session)
     click(recent_row(panel, "stuck in the queue").buttons[0])
     memory = str(uuid.uuid4())
     for action, *args in [

@@ -1,11 +1,11 @@
 """``%hindsight panel``: the live ipywidgets panel, or its text form where widgets cannot show.
 
 ``show_panel(session, shell)`` is the whole entry point (``%hindsight panel`` calls only it);
-``session`` is the session's ``SessionView``. ipywidgets is imported only when a panel is shown.
+it reaches the session through the session's public methods only, as ``hm`` does. ipywidgets
+is imported only when a panel is shown.
 
-Every panel of a session shares one ``PanelHub`` (``hub.panel_hub``), kept in the view's
-``panel_hub`` slot: the view lives as long as the session, so the hub goes with it, and no
-module-level registry maps sessions to hubs.
+Every panel of a session shares one ``PanelHub`` (``hub.panel_hub``), kept weakly by session:
+it goes with the session.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .hub import panel_hub
 from .state import text_snapshot
 
 if TYPE_CHECKING:
-    from ..._session.view import SessionView
+    from ..._session import HindsightSession
     from ..display import Report
     from .widgets import HindsightPanel
 
@@ -32,15 +32,14 @@ def widget_frontend(shell: Any) -> bool:
     return True
 
 
-def show_panel(session: SessionView, shell: Any) -> HindsightPanel | Report:
+def show_panel(session: HindsightSession, shell: Any) -> HindsightPanel | Report:
     """The live panel in a Jupyter kernel; elsewhere the text snapshot (a live server check)."""
     if not widget_frontend(shell):
         return text_snapshot(session)
     from .widgets import HindsightPanel
 
-    session.wait_first_model_load()  # at most 1.5 s, once: the models tab opens filled
     hub = panel_hub(session)
     hub.know_server()  # the first snapshot says what is known, not "checking…"
-    panel = HindsightPanel(hub, hub.snapshot())
+    panel = HindsightPanel(hub, hub.snapshot(first=True))  # the models tab opens filled
     hub.attach(panel)
     return panel

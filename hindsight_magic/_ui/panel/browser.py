@@ -5,7 +5,8 @@ and the curation buttons (forget, restore, delete with a confirmation, the Forgo
 Kernel-thread entry points (``search``, ``refresh_model``, ``toggle_document``,
 ``load_document``, ``forget``, ``restore``, ``ask_delete``, ``confirm_delete``,
 ``cancel_delete``, ``load_forgotten``) only set state and schedule a job on the session's
-worker (through its ``SessionView``, like everything here that touches the session); every
+worker (``HindsightSession.in_background``; everything here calls the session's public methods,
+the ones the ``hm`` functions call); every
 request to the server happens in those jobs or in ``poll``, which the panel hub's worker job
 calls while a panel is open. What the panel shows of it are immutable views (``SearchView``,
 ``DocumentView``, ``CurationView``), swapped whole, so the hub's snapshot reads them without a
@@ -19,12 +20,12 @@ lock.
   the server stores it, fetched when a panel opens and again once newer cells are indexed.
 - **Model refresh**: the server's refresh endpoint; the cache reloads when its operation ends.
 - **Curation**: a click marks its row at once (``forgetting…``), the worker asks the server
-  (``SessionView.forget``/``restore``/``delete``/``forgotten``, the same curation as the
-  magics), then marks the row with what happened (``forgotten``, ``restored``, ``deleted``,
-  ``cancelled``) and lists the forgotten memories again; a failure puts the row back as it was
-  and becomes the panel's one-line note. Marks are keyed by memory id (search results, the
-  Forgotten list), retain id (Recent rows) or document id (a delete), so every list showing
-  the same memory agrees. A delete first shows what would go (``DeleteView``); only its
+  (``HindsightSession.forget``/``restore_memory``/``delete``/``forgotten``, what ``hm.forget``
+  and the magics call), then marks the row with what happened (``forgotten``, ``restored``,
+  ``deleted``, ``cancelled``) and lists the forgotten memories again; a failure puts the row
+  back as it was and becomes the panel's one-line note. Marks are keyed by memory id (search
+  results, the Forgotten list), retain id (Recent rows) or document id (a delete), so every list
+  showing the same memory agrees. A delete first shows what would go (``DeleteView``); only its
   Confirm deletes.
 """
 
@@ -38,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..._delivery.indexing import Indexing
 from ..._delivery.recent import (
     CANCELLED,
     DELETED,
@@ -61,7 +61,7 @@ from ..._text import one_line, plural
 if TYPE_CHECKING:
     from ..._memory.curation import Outcome
     from ..._memory.results import RecallResult
-    from ..._session.view import SessionView
+    from .live import LiveSession
 
 
 MAX_RESULTS = 50
@@ -228,7 +228,7 @@ STILL_INDEXING = "still being indexed: search again in a moment"
 class MemoryBrowser:
     """State and worker jobs of the panel's browser sections (one per session, in its hub)."""
 
-    def __init__(self, session: SessionView, note: Callable[[str], None]) -> None:
+    def __init__(self, session: LiveSession, note: Callable[[str], None]) -> None:
         self._session = session
         self._note = note
         self._lock = threading.Lock()
@@ -241,8 +241,14 @@ class MemoryBrowser:
         self._marks: dict[str, str] = {}  # the rows' marks (under the lock), oldest first
         self.curation_view = CurationView()
 
+    def _recent(self) -> tuple[RecentItem, ...]:
+        """The Recent feed, newest first (none once the session is gone)."""
+        if self._session.closed:
+            return ()
+        return self._session().status(check_server=False, wait_models=False).recent
+
     def _submit(self, job: Callable[[], object], delay_s: float = 0.0) -> None:
-        self._session.schedule(job, delay_s)
+        self._session.in_background(job, delay_s)
 
     # -- kernel thread ----------------------------------------------------------------------
 
@@ -296,7 +302,7 @@ class MemoryBrowser:
         # step, so the curation's own wait for them never holds the worker (nor a push)
         wait = any(
             item.document_id == key and item.state not in (QUEUED, RETRYING, FAILED)
-            for item in self._session.recent()
+            for item in self._recent()
         )
         deadline = time.monotonic() + SEARCH_WAIT_S
         self._submit(functools.partial(self._forget_step, key, previous, deadline, wait))
@@ -363,19 +369,17 @@ class MemoryBrowser:
         cells are not searchable yet."""
         if generation != self._generation:
             return  # a newer search replaced this one
-        session, query = self._session, request.query
+        query = request.query
         try:
-            bank = session.scope.bank_id
-            if first:
-                session.process_autoretain()  # the cells not yet turned into a transcript
-                session.request_memories()
-            waiting = session.memories_waiting(bank) or session.follow_memories(bank)
+            session = self._session()
+            # sent (with the cells not yet in a transcript) and indexed, or still not?
+            waiting = session.memories_indexing(send=first)
             if waiting and time.monotonic() < deadline:
                 self._show_search(generation, SearchView(query, True, SEARCHING.format(query)))
                 step = functools.partial(self._search_step, generation, request, deadline, False)
                 self._submit(step, STEP_S)
                 return
-            result = session.recall_now(request)  # the user's memories were sent already
+            result = session.recall(request)  # on the worker: it does not wait again
         except Exception as error:  # shown as one line in the panel
             view = SearchView(query, False, f"Search failed: {self._failure(error)}")
         else:
@@ -390,7 +394,7 @@ class MemoryBrowser:
     def _failure(self, error: Exception) -> str:
         """One line for ``error``: what failed and, for the server's errors, what it means."""
         if isinstance(error, HindsightError):
-            return one_line(self._session.explain(error), 300)
+            return one_line(self._session().explain(error), 300)
         if isinstance(error, InputError):  # its message already says what to do
             return one_line(str(error), 300)
         return one_line(f"{type(error).__name__}: {error}", 300)
@@ -403,7 +407,7 @@ class MemoryBrowser:
     def check_operations(self) -> None:
         """Ask about this kernel's memories the server accepted and is still indexing (the Recent
         list follows); transcripts are followed by the session's own watch."""
-        self._session.follow_memories()
+        self._session().memories_indexing(send=False)
 
     def poll(self) -> None:
         """The hub's tick (a panel is open): operations, model refreshes, a newer document."""
@@ -421,7 +425,7 @@ class MemoryBrowser:
         its own): the newest ``LAST_CELLS`` of them, oldest first."""
         sent = [
             str(item.document_id)
-            for item in self._session.recent()  # newest first
+            for item in self._recent()  # newest first
             if item.transcript and item.document_id and item.state in (SENT, INDEXED)
         ]
         return list(reversed(sent[:LAST_CELLS]))
@@ -435,38 +439,34 @@ class MemoryBrowser:
         ids = self.document_ids()
         parts = [
             item.changed_at
-            for item in self._session.recent()
+            for item in self._recent()
             if item.document_id in ids and item.state == INDEXED
         ]
         return ",".join(ids), len(parts), max(parts, default=0.0)
 
     def fetch_document(self) -> None:
         """Fetch the last retained cells now (the worker, or a terminal's text snapshot)."""
-        session = self._session
         marker = self._document_marker()
         self._doc_marker = marker  # after a failure too: the next try is on news or Reload
-        ids, texts, updated = self.document_ids(), [], ""
+        ids, texts = self.document_ids(), []
         try:
-            replies = [session.document(document_id) for document_id in ids]
+            session = self._session()
+            texts = [session.document(document_id) or "" for document_id in ids]
         except Exception as error:
             message = f"Could not load the last cells: {self._failure(error)}"
         else:
-            texts = [r.original_text or "" for r in replies if r]
-            stamps = [r.updated_at or "" for r in replies if r]
-            updated = max(stamps, default="")[:16].replace("T", " ")
-            when = f", updated {updated} UTC" if updated else ""
             text = "\n\n".join(t for t in texts if t)[:DOC_MAX_CHARS]
             count = plural(len([t for t in texts if t]), "document", "documents")
-            message = f"{len(text):,} characters in {count}{when}" if text else NO_DOCUMENT
+            message = f"{len(text):,} characters in {count}" if text else NO_DOCUMENT
         text = "\n\n".join(t for t in texts if t)[:DOC_MAX_CHARS]
         with self._lock:  # keeps a "show all" clicked meanwhile
             full = self.document_view.full
             self.document_view = DocumentView(self.document_id(), text, message, full)
 
     def _start_refresh(self, model_id: str) -> None:
-        session = self._session
-        bank = session.scope.bank_id
         try:
+            session = self._session()
+            bank = session.scope.bank_id
             operation_id = session.refresh_model(model_id)
         except Exception as error:
             self._note(f"Refresh of {model_id} failed: {self._failure(error)}")
@@ -477,18 +477,16 @@ class MemoryBrowser:
             self._model_ops[operation_id] = (bank, model_id, time.monotonic() + MODEL_WATCH_S)
 
     def _check_model_refreshes(self, now: float) -> None:
-        session = self._session
+        session = self._session()
         for operation_id, (bank, model_id, deadline) in list(self._model_ops.items()):
-            state = session.operation_state(bank, operation_id)
-            if state.state == Indexing.UNKNOWN:
-                return  # the server is away: ask again at the next poll
-            if state.state == Indexing.INDEXING and now < deadline:
-                continue
+            ended = session.operation_ended(bank, operation_id)
+            if ended is None and now < deadline:
+                continue  # still at it, or the server is away: ask again at the next poll
             del self._model_ops[operation_id]
-            session.reload_models()
-            if state.state == Indexing.FAILED:
-                self._note(f"Refresh of mental model {model_id} {state}.")
-            elif state.state == Indexing.INDEXING:
+            session.reload_models(wait=False)
+            if ended:
+                self._note(f"Refresh of mental model {model_id} {ended}.")
+            elif ended is None:
                 self._note(f"Mental model {model_id} is still being refreshed on the server.")
             else:
                 self._note(f"Mental model {model_id} refreshed.")
@@ -496,15 +494,12 @@ class MemoryBrowser:
     # -- curation (worker thread) -------------------------------------------------------------
 
     def _forget_step(self, key: str, previous: str, deadline: float, wait: bool) -> None:
-        session = self._session
         try:
-            if wait and time.monotonic() < deadline:
-                bank = session.scope.bank_id
-                session.request_memories()
-                if session.memories_waiting(bank) or session.follow_memories(bank):
-                    step = functools.partial(self._forget_step, key, previous, deadline, True)
-                    self._submit(step, STEP_S)
-                    return
+            session = self._session()
+            if wait and time.monotonic() < deadline and session.memories_indexing(send=True):
+                step = functools.partial(self._forget_step, key, previous, deadline, True)
+                self._submit(step, STEP_S)
+                return
             outcome = session.forget(key)
         except Exception as error:  # the row as it was, and one line saying why
             self._undo(key, previous, f"Forget failed: {self._failure(error)}")
@@ -514,7 +509,7 @@ class MemoryBrowser:
 
     def _restore_now(self, key: str, previous: str) -> None:
         try:
-            outcome = self._session.restore(key)
+            outcome = self._session().restore_memory(key)
         except Exception as error:
             self._undo(key, previous, f"Restore failed: {self._failure(error)}")
             return
@@ -522,7 +517,7 @@ class MemoryBrowser:
 
     def _preview_delete(self, document_id: str) -> None:
         try:
-            outcome = self._session.delete(document_id, yes=False)
+            outcome = self._session().delete(document_id, yes=False)
         except Exception as error:
             with self._lock:
                 if self.curation_view.delete.document_id == document_id:
@@ -540,7 +535,7 @@ class MemoryBrowser:
 
     def _delete_now(self, document_id: str, previous: str) -> None:
         try:
-            outcome = self._session.delete(document_id, yes=True)
+            outcome = self._session().delete(document_id, yes=True)
         except Exception as error:
             with self._lock:
                 self._publish(delete=DeleteView())
@@ -610,7 +605,7 @@ class MemoryBrowser:
     def fetch_forgotten(self) -> None:
         """List the scope's forgotten memories now (the worker, or a terminal's snapshot)."""
         try:
-            outcome = self._session.forgotten()
+            outcome = self._session().forgotten()
         except Exception as error:
             view = ForgottenView(f"Could not list forgotten memories: {self._failure(error)}")
         else:

@@ -32,8 +32,8 @@ from ..._errors import HindsightError
 from ..._text import local_clock, one_line
 
 if TYPE_CHECKING:
-    from ..._session.view import SessionView
     from ..pictures import Picture
+    from .live import LiveSession
 
 log = logging.getLogger("hindsight_magic")
 
@@ -58,7 +58,7 @@ class FigureView:
 class PanelFigures:
     """The Timeline and Map tabs' pictures of one session's panels (shared by all of them)."""
 
-    def __init__(self, session: SessionView) -> None:
+    def __init__(self, session: LiveSession) -> None:
         self._session = session
         self._lock = threading.Lock()  # guards the wanted flags and the drawn key
         self.timeline_view = FigureView(caption="Open this tab to draw the timeline.")
@@ -77,7 +77,7 @@ class PanelFigures:
                 first, self._timeline_wanted = not self._timeline_wanted, True
             if first:
                 self.timeline_view = FigureView(caption="Drawing the timeline…", busy=True)
-                self._session.schedule(self._draw_timeline)
+                self._session.in_background(self._draw_timeline)
         elif tab == MAP and not self._map_drawn:
             self.refresh_map()
 
@@ -87,7 +87,7 @@ class PanelFigures:
         self.map_view = FigureView(
             self.map_view.png, self.map_view.text, "Drawing the map…", self.map_view.hint, True
         )
-        self._session.schedule(self._draw_map)
+        self._session.in_background(self._draw_map)
 
     def closed(self) -> None:
         """The last panel closed: stop redrawing the timeline until a Timeline tab shows again."""
@@ -100,7 +100,8 @@ class PanelFigures:
 
     def _memories_key(self) -> object:
         """What changes when memories arrive: the accepted count and the Recent feed."""
-        return (self._session.queue_stats().accepted, self._session.recent())
+        status = self._session().status(check_server=False, wait_models=False)
+        return (status.queue.accepted, status.recent)
 
     def poll(self) -> None:
         """The hub's worker job: redraw the timeline when memories arrived (throttled)."""
@@ -120,7 +121,7 @@ class PanelFigures:
             self._timeline_key = self._memories_key()  # before reading: a later change redraws
             self._timeline_at = time.monotonic()
         try:
-            picture = Timeline(self._session.timeline())
+            picture = Timeline(self._session().timeline(None, None))
             self.timeline_view = self._view(picture, picture.counts.describe())
         except Exception as error:  # one line in the tab, never a traceback
             self.timeline_view = self._failed(self.timeline_view, "timeline", error)
@@ -129,7 +130,7 @@ class PanelFigures:
         from ..pictures import MemoryMap
 
         try:
-            picture = MemoryMap(self._session.entity_map(top=MAP_TOP))
+            picture = MemoryMap(self._session().entity_map(None, MAP_TOP))
             self.map_view = self._view(picture, picture.map.describe())
         except Exception as error:
             self.map_view = self._failed(self.map_view, "map", error)
@@ -147,7 +148,7 @@ class PanelFigures:
     def _failed(self, old: FigureView, what: str, error: Exception) -> FigureView:
         """The last picture stays; the caption says, in one line, why it is not newer."""
         if isinstance(error, HindsightError):
-            why = self._session.explain(error)
+            why = self._session().explain(error)
         else:
             log.debug("Hindsight: drawing the panel's %s failed", what, exc_info=True)
             why = f"{type(error).__name__}: {error}"

@@ -85,7 +85,6 @@ _TH = (
 _TD = "text-align:left;padding:1px 10px 1px 0;vertical-align:top;overflow-wrap:anywhere"
 _TITLE = "font-weight:600;font-size:12px"
 _SCROLL = "max-height:{}px;overflow:auto"
-_HEALTH_COLORS = {"ok": "#2e7d32", "checking…": "#888"}
 Rows = Sequence[tuple[str, str]]
 
 
@@ -117,10 +116,6 @@ def section_html(heading: str, section: str, rows: Rows) -> str:
     )
 
 
-def _health_color(health: str) -> str:
-    return _HEALTH_COLORS.get(health.split(" ")[0], "#c62828")
-
-
 def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
     """The Status tab's title, then the Server and Scope rows side by side, and the layers
     (the banks read beside the own one) when there are any."""
@@ -139,19 +134,21 @@ def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str
 AUTO_WORDS = {"on": "auto-retain on", "paused": "auto-retain paused", "off": "auto-retain off"}
 
 
-def health_html(sections: dict[str, list[tuple[str, str]]], auto: str, failed: int) -> str:
-    """The one line over the tabs: the server's health, the bank, the queue's pending and
-    failed memories, auto-retain. One line whatever the health says (a long "unreachable …"
-    is cut with an ellipsis; hovering shows it all), so the tabs never move down."""
-    health = one_line(dict(sections.get("Server", [])).get("state", "unknown"), 400)
-    bank = one_line(dict(sections.get("Scope", [])).get("bank", ""), 120)
-    pending = one_line(dict(sections.get("Queue", [])).get("pending", "0"), 20)
+def health_html(
+    health: str, ok: bool | None, bank: str, pending: int, failed: int, auto: str
+) -> str:
+    """The one line over the tabs: the server's health (``ok``: whether it answered, None
+    before it was asked), the bank, the queue's pending and failed memories, auto-retain.
+    One line whatever the health says (a long "unreachable …" is cut with an ellipsis;
+    hovering shows it all), so the tabs never move down."""
+    health, bank = one_line(health, 400), one_line(bank, 120)
     failed_color = "#c62828" if failed else "#555"
+    color = "#888" if ok is None else "#2e7d32" if ok else "#c62828"
     parts = [
-        f"<span class='hm-health' style='color:{_health_color(health)};font-weight:600'>"
+        f"<span class='hm-health' style='color:{color};font-weight:600'>"
         f"● {html_text(health)}</span>",
         f"bank <span class='hm-health-bank'>{html_text(bank)}</span>",
-        f"<span class='hm-health-pending'>{html_text(pending)} pending</span>",
+        f"<span class='hm-health-pending'>{pending} pending</span>",
         f"<span class='hm-health-failed' style='color:{failed_color}'>{failed} failed</span>",
         f"<span class='hm-health-auto'>{html_text(AUTO_WORDS.get(auto, auto))}</span>",
     ]

@@ -1,13 +1,14 @@
 """The hub that keeps every open ``%hindsight panel`` of a session current.
 
-- One ``PanelHub`` per session keeps the open panels (``panel_hub`` keeps it in the slot of the
-  session's ``SessionView`` for that). While at least one is open, a job on the session's worker
-  thread (the *only* writer of the panels' widgets once shown; scheduled through the view) takes
-  a cheap snapshot every ``PUSH_INTERVAL_S`` and, only when it differs from what a panel shows,
+- One ``PanelHub`` per session keeps the open panels (``panel_hub``, kept weakly by session).
+  While at least one is open, a job on the session's worker thread (the *only* writer of the
+  panels' widgets once shown; ``HindsightSession.in_background``) takes a cheap snapshot
+  (``HindsightSession.status`` without a check) every ``PUSH_INTERVAL_S`` and, only when it
+  differs from what a panel shows,
   pushes it to every such panel inside ``hold_sync`` — so updates are throttled (≤ 4/s), batched
   (one message per changed widget) and all panels of a notebook show the same snapshot.
 - Clicks run on the kernel thread and never touch the network: they ask the worker to act
-  (the view's ``request_flush``, ``retry_failed``, ``reload_models``, the memory browser's
+  (the session's ``send_now``, ``retry_failed``, ``reload_models``, the memory browser's
   search, document fetch, model refresh and curation — ``browser.py``; the Timeline and Map
   tabs' pictures — ``figures.py``) or flip a flag.
 - Closing every panel (``widget.close()``) or unloading the extension stops the job: it re-submits
@@ -19,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,12 +28,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..._text import local_clock, plural
 from .browser import MemoryBrowser
 from .figures import PanelFigures
-from .state import Snapshot, llm_mode, take_snapshot
+from .live import LiveSession
+from .state import Snapshot, take_snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..._session.view import SessionView
+    from ..._session import HindsightSession
 
 log = logging.getLogger("hindsight_magic")
 
@@ -53,39 +56,37 @@ class PanelView(Protocol):
 class PanelHub:
     """The open panels of one session and the worker job that keeps them current."""
 
-    def __init__(self, session: SessionView) -> None:
-        self._session = session  # holds the session weakly: panels do not keep an unloaded session
+    def __init__(self, session: HindsightSession) -> None:
+        self._session = LiveSession(session)  # weak: panels do not keep an unloaded session
         self._lock = threading.RLock()  # guards the views and every push to them
         self._sessions: list[PanelView] = []
-        self.health = "checking…"
-        self.llm = "unknown"
         self._probed_at: float | None = None
+        self._scheduled = False  # the next tick waits on the worker
         self._notice = ""
         self._last_push = float("-inf")
         self.pushes = 0
         self.push_times: deque[float] = deque(maxlen=1000)  # monotonic times, for tests
-        self.browser = MemoryBrowser(session, self.note)
-        self.figures = PanelFigures(session)
+        self.browser = MemoryBrowser(self._session, self.note)
+        self.figures = PanelFigures(self._session)
 
     # -- kernel thread ----------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
-        """The current snapshot (cheap; no network)."""
-        return take_snapshot(
-            self._session, self.health, self.llm, self._notice, self.browser, self.figures
-        )
+    def snapshot(self, first: bool = False) -> Snapshot:
+        """The current snapshot (cheap; no network). The ``first`` one, made when a panel is
+        shown (a magic the user ran), waits at most 1.5 s for the first list of mental models
+        so the models tab opens filled."""
+        status = self._session().status(check_server=False, wait_models=first)
+        return take_snapshot(status, self._notice, self.browser, self.figures)
 
     def know_server(self) -> None:
         """Before a panel is shown: the server's state as last read (a status cell, a
-        panel's check), else read once now (a magic the user ran: the session's timeouts),
-        and the LLM mode (the state file, no request). The panel's text form is what an
-        executed notebook saves: it must say what was known then, not ``checking…``."""
-        known = self._session.known_server_state()
-        if known is None:
-            known = self._session.server_state()
+        panel's check), else read once now (a magic the user ran: the session's timeouts).
+        The panel's text form is what an executed notebook saves: it must say what was known
+        then, not ``checking…``."""
+        session = self._session()
+        if session.status(check_server=False, wait_models=False).server is None:
+            session.check_server()
             self._probed_at = time.monotonic()
-        self.health = known
-        self.llm = llm_mode(self._session)
 
     def attach(self, view: PanelView) -> None:
         """Keep ``view`` current from now on (starts the worker job if needed)."""
@@ -127,27 +128,28 @@ class PanelHub:
 
     def flush_now(self) -> None:
         """Button: ask the worker to send the queue now (does not wait)."""
-        self._session.request_flush()
+        self._session().send_now()
         self._probed_at = None  # re-check the server too
         self.note("Flush requested.")
 
     def retry_failed(self) -> None:
         """Button: move refused memories back to the queue and ask for a flush."""
-        count = self._session.retry_failed()  # moves them back and requests a flush
+        count = self._session().retry_failed()  # moves them back and requests a flush
         self.note(f"Re-sending {plural(count, 'failed memory', 'failed memories')}.")
 
     def refresh_models(self) -> None:
         """Button: reload the mental models on the worker (the old ones stay shown meanwhile)."""
-        self._session.reload_models()
+        self._session().reload_models(wait=False)
         self.note("Reloading mental models.")
 
     def toggle_autoretain(self) -> None:
         """Button: pause or resume auto-retain (no effect while the setting is off)."""
-        session = self._session
-        if not session.auto_retain_setting:
+        session = self._session()
+        status = session.status(check_server=False, wait_models=False)
+        if not status.auto_retain_setting:
             self.note("Auto-retain is off: turn it on with %hindsight autoretain on.")
             return
-        paused = session.autoretain_status(process=False).enabled
+        paused = status.autoretain.enabled
         session.pause_autoretain(paused)
         self.note("Auto-retain paused." if paused else "Auto-retain resumed.")
 
@@ -215,13 +217,15 @@ class PanelHub:
     @property
     def scheduled(self) -> bool:
         """Whether the hub's next push is waiting on the worker."""
-        return self._session.is_scheduled(self._tick)
+        return self._scheduled
 
     def _schedule(self, delay_s: float) -> None:
-        self._session.schedule(self._tick, delay_s)
+        if self._session.in_background(self._tick, delay_s):
+            self._scheduled = True
 
     def _tick(self) -> None:
         """The worker job: probe the server now and then, push a changed snapshot, re-submit."""
+        self._scheduled = False
         if self._session.closed:
             self._shutdown()
             return
@@ -231,8 +235,7 @@ class PanelHub:
             now = time.monotonic()
             if self._probed_at is None or now - self._probed_at >= HEALTH_EVERY_S:
                 self._probed_at = now
-                self.health = self._session.server_state()
-                self.llm = llm_mode(self._session)
+                self._session().check_server()
             self.browser.poll()
             self.figures.poll()
             self.push()
@@ -268,7 +271,15 @@ class PanelHub:
                 view.show(replace(view.snapshot, closed=True, notice="Extension unloaded."))
 
 
-def panel_hub(session: SessionView) -> PanelHub:
-    """The session's hub: made on first use and kept in its view's slot, so every panel of the
-    session shares it and it goes with the session (no registry of sessions here)."""
-    return session.panel_hub(PanelHub)
+HUBS: weakref.WeakKeyDictionary[HindsightSession, PanelHub] = weakref.WeakKeyDictionary()
+_HUBS_LOCK = threading.Lock()
+
+
+def panel_hub(session: HindsightSession) -> PanelHub:
+    """The session's hub: made on first use, then shared by every panel of the session. Kept
+    by the session, weakly (the hub holds its session weakly too), so it goes with it."""
+    with _HUBS_LOCK:
+        hub = HUBS.get(session)
+        if hub is None:
+            hub = HUBS[session] = PanelHub(session)
+        return hub

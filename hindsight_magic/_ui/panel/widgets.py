@@ -246,7 +246,14 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
         with ExitStack() as stack:
             for widget in self._leaves():
                 stack.enter_context(widget.hold_sync())
-            self.w_health.value = health_html(sections, snapshot.auto, snapshot.failed)
+            self.w_health.value = health_html(
+                snapshot.health,
+                snapshot.server_ok,
+                snapshot.bank,
+                snapshot.pending,
+                snapshot.failed,
+                snapshot.auto,
+            )
             self.w_header.value = header_html(snapshot.report.title, sections)
             self.w_queue.value = section_html("Queue", "queue", sections.get("Queue", []))
             self.w_auto.value = section_html(
