@@ -29,7 +29,7 @@ def book(notebook: Any, dead_url: str, bank_id: str, fake: FakeHindsight, monkey
     session = notebook.magics.session
     Driver(session).use_transport(fake.transport, fake.url, timeout_s=1)
     fake.banks[bank_id] = {}
-    assert session.reload_models_now() is None  # ensures bank and seeds once
+    assert session.reload_models() is None  # ensures bank and seeds once
     fake.banks[bank_id].clear()  # start each test from an empty bank
     fake.requests.clear()
     return notebook
@@ -252,7 +252,7 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert book.run("%hindsight context").result == ""
     assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
-    assert session.reload_models_now() is None
+    assert session.reload_models() is None
     found = {"results": [{"id": "r1", "text": "Refunds are late."}]}
     fake.fail["POST /memories/recall$"] = (200, found)
     assert book.run("found = %recall refunds").error is None
@@ -272,7 +272,7 @@ def test_context_respects_the_render_cap(book: Any, fake: FakeHindsight) -> None
     for i in range(5):
         fake.add(bank_of(book), f"m{i}", f"Model {i}", "long content " * 200)
     book.run("%hindsight config mental_model_max_render_chars=900")
-    assert book.magics.session.reload_models_now() is None
+    assert book.magics.session.reload_models() is None
     block = book.run("%hindsight context").result
     assert 0 < len(block) <= 900
     assert block.endswith("…[mental-model snapshot truncated at render budget]\n</mental_models>")
@@ -283,7 +283,7 @@ def test_help_and_status_mention_mental_models(book: Any, fake: FakeHindsight) -
     assert "models" in listing
     assert "context" in listing
     fake.add(bank_of(book), "m", "M", "content")
-    assert book.magics.session.reload_models_now() is None
+    assert book.magics.session.reload_models() is None
     status = out(book, "%hindsight status")
     assert "Mental models:" in status
     assert "state      ok, 1 model listed at" in status

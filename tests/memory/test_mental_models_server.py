@@ -53,7 +53,7 @@ def load(notebook: Any, server: RunningServer, bank: str, **env: str) -> Any:
     magics = notebook.load(api_url=server.url, bank_id=bank, **env)
     made = magics.session.scope.bank_id
     httpx.put(f"{banks(server.url)}/{made}", json={}, timeout=30).raise_for_status()
-    assert magics.session.reload_models_now() is None
+    assert magics.session.reload_models() is None
     return magics
 
 

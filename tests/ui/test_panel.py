@@ -193,7 +193,7 @@ def load_fake(nb: Any, fake: FakeHindsight, dead_url: str) -> Any:
     nb.load(api_url=dead_url, mental_model_auto_seed="false", bank_id="panel")
     session = nb.magics.session
     Driver(session).use_transport(httpx.MockTransport(fake), timeout_s=2)
-    session.reload_models_now()
+    session.reload_models()
     return session
 
 
