@@ -105,7 +105,8 @@ class CellTimer:
         self.hook_us: list[float] = []
         self.process_cpu_ns = 0  # auto-retain's ``process`` on the worker thread, so far
         callbacks = shell.events.callbacks["post_run_cell"]
-        index = callbacks.index(session.post_run_cell)  # the auto-retainer's own method
+        autoretain = session._parts.autoretain
+        index = callbacks.index(autoretain.post_run_cell)  # the auto-retainer's own method
         original = callbacks[index]
 
         def timed(result: Any) -> None:
@@ -115,7 +116,6 @@ class CellTimer:
 
         callbacks[index] = timed
         self._worker = next(t for t in threading.enumerate() if t.name.startswith("hindsight"))
-        autoretain = session._parts.autoretain
         process = autoretain.process
 
         def timed_process(force: bool = False) -> bool:

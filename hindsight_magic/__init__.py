@@ -60,82 +60,53 @@ from ._functions import (
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._capture.autoretain import AutoRetainStatus
-    from ._capture.autoretain import Source as MemorySource
     from ._capture.evidence import Evidence
-    from ._delivery.items import (
-        FlushOutcome,
-        NotAnswering,
-        QueueClosedError,
-        QueueFullError,
-        QueueStats,
-        UpdateMode,
-    )
-    from ._memory.archive import ArchiveError, Progress
+    from ._delivery.items import QueueClosedError, QueueFullError
+    from ._memory.archive import ArchiveError
     from ._memory.curation import CurationError, Outcome
     from ._memory.layers import LayerError, LayerList
-    from ._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
-    from ._memory.overview import EntityMap, OverviewError, Period, TimelineCounts
+    from ._memory.overview import OverviewError
     from ._memory.parsed_replies import RecalledMemory, Sources
-    from ._memory.provenance import AgentOrigin, Provenance
+    from ._memory.provenance import Provenance
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import AsOf, TimeWindow, WhenError
-    from ._operations import RecallRequest, ReflectRequest
+    from ._memory.timewindow import WhenError
     from ._session import HindsightSession as Session
-    from ._session.status import SessionStatus
-    from ._settings import Budget, SettingsError
     from ._settings import HindsightSettings as Settings
+    from ._settings import SettingsError
     from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
-
+# What a user calls, types or catches, each with its reason in ``tests/test_public_face.py``.
+# A type a ``Session`` method takes or returns is not here by that alone: a user reaches those
+# values through the functions (``hm.flush(session=s)``), and what only the extension's wiring
+# calls stays private (IPython's ``load_ipython_extension``/``unload_ipython_extension`` below
+# are its protocol, found by name, not a user's call).
 __all__ = [
-    "AgentOrigin",
     "ArchiveError",
-    "AsOf",
-    "AutoRetainStatus",
-    "Budget",
     "CurationError",
-    "EntityMap",
     "Error",
     "Evidence",
-    "FlushOutcome",
     "FlushResult",
     "HindsightError",
     "InputError",
     "LayerError",
     "LayerList",
     "MemoryMap",
-    "MemorySource",
-    "MentalModel",
-    "ModelChange",
-    "NotAnswering",
     "Outcome",
     "OverviewError",
-    "Period",
-    "Progress",
     "Provenance",
     "QueueClosedError",
     "QueueFullError",
-    "QueueStats",
-    "RecallRequest",
     "RecallResult",
     "RecalledMemory",
-    "ReflectRequest",
     "ReflectResult",
-    "RefreshOutcome",
     "Report",
     "RetainResult",
-    "SeedOutcome",
     "Session",
-    "SessionStatus",
     "Settings",
     "SettingsError",
     "Sources",
-    "TimeWindow",
     "Timeline",
-    "TimelineCounts",
-    "UpdateMode",
     "WhenError",
     "__version__",
     "add_layer",
@@ -150,7 +121,6 @@ __all__ = [
     "history",
     "latest",
     "layers",
-    "load_ipython_extension",
     "memory_map",
     "project_session",
     "purge_matching",
@@ -162,58 +132,36 @@ __all__ = [
     "snapshot",
     "status",
     "timeline",
-    "unload_ipython_extension",
     "verify",
 ]
 
 # The result types and the errors raised beside the code that raises them, imported when
 # first named (``hm.RecallResult``, ``except hm.CurationError``): the modules behind them would
 # make ``import hindsight_magic`` cost what ``%load_ext`` does. ``"module:Name"`` where the
-# public name says more than the class's own (``Settings``, ``MemorySource``).
+# public name says more than the class's own (``Settings``).
 _LAZY = {
-    "AgentOrigin": "._memory.provenance",
     "ArchiveError": "._memory.archive",
-    "AsOf": "._memory.timewindow",
-    "AutoRetainStatus": "._capture.autoretain",
-    "Budget": "._settings",
     "CurationError": "._memory.curation",
-    "EntityMap": "._memory.overview",
     "Evidence": "._capture.evidence",
-    "FlushOutcome": "._delivery.items",
     "FlushResult": "._ui.display",
     "LayerError": "._memory.layers",
     "LayerList": "._memory.layers",
     "MemoryMap": "._ui.pictures",
-    "MemorySource": "._capture.autoretain:Source",
-    "MentalModel": "._memory.mental_models",
-    "ModelChange": "._memory.mental_models",
-    "NotAnswering": "._delivery.items",
     "Outcome": "._memory.curation",
     "OverviewError": "._memory.overview",
-    "Period": "._memory.overview",
-    "Progress": "._memory.archive",
     "Provenance": "._memory.provenance",
     "QueueClosedError": "._delivery.items",
     "QueueFullError": "._delivery.items",
-    "QueueStats": "._delivery.items",
-    "RecallRequest": "._operations",
     "RecallResult": "._memory.results",
     "RecalledMemory": "._memory.parsed_replies",
-    "ReflectRequest": "._operations",
     "ReflectResult": "._memory.results",
-    "RefreshOutcome": "._memory.mental_models",
     "Report": "._ui.display",
     "RetainResult": "._ui.display",
-    "SeedOutcome": "._memory.mental_models",
     "Session": "._session",
-    "SessionStatus": "._session.status",
     "Settings": "._settings:HindsightSettings",
     "SettingsError": "._settings",
     "Sources": "._memory.parsed_replies",
-    "TimeWindow": "._memory.timewindow",
     "Timeline": "._ui.pictures",
-    "TimelineCounts": "._memory.overview",
-    "UpdateMode": "._delivery.items",
     "WhenError": "._memory.timewindow",
 }
 

@@ -17,7 +17,9 @@ the real clock, against the server its settings name. A test wants each of those
 
 ``make_session`` makes a ``Session`` whose worker does not run unless asked (``run_worker``);
 ``Driver`` does by hand what the worker does, and reads the delivery state a test checks.
-Both exist so that tests (ours and a user's) need no private name of a session.
+Both exist so that tests (ours and a user's) need no private name of a session. A driver hands
+out time, steps and readings, never a part (the queue, the worker, the client): a test checks
+what a user would see, through the session and the functions.
 """
 
 from __future__ import annotations
@@ -29,14 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
-    from ._api.client import HindsightClient
-    from ._capture.autoretain import AutoRetainer
     from ._delivery.items import Batch, MemoryItem, Route
-    from ._delivery.journal_file import JournalFile
-    from ._delivery.queue import RetainQueue
-    from ._delivery.worker import Worker
-    from ._memory.mental_models import MentalModelCache
-    from ._memory.results import RecallResult
     from ._session import HindsightSession as Session
     from ._session.parts import Parts
 
@@ -136,12 +131,6 @@ class Driver:
         return self._parts.worker.cancel(job)
 
     @property
-    def worker(self) -> Worker:
-        """The session's worker, for a test that puts a recorder or a fault in place of one
-        of its methods (``monkeypatch.setattr(driver.worker, "send", recorder)``)."""
-        return self._parts.worker
-
-    @property
     def worker_running(self) -> bool:
         """Whether the session's worker thread is alive."""
         return self._parts.worker.running
@@ -160,22 +149,7 @@ class Driver:
         """Ask the worker to send the queue now (does not wait)."""
         self._parts.queue.request_flush()
 
-    @property
-    def queue(self) -> RetainQueue:
-        """The session's retain queue, for checks of its own bookkeeping."""
-        return self._parts.queue
-
-    @property
-    def journal_file(self) -> JournalFile | None:
-        """The SQLite journal the session keeps its queue in (None when it is off)."""
-        return self._parts.journal_file
-
     # -- the server ---------------------------------------------------------------------------
-
-    @property
-    def client(self) -> HindsightClient:
-        """The session's client of the moment: to ask the server what it holds."""
-        return self._parts.connection.client
 
     def use_transport(
         self, transport: httpx.BaseTransport, url: str | None = None, timeout_s: float | None = None
@@ -185,32 +159,23 @@ class Driver:
         as every operation's deadline (default: the session's deadlines)."""
         from ._api.client import HindsightClient, Timeouts
 
-        timeouts = self.client.timeouts
+        timeouts = self._parts.connection.client.timeouts
         if timeout_s is not None:
             timeouts = Timeouts(timeout_s, timeout_s, timeout_s, timeout_s)
         client = HindsightClient(url or self.session.api_url, None, timeouts, transport=transport)
         self._parts.connection.use(client)
 
-    # -- background parts -----------------------------------------------------------------------
+    # -- background jobs, by hand -------------------------------------------------------------
 
-    @property
-    def mental_models(self) -> MentalModelCache:
-        """The session's mental-model cache (loaded on the worker)."""
-        return self._parts.mental_models
+    def retain_cells(self, force: bool = False) -> bool:
+        """Auto-retain's step as the worker runs it once cells are due (``force``: due or
+        not): the executed cells become queued memories; whether any did."""
+        return bool(self._parts.autoretain.process(force=force))
 
-    @property
-    def autoretain(self) -> AutoRetainer:
-        """The session's auto-retainer (cells → memories)."""
-        return self._parts.autoretain
-
-    @property
-    def last_recall(self) -> RecallResult | None:
-        """The recall ``#N`` names and ``%hindsight context`` repeats; a test may set it."""
-        return self._parts.reader.last_recall
-
-    @last_recall.setter
-    def last_recall(self, result: RecallResult | None) -> None:
-        self._parts.reader.last_recall = result
+    def models_loaded(self, timeout: float = 0.0) -> bool:
+        """Whether the mental models' first load (a worker job) has finished, waiting at most
+        ``timeout`` seconds for it."""
+        return self._parts.mental_models.wait_first_load(timeout)
 
     def notices(self) -> tuple[str, ...]:
         """The notices not yet shown, without taking them."""

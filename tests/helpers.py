@@ -249,6 +249,34 @@ class RequestRecorder:
         return json.loads(self.requests[index].content)
 
 
+class Relay(httpx.BaseTransport):
+    """A transport that passes a session's requests on to the real server and records them
+    (``Driver(session).use_transport(relay)``): ``answer`` may answer one itself (a response,
+    or None to pass it on) or raise, as a server that lacks an endpoint or a user's interrupt
+    would."""
+
+    def __init__(self, answer: Callable[[httpx.Request], httpx.Response | None] | None = None):
+        self.requests: list[httpx.Request] = []
+        self._answer = answer
+        self._server = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        answered = self._answer(request) if self._answer is not None else None
+        return answered if answered is not None else self._server.handle_request(request)
+
+    def close(self) -> None:
+        self._server.close()
+
+    def bodies(self, method: str, path: str) -> list[Any]:
+        """The JSON bodies of the ``method`` requests whose path matches ``path`` (a regex)."""
+        return [
+            json.loads(r.content)
+            for r in self.requests
+            if r.method == method and re.search(path, r.url.path)
+        ]
+
+
 # -- an in-memory Hindsight --------------------------------------------------------------------
 
 

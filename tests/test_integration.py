@@ -25,7 +25,6 @@ from kernels import Kernel
 
 from bench.common import settled
 from hindsight_magic._localserver import launcher as server
-from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 
@@ -440,7 +439,7 @@ def test_a_mistyped_bank_is_told_new_and_only_a_retain_creates_it(
     ), said
     assert "No relevant memories found" in notebook.run("%recall churn cut-off").text
     # what a scope change starts on the worker (the mental models' load) is over, and then
-    Driver(notebook.magics.session).mental_models.reload(clear=False).wait(30)
+    notebook.magics.session.reload_models()
     assert not on_server(typo)  # looking at a bank does not make one
     assert "is new" not in str(notebook.run(f"%hindsight bank {existing}").result)
 

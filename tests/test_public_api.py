@@ -215,84 +215,6 @@ def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
     assert not undescribed, f"hm.recall's docstring should say what {undescribed} do"
 
 
-# Classes a ``Session`` signature may name without the package exporting them: the standard
-# library's and httpx's transport (``transport=``: a fault-injecting ``httpx.MockTransport`` is
-# the documented test seam, and its base class is httpx's own public API).
-OUTSIDE_LIBRARIES = ("httpx",)
-
-
-def _type_checking_names(module: Any) -> dict[str, Any]:
-    """The names ``module`` imports under ``if TYPE_CHECKING:`` (its annotations name them but
-    its globals lack them), imported as the module would."""
-    import ast
-    import inspect
-
-    names: dict[str, Any] = {}
-    tree = ast.parse(inspect.getsource(module))
-    for node in tree.body:
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
-            code = compile(ast.Module(body=node.body, type_ignores=[]), module.__file__, "exec")
-            exec(code, {"__name__": module.__name__, "__package__": module.__package__}, names)
-    return names
-
-
-def _classes_in(hint: Any) -> Iterator[type]:
-    """Every class a resolved annotation names, through unions, generics and callables."""
-    import typing
-
-    if isinstance(hint, list):  # a Callable's argument list
-        for item in hint:
-            yield from _classes_in(item)
-        return
-    if typing.get_origin(hint) is typing.Literal or hint is Any or hint is None:
-        return
-    origin = typing.get_origin(hint)
-    if origin is not None:
-        if isinstance(origin, type):
-            yield origin
-        for argument in typing.get_args(hint):
-            yield from _classes_in(argument)
-    elif isinstance(hint, type):
-        yield hint
-    elif isinstance(hint, typing.TypeVar):
-        return
-    else:
-        raise AssertionError(f"cannot read the annotation {hint!r}")
-
-
-def test_every_type_a_session_signature_names_is_exported() -> None:
-    import sys
-    import typing
-
-    session = hm.Session
-    exported = {id(getattr(hm, name)) for name in hm.__all__}
-    offending: list[str] = []
-    members = {"__init__": session.__init__}
-    members |= {
-        name: value
-        for name, value in vars(session).items()
-        if not name.startswith("_") and (callable(value) or isinstance(value, property))
-    }
-    assert len(members) > 40  # the walk sees the session's methods and properties
-    for name, member in sorted(members.items()):
-        function = member.fget if isinstance(member, property) else member
-        module = sys.modules[function.__module__]
-        namespace = {**vars(module), **_type_checking_names(module)}
-        hints = typing.get_type_hints(function, globalns=namespace)
-        for hint in hints.values():
-            for cls in _classes_in(hint):
-                top = cls.__module__.split(".")[0]
-                if top in sys.stdlib_module_names or top == "builtins":
-                    continue
-                if top in OUTSIDE_LIBRARIES or id(cls) in exported:
-                    continue
-                offending.append(f"Session.{name}: {cls.__module__}.{cls.__qualname__}")
-    assert not offending, (
-        "types a Session signature names but hindsight_magic does not export:\n"
-        + ("\n".join(sorted(set(offending))))
-    )
-
-
 @pytest.mark.parametrize(
     ("operation", "function"),
     [("RETAIN", "queue_text"), ("REFLECT", "reflect"), ("RECALL", "recall")],
@@ -330,12 +252,11 @@ def test_a_session_built_from_public_names_alone_remembers(
         journal_path=str(tmp_path / "journal.sqlite3"),
     )
     with hm.Session(settings) as session:
-        session.retain("The cohort table starts in March, after the pilot.")
-        asked = hm.RecallRequest("When does the cohort table start?", budget=hm.Budget.LOW)
-        found = session.recall(asked)
-        flushed = session.flush(10)
+        hm.retain("The cohort table starts in March, after the pilot.", session=session)
+        found = hm.recall("When does the cohort table start?", budget="low", session=session)
+        flushed = hm.flush(10, session=session)
     assert session.closed
     assert isinstance(found, hm.RecallResult)
     assert any("March" in text for text in found.texts), found.texts
-    assert isinstance(flushed, hm.FlushOutcome)
+    assert isinstance(flushed, hm.FlushResult)
     assert flushed.pending == 0

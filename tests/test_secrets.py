@@ -96,17 +96,20 @@ def run_magic(notebook: Any, places: Places, source: str) -> Any:
 
 
 def collect_objects(notebook: Any, places: Places, label: str) -> None:
+    from hindsight_magic._session import PARTS
+
     magics = notebook.magics
     session = magics.session
+    parts = PARTS[id(session)]  # the parts' reprs: what a traceback or a debugger shows
     for name, value in {
         "magics": magics,
         "session": session,
-        "client": Driver(session).client,
+        "client": parts.connection.client,
         "settings": session.settings,
         "settings str": str(session.settings),
         "settings dump": session.settings.as_dict(),
         "settings public": session.settings.public_items(),
-        "queue": Driver(session).queue,
+        "queue": parts.queue,
         "queue stats": session.queue_stats(),
         "failed batches": [(b.error, b.items) for b in Driver(session).failed_batches()],
         "scope": session.scope,

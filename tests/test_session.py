@@ -62,3 +62,17 @@ def test_no_public_property_of_a_session_hands_out_a_part(session: HindsightSess
 
 def test_the_public_name_is_the_session() -> None:
     assert hm.Session is HindsightSession
+
+
+def test_a_driver_hands_out_time_and_steps_not_parts(session: HindsightSession) -> None:
+    from hindsight_magic.testing import Driver
+
+    # issue 54: tests reached the queue, worker, client and journal through the driver 64 times
+    driver = Driver(session)
+    public = [name for name in dir(driver) if not name.startswith("_") and name != "session"]
+    readable = [name for name in public if not callable(getattr(driver, name))]
+    assert "pump" in public
+    assert "worker_running" in readable  # the walk reads the driver's properties
+    leaked = [name for name in readable if isinstance(getattr(driver, name), part_types(session))]
+    assert not leaked, leaked
+    assert not {"queue", "worker", "client", "journal_file", "mental_models"} & set(public)

@@ -501,7 +501,8 @@ def test_every_setting_says_what_its_change_rebuilds_in_words_a_session_knows() 
 def test_a_budget_named_in_a_call_is_a_member_and_a_wrong_one_is_one_line() -> None:
     """``hm.recall(q, budget="high")`` reaches the session as ``Budget.HIGH``; another word is
     refused as before."""
-    from hindsight_magic import InputError, RecallRequest
+    from hindsight_magic import InputError
+    from hindsight_magic._operations import RecallRequest
 
     assert RecallRequest("q", budget="high").budget is Budget.HIGH  # type: ignore[arg-type]
     assert RecallRequest("q").budget is None

@@ -114,12 +114,15 @@ class CellHook:
     executed cell's outputs for it from what the shell kept."""
 
     def __init__(self, session: HindsightSession, shell: Any) -> None:
-        self.post_run_cell = session.post_run_cell
+        from .._session import cell_hook
+
+        autoretainer = cell_hook(session)
+        self.post_run_cell = autoretainer.post_run_cell
         self._shell = shell
         self._settings = session.settings
         self._notice = session.notice
         self._told_no_streams = False
-        session.read_outputs_with(self.outputs_of)
+        autoretainer.outputs_of = self.outputs_of
 
     def register(self) -> None:
         """Attach to the shell (once)."""

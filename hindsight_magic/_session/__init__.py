@@ -87,7 +87,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from .._capture.autoretain import AutoRetainStatus, Outputs
+    from .._capture.autoretain import AutoRetainer, AutoRetainStatus
     from .._capture.evidence import Evidence
     from .._delivery.items import QueueStats
     from .._memory.archive import Progress
@@ -657,16 +657,6 @@ class HindsightSession:
 
     # -- auto-retain and the queue -------------------------------------------------------------
 
-    @property
-    def post_run_cell(self) -> Callable[[Any], None]:
-        """The shell's ``post_run_cell`` callback: keeps the cell for auto-retain (O(1); the
-        auto-retainer's own method, so the hook adds no call of ours)."""
-        return self._parts.autoretain.post_run_cell
-
-    def read_outputs_with(self, outputs_of: Callable[[Any], Outputs]) -> None:
-        """How auto-retain reads an executed cell's outputs (the shell's own record of them)."""
-        self._parts.autoretain.outputs_of = outputs_of
-
     def pause_autoretain(self, paused: bool = True) -> None:
         """Pause (or resume) auto-retain without changing its setting (the panel's button)."""
         self._parts.autoretain.pause(paused)
@@ -791,8 +781,17 @@ class HindsightSession:
 
 Session = HindsightSession  # its public name: what ``project_session`` returns
 
-# Each session's parts by the session's id, for the one module that may drive them:
-# ``hindsight_magic.testing`` (a worker pumped by hand, a fault transport swapped in). Weak:
+# Each session's parts by the session's id, for what may drive them: ``hindsight_magic.testing``
+# (a worker pumped by hand, a fault transport swapped in) and ``cell_hook`` below. Weak:
 # the parts live as long as their session (they refer to it, so an entry keyed by the session
 # itself would keep it alive), and the entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
+
+
+def cell_hook(session: HindsightSession) -> AutoRetainer:
+    """The auto-retainer behind ``session``, for the one caller that wires it to a shell:
+    ``_ipython.extension.CellHook`` registers its ``post_run_cell`` (O(1), no call of ours
+    in between) and sets its ``outputs_of``. A function of the package, not a method: a user
+    of ``hm.Session`` never calls a shell's hook, so the session's public face does not
+    carry it."""
+    return PARTS[id(session)].autoretain

@@ -44,9 +44,17 @@ def queued(session: Any) -> list[MemoryItem]:
     return [item for _, item in Driver(session).queued()]
 
 
+def worker_of(session: Any) -> Any:
+    """The session's worker, for the few tests that put a recorder or a fault in place of one
+    of its own methods (``send``, ``submit``, ``close``): no public seam reaches inside it."""
+    from hindsight_magic._session import PARTS
+
+    return PARTS[id(session)].worker
+
+
 def transcripts(session: Any) -> list[MemoryItem]:
     """The auto-retain items (``source: autoretain``), oldest first, after processing."""
-    Driver(session).autoretain.process()
+    Driver(session).retain_cells()
     return [item for item in queued(session) if item.metadata.get("source") == "autoretain"]
 
 
@@ -105,7 +113,7 @@ def test_cells_without_history_do_not_count(loaded: Any) -> None:
     for source in SOURCES[:4]:
         outcome = loaded.ip.run_cell(source, store_history=False)
         assert outcome.success
-    Driver(session).autoretain.process(force=True)
+    Driver(session).retain_cells(force=True)
     assert session.autoretain_status().counted == 0
     assert transcripts(session) == []
     run(loaded, SOURCES[5])
@@ -231,10 +239,10 @@ def test_two_appends_to_one_document_become_one_item_in_one_batch() -> None:
 def test_cells_queued_before_a_flush_go_in_one_request(loaded: Any) -> None:
     session = session_of(loaded)
     sent: list[Batch] = []
-    loaded.monkeypatch.setattr(Driver(session).worker, "send", sent.append)
+    loaded.monkeypatch.setattr(worker_of(session), "send", sent.append)
     numbers = run_all(loaded, SOURCES[:6])
     assert len(transcripts(session)) == 6
-    outcome = Driver(session).worker.flush(2.0)
+    outcome = session.flush(2.0)
     assert outcome.settled
     [batch] = sent
     assert cells_of(batch.items) == numbers
@@ -424,7 +432,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
     notebook.load(api_url=dead_url, retain_every_n_cells="1")
     session = session_of(notebook)
     kernel_thread = threading.current_thread()
-    real_submit = Driver(session).worker.submit
+    real_submit = worker_of(session).submit
     calls: list[Any] = []
 
     def broken(job: Any, *args: Any, **kwargs: Any) -> bool:
@@ -433,7 +441,7 @@ def test_hook_never_raises_when_the_session_is_broken(notebook: Any, dead_url: s
         calls.append(job)
         raise RuntimeError("worker is gone")
 
-    notebook.monkeypatch.setattr(Driver(session).worker, "submit", broken)
+    notebook.monkeypatch.setattr(worker_of(session), "submit", broken)
     deadline = time.monotonic() + 3.0
     n = 0
     while not calls and time.monotonic() < deadline:  # until the hook itself hit the failure
@@ -461,7 +469,7 @@ def test_autoretain_off_stops_counting_and_on_resumes(loaded: Any) -> None:
     off = loaded.run("%hindsight autoretain off")
     assert str(off.result).startswith("Auto-retain off")
     run_all(loaded, SOURCES[:4])
-    Driver(session).autoretain.process(force=True)
+    Driver(session).retain_cells(force=True)
     assert session.autoretain_status().counted == 0
     assert transcripts(session) == []
     on = loaded.run("%hindsight autoretain on")
@@ -552,8 +560,10 @@ def test_reload_leaves_one_callback_and_unload_none(loaded: Any) -> None:
     loaded.run("%load_ext hindsight_magic")
     assert len(our_callbacks(ip)) == 1
     loaded.run("%reload_ext hindsight_magic")
-    [callback] = our_callbacks(ip)
-    assert callback.__self__ is Driver(loaded.magics.session).autoretain
+    assert len(our_callbacks(ip)) == 1
+    loaded.run("reloaded = 'the hook feeds the new session'")
+    Driver(session_of(loaded)).retain_cells(force=True)
+    assert "the hook feeds the new session" in text_of(queued(session_of(loaded)))
     loaded.run("%reload_ext hindsight_magic")
     assert len(our_callbacks(ip)) == 1
     loaded.run("%unload_ext hindsight_magic")
@@ -564,13 +574,13 @@ def test_unload_retains_the_cells_not_yet_retained(loaded: Any) -> None:
     session = session_of(loaded)
     numbers = run_all(loaded, SOURCES[:2])
     snapshots: list[list[MemoryItem]] = []
-    close = Driver(session).worker.close
+    close = worker_of(session).close
 
     def snapshot_then_close(*args: Any, **kwargs: Any) -> int:
         snapshots.append(queued(session))
         return close(*args, **kwargs)
 
-    loaded.monkeypatch.setattr(Driver(session).worker, "close", snapshot_then_close)
+    loaded.monkeypatch.setattr(worker_of(session), "close", snapshot_then_close)
     assert transcripts(session) == []
     loaded.run("%unload_ext hindsight_magic")
     [items] = snapshots
@@ -590,7 +600,7 @@ def test_cells_are_retained_under_the_scope_they_ran_in(
     monkeypatch.chdir(tmp_path / "optimizer")
     notebook.run("%hindsight scope per-project-tagged")  # re-reads the project: optimizer
     run_all(notebook, ["learning_rate = 3e-4"])
-    Driver(session).autoretain.process(force=True)
+    Driver(session).retain_cells(force=True)
     routes = {item.content: route.tags for route, item in Driver(session).queued()}
     tokenizer_cells = [c for c in routes if "vocab_size" in c]
     optimizer_cells = [c for c in routes if "learning_rate = 3e-4" in c]
@@ -613,12 +623,12 @@ def test_a_cell_s_memory_records_the_files_it_read_and_only_with_evidence_on(
     session = session_of(loaded)
     reads = "text = open('sales.csv').read()\nf'the sales table holds {len(text)} characters'"
     run(loaded, reads)
-    Driver(session).autoretain.process(force=True)
+    Driver(session).retain_cells(force=True)
     (item,) = [i for i in transcripts(session) if "sales.csv" in i.content]
     assert item.metadata["evidence"].startswith('[["sales.csv",22,')
     assert str(tmp_path) not in str(item.metadata)
     session.settings.evidence = False
     run(loaded, reads.replace("holds", "has"))
-    Driver(session).autoretain.process(force=True)
+    Driver(session).retain_cells(force=True)
     (later,) = [i for i in transcripts(session) if "has" in i.content]
     assert "evidence" not in later.metadata

@@ -22,6 +22,7 @@ from kernels import Kernel
 
 from bench.recall_quality import found, is_scaffolding
 from bench.recall_sessions import Fact, Session, planted_sessions
+from hindsight_magic._api.client import HindsightClient
 from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
@@ -232,10 +233,10 @@ def test_a_question_asked_in_a_cell_of_code_does_not_outrank_its_answer(
         cell = notebook.run(source)
         assert cell.error is None, cell.text
     session = notebook.magics.session
-    Driver(session).autoretain.process(force=True)
+    Driver(session).retain_cells(force=True)
     session.flush(60)
 
-    client = Driver(session).client
+    client = HindsightClient(session.api_url)  # the test's own, to ask the server
 
     def stored() -> str:  # the cells as the server stores them (a document a cell)
         listed = client.list_memories(bank_id, limit=500).items

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from helpers import RunningServer, wait_for
 
+from hindsight_magic._api.client import HindsightClient
 from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
@@ -54,10 +55,10 @@ def test_results_shown_in_cells_are_never_retained(
         cell = notebook.run(source)
         assert cell.error is None, cell.text
     session = notebook.magics.session
-    assert Driver(session).autoretain.process(force=True)
+    assert Driver(session).retain_cells(force=True)
     session.flush(60)
 
-    client = Driver(session).client
+    client = HindsightClient(session.api_url)  # the test's own, to ask the server
 
     def stored() -> str:  # what auto-retain sent, as the server stores it (a document a cell)
         listed = client.list_memories(bank_id, limit=500).items

@@ -23,7 +23,6 @@ from hindsight_magic._delivery.items import Route
 from hindsight_magic._delivery.journal import open_journal
 from hindsight_magic._delivery.journal_file import JournalFile
 from hindsight_magic._errors import HindsightError
-from hindsight_magic.testing import Driver
 
 A = Route("bank-a")
 DOWN = HindsightError("retainBatch", "retainBatch request failed: refused", kind="connect")
@@ -165,17 +164,15 @@ def test_a_full_disk_in_a_notebook_is_said_once_and_each_memory_reaches_the_serv
     disk.fill()
     for text in texts[4:8]:
         run(f"%retain {text}")
-    queue = Driver(
-        notebook.magics.session
-    ).queue  # its worker finds the disk full (or the kernel did)
-    wait_for(lambda: queue.stats().journal_problem, 10, "the journal found full")
+    stats = notebook.magics.session.queue_stats  # its worker finds the disk full (or the kernel)
+    wait_for(lambda: stats().journal_problem, 10, "the journal found full")
     assert "journal memory only (disk full) — retrying" in one_spaced(run("%hindsight status"))
     run("%hindsight flush")  # delivered while the disk is full
     for text in texts[8:]:
         run(f"%retain {text}")
 
     disk.free()
-    wait_for(lambda: queue.stats().journal_problem is None, 10, "the journal written again")
+    wait_for(lambda: stats().journal_problem is None, 10, "the journal written again")
     assert f"journal {path}\n" in one_spaced(run("%hindsight status"))
     assert [state for state, _ in on_disk(path)] == ["pending"] * 4  # what memory held
     run("%hindsight flush")

@@ -12,23 +12,31 @@ from helpers import RunningServer
 
 from hindsight_magic._delivery.indexing import send_queued_elsewhere
 from hindsight_magic._delivery.items import Route, new_item
-from hindsight_magic.testing import Driver
+
+
+def parts_of(session: Any) -> Any:
+    """The session's parts, for the test below of its journal's own query (what other kernels
+    left queued for a bank, as this one sees it) and of the spool's ingest the worker would
+    run: a user sees those only as what a read sends first, which the other tests here check."""
+    from hindsight_magic._session import PARTS
+
+    return PARTS[id(session)]
 
 
 def test_another_kernels_spooled_and_stored_memories_are_listed_not_taken(sessions: Any) -> None:
     kernel = sessions(start_worker=False)  # never sends: its memories stay queued
     agent = sessions(start_worker=False, reads_others=True)
     first = kernel.retain("The first fact, only in the kernel's spool.")
-    Driver(kernel).queue.journal.ingest()  # the worker would: now a pending row
+    parts_of(kernel).queue.journal.ingest()  # the worker would: now a pending row
     second = kernel.retain("The second fact, spooled a moment ago.")
     kernel.retain("[cell 3]\nx = 1", document_id="doc-of-transcript", update_mode="append")
     agent.retain("The agent's own fact is not another kernel's.")
     bank = kernel.scope.bank_id
-    listed = Driver(agent).journal_file.queued_elsewhere(bank)
+    listed = parts_of(agent).journal_file.queued_elsewhere(bank)
     ids = [item.document_id for _, _, item in listed]
     assert first in ids
     assert second in ids
-    assert Driver(agent).journal_file.queued_elsewhere("another-bank") == []
+    assert parts_of(agent).journal_file.queued_elsewhere("another-bank") == []
     assert kernel.queue_stats().pending == 4 - 1  # the kernel still holds its own three
 
 

@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 from helpers import FakeHindsight, one_line, render_markdown, visible_text
 
-from hindsight_magic._api.replies import Memory
 from hindsight_magic._memory import mental_models
-from hindsight_magic._memory.results import RecallResult
 from hindsight_magic._ui import display as model_views
 from hindsight_magic.testing import Driver
 
@@ -31,7 +29,7 @@ def book(notebook: Any, dead_url: str, bank_id: str, fake: FakeHindsight, monkey
     session = notebook.magics.session
     Driver(session).use_transport(fake.transport, fake.url, timeout_s=1)
     fake.banks[bank_id] = {}
-    assert Driver(session).mental_models.reload().wait(5)  # ensures bank and seeds once
+    assert session.reload_models() is None  # ensures bank and seeds once
     fake.banks[bank_id].clear()  # start each test from an empty bank
     fake.requests.clear()
     return notebook
@@ -254,18 +252,17 @@ def test_context_is_the_models_block_plus_the_last_memories(book: Any, fake: Fak
     assert book.run("%hindsight context").result == ""
     assert out(book, "%hindsight context") == model_views.NO_CONTEXT
     fake.add(bank_of(book), "m", "Data Sources", "Sales come from the warehouse.")
-    Driver(session).mental_models.reload().wait(5)
-    Driver(session).last_recall = RecallResult(
-        "q", [Memory(text="Refunds are late.")], bank_of(book)
-    )
+    assert session.reload_models() is None
+    found = {"results": [{"id": "r1", "text": "Refunds are late."}]}
+    fake.fail["POST /memories/recall$"] = (200, found)
+    assert book.run("found = %recall refunds").error is None
     cell = book.run("prompt = %hindsight context")
     assert cell.error is None
     prompt = book.ip.user_ns["prompt"]
     assert isinstance(prompt, str)
-    last_recall = Driver(session).last_recall
-    assert last_recall is not None
-    assert prompt == Driver(session).mental_models.block() + "\n\n" + last_recall.as_context()
-    assert prompt.startswith("<mental_models>\n")
+    models, _, memories = prompt.partition("</mental_models>\n\n")
+    assert memories == book.ip.user_ns["found"].as_context()  # the last recall's block
+    assert models.startswith("<mental_models>\n")
     assert "# Data Sources _(refreshed " in prompt
     assert prompt.endswith("- Refunds are late.\n</memories>")
     assert repr(book.run("%hindsight context").result) == prompt
@@ -275,7 +272,7 @@ def test_context_respects_the_render_cap(book: Any, fake: FakeHindsight) -> None
     for i in range(5):
         fake.add(bank_of(book), f"m{i}", f"Model {i}", "long content " * 200)
     book.run("%hindsight config mental_model_max_render_chars=900")
-    Driver(book.magics.session).mental_models.reload(clear=False).wait(5)
+    assert book.magics.session.reload_models() is None
     block = book.run("%hindsight context").result
     assert 0 < len(block) <= 900
     assert block.endswith("…[mental-model snapshot truncated at render budget]\n</mental_models>")
@@ -286,7 +283,7 @@ def test_help_and_status_mention_mental_models(book: Any, fake: FakeHindsight) -
     assert "models" in listing
     assert "context" in listing
     fake.add(bank_of(book), "m", "M", "content")
-    Driver(book.magics.session).mental_models.reload().wait(5)
+    assert book.magics.session.reload_models() is None
     status = out(book, "%hindsight status")
     assert "Mental models:" in status
     assert "state      ok, 1 model listed at" in status

@@ -35,7 +35,6 @@ from hindsight_magic._cli import main as cli
 from hindsight_magic._localserver import launcher
 from hindsight_magic._machine import ServerInfo, is_hindsight_process, is_live_process
 from hindsight_magic._settings import FALLBACK_API_URL
-from hindsight_magic.testing import Driver
 
 pytestmark = pytest.mark.integration
 FACTS = 3
@@ -163,9 +162,8 @@ def do_what_it_says(notebook: Notebook, line: str) -> list[str]:
 def delivered_once(notebook: Notebook, url: str, bank: str, facts: list[str], marker: str) -> str:
     """After the restart: each queued fact accepted by the server once and found by %recall."""
     assert notebook.run("%hindsight flush").error is None  # (`server start` may have sent them)
-    queue = Driver(notebook.magics.session).queue
     stats = wait_for(
-        queue.stats,
+        notebook.magics.session.queue_stats,
         60,
         "the queue to empty",
         until=lambda s: s.pending + s.in_flight + s.retrying == 0,

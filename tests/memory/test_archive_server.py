@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import Notebook
-from helpers import RunningServer, wait_for
+from helpers import Relay, RunningServer, wait_for
 from journalkit import small_disk
 
 import hindsight_magic as hm
@@ -214,14 +214,13 @@ def test_a_server_without_transfers_is_told_in_one_line(
 ) -> None:
     planted(book, 1)
     session = book.magics.session
-    real = Driver(session).client.call
 
-    def old_server(operation: str, method: str, path: str, **kw: Any) -> Any:
-        if path.endswith("/transfer/export"):
-            raise hm.HindsightError(operation, f"{operation} failed: Not Found", 404, "Not Found")
-        return real(operation, method, path, **kw)
+    def old_server(request: httpx.Request) -> httpx.Response | None:  # no transfer endpoints
+        if request.url.path.endswith("/transfer/export"):
+            return httpx.Response(404, json={"detail": "Not Found"})
+        return None
 
-    monkeypatch.setattr(Driver(session).client, "call", old_server)
+    Driver(session).use_transport(Relay(old_server))
     cell = book.run(f"%hindsight snapshot {tmp_path / 'x.zip'}")
     assert "does not offer bank transfers" in str(cell.error)
     assert not list(tmp_path.glob("*.zip"))
@@ -258,19 +257,20 @@ def test_an_interrupt_cancels_the_servers_operation_and_keeps_nothing(
     planted(book, 1)
     session = book.magics.session
     asked: list[str] = []
-    export, follow = transfers.BankTransfers.export, Driver(session).client.operation
+    export = transfers.BankTransfers.export
 
     def exported(self: transfers.BankTransfers, bank: str) -> str:
         asked.append(export(self, bank))
         return asked[-1]
 
-    def interrupted(bank: str, operation: str) -> Any:
-        if operation in asked:  # the user pressed Interrupt while the server exported
-            raise KeyboardInterrupt
-        return follow(bank, operation)
+    def interrupted(request: httpx.Request) -> httpx.Response | None:
+        following = request.method == "GET" and "/operations/" in request.url.path
+        if following and request.url.path.rsplit("/", 1)[-1] in asked:
+            raise KeyboardInterrupt  # the user pressed Interrupt while the server exported
+        return None
 
     monkeypatch.setattr(transfers.BankTransfers, "export", exported)
-    monkeypatch.setattr(Driver(session).client, "operation", interrupted)
+    Driver(session).use_transport(Relay(interrupted))
     folder = tmp_path / "snapshots"
     cell = book.run(f"%hindsight snapshot {folder / 'x.zip'}")
     assert "The snapshot was cancelled (the server's operation too)" in str(cell.error)

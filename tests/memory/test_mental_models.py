@@ -264,15 +264,23 @@ def make_session(make_session: Any) -> Any:
     return functools.partial(make_session, mental_models=True, auto_retain=True)
 
 
+def cache_of(session: Any) -> Any:
+    """The session's mental-model cache, for the tests of its own bookkeeping below: its
+    snapshot, its status rows and when it lists again are what they check, and a user sees
+    them only as the text of ``%hindsight status``."""
+    from hindsight_magic._session import PARTS
+
+    return PARTS[id(session)].mental_models
+
+
 def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, make_session: Any):
     fake.banks["nb"] = {}  # on the server, without models
     session = make_session()
     driver = Driver(session)
-    cache = driver.mental_models
-    assert not cache.wait_first_load(timeout=0.05)  # the worker has not run yet
-    assert cache.status_rows()[0] == ("state", "loading")
+    assert not driver.models_loaded(0.05)  # the worker has not run yet
+    assert cache_of(session).status_rows()[0] == ("state", "loading")
     driver.pump()
-    assert cache.wait_first_load(timeout=0)
+    assert driver.models_loaded()
     methods = [(m, p.rsplit("/", 1)[-1], q.get("detail")) for m, p, q, _ in fake.requests]
     assert methods[0] == ("GET", "stats", None)  # is the bank there?
     assert methods[1] == ("PUT", "nb", None)
@@ -280,8 +288,8 @@ def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, m
     assert methods[-1] == ("GET", "mental-models", "content")
     seeded = {"user-preferences", "project-conventions-churn", "project-decisions-churn"}
     assert set(fake.banks["nb"]) == seeded
-    assert cache.models == ()  # seeds have no content yet
-    assert cache.block() == ""
+    assert cache_of(session).models == ()  # seeds have no content yet
+    assert session.prompt_context() == ""
 
 
 def test_a_bank_not_on_the_server_is_created_and_seeded_by_the_first_retain_only(
@@ -290,7 +298,7 @@ def test_a_bank_not_on_the_server_is_created_and_seeded_by_the_first_retain_only
     session = make_session()
     driver = Driver(session)
     driver.pump()
-    assert driver.mental_models.wait_first_load(timeout=0)
+    assert driver.models_loaded()
     assert "nb" not in fake.banks  # looked at, not created
     assert not fake.calls("PUT")
     assert not fake.calls("POST", "mental-models")
@@ -314,17 +322,17 @@ def test_cache_keeps_visible_models_with_content_and_renders_them(
     session = make_session(mental_model_auto_seed=False)
     driver = Driver(session)
     driver.pump()
-    assert [m.id for m in driver.mental_models.models] == ["mine", "shared"]
-    block = driver.mental_models.block()
+    assert [m.id for m in cache_of(session).models] == ["mine", "shared"]
+    block = session.prompt_context()
     assert "# Mine" in block
     assert "# Shared" in block
     assert "Theirs" not in block
     assert not fake.calls("POST")  # auto-seed off: nothing created
-    rows = dict(driver.mental_models.status_rows())
+    rows = dict(cache_of(session).status_rows())
     # status lists what %hindsight models lists for this scope, content or not
     assert re.fullmatch(r"ok, 3 models listed at [\d:]{8} \(1 without content yet\)", rows["state"])
     assert rows["models"] == "empty (empty), mine, shared"
-    assert driver.mental_models.names() == {
+    assert cache_of(session).names() == {
         "empty": "Empty",
         "mine": "Mine",
         "shared": "Shared",
@@ -341,7 +349,7 @@ def test_seeding_lists_again_soon_so_content_shows_within_seconds(
     fake.banks["nb"] = {}  # on the server
     session = make_session()
     driver = Driver(session)
-    cache = driver.mental_models
+    cache = cache_of(session)
     driver.pump()  # the first load: seeds the bank, lists three empty models
     assert dict(cache.status_rows())["models"] == (
         "project-conventions-churn (empty), project-decisions-churn (empty), "
@@ -372,7 +380,7 @@ def test_a_reload_lists_again_soon_for_a_while(
     monkeypatch.setattr(cache_module, "time", clock)
     session = make_session()
     driver = Driver(session)
-    cache = driver.mental_models
+    cache = cache_of(session)
     driver.pump()
     clock.advance(cache_module.SETTLE_FOR_S + 1)
     driver.cancel(cache.load)
@@ -391,7 +399,7 @@ def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
     driver = Driver(session)
     driver.pump()
     created = len(fake.calls("POST"))
-    driver.mental_models.reload(clear=False).wait(0)
+    cache_of(session).reload(clear=False).wait(0)
     driver.pump()
     assert len(fake.calls("POST")) == created == 3
     assert len(fake.calls("GET", "mental-models$")) == 3  # metadata once, content twice
@@ -403,14 +411,14 @@ def test_failed_list_is_recorded_and_the_block_is_empty(fake: FakeHindsight, mak
     session = make_session()
     driver = Driver(session)
     driver.pump()
-    assert driver.mental_models.wait_first_load(timeout=0)
-    state = dict(driver.mental_models.status_rows())["state"]
+    assert driver.models_loaded()
+    state = dict(cache_of(session).status_rows())["state"]
     assert state == "unavailable: listMentalModels failed: db down"
-    assert driver.mental_models.block() == ""
+    assert session.prompt_context() == ""
     del fake.fail["GET /mental-models$"]  # the server recovers: the next load seeds and lists
-    driver.mental_models.reload(clear=False)
+    cache_of(session).reload(clear=False)
     driver.pump()
-    assert dict(driver.mental_models.status_rows())["state"].startswith("ok")
+    assert dict(cache_of(session).status_rows())["state"].startswith("ok")
     assert len(fake.calls("POST")) == 3
 
 
@@ -419,9 +427,9 @@ def test_disabled_means_no_requests(fake: FakeHindsight, make_session: Any) -> N
     driver = Driver(session)
     driver.pump()
     assert fake.requests == []
-    assert driver.mental_models.wait_first_load(timeout=0)
-    assert driver.mental_models.block() == ""
-    assert driver.mental_models.status_rows() == [("state", "disabled (mental_models = false)")]
+    assert driver.models_loaded()
+    assert session.prompt_context() == ""
+    assert cache_of(session).status_rows() == [("state", "disabled (mental_models = false)")]
 
 
 def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session: Any) -> None:
@@ -430,22 +438,22 @@ def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session
     session = make_session(mental_model_auto_seed=False)
     driver = Driver(session)
     driver.pump()
-    assert driver.mental_models.models == ()
+    assert cache_of(session).models == ()
     session.settings.bank_id = "other"
-    assert not driver.mental_models.wait_first_load(timeout=0)  # old snapshot dropped
+    assert not driver.models_loaded()  # old snapshot dropped
     driver.pump()
-    assert [m.id for m in driver.mental_models.models] == ["o"]
-    assert driver.mental_models.state.bank_id == "other"
+    assert [m.id for m in cache_of(session).models] == ["o"]
+    assert cache_of(session).state.bank_id == "other"
 
 
 def test_loads_repeat_every_refresh_interval(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session(mental_model_refresh_s=0.05, mental_model_auto_seed=False)
     driver = Driver(session)
     driver.pump()
-    first = driver.mental_models.state.loaded_at
+    first = cache_of(session).state.loaded_at
     time.sleep(0.06)
     driver.pump()
-    assert driver.mental_models.state.loaded_at > first
+    assert cache_of(session).state.loaded_at > first
     assert len(fake.calls("GET", "mental-models$")) == 2
 
 
@@ -460,19 +468,19 @@ def test_operations_return_data_without_ipython(
     fake.add("nb", "zeta", "Zeta", "z")
     fake.add("nb", "auto", "Auto", "")
     fake.add("nb", "curated", "Curated", "by hand", auto=False)
-    cache = Driver(make_session(mental_model_auto_seed=False)).mental_models
-    assert [m.id for m in cache.list_bank()] == ["auto", "curated", "zeta"]
+    session = make_session(mental_model_auto_seed=False)
+    assert [m.id for m in session.list_models()] == ["auto", "curated", "zeta"]
     zeta = MentalModelReply.model_validate(fake.banks["nb"]["zeta"])
-    assert cache.get("zeta") == MentalModel.from_reply(zeta)
-    assert cache.get("nope") is None
-    assert cache.refresh("curated") == "op"  # the refresh operation, to follow
-    assert cache.refresh("nope") is None
+    assert session.model("zeta") == MentalModel.from_reply(zeta)
+    assert session.model("nope") is None
+    assert session.refresh_model("curated") == "op"  # the refresh operation, to follow
+    assert session.refresh_model("nope") is None
     fake.fail["POST /zeta/refresh$"] = (500, {"detail": "llm down"})
-    outcome = cache.refresh_auto()
+    outcome = session.refresh_auto_models()
     assert (outcome.queued, outcome.curated) == (["auto"], 1)
     assert outcome.failed == [("zeta", "refreshMentalModel failed: llm down")]
-    assert cache.delete("zeta") is True
-    assert cache.delete("zeta") is False
+    assert session.delete_model("zeta") is True
+    assert session.delete_model("zeta") is False
     assert "zeta" not in fake.banks["nb"]
 
 
@@ -480,23 +488,21 @@ def test_seed_creates_what_the_scope_lacks_and_history_pairs_each_change(
     fake: FakeHindsight, make_session: Any
 ) -> None:
     session = make_session(mental_model_auto_seed=False)
-    driver = Driver(session)
-    cache = driver.mental_models
-    outcome = cache.seed()
+    outcome = session.seed_models()
     assert outcome is not None
     assert len(outcome.created) == 3
-    assert cache.seed().present == outcome.created  # type: ignore[union-attr]
+    assert session.seed_models().present == outcome.created  # type: ignore[union-attr]
     assert fake.calls("PUT")  # the bank was ensured first
     fake.banks["nb"]["user-preferences"]["content"] = "v3"
     fake.history[("nb", "user-preferences")] = [
         {"previous_content": "v2", "changed_at": "2026-05-06T07:08:09Z"},
         {"previous_content": None, "changed_at": None},
     ]
-    assert cache.history("user-preferences") == [
+    assert session.model_history("user-preferences") == [
         mm.ModelChange("2026-05-06T07:08:09Z", "v2", "v3"),
         mm.ModelChange(None, "", "v2"),
     ]
-    assert cache.history("nope") is None
+    assert session.model_history("nope") is None
 
 
 def test_a_list_of_memories_is_marked_as_a_list_in_the_prompt_block() -> None:

@@ -53,7 +53,7 @@ def load(notebook: Any, server: RunningServer, bank: str, **env: str) -> Any:
     magics = notebook.load(api_url=server.url, bank_id=bank, **env)
     made = magics.session.scope.bank_id
     httpx.put(f"{banks(server.url)}/{made}", json={}, timeout=30).raise_for_status()
-    assert Driver(magics.session).mental_models.reload(clear=False).wait(15)
+    assert magics.session.reload_models() is None
     return magics
 
 
@@ -94,7 +94,7 @@ def test_fresh_bank_gets_exactly_the_applicable_seeds_once(
     created = {mid: m["created_at"] for mid, m in models.items()}
 
     notebook.run("%reload_ext hindsight_magic")  # a second load (a new session) creates none
-    assert Driver(notebook.magics.session).mental_models.wait_first_load(timeout=15)
+    assert Driver(notebook.magics.session).models_loaded(15)
     again = server_models(hindsight_server.url, bank)
     assert {mid: m["created_at"] for mid, m in again.items()} == created
 
@@ -107,7 +107,7 @@ def test_seed_edited_on_the_server_stays_edited(
     edit = {"name": "Our Preferences", "source_query": "What does Ana like in charts?"}
     httpx.patch(url, json=edit).raise_for_status()
     notebook.run("%reload_ext hindsight_magic")
-    assert Driver(notebook.magics.session).mental_models.wait_first_load(timeout=15)
+    assert Driver(notebook.magics.session).models_loaded(15)
     assert text_of(notebook, "%hindsight models seed") == (
         "Seeded 0 new mental model(s); 3 already present."
     )
@@ -252,7 +252,7 @@ def test_context_block_respects_the_render_cap(
 
 def test_server_down_at_load_keeps_everything_usable(notebook: Any, dead_url: str) -> None:
     notebook.load(api_url=dead_url)
-    assert Driver(notebook.magics.session).mental_models.wait_first_load(timeout=5)
+    assert Driver(notebook.magics.session).models_loaded(5)
     retained = text_of(notebook, "%retain the server is down but this is queued")
     assert retained.startswith("1 memory queued. The Hindsight server at "), retained
     assert "is not answering: it waits in the journal" in retained

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import Notebook
-from helpers import RunningServer, wait_for
+from helpers import Relay, RunningServer, wait_for
 
 from hindsight_magic._api.client import Connection, Timeouts
 from hindsight_magic._capture.entities import entities_of
@@ -374,21 +374,14 @@ def test_a_large_timeline_takes_as_many_requests_whatever_the_bank_holds(
 
     monkeypatch.setattr(overview, "READ_PAGE", 4, raising=False)
     monkeypatch.setattr(overview, "READ_WHOLE", 8, raising=False)
-    client = Driver(book.magics.session).client
-    calls: list[str] = []
-    original = client.call
-
-    def counted(operation: str, *args: Any, **kwargs: Any) -> Any:
-        calls.append(operation)
-        return original(operation, *args, **kwargs)
-
-    monkeypatch.setattr(client, "call", counted)
+    relay = Relay()  # the session's requests, passed on to the server and counted
+    Driver(book.magics.session).use_transport(relay)
     supersede_a_cell_version(hindsight_server, bank_id)
 
     def requests(line: str = "--by day --since 20d") -> tuple[int, Any]:
-        calls.clear()
+        relay.requests.clear()
         timeline = timeline_counts(book, line)
-        return len(calls), timeline
+        return len(relay.requests), timeline
 
     plant_runs(hindsight_server, bank_id, each=2)
     few, small = requests()

@@ -32,6 +32,7 @@ from helpers import FakeHindsight, now_iso, poll, wait_for
 from IPython.display import display
 from IPython.utils.capture import capture_output
 
+from hindsight_magic._api.client import HindsightClient
 from hindsight_magic._text import parse_iso
 from hindsight_magic._ui import pictures
 from hindsight_magic._ui.display import Report
@@ -192,7 +193,7 @@ def load_fake(nb: Any, fake: FakeHindsight, dead_url: str) -> Any:
     nb.load(api_url=dead_url, mental_model_auto_seed="false", bank_id="panel")
     session = nb.magics.session
     Driver(session).use_transport(httpx.MockTransport(fake), timeout_s=2)
-    Driver(session).mental_models.reload().wait(5)
+    session.reload_models()
     return session
 
 
@@ -1145,7 +1146,7 @@ def test_a_models_refresh_button_refreshes_it_on_the_server(
 
     wait_for(models, 180, "models with content", every_s=1.0)
     model_id = panel.model_ids[0]
-    client = Driver(kernel_nb.magics.session).client
+    client = HindsightClient(kernel_nb.magics.session.api_url)  # the test's own, to ask the server
     before = client.get_mental_model(bank_id, model_id).last_refreshed_at
     panel.w_models.children[0].children[1].click()
     wait_for(lambda: f"Mental model {model_id} refreshed." in panel.w_notice.value, 120, "done")
