@@ -244,7 +244,7 @@ def bank_contents(http: Any, bank_id: str) -> dict[str, int]:
             valid.setdefault(parsed.key, set()).add(parsed.version)
     counts = {
         "documents": len(documents),
-        "cell documents": sum(cell_document(str(d.get("id"))) is not None for d in documents),
+        "cell documents": sum(_auto_retained(d) for d in documents),
         "cells valid twice": sum(len(versions) > 1 for versions in valid.values()),
     }
     for state, name in (("valid", "memories valid"), ("invalidated", "memories superseded")):
@@ -253,6 +253,15 @@ def bank_contents(http: Any, bank_id: str) -> dict[str, int]:
             params = {"limit": 1, "state": state, "type": kind}
             counts[name] += int(http.get(f"{path}/memories/list", params=params).json()["total"])
     return counts
+
+
+def _auto_retained(document: dict[str, Any]) -> bool:
+    """Whether ``document`` is an auto-retained cell's: its id is a cell's and its metadata
+    says so (a ``%retain`` line's document has a cell's id too, versioned as cells are)."""
+    from hindsight_magic._capture.identity import cell_document
+
+    meta = document.get("document_metadata") or {}
+    return cell_document(str(document.get("id"))) is not None and meta.get("source") != "%retain"
 
 
 def cell_of(result: dict[str, Any]) -> str:
