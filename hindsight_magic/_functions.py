@@ -484,9 +484,11 @@ def flush(timeout: float | None = None, *, session: HindsightSession | None = No
 def status(*, check_server: bool = True, session: HindsightSession | None = None) -> Report:
     """Server, bank and tags, the queue's counters, auto-retain and mental models, as a report
     (text, or a table in a notebook). ``check_server=False`` skips the server round trip."""
-    from ._ui.status import status_report
+    from ._ui.display import Report
+    from ._version import __version__
 
-    return status_report((session or current_session()).status(check_server))
+    sections = (session or current_session()).status(check_server).sections()
+    return Report(f"hindsight_magic {__version__}", sections)
 
 
 # -- layers: banks read beside the session's own ----------------------------------------------
