@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from ._ui.pictures import MemoryMap, Timeline
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
-MAX_LATEST = 100  # the newest memories one ``latest`` lists
 
 
 class ShellSession(Protocol):
@@ -384,13 +383,13 @@ def reflect(
     return (session or current_session()).reflect(request)
 
 
-def latest(limit: int = 20, *, session: HindsightSession | None = None) -> RecallResult:
+def latest(
+    limit: int = _operations.DEFAULT_LATEST, *, session: HindsightSession | None = None
+) -> RecallResult:
     """The newest ``limit`` memories of the current scope, newest first (forgotten ones left
     out), as a ``RecallResult``: what happened lately, without a query. What you queued is sent
     first, as for ``recall``; ``#N`` then names the Nth of them."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LATEST:
-        raise InputError(f"Invalid limit {limit!r}: use a whole number from 1 to {MAX_LATEST}.")
-    return (session or current_session()).latest(limit)
+    return (session or current_session()).latest(_operations.LATEST_LIMIT.check(limit))
 
 
 def timeline(
@@ -421,7 +420,10 @@ def timeline(
 
 
 def memory_map(
-    entity: str | None = None, *, top: int = 20, session: HindsightSession | None = None
+    entity: str | None = None,
+    *,
+    top: int = _operations.DEFAULT_TOP,
+    session: HindsightSession | None = None,
 ) -> MemoryMap:
     """The entities of the current scope's memories (what cells define, the files they read,
     the terms their notes capitalise; with an LLM, also the people, places and tools it found)
@@ -432,12 +434,11 @@ def memory_map(
     whole: a bar shows while a long read runs. Needs the ``pictures`` extra to draw; the text
     list shows without it.
     """
-    from ._memory.overview import check_top
     from ._ui.progress import ReadProgress
 
     if entity is not None and not entity.strip():
         raise InputError("Give an entity's name, or none for the whole map.")
-    check_top(top)
+    top = _operations.TOP.check(top)
     progress = ReadProgress(_running_shell(), "reading the bank's memories for the map")
     try:
         found = (session or current_session()).entity_map(

@@ -184,7 +184,7 @@ def _as_text(param: Param, value: Any) -> str | None:
 
 
 def _as_count(param: Param, value: Any) -> int | None:
-    if value is None:
+    if value is None and param.default is None:  # not given; a declared default stands in
         return None
     least = 1 if param.least is None else param.least
     ok = isinstance(value, int) and not isinstance(value, bool)
@@ -536,8 +536,19 @@ VAR = Param("var", "variable", "also store the result in NAME", "NAME")
 
 # -- the typed values: recall and reflect -----------------------------------------------------
 
-MAX_RESULTS = 50  # the most memories an agent's recall returns …
+MAX_RESULTS = 50  # the most memories an agent's recall returns (the panel's table shows) …
 DEFAULT_RESULTS = 10  # … and how many without max_results
+
+# the Python functions' own bounds (``hm.latest``'s limit, ``hm.memory_map``'s top), whose
+# keywords default to the declared default: ``Param.check`` refuses what lies outside
+MAX_LATEST = 100  # the newest memories one ``latest`` lists …
+DEFAULT_LATEST = 20  # … and how many without limit
+LATEST_LIMIT = Param(
+    "limit", "count", "newest memories", "N", most=MAX_LATEST, default=DEFAULT_LATEST
+)
+MAX_TOP = 200  # the most mentioned entities a memory map draws …
+DEFAULT_TOP = 20  # … and how many without top
+TOP = Param("top", "count", "most mentioned entities", "N", most=MAX_TOP, default=DEFAULT_TOP)
 
 
 @declared

@@ -49,6 +49,7 @@ from .._capture.evidence import State
 from .._capture.identity import cell_document
 from .._enums import StrEnum
 from .._errors import PUBLIC, InputError
+from .._operations import TOP
 from .._text import encodable, one_line, plain_text, plural
 from .paging import TICK, ScopeReader
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
@@ -75,7 +76,6 @@ READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope 
 MAX_FILES_NAMED = 3  # changed files named under the timeline
 FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
-MAX_TOP = 200
 
 
 class Period(StrEnum):
@@ -90,7 +90,8 @@ PERIODS: tuple[str, ...] = tuple(Period)
 
 
 class OverviewError(InputError):
-    """A period, top N or entity that does not fit; the message is one line."""
+    """A period or entity that does not fit; the message is one line (a top N out of range
+    is its declaration's ``InputError``)."""
 
     __module__ = PUBLIC
 
@@ -285,12 +286,6 @@ def check_period(by: str | None) -> Period | None:
     if by is not None and by not in PERIODS:
         raise OverviewError(f"Unknown period {one_line(str(by), 20)!r}: use day, week or month.")
     return None if by is None else Period(by)
-
-
-def check_top(top: int) -> int:
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
-        raise OverviewError(f"Invalid top {top!r}: use a whole number from 1 to {MAX_TOP}.")
-    return top
 
 
 def scope_phrase(scope: BankScope) -> str:
@@ -501,7 +496,7 @@ class BankOverview:
         in a scope's tags), so the scope's facts are read whole, by time
         (``paging.ScopeReader``: a page costs the same at the bank's end as at its start), at
         most ``MAP_CAP``; ``read(done, total)`` follows the read (a bar, where it is long)."""
-        check_top(top)
+        top = TOP.check(top)  # a bad one is said by its declaration
         scope = self._scope()
         reader = ScopeReader(self._connection, scope)
         totals = {fact_type: reader.count(fact_type) for fact_type in FACTS}

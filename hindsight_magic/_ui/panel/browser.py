@@ -54,7 +54,7 @@ from ..._errors import HindsightError, InputError
 from ..._memory.curation import CURATED_TYPES, OWN_ID
 from ..._memory.provenance import SEPARATOR, provenance_line, relevance_text
 from ..._memory.timewindow import read_when
-from ..._operations import PANEL_SEARCH, RecallRequest
+from ..._operations import MAX_RESULTS, PANEL_SEARCH, RecallRequest
 from ..._settings import MINE
 from ..._text import one_line, plural
 
@@ -62,9 +62,6 @@ if TYPE_CHECKING:
     from ..._memory.curation import Outcome
     from ..._memory.results import RecallResult
     from .live import LiveSession
-
-
-MAX_RESULTS = 50
 
 
 DOC_PREVIEW_CHARS = 1500
