@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from ._memory.curation import Outcome
     from ._memory.layers import LayerList
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import TimeWindow, When
     from ._operations import Operation
     from ._session import HindsightSession
     from ._settings import Budget
+    from ._timewindow import TimeWindow, When
     from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
@@ -238,7 +238,7 @@ def queue_text(
     stamp, dated = None, ""
     if timestamp is not None:
         from ._memory.provenance import RETAIN_MAGIC
-        from ._memory.timewindow import dated as dated_at
+        from ._timewindow import dated as dated_at
 
         name = "--at" if source == RETAIN_MAGIC else "timestamp"
         stamp = dated_at(timestamp, name=name).isoformat()
@@ -348,9 +348,6 @@ def recall(
         as_of=as_of,
         layer=layer,
     )
-    from ._memory.timewindow import read_when
-
-    read_when(request)  # a bad WHEN is said before a session is made
     return (session or current_session()).recall(request)
 
 
@@ -781,6 +778,6 @@ def dedupe(*, yes: bool = False, session: HindsightSession | None = None) -> Out
 def _window(since: When | None, until: When | None) -> TimeWindow | None:
     """The window ``since``…``until`` name (None when neither is given); a bad WHEN is an
     ``InputError`` saying what to write."""
-    from ._memory.timewindow import TimeWindow
+    from ._timewindow import TimeWindow
 
     return TimeWindow.parse(since, until)

@@ -5,7 +5,7 @@ Both read the server's own records rather than anything kept in the kernel, so a
 notebook and an agent show up too:
 
 - the timeline counts the scope's valid memories on the ``mentioned_at`` axis (the same axis
-  ``--since``/``--until`` filter recall on; see ``timewindow``), in the scope's tags. A scope of
+  ``--since``/``--until`` filter recall on; see ``_timewindow``), in the scope's tags. A scope of
   at most ``READ_WHOLE`` memories is read whole: every count exact. A larger one is counted by
   the server, per period and fact type (``paging.ScopeReader.count``: the list's ``total``
   with no memory sent), so its cost follows the number of periods, not of memories. Which
@@ -51,9 +51,9 @@ from .._enums import StrEnum
 from .._errors import PUBLIC, InputError
 from .._operations import TOP
 from .._text import encodable, one_line, plain_text, plural
+from .._timewindow import EARLIEST, TimeWindow, WhenError, local_zone, server_time
 from .paging import TICK, ScopeReader
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
-from .timewindow import EARLIEST, TimeWindow, WhenError, local_zone, server_time
 from .verify import DataCheck
 from .versions import SUPERSEDED
 
