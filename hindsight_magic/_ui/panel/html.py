@@ -166,7 +166,7 @@ def health_html(
 
 def figure_caption_html(view: FigureView) -> str:
     """The line over a picture: what it counts and when it was drawn, or why it is not."""
-    color = "#c62828" if view.caption.startswith("Could not") else "#555"
+    color = "#c62828" if view.failed else "#555"
     busy = " hm-figure-busy" if view.busy else ""
     return (
         f"<div class='hm-figure-caption{busy}' style='font-size:12px;color:{color}'>"
@@ -197,7 +197,7 @@ def _cell(css: str, text: str, style: str = "") -> str:
 
 def search_state_html(view: SearchView) -> str:
     """The line under the search box: searching, how many were found, or why it failed."""
-    color = "#c62828" if view.message.startswith("Search failed") else "#555"
+    color = "#c62828" if view.failed else "#555"
     busy = " hm-search-busy" if view.busy else ""
     return (
         f"<div class='hm-search-message{busy}' style='font-size:12px;color:{color}'>"
@@ -305,7 +305,7 @@ def forgotten_title(view: ForgottenView) -> str:
 
 def forgotten_message_html(view: ForgottenView) -> str:
     """The line over the Forgotten list: how many, or why they could not be listed."""
-    color = "#555" if view.loaded or view.message.startswith("Listing") else "#c62828"
+    color = "#c62828" if view.failed else "#555"
     return (
         f"<div class='hm-forgotten-message' style='font-size:12px;color:{color}'>"
         f"{html_text(view.message)}</div>"
