@@ -9,6 +9,13 @@ panel. Headless: pure functions, and widgets with no front end.
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from helpers import FakeHindsight
+from test_panel import as_kernel, cell, load_fake, record_comms, show
+
+from hindsight_magic._session.status import SessionStatus
 from hindsight_magic._ui.panel.browser import LISTING, ForgottenView, SearchView
 from hindsight_magic._ui.panel.figures import FigureView
 from hindsight_magic._ui.panel.html import (
@@ -18,6 +25,13 @@ from hindsight_magic._ui.panel.html import (
 )
 
 RED, GREY = "color:#c62828", "color:#555"
+
+
+@pytest.fixture
+def kernel_nb(notebook: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The notebook fixture, looking like a Jupyter kernel whose widgets record their messages."""
+    record_comms(monkeypatch)
+    return as_kernel(notebook, monkeypatch)
 
 
 def test_a_search_line_is_red_only_when_the_search_failed() -> None:
@@ -43,3 +57,24 @@ def test_the_forgotten_line_is_red_only_when_listing_failed() -> None:
     assert GREY in forgotten_message_html(ForgottenView("No forgotten memories in this scope."))
     failed = ForgottenView(f"{LISTING} failed: no server", failed=True)
     assert RED in forgotten_message_html(failed)
+
+
+def test_a_heading_reworded_in_the_report_moves_nothing_in_the_panel(
+    kernel_nb: Any, fake: FakeHindsight, dead_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    headed = SessionStatus.sections
+
+    def reworded(self: SessionStatus, **options: Any) -> list[Any]:
+        return [(f"{heading} (reworded)", rows) for heading, rows in headed(self, **options)]
+
+    monkeypatch.setattr(SessionStatus, "sections", reworded)
+    session = load_fake(kernel_nb, fake, dead_url)
+    panel = show(kernel_nb)
+    assert cell(panel.w_header.value, "server-url") == dead_url
+    assert cell(panel.w_header.value, "scope-bank") == "panel"
+    assert cell(panel.w_queue.value, "queue-failed") == "0"
+    assert cell(panel.w_auto.value, "autoretain-mode").endswith("every 3 cells")
+    assert cell(panel.w_models_state.value, "models-state")
+    assert cell(panel.w_details.value, "session-id") == session.session_id
+    # the text form is the report, headings and all
+    assert "Queue (reworded):" in repr(panel)

@@ -57,6 +57,8 @@ from .figures import FigureView
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
+    from ..._session.status import SessionStatus
+
 
 MODEL_PREVIEW_CHARS = 600
 STATE_COLORS = {
@@ -116,15 +118,13 @@ def section_html(heading: str, section: str, rows: Rows) -> str:
     )
 
 
-def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
+def header_html(heading: str, status: SessionStatus) -> str:
     """The Status tab's title, then the Server and Scope rows side by side, and the layers
     (the banks read beside the own one) when there are any."""
-    server = sections.get("Server", [])
-    blocks = section_html("Server", "server", server) + section_html(
-        "Scope", "scope", sections.get("Scope", [])
-    )
-    if sections.get("Layers"):
-        blocks += section_html("Layers (only 'mine' is written)", "layers", sections["Layers"])
+    blocks = section_html("Server", "server", status.server_rows(panel=True))
+    blocks += section_html("Scope", "scope", status.scope_rows())
+    if status.layers:
+        blocks += section_html("Layers (only 'mine' is written)", "layers", status.layer_rows())
     return (
         f"<div style='font-size:14px;font-weight:700'>{html_text(heading)}</div>"
         f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
