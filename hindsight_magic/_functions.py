@@ -197,7 +197,9 @@ def retain(
     )
     if wait is not False:
         seconds = None if wait is True else float(wait)
-        result.searchable = (session or current_session()).deliver(result.ids, seconds)
+        from ._session.wiring import deliver
+
+        result.searchable = deliver(session or current_session(), result.ids, seconds)
     return result
 
 
@@ -260,12 +262,14 @@ def queue_text(
         from ._memory.provenance import AgentOrigin
 
         origin = AgentOrigin(agent[0], agent[1], session.label)
+    from ._session.wiring import cell_evidence, queue_memory
+
     cells = _running_cell()
     cell_id, cell_source = _running_cell_id()
     # the data files the cell reads: its memory rests on them (``_capture/evidence.py``)
-    evidence = session.cell_evidence(cell_source or "") if cells and origin is None else ((), "")
+    evidence = cell_evidence(session, cell_source or "") if cells and origin is None else ((), "")
     ids = [
-        session.retain(
+        queue_memory(session)(
             piece,
             context=context,
             tags=tag_list,
