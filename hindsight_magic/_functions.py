@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from . import _operations
 from ._errors import Error, InputError
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from ._memory.results import RecallResult, ReflectResult
     from ._operations import Operation
     from ._session import HindsightSession
-    from ._settings import Budget
     from ._timewindow import TimeWindow, When
     from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
@@ -197,7 +196,9 @@ def retain(
     )
     if wait is not False:
         seconds = None if wait is True else float(wait)
-        result.searchable = (session or current_session()).deliver(result.ids, seconds)
+        from ._session.wiring import deliver
+
+        result.searchable = deliver(session or current_session(), result.ids, seconds)
     return result
 
 
@@ -260,12 +261,14 @@ def queue_text(
         from ._memory.provenance import AgentOrigin
 
         origin = AgentOrigin(agent[0], agent[1], session.label)
+    from ._session.wiring import cell_evidence, queue_memory
+
     cells = _running_cell()
     cell_id, cell_source = _running_cell_id()
     # the data files the cell reads: its memory rests on them (``_capture/evidence.py``)
-    evidence = session.cell_evidence(cell_source or "") if cells and origin is None else ((), "")
+    evidence = cell_evidence(session, cell_source or "") if cells and origin is None else ((), "")
     ids = [
-        session.retain(
+        queue_memory(session)(
             piece,
             context=context,
             tags=tag_list,
@@ -302,22 +305,20 @@ def recall(
 ) -> RecallResult:
     """The memories most relevant to ``query``, best first, in the current scope.
 
-    ``budget`` (``low``, ``mid``, ``high``) is the search effort, ``max_tokens`` the size of the
-    results the memories are ranked among, ``limit`` how many of the most relevant are
-    returned, ``types`` the memory types (default: the ``recall_*`` settings; 5 memories),
-    ``tags`` the tags a memory must carry, every one of them (a list, or ``"a,b"``). The
-    memories you queued are sent first and waited for (at most 15 s), so what was just
-    retained is found; auto-retain's transcripts are not waited for (``.still_indexing`` says
-    how many cells). The result is a sequence of memories with ``.texts``, ``.as_context()``
-    (a ``<memories>`` block for an LLM prompt) and ``.matched``: how many of the memories
-    ranked match the query (share a word with it or are close to it in meaning), which may
-    be more than were returned (the headline says both: ``5 memories shown; 14 match the
-    query``).
+    {keywords}
+
+    A keyword left ``None`` is its ``recall_*`` setting's; names (``types``, ``tags``) are a
+    list or one string ``"a,b"``. The memories you queued are sent first and waited for (at
+    most 15 s), so what was just retained is found; auto-retain's transcripts are not waited
+    for (``.still_indexing`` says how many cells). The result is a sequence of memories with
+    ``.texts``, ``.as_context()`` (a ``<memories>`` block for an LLM prompt) and ``.matched``:
+    how many of the memories ranked match the query (share a word with it or are close to it
+    in meaning), which may be more than were returned (the headline says both: ``5 memories
+    shown; 14 match the query``).
 
     ``since``/``until`` keep only memories recorded in that window (``%recall --since WHEN
-    --until WHEN``): a WHEN is an ISO date or time, a written date (``3 Nov``), a span back
-    from now (``3d``, ``2w``, ``12h``), ``today``/``yesterday``, or a ``datetime``/``date``;
-    without a time zone it is your local time, and a day as ``until`` includes that whole day.
+    --until WHEN``): a WHEN is as said above, or a ``datetime``/``date``; without a time zone
+    it is your local time, and a day as ``until`` includes that whole day.
     "Recorded" is each memory's ``mentioned_at``: the retain item's ``timestamp``, else when
     it was retained; a memory without one is outside every window. The headline says the
     window back (``… between 3 Nov and today``); ``.window`` keeps it.
@@ -336,19 +337,28 @@ def recall(
     folded into its newest (``.copies`` counts them); a cell's new version says which one it
     replaces, and when.
     """
-    request = _operations.RecallRequest(
-        query,
-        budget=cast("Budget | None", budget),  # a word of Budget, once checked
-        max_tokens=max_tokens,
-        limit=limit,
-        types=types,
-        tags=tags,
-        since=since,
-        until=until,
-        as_of=as_of,
-        layer=layer,
-    )
+    # every keyword but session is a field of the request (tests/test_public_api.py checks)
+    request = _operations.RecallRequest.from_arguments(locals())
     return (session or current_session()).recall(request)
+
+
+def keywords_help(request: type[_operations.Request]) -> str:
+    """One line per option (each field but the subject) from its ``Param``'s help and bounds:
+    what ``hm.recall?`` lists, so a field added is said without a word here."""
+    import textwrap
+
+    said = (
+        f"- ``{name}`` ({param.value_name}): {param.description}"
+        for name, param in list(request.params.items())[1:]
+    )
+    return "\n".join(
+        textwrap.fill(line, 92, initial_indent="    ", subsequent_indent="      ") for line in said
+    ).lstrip()
+
+
+recall.__doc__ = (recall.__doc__ or "").replace(
+    "{keywords}", keywords_help(_operations.RecallRequest)
+)
 
 
 def reflect(
@@ -375,8 +385,7 @@ def reflect(
     memories for the question given to the server as context; **Based on** lists them with
     their layer.
     """
-    chosen = cast("Budget | None", budget)  # a word of Budget, once checked
-    request = _operations.ReflectRequest(question, context=context, budget=chosen, sources=sources)
+    request = _operations.ReflectRequest.from_arguments(locals())  # as recall's
     return (session or current_session()).reflect(request)
 
 

@@ -2,13 +2,12 @@
 its parameters (name, kind, value's name, range or choices, default, help).
 
 **An operation is a typed value.** ``RecallRequest`` and ``ReflectRequest`` are frozen
-dataclasses, one field per parameter, each field ``Annotated[type, Param(...)]``: the type is
-what the value is in Python, the ``Param`` its help, bounds and words. The public edge
-(``hm.recall(query, *, limit=…)``, whose keywords an IDE completes) builds the value once, and
-every layer under it takes it whole: the session, the reader, the agents' tools. A request
-checks itself when made (``Param.check``, by the field's kind: the one place its bounds are
-enforced), so nothing under the edge checks again. The agents' ``max_results`` is a declared
-``Alias`` of ``limit`` (its own name, range and default), not a second field.
+dataclasses, each field ``Annotated[type, Param(...)]``: its Python type, then its help,
+bounds and words. The public edge (``hm.recall(query, *, limit=…)``, whose keywords an IDE
+completes) makes the value once from its own arguments (``Request.from_arguments``), and every
+layer under it takes it whole: the session, the reader, the agents' tools. A request checks
+itself when made (``Param.check``: the one place its bounds are enforced). The agents'
+``max_results`` is a declared ``Alias`` of ``limit`` (its own name, range and default).
 
 The front ends are made from these declarations, never written again by hand: the free-text
 magics' options, usage lines and ``Options:`` paragraphs (``_ipython.parsing.MagicOptions``),
@@ -17,15 +16,12 @@ the agents' MCP tools, their parameters' types, descriptions and JSON-schema bou
 search words (``parsed``) and the README's option lines and tool table
 (``tests/test_readme.py`` compares them). ``KINDS`` is the one table from a parameter's kind
 to its Python type, the converter that reads it from a magic's line, and its JSON-schema
-bounds. Adding an option to ``recall`` is one field here plus what it does in the reader.
+bounds. Adding an option to ``recall`` is one field here, its keyword on ``hm.recall`` and
+what it does in the reader.
 
-Dataclasses, not pydantic models: ``%load_ext`` imports this module (the magics parse with it)
-and must not import pydantic, which costs more than the rest of the extension's load
-(``bench/load_cost.py``); the MCP front ends, where pydantic is loaded anyway, turn each
-``Param`` into ``Annotated[…, Field(…)]`` themselves. For the same load, this module's
-annotations are not postponed (no ``from __future__ import annotations``): a request's
-``Param``s are read from its fields' annotations as objects, not by evaluating strings (about
-1 ms of ``%load_ext`` for recall's and reflect's fields).
+Dataclasses, not pydantic models: ``%load_ext`` imports this module and must not import
+pydantic, which costs more than the rest of its load (``bench/load_cost.py``); nor are its
+annotations postponed: ``Param``s are read from them as objects, not evaluated (1 ms saved).
 """
 
 import dataclasses
@@ -335,6 +331,12 @@ class Request:
         return value if isinstance(value, cls) else cls(value)  # type: ignore[call-arg]
 
     @classmethod
+    def from_arguments(cls: type[R], arguments: Mapping[str, Any]) -> R:
+        """The request made of a function's arguments (``locals()``) named as fields or aliases."""
+        named = {cls.aliases.get(name, name): value for name, value in arguments.items()}
+        return cls(**{name: value for name, value in named.items() if name in cls.params})
+
+    @classmethod
     def param(cls, name: str) -> Param:
         """The ``Param`` of the field, or of the alias, called ``name``."""
         return cls.params[name] if name in cls.params else cls.alias_params[name]
@@ -443,14 +445,14 @@ def made_of(
     request: type[Request],
     name: str,
     summary: str,
-    fields: Sequence[str],
+    fields: Sequence[str] = (),
     *,
     more: tuple[Param, ...] = (),
     text: str = "",
 ) -> Operation:
     """The operation whose parameters are ``request``'s ``fields`` (a field or an alias's
-    name), in that order, then ``more`` (a front end's own: the magics' ``--var``)."""
-    params = tuple(request.param(field) for field in fields)
+    name; none: each field but the subject), then ``more`` (a front end's own: ``--var``)."""
+    params = tuple(request.param(field) for field in fields or list(request.params)[1:])
     return Operation(name, summary, params + more, text=text, request=request)
 
 
@@ -625,7 +627,6 @@ RECALL = made_of(
     RecallRequest,
     "recall",
     "Search this notebook's long-term memory; returns ranked memories as a table.",
-    ("budget", "max_tokens", "limit", "types", "tags", "since", "until", "as_of", "layer"),
     more=(VAR,),
     text="QUERY",
 )
@@ -633,7 +634,6 @@ REFLECT = made_of(
     ReflectRequest,
     "reflect",
     "Ask the Hindsight server to synthesize an answer from this notebook's memory.",
-    ("context", "budget", "sources"),
     more=(VAR,),
     text="+ question",
 )

@@ -501,3 +501,95 @@ def test_the_recipe_check_catches_a_stale_name() -> None:
         assert unresolved(stale, index, client), stale
     for real in ("self.call()", "HindsightClient.call", "_api/transport.Wire", "hm.recall"):
         assert not unresolved(real, index, client), real
+
+
+# -- a recipe followed for real: "An option of `%recall`" ------------------------------------------
+
+
+def test_the_recall_option_recipe_reaches_every_front_end() -> None:
+    """The guide's recipe, followed with a throwaway option: one field declared on a copy of
+    ``RecallRequest`` reaches the magic's parser, usage and ``%recall?``, ``hm.recall``'s
+    keyword list, both MCP servers' schemas (bounds and default) and the request each front
+    end makes, with nothing else written for it. The copy is made, not patched in: nothing
+    of the package changes for the other tests."""
+    from typing import Annotated
+
+    import anyio
+    from IPython.core.error import UsageError
+
+    from hindsight_magic._agents.declared import tool_function
+    from hindsight_magic._functions import keywords_help
+    from hindsight_magic._ipython.parsing import MagicOptions
+    from hindsight_magic._operations import (
+        AGENT_RECALL,
+        RECALL,
+        VAR,
+        Param,
+        RecallRequest,
+        declared,
+        made_of,
+    )
+
+    recipe = ARCHITECTURE.split("**An option of `%recall`", 1)[1].split("\n\n", 1)[0]
+    steps = ("RecallRequest", "Param(", "hm.recall", "from_arguments", "AGENT_RECALL", "Reader")
+    missing = [step for step in steps if step not in recipe]
+    assert not missing, f"the recipe no longer says the steps this test follows: {missing}"
+    # 1. one field on the typed value: Annotated[type, Param(kind, value's name, bounds, help)]
+    colour = Param("colour", "count", "how many colours", "N", least=1, most=7, default=3)
+    field = ("colour", Annotated[int | None, colour], dataclasses.field(default=3))
+    tried = declared(
+        dataclasses.make_dataclass("Tried", [field], bases=(RecallRequest,), frozen=True)
+    )
+    assert "colour" not in RecallRequest.params  # the copy's, not the package's
+    magic = made_of(tried, "recall", RECALL.summary, more=(VAR,), text=RECALL.text)
+    agents = made_of(
+        tried, "recall", AGENT_RECALL.summary, [p.name for p in AGENT_RECALL.params] + ["colour"]
+    )
+
+    # the magic: parsed by its kind, in its usage and %recall?, refused out of its bounds
+    options = MagicOptions("%recall", magic)
+    parsed, query = options.parse("--colour 4 churn by region")
+    assert (parsed, query) == ({"colour": 4}, "churn by region")
+    assert "[--colour N]" in options.usage
+    assert "``--colour N`` (how many colours (1-7, default 3))" in " ".join(
+        options.paragraph().split()
+    )
+    with pytest.raises(UsageError, match="Invalid --colour '9': use a whole number from 1 to 7"):
+        options.parse("--colour 9 churn")
+    with pytest.raises(UsageError, match="--colour"):  # what `%recall --help` answers
+        options.parse("--help")
+    # … and the request it makes through hm.recall's keywords (from_arguments(locals()))
+    made = tried.from_arguments({"query": query, **magic.keywords(parsed), "session": None})
+    assert (made.query, made.colour, made.limit) == ("churn by region", 4, None)  # type: ignore[attr-defined]
+    assert "- ``colour`` (N): how many colours (1-7, default 3)" in keywords_help(tried)
+    with pytest.raises(hm.InputError, match="Invalid colour 0: use a whole number from 1 to 7"):
+        tried("x", colour=0)  # type: ignore[call-arg]
+
+    # both MCP servers: the schema carries its bounds and default; a call makes the request
+    def answer(**arguments: object) -> str:
+        request = agents.requested(arguments)
+        return f"colour={request.colour} limit={request.limit}"  # type: ignore[attr-defined]
+
+    from fastmcp import Client as FastClient
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    standalone = MCPServer("recipe")
+    standalone.tool()(tool_function(agents, answer))
+    jupyter_server_mcp = pytest.importorskip("jupyter_server_mcp.mcp_server")
+    jupyter = jupyter_server_mcp.MCPServer(name="recipe", port=0)
+    jupyter.register_tool(tool_function(agents, answer))
+
+    async def listed_and_called(client: object) -> tuple[dict[str, object], str]:
+        async with client as connected:  # type: ignore[attr-defined]
+            listed = await connected.list_tools()
+            [tool] = getattr(listed, "tools", listed)  # the SDK's result, or fastmcp's list
+            result = await connected.call_tool("recall", {"query": "churn", "colour": 5})
+            return tool.input_schema, result.content[0].text
+
+    for client in (Client(standalone), FastClient(jupyter.mcp)):
+        schema, said = anyio.run(listed_and_called, client)
+        spec = schema["properties"]["colour"]  # type: ignore[index]
+        assert (spec["minimum"], spec["maximum"], spec["default"]) == (1, 7, 3), client
+        assert spec["description"] == "How many colours (1-7, default 3)."
+        assert said == "colour=5 limit=10", client  # the alias max_results: its own default

@@ -218,6 +218,41 @@ def test_recall_takes_the_options_its_declaration_names_in_its_order() -> None:
 
 
 @pytest.mark.parametrize(
+    ("function", "request_type"), [("recall", "RecallRequest"), ("reflect", "ReflectRequest")]
+)
+def test_a_function_s_keywords_are_its_request_s_fields_with_their_defaults(
+    function: str, request_type: str
+) -> None:
+    import dataclasses
+    import inspect
+
+    from hindsight_magic import _operations
+
+    # hm.recall makes its request from its own arguments (from_arguments(locals())): a
+    # keyword that is no field, or a field that is no keyword, would be dropped unsaid
+    fields = {
+        field.name: field.default
+        for field in dataclasses.fields(getattr(_operations, request_type))
+    }
+    parameters = inspect.signature(getattr(hm, function)).parameters.values()
+    keywords = {p.name: p.default for p in parameters if p.name != "session"}
+    assert list(keywords) == list(fields)
+    assert keywords == {
+        name: inspect.Parameter.empty if default is dataclasses.MISSING else default
+        for name, default in fields.items()
+    }
+
+
+def test_recall_s_docstring_says_each_option_in_its_declared_words() -> None:
+    from hindsight_magic._operations import RecallRequest
+
+    doc = " ".join((hm.recall.__doc__ or "").split())
+    for name, param in list(RecallRequest.params.items())[1:]:
+        assert f"``{name}`` ({param.value_name}): {param.description}" in doc, name
+    assert "{keywords}" not in doc
+
+
+@pytest.mark.parametrize(
     ("operation", "function"),
     [("RETAIN", "queue_text"), ("REFLECT", "reflect"), ("RECALL", "recall")],
 )

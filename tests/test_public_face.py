@@ -106,3 +106,97 @@ def test_the_wiring_is_not_on_the_public_face() -> None:
     # the shell's hook is wired by the extension, not called through a session
     assert not hasattr(hm.Session, "post_run_cell")
     assert not hasattr(hm.Session, "read_outputs_with")
+
+
+USE = "what a script, a test or an agent does with its own session (the panel's buttons too)"
+READ = "read by a script or the panel: what the session holds, without a change"
+UI = "the panel and the agents reach a session through its public methods (docs: one door)"
+
+# ``hm.Session``'s public methods and properties, each for a reason. What only the extension's
+# own front ends call (the magics' notices, the public functions' delivery wait and the
+# data files of the running cell, the shell's hook) is in ``_session.wiring``, not here.
+SESSION_WHY: dict[str, str] = {
+    # writing and reading, as hm.* does
+    "retain": USE + ": a text, its tags, context, time, an id of one's own",
+    "recall": USE,
+    "reflect": USE,
+    "latest": USE,
+    "timeline": USE,
+    "entity_map": USE,
+    "prompt_context": USE + ": the block for an LLM prompt (hm.context)",
+    "flush": USE + ": send now and wait (a script before it exits)",
+    "send_now": USE + ": send without waiting (the panel's Send button)",
+    "retry_failed": USE + ": re-send what the server refused (%hindsight retry)",
+    "drop_failed": USE + ": discard what the server refused for good",
+    "clear_local": USE + ": forget the last recall and the notices",
+    "document": READ + ": a retain id's text as the bank stores it",
+    # curation and transfers
+    "forget": USE,
+    "restore_memory": USE,
+    "correct": USE,
+    "history": USE,
+    "forgotten": USE,
+    "verify": USE,
+    "delete": USE,
+    "dedupe": USE,
+    "purge_matching": USE,
+    "snapshot": USE,
+    "restore_archive": USE,
+    "clone": USE,
+    # layers
+    "layers": USE,
+    "add_layer": USE,
+    "add_layer_archive": USE,
+    "remove_layer": USE,
+    # mental models
+    "models_enabled": READ,
+    "list_models": USE,
+    "model": USE,
+    "refresh_model": USE,
+    "refresh_auto_models": USE,
+    "seed_models": USE,
+    "model_history": USE,
+    "reload_models": USE,
+    "delete_model": USE,
+    "operation_ended": UI + ": how a refresh_model operation ended",
+    # auto-retain and the queue
+    "pause_autoretain": USE + " (the panel's Pause button)",
+    "retain_cells_now": USE,
+    "autoretain_status": READ,
+    "queue_stats": READ,
+    "memories_indexing": UI + ": whether what was just retained is findable yet",
+    "in_background": UI + ": a job on the session's worker (a network read off the kernel)",
+    # where it runs, its state, its lifecycle
+    "api_url": READ,
+    "notebook": READ,
+    "set_project": USE + ": another project's bank and tags (%hindsight scope --project)",
+    "new_bank": READ + ": whether the scope's bank is new, and close names",
+    "not_answering": READ + ": whether the server stopped answering (a retain's line)",
+    "status": READ + ": the typed status every form renders",
+    "check_server": USE + ": ask the server now",
+    "explain": USE + ": an error as the line the user reads",
+    "closed": READ,
+    "close": USE + ": a script's session, flushed at the end",
+}
+
+
+def test_every_public_method_of_a_session_says_why_a_user_calls_it() -> None:
+    public = {name for name in dir(hm.Session) if not name.startswith("_")}
+    assert sorted(SESSION_WHY) == sorted(public), (
+        f"public on Session without a reason here: {sorted(public - set(SESSION_WHY))}; "
+        f"a reason for a method no longer public: {sorted(set(SESSION_WHY) - public)}"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["deliver", "take_notices", "notice", "cell_evidence", "cell_hook", "queue_memory"]
+)
+def test_the_extensions_own_calls_are_not_methods_of_a_session(name: str) -> None:
+    assert not hasattr(hm.Session, name)
+
+
+def test_a_sessions_retain_takes_what_a_user_passes() -> None:
+    import inspect
+
+    keywords = set(inspect.signature(hm.Session.retain).parameters) - {"self", "content"}
+    assert keywords == {"context", "tags", "timestamp", "document_id"}

@@ -20,6 +20,7 @@ Besides the magics, two things are attached to the shell, and removed again on u
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -114,13 +115,13 @@ class CellHook:
     executed cell's outputs for it from what the shell kept."""
 
     def __init__(self, session: HindsightSession, shell: Any) -> None:
-        from .._session import cell_hook
+        from .._session.wiring import cell_hook, notice
 
         autoretainer = cell_hook(session)
         self.post_run_cell = autoretainer.post_run_cell
         self._shell = shell
         self._settings = session.settings
-        self._notice = session.notice
+        self._notice = functools.partial(notice, session)
         self._told_no_streams = False
         autoretainer.outputs_of = self.outputs_of
 

@@ -28,6 +28,7 @@ from .._machine import notebook_from_env
 from .._memory.provenance import RETAIN_MAGIC
 from .._memory.results import RecallResult, ReflectResult
 from .._session import HindsightSession
+from .._session.wiring import take_notices
 from .._settings import HindsightSettings, SettingsError
 from .._text import plain_text
 from .._ui.display import RetainResult
@@ -69,7 +70,7 @@ def user_facing(usage: str | None = None) -> Callable[[F], F]:
     def decorate(method: F) -> F:
         @functools.wraps(method)
         def wrapper(self: HindsightMagics, *args: Any, **kwargs: Any) -> Any:
-            for notice in self.session.take_notices():
+            for notice in take_notices(self.session):
                 print(plain_text(notice), file=sys.stderr)
             try:
                 return method(self, *args, **kwargs)

@@ -3,7 +3,9 @@ and says who gets what) that it hands out to no one.
 
 The parts are private (``Parts``): the front ends (the public functions, the magics, the
 extension's cell hook) call the session's use-case methods — ``retain``, ``recall``,
-``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part.
+``reflect``, ``forget``, ``snapshot``, ``list_models`` … — and never reach a part. What only
+the extension's own front ends ask (a memory's origin, the wait after it, the notices, the
+shell's hook) are functions of ``wiring``, not methods: ``hm.Session`` is what a user calls.
 
 The UI (status, the panel) and the agents get none of these either: they call the same
 methods as the public functions, and read one typed ``SessionStatus`` (``status``).
@@ -28,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from .._api.client import Connection, Timeouts
 from .._capture import redact
 from .._capture.autoretain import Source
-from .._capture.evidence import recorded
 from .._delivery.indexing import operation_ended
 from .._delivery.items import (
     FlushOutcome,
@@ -87,7 +88,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from .._capture.autoretain import AutoRetainer, AutoRetainStatus
+    from .._capture.autoretain import AutoRetainStatus
     from .._capture.evidence import Evidence
     from .._delivery.items import QueueStats
     from .._memory.archive import Progress
@@ -160,7 +161,7 @@ class HindsightSession:
             clock=clock,
             queue_options=queue_options or {},
             reads_others=reads_others,
-            retain=self.retain,
+            retain=self._queue,
             headless=self._headless_notebook,
             sent=self._sent_async,
             flush=self.flush,
@@ -290,6 +291,23 @@ class HindsightSession:
         *,
         context: str | None = None,
         tags: Sequence[str] = (),
+        timestamp: str | None = None,
+        document_id: str | None = None,
+    ) -> str | None:
+        """Queue one memory on the current route; returns its retain (document) id, by which
+        it can be forgotten or deleted before and after it is sent. No I/O. Its time is
+        ``timestamp`` (ISO 8601) if given, else now; ``document_id``: an id of one's own (a
+        memory retained again under it replaces the one before)."""
+        return self._queue(
+            content, context=context, tags=tags, timestamp=timestamp, document_id=document_id
+        )
+
+    def _queue(
+        self,
+        content: str,
+        *,
+        context: str | None = None,
+        tags: Sequence[str] = (),
         document_id: str | None = None,
         update_mode: UpdateMode | None = None,
         ran_at: datetime | float | None = None,
@@ -304,9 +322,8 @@ class HindsightSession:
         dated: str = "",
         evidence: tuple[Sequence[Evidence], str] = ((), ""),
     ) -> str | None:
-        """Queue one memory on the current route; returns its retain (document) id, by which
-        it can be forgotten or deleted before and after it is sent (none for an append). No
-        I/O.
+        """``retain`` with what only the extension's own callers know (``wiring.queue_memory``:
+        a magic, the cell hook, an agent); none for an append.
 
         Its time is ``timestamp`` (ISO 8601) if given, else when it ran (``ran_at``), else now;
         its metadata say where it came from (``_memory/provenance.py``: ``source``, ``cells``,
@@ -362,22 +379,6 @@ class HindsightSession:
                 self._retained_last[scope.bank_id] = (sequence, item.content[-BEFORE_CHARS:])
         return item.document_id
 
-    def cell_evidence(self, source: str) -> tuple[Sequence[Evidence], str]:
-        """The data files the running cell's ``source`` reads, for a ``%retain`` in it (or
-        ``hm.retain``), and the project's id (``_capture/evidence.py``). On the kernel thread,
-        so each file is fingerprinted by its size and ends only (at most 128 KiB read, well
-        under a millisecond), never hashed whole; nothing when the ``evidence`` setting is off.
-        """
-        if not self.settings.evidence:
-            return (), ""
-        try:
-            return recorded(
-                source, ran_at=time.time(), whole_limit=0, secrets=self._parts.secrets()
-            )
-        except Exception:  # evidence is an extra: the memory is retained without it
-            log.debug("Hindsight: could not record a cell's data files", exc_info=True)
-            return (), ""
-
     def not_answering(self) -> NotAnswering | None:
         """Whether the server is not answering, as the last request to it found (the worker's
         sends and its first probe, a read, a status check: no request is made here, so a
@@ -392,10 +393,6 @@ class HindsightSession:
         waiting = stats.pending + stats.in_flight + stats.retrying
         in_journal = stats.journal is not None and stats.journal_problem is None
         return NotAnswering(self.api_url, first, waiting, in_journal, stats.journal is None)
-
-    def take_notices(self) -> list[str]:
-        """Background outcomes not yet shown to the user (each is shown once)."""
-        return self._parts.notices.take()
 
     def flush(self, timeout_s: float | None = None) -> FlushOutcome:
         """Queue due transcripts, send everything now, wait until each batch was tried."""
@@ -423,24 +420,6 @@ class HindsightSession:
         if not sent.memories:
             self._parts.transcripts.start()
         self._parts.mental_models.memory_changed()
-
-    def deliver(self, document_ids: Sequence[str], wait_s: float | None = None) -> bool:
-        """Send what this session queued for its bank now and wait (at most ``wait_s``, by
-        default as long as a read waits) until the server can find it, as a read does first
-        (``retain(wait=True)``); whether it was found indexed in that time (False: sent, and
-        the server is still indexing it).
-        ``HindsightError`` when a memory of ``document_ids`` is still held: the server's own
-        error when it cannot be reached or refuses the key, else the queue's last error; the
-        memory stays queued."""
-        ready = self._parts.ready(self.scope.bank_id, wait_s)
-        wanted = set(document_ids)
-        if not any(item.document_id in wanted for _, item in self._parts.queue.held()):
-            return ready.indexed
-        client = self._parts.connection.client
-        client.identity()  # raises what is wrong with the server, in its own words
-        client.list_banks()  # (open where /version is: is the key accepted?)
-        reason = self._parts.queue.stats().last_error or "not sent yet"
-        raise HindsightError("retain", f"retain failed: {reason}")
 
     def recall(self, request: RecallRequest | str) -> RecallResult:
         """The memories of the current scope and the layers that answer ``request`` (a query
@@ -686,10 +665,6 @@ class HindsightSession:
         """Discard the memories the server refused for good; their count."""
         return self._parts.queue.drop_failed()
 
-    def notice(self, text: str) -> None:
-        """Leave one line for the user, shown before the next magic's output."""
-        self._parts.notices.add(text)
-
     # -- status and lifecycle ---------------------------------------------------------------
 
     def status(
@@ -782,16 +757,8 @@ class HindsightSession:
 Session = HindsightSession  # its public name: what ``project_session`` returns
 
 # Each session's parts by the session's id, for what may drive them: ``hindsight_magic.testing``
-# (a worker pumped by hand, a fault transport swapped in) and ``cell_hook`` below. Weak:
-# the parts live as long as their session (they refer to it, so an entry keyed by the session
-# itself would keep it alive), and the entry goes with them.
+# (a worker pumped by hand, a fault transport swapped in) and ``wiring`` (what the extension's
+# own front ends call, off the public face). Weak: the parts live as long as their session
+# (they refer to it, so an entry keyed by the session itself would keep it alive), and the
+# entry goes with them.
 PARTS: weakref.WeakValueDictionary[int, Parts] = weakref.WeakValueDictionary()
-
-
-def cell_hook(session: HindsightSession) -> AutoRetainer:
-    """The auto-retainer behind ``session``, for the one caller that wires it to a shell:
-    ``_ipython.extension.CellHook`` registers its ``post_run_cell`` (O(1), no call of ours
-    in between) and sets its ``outputs_of``. A function of the package, not a method: a user
-    of ``hm.Session`` never calls a shell's hook, so the session's public face does not
-    carry it."""
-    return PARTS[id(session)].autoretain

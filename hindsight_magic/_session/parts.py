@@ -7,6 +7,8 @@ and what the parts need from their session is ``cells.Placed``. Where two parts 
 versions run on the worker, which sends through the sender, which asks the versions what the
 server holds), the one built first gets a named function that reaches the other once it exists.
 
+- ``queue_memory`` (session): the session's full retain, with where a memory came from (its
+  cells, its agent, its source), for the extension's own callers (``wiring.queue_memory``);
 - ``connection`` (api): the client for the URL, key and timeouts in force; every part that
   talks to the server asks it for the client of the moment;
 - ``notices`` (session): the lines background work leaves for the user, shown before the next
@@ -47,9 +49,9 @@ server holds), the one built first gets a named function that reaches the other 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._api.client import Connection
 from .._capture.autoretain import AutoRetainer
@@ -72,15 +74,46 @@ from .._text import plural
 from .cells import CellDocuments, Placed
 
 if TYPE_CHECKING:
-    from .._capture.autoretain import Retain
-    from .._delivery.items import Batch
+    from datetime import datetime
+
+    from .._capture.autoretain import Source
+    from .._capture.evidence import Evidence
+    from .._delivery.items import Batch, UpdateMode
     from .._delivery.journal_file import JournalFile
     from .._delivery.queue import SentOperation
     from .._machine import HeadlessNotebook
     from .._memory.curation import ShownMemories
+    from .._memory.provenance import AgentOrigin
     from .._memory.results import RecallResult
     from .._memory.scope import BankScope
     from .._settings import HindsightSettings
+
+
+class QueueMemory(Protocol):
+    """Queues one memory with what only the extension's own callers know (the session's
+    ``_queue``; its public ``retain`` takes what a user passes)."""
+
+    def __call__(
+        self,
+        content: str,
+        *,
+        context: str | None = ...,
+        tags: Sequence[str] = ...,
+        document_id: str | None = ...,
+        update_mode: UpdateMode | None = ...,
+        ran_at: datetime | float | None = ...,
+        timestamp: str | None = ...,
+        source: Source = ...,
+        cells: Sequence[int] = ...,
+        agent: AgentOrigin | None = ...,
+        entities: Sequence[str] = ...,
+        replaces: str | None = ...,
+        cell_id: str | None = ...,
+        cell_source: str | None = ...,
+        dated: str = ...,
+        evidence: tuple[Sequence[Evidence], str] = ...,
+    ) -> str | None: ...
+
 
 PREPARED_WAIT_S = 30.0  # a restore waits at most this for the first load to prepare the bank
 
@@ -94,7 +127,7 @@ def build_parts(
     clock: Callable[[], float],
     queue_options: Mapping[str, Any],
     reads_others: bool,
-    retain: Retain,
+    retain: QueueMemory,
     headless: HeadlessNotebook | None,
     sent: Callable[[SentOperation], None],
     flush: Callable[[], object],
@@ -211,6 +244,7 @@ def build_parts(
         llm=llm,
     )
     return Parts(
+        queue_memory=retain,
         connection=connection,
         notices=notices,
         secrets=secrets,
@@ -247,6 +281,7 @@ class Parts:
     """One session's parts, built and wired by ``build_parts``. The session alone uses them
     (the front ends, the panel and the agents ask the session)."""
 
+    queue_memory: QueueMemory  # the session's full retain, for ``wiring.queue_memory``
     connection: Connection
     notices: Notices
     secrets: SecretValues

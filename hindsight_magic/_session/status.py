@@ -117,85 +117,88 @@ class SessionStatus:
             return "unknown"
         return self.server.llm or LLM_ELSEWHERE
 
-    def _server_rows(self, panel: bool) -> Rows:
+    def server_rows(self, panel: bool = False) -> Rows:
+        """The server's URL, its state (when ``checked``, or always in the panel, as last
+        read), whether a key is set, and in the panel its LLM."""
         rows = [("url", self.url)]
         if self.checked or panel:
             rows.append(("state", self.health))
         rows.append(("api key", "set" if self.has_key else "not set"))
         return rows + ([("llm", self.llm)] if panel else [])
 
-    def sections(self, *, kernel: bool = True, panel: bool = False) -> list[tuple[str, Rows]]:
-        """The report's sections (``%hindsight status``); without ``kernel``, none of what
-        only a kernel has (its auto-retain counters, its session): what an agent is told;
-        with ``panel``, the server's state as last read and its LLM (the panel's)."""
-        stats, scope = self.queue, self.scope
+    def scope_rows(self) -> Rows:
+        """Where memories go: the scoping mode, bank, project and the tags retains carry."""
+        scope = self.scope
+        return [
+            ("mode", scope.mode),
+            ("bank", scope.bank_id),
+            ("project", scope.label),
+            ("tags", ", ".join(scope.retain_tags or ()) or "(none)"),
+        ]
+
+    def queue_rows(self) -> Rows:
+        """The delivery queue's counters, its last flush and error, and its journal."""
+        stats = self.queue
         journal = (
             f"memory only ({stats.journal_problem}) — retrying"
             if stats.journal_problem
             else stats.journal or "off (memory only)"
         )
+        return [
+            ("pending", str(stats.pending)),
+            ("in flight", str(stats.in_flight)),
+            ("accepted", str(stats.accepted)),
+            ("not resent", f"{self.already_stored} (retained again by a re-run: already stored)"),
+            ("retrying", str(stats.retrying)),
+            ("retrying at", _when(stats.retry_at) if stats.retry_at else "-"),
+            ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
+            ("last flush", _when(stats.last_flush)),
+            ("last error", stats.last_error or "-"),
+            ("journal", journal),
+        ]
+
+    def autoretain_rows(self) -> Rows:
+        """Auto-retain's setting and this kernel's counters."""
+        auto = self.autoretain
+        return [
+            ("state", "on" if auto.enabled else "off"),
+            ("mode", f"{auto.mode}, every {auto.every} cells"),
+            ("cells counted", str(auto.counted)),
+            ("next retain in", f"{auto.until_next} cells"),
+            ("cells retained", str(auto.retained)),
+            ("cells unchanged", f"{auto.unchanged} (run again as they were: nothing sent)"),
+        ]
+
+    def layer_rows(self) -> Rows:
+        """One row per layer ('mine' first), with its memory count when ``checked``; none when
+        no layer is read beside the own bank."""
+        return [(one.layer.name, self._layer_line(one)) for one in self.layers]
+
+    def session_rows(self) -> Rows:
+        """This kernel's session: its id, notebook and what was curated in it."""
+        return [
+            ("id", self.session_id),
+            ("notebook", self.notebook or "-"),
+            ("curated", self.curated or "nothing yet"),
+        ]
+
+    def sections(self, *, kernel: bool = True, panel: bool = False) -> list[tuple[str, Rows]]:
+        """The report's sections (``%hindsight status``), headed; without ``kernel``, none of
+        what only a kernel has (its auto-retain counters, its session): what an agent is told;
+        with ``panel``, the server's state as last read and its LLM (the panel's)."""
         sections: list[tuple[str, Rows]] = [
-            ("Server", self._server_rows(panel)),
-            (
-                "Scope",
-                [
-                    ("mode", scope.mode),
-                    ("bank", scope.bank_id),
-                    ("project", scope.label),
-                    ("tags", ", ".join(scope.retain_tags or ()) or "(none)"),
-                ],
-            ),
-            (
-                "Queue",
-                [
-                    ("pending", str(stats.pending)),
-                    ("in flight", str(stats.in_flight)),
-                    ("accepted", str(stats.accepted)),
-                    (
-                        "not resent",
-                        f"{self.already_stored} (retained again by a re-run: already stored)",
-                    ),
-                    ("retrying", str(stats.retrying)),
-                    ("retrying at", _when(stats.retry_at) if stats.retry_at else "-"),
-                    ("failed", str(stats.failed) + (" (%hindsight retry)" if stats.failed else "")),
-                    ("last flush", _when(stats.last_flush)),
-                    ("last error", stats.last_error or "-"),
-                    ("journal", journal),
-                ],
-            ),
+            ("Server", self.server_rows(panel)),
+            ("Scope", self.scope_rows()),
+            ("Queue", self.queue_rows()),
         ]
         if kernel:
-            sections.append(self._autoretain_section())
+            sections.append(("Auto-retain", self.autoretain_rows()))
         if self.layers:  # read beside the own bank ('mine'), never written
-            layers = [(one.layer.name, self._layer_line(one)) for one in self.layers]
-            sections.append(("Layers", layers))
+            sections.append(("Layers", self.layer_rows()))
         sections.append(("Mental models", list(self.model_rows)))
         if kernel:
-            sections.append(
-                (
-                    "Session",
-                    [
-                        ("id", self.session_id),
-                        ("notebook", self.notebook or "-"),
-                        ("curated", self.curated or "nothing yet"),
-                    ],
-                )
-            )
+            sections.append(("Session", self.session_rows()))
         return sections
-
-    def _autoretain_section(self) -> tuple[str, Rows]:
-        auto = self.autoretain
-        return (
-            "Auto-retain",
-            [
-                ("state", "on" if auto.enabled else "off"),
-                ("mode", f"{auto.mode}, every {auto.every} cells"),
-                ("cells counted", str(auto.counted)),
-                ("next retain in", f"{auto.until_next} cells"),
-                ("cells retained", str(auto.retained)),
-                ("cells unchanged", f"{auto.unchanged} (run again as they were: nothing sent)"),
-            ],
-        )
 
     def _layer_line(self, state: LayerState) -> str:
         return state.line() if self.checked else f"bank {state.layer.bank_id}"

@@ -43,8 +43,7 @@ NOT_SERVER_REPLIES = {
     "_settings.py": "traitlets metadata, the environment, IPython's config",
     "_text.py": "markdown-it's token attributes",
     "_ui/doctor.py": "the journal file's counts by state",
-    "_ui/panel/html.py": "the status report's sections, built by the extension",
-    "_ui/panel/widgets.py": "the status report's sections; traitlets' change events",
+    "_ui/panel/widgets.py": "traitlets' change events and the MIME bundle it builds",
     "_ui/pictures.py": "pandas columns and networkx edge attributes the module set",
 }
 

@@ -372,7 +372,7 @@ def test_retain_outputs(notebook: Any, dead_url: str, outputs: str) -> None:
     assert ("[result]\n42" in content) == (outputs != "none")
     assert ("[error]\nZeroDivisionError: division by zero" in content) == (outputs != "none")
     assert ("[output]\nstdout text" in content) == (outputs == "all" and RECORDS_STREAMS)
-    told = [line for line in session.take_notices() if "does not record printed output" in line]
+    told = [line for line in Driver(session).notices() if "does not record printed output" in line]
     assert len(told) == (outputs == "all" and not RECORDS_STREAMS)
     if outputs == "none":
         assert "[result]" not in content

@@ -12,6 +12,7 @@ from helpers import RunningServer
 
 from hindsight_magic._delivery.indexing import send_queued_elsewhere
 from hindsight_magic._delivery.items import Route, new_item
+from hindsight_magic._session.wiring import queue_memory
 
 
 def parts_of(session: Any) -> Any:
@@ -29,7 +30,7 @@ def test_another_kernels_spooled_and_stored_memories_are_listed_not_taken(sessio
     first = kernel.retain("The first fact, only in the kernel's spool.")
     parts_of(kernel).queue.journal.ingest()  # the worker would: now a pending row
     second = kernel.retain("The second fact, spooled a moment ago.")
-    kernel.retain("[cell 3]\nx = 1", document_id="doc-of-transcript", update_mode="append")
+    queue_memory(kernel)("[cell 3]\nx = 1", document_id="doc-of-transcript", update_mode="append")
     agent.retain("The agent's own fact is not another kernel's.")
     bank = kernel.scope.bank_id
     listed = parts_of(agent).journal_file.queued_elsewhere(bank)

@@ -25,6 +25,7 @@ from helpers import FakeHindsight, wait_for
 from hindsight_magic._api.client import HindsightClient, Timeouts
 from hindsight_magic._capture.autoretain import AUTORETAIN
 from hindsight_magic._delivery.indexing import Indexing, operation_state
+from hindsight_magic._session.wiring import deliver, queue_memory
 from hindsight_magic.testing import Driver
 
 RECALL = "POST /memories/recall$"
@@ -132,7 +133,7 @@ def test_a_resent_async_batch_carries_the_document_ids_under_the_same_operation(
 def test_an_append_of_the_user_s_goes_async_and_the_read_waits_for_it(fake, make_session):
     session = make_session()
     driver = Driver(session)
-    session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")
+    queue_memory(session)("Day 1: x = 1", document_id="kernel-1", update_mode="append")
     session.retain("A fact retained by hand.")
     assert driver.queued()[0][1].document_id == "kernel-1"
     session.recall("x")
@@ -150,7 +151,7 @@ def test_a_read_waits_for_the_user_s_memories_but_not_for_transcripts(fake, make
 
     session = make_session(never_indexed)
     cells = "[cell 1]\nx = 1\n\n[cell 2]\ny = 2\n\n[cell 3]\nz = x + y"
-    session.retain(cells, document_id="k-1", update_mode="append", source=AUTORETAIN)
+    queue_memory(session)(cells, document_id="k-1", update_mode="append", source=AUTORETAIN)
     session.retain("A fact retained by hand.")
     started = time.monotonic()
     result = session.recall("fact")
@@ -191,7 +192,7 @@ def test_a_server_that_refuses_sync_gets_async_at_once_and_is_not_asked_again(fa
     assert [body["async"] for body in retains(fake)] == [True, True]  # … async took both
     stats = session.queue_stats()
     assert (stats.accepted, stats.failed, stats.retrying) == (2, 0, 0)
-    assert session.take_notices() == []  # nothing failed: the user hears nothing
+    assert Driver(session).notices() == ()  # nothing failed: the user hears nothing
 
 
 def test_a_sync_send_that_times_out_is_retried_async_under_the_same_document_id(fake, make_session):
@@ -246,7 +247,7 @@ def test_the_worker_follows_a_sent_transcript_until_it_is_indexed(fake, make_ses
 
     session = make_session(indexed_on_the_third_ask)
     cells = "[cell 1]\nx = 1\n\n[cell 2]\ny = 2"
-    session.retain(cells, document_id="k-2", update_mode="append", source=AUTORETAIN)
+    queue_memory(session)(cells, document_id="k-2", update_mode="append", source=AUTORETAIN)
     session.flush(5)  # sent async: the server indexes it later
     wait_for(lambda: len(asked) >= 3, 10, "the watch to see it indexed")
     time.sleep(1.5)  # a second more: a watch still running would ask again
@@ -268,7 +269,8 @@ def test_a_read_says_when_the_user_s_memories_are_not_indexed_within_its_wait(
 
     session = make_session(never_indexed)
     monkeypatch.setattr("hindsight_magic._delivery.indexing.READ_WAIT_S", 0.5)
-    session.retain("Day 1: x = 1", document_id="kernel-1", update_mode="append")  # goes async
+    append = queue_memory(session)
+    append("Day 1: x = 1", document_id="kernel-1", update_mode="append")  # goes async
     result = session.recall("nothing matches this")
     assert "your newest memories are still being indexed" in result.headline()
     from hindsight_magic._memory.results import ReflectResult
@@ -296,17 +298,17 @@ def test_a_read_that_gave_up_waiting_tells_the_next_reads_the_memory_is_not_foun
     session.retain("My baseline reached RMSE 4.017 with 3 features.")
     session.flush(5)  # sent asynchronously, as the worker sends a batch no read waits on
     assert [body["async"] for body in retains(fake)] == [True]
-    assert session.deliver([], wait_s=0.3) is False  # the first read gave up waiting
+    assert deliver(session, [], wait_s=0.3) is False  # the first read gave up waiting
     first = len(asked)
     assert first >= 1
     started = time.monotonic()
-    assert session.deliver([], wait_s=5) is False  # still not indexed: the next read says so …
+    assert deliver(session, [], wait_s=5) is False  # still not indexed: the next read says so …
     assert time.monotonic() - started < 2  # … without waiting its bound again …
     assert len(asked) == first + 1  # … having asked once
     indexed = True
-    assert session.deliver([], wait_s=5) is True
+    assert deliver(session, [], wait_s=5) is True
     done = len(asked)
-    assert session.deliver([], wait_s=5) is True
+    assert deliver(session, [], wait_s=5) is True
     assert len(asked) == done  # once found indexed, no read asks about it again
 
 

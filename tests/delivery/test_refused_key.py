@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from hindsight_magic._errors import HindsightError
+from hindsight_magic.testing import Driver
 
 HINT = "check HINDSIGHT_API_KEY"
 
@@ -22,7 +23,7 @@ def test_a_batch_the_worker_sent_keeps_one_line_saying_to_check_the_key(sessions
     session = sessions(transport=httpx.MockTransport(refusing))
     session.retain("The churn table double-counts Q3 refunds.")
     session.flush(5)
-    notices = [line for line in session.take_notices() if "retention failed" in line]
+    notices = [line for line in Driver(session).notices() if "retention failed" in line]
     assert len(notices) == 1, notices
     assert notices[0].count(HINT) == 1, notices[0]
     assert "Invalid API key" in notices[0]

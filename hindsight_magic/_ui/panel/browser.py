@@ -89,12 +89,14 @@ class ResultRow:
 
 @dataclass(frozen=True)
 class SearchView:
-    """The search box's outcome: a message line and the result rows."""
+    """The search box's outcome: a message line and the result rows; ``failed`` when the
+    search could not be made (the line says why), so the panel never reads its own words."""
 
     query: str = ""
     busy: bool = False
     message: str = ""
     rows: tuple[ResultRow, ...] = ()
+    failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ class ForgottenView:
     message: str = LISTING
     rows: tuple[tuple[str, str], ...] = ()  # (memory id, its line), newest first
     loaded: bool = False
+    failed: bool = False  # the server could not list them (the message says why)
 
 
 @dataclass(frozen=True)
@@ -377,7 +380,7 @@ class MemoryBrowser:
                 return
             result = session.recall(request)  # on the worker: it does not wait again
         except Exception as error:  # shown as one line in the panel
-            view = SearchView(query, False, f"Search failed: {self._failure(error)}")
+            view = SearchView(query, False, f"Search failed: {self._failure(error)}", failed=True)
         else:
             message = f"“{query}”: {result.headline()}"
             if waiting:  # the server is slow: say so, rather than "nothing found"
@@ -603,7 +606,8 @@ class MemoryBrowser:
         try:
             outcome = self._session().forgotten()
         except Exception as error:
-            view = ForgottenView(f"Could not list forgotten memories: {self._failure(error)}")
+            why = self._failure(error)
+            view = ForgottenView(f"Could not list forgotten memories: {why}", failed=True)
         else:
             rows = tuple(zip(outcome.memory_ids, outcome.items, strict=False))[:MAX_FORGOTTEN]
             message = one_line(outcome.headline, 300).rstrip(":")

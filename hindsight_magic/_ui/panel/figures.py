@@ -46,13 +46,15 @@ TIMELINE, MAP = "Timeline", "Map"
 class FigureView:
     """What a figure tab shows: the picture as PNG (empty while none was drawn, or where
     matplotlib is missing), its text table (shown instead of a missing picture), a caption
-    (what it counts and when it was drawn, or why it could not be), and whether it is busy."""
+    (what it counts and when it was drawn, or why it could not be), whether it is busy, and
+    whether the last drawing ``failed`` (the caption says why)."""
 
     png: bytes = b""
     text: str = ""
     caption: str = ""
     hint: str = ""  # how to get the picture, when the libraries to draw it are missing
     busy: bool = False
+    failed: bool = False
 
 
 class PanelFigures:
@@ -153,4 +155,4 @@ class PanelFigures:
             log.debug("Hindsight: drawing the panel's %s failed", what, exc_info=True)
             why = f"{type(error).__name__}: {error}"
         caption = one_line(f"Could not draw the {what} at {local_clock()}: {why}", 300)
-        return FigureView(old.png, old.text, caption, old.hint)
+        return FigureView(old.png, old.text, caption, old.hint, failed=True)

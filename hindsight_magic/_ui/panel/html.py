@@ -57,6 +57,8 @@ from .figures import FigureView
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
+    from ..._session.status import SessionStatus
+
 
 MODEL_PREVIEW_CHARS = 600
 STATE_COLORS = {
@@ -116,15 +118,13 @@ def section_html(heading: str, section: str, rows: Rows) -> str:
     )
 
 
-def header_html(heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
+def header_html(heading: str, status: SessionStatus) -> str:
     """The Status tab's title, then the Server and Scope rows side by side, and the layers
     (the banks read beside the own one) when there are any."""
-    server = sections.get("Server", [])
-    blocks = section_html("Server", "server", server) + section_html(
-        "Scope", "scope", sections.get("Scope", [])
-    )
-    if sections.get("Layers"):
-        blocks += section_html("Layers (only 'mine' is written)", "layers", sections["Layers"])
+    blocks = section_html("Server", "server", status.server_rows(panel=True))
+    blocks += section_html("Scope", "scope", status.scope_rows())
+    if status.layers:
+        blocks += section_html("Layers (only 'mine' is written)", "layers", status.layer_rows())
     return (
         f"<div style='font-size:14px;font-weight:700'>{html_text(heading)}</div>"
         f"<div style='display:flex;flex-wrap:wrap'>{blocks}</div>"
@@ -166,7 +166,7 @@ def health_html(
 
 def figure_caption_html(view: FigureView) -> str:
     """The line over a picture: what it counts and when it was drawn, or why it is not."""
-    color = "#c62828" if view.caption.startswith("Could not") else "#555"
+    color = "#c62828" if view.failed else "#555"
     busy = " hm-figure-busy" if view.busy else ""
     return (
         f"<div class='hm-figure-caption{busy}' style='font-size:12px;color:{color}'>"
@@ -197,7 +197,7 @@ def _cell(css: str, text: str, style: str = "") -> str:
 
 def search_state_html(view: SearchView) -> str:
     """The line under the search box: searching, how many were found, or why it failed."""
-    color = "#c62828" if view.message.startswith("Search failed") else "#555"
+    color = "#c62828" if view.failed else "#555"
     busy = " hm-search-busy" if view.busy else ""
     return (
         f"<div class='hm-search-message{busy}' style='font-size:12px;color:{color}'>"
@@ -305,7 +305,7 @@ def forgotten_title(view: ForgottenView) -> str:
 
 def forgotten_message_html(view: ForgottenView) -> str:
     """The line over the Forgotten list: how many, or why they could not be listed."""
-    color = "#555" if view.loaded or view.message.startswith("Listing") else "#c62828"
+    color = "#c62828" if view.failed else "#555"
     return (
         f"<div class='hm-forgotten-message' style='font-size:12px;color:{color}'>"
         f"{html_text(view.message)}</div>"

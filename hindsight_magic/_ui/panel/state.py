@@ -51,26 +51,64 @@ NOT_REACHABLE = "server not reachable"
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Everything a panel shows; equal snapshots mean nothing to send. The health line reads
-    the typed values (``health``, ``bank``, ``pending``, ``failed``, ``auto``); the tables and
-    the text form show ``report``, made from the same ``SessionStatus``."""
+    """Everything a panel shows; equal snapshots mean nothing to send. The health line, the
+    tables and the buttons read the typed ``status`` (its fields and named rows); ``report``,
+    its text form, is made from the same ``SessionStatus``, never read back."""
 
-    report: Report  # the status sections (server, scope, queue, auto-retain, models, session)
-    models: tuple[MentalModel, ...]
-    auto: AutoState
-    failed: int
-    health: str = ""  # the server's state as last read (``checking…`` before)
-    server_ok: bool | None = None  # None: not asked yet
-    bank: str = ""
-    pending: int = 0
+    status: SessionStatus  # made without a server check: the server as last read
     notice: str = ""
     closed: bool = False
     search: SearchView = field(default_factory=SearchView)
     document: DocumentView = field(default_factory=DocumentView)
-    recent: tuple[RecentItem, ...] = ()
     curation: CurationView = field(default_factory=CurationView)
     timeline: FigureView = field(default_factory=FigureView)
     memory_map: FigureView = field(default_factory=FigureView)
+
+    @property
+    def report(self) -> Report:
+        """The status sections as the text report shows them (the panel's text form)."""
+        return _report(self.status)
+
+    @property
+    def models(self) -> tuple[MentalModel, ...]:
+        """The mental models shown, with content (none while turned off)."""
+        return self.status.models
+
+    @property
+    def auto(self) -> AutoState:
+        """Auto-retain on, paused or off."""
+        return self.status.auto
+
+    @property
+    def failed(self) -> int:
+        """Memories the server refused (``%hindsight retry`` resends them)."""
+        return self.status.queue.failed
+
+    @property
+    def pending(self) -> int:
+        """Memories waiting to be sent."""
+        return self.status.queue.pending
+
+    @property
+    def health(self) -> str:
+        """The server's state as last read (``checking…`` before)."""
+        return self.status.health
+
+    @property
+    def server_ok(self) -> bool | None:
+        """Whether the server answered when last asked; None when it was not asked yet."""
+        server = self.status.server
+        return server.ok if server is not None else None
+
+    @property
+    def bank(self) -> str:
+        """The bank memories go to."""
+        return self.status.scope.bank_id
+
+    @property
+    def recent(self) -> tuple[RecentItem, ...]:
+        """This kernel's last memories, newest first."""
+        return self.status.recent
 
 
 def _report(status: SessionStatus) -> Report:
@@ -85,18 +123,10 @@ def take_snapshot(
 ) -> Snapshot:
     """A snapshot of the session (no network: a status made without a check)."""
     return Snapshot(
-        report=_report(status),
-        models=status.models,
-        auto=status.auto,
-        failed=status.queue.failed,
-        health=status.health,
-        server_ok=status.server.ok if status.server is not None else None,
-        bank=status.scope.bank_id,
-        pending=status.queue.pending,
+        status=status,
         notice=notice,
         search=browser.search_view if browser else SearchView(),
         document=browser.document_view if browser else DocumentView(),
-        recent=status.recent,
         curation=browser.curation_view if browser else CurationView(),
         timeline=figures.timeline_view if figures else FigureView(),
         memory_map=figures.map_view if figures else FigureView(),

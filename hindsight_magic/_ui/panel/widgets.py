@@ -67,7 +67,7 @@ from .html import (
     section_html,
     title,
 )
-from .state import AutoState
+from .state import TITLE, AutoState
 
 if TYPE_CHECKING:
     from .figures import FigureView
@@ -241,7 +241,7 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
 
     def show(self, snapshot: Snapshot) -> None:
         """Display ``snapshot``: one ``hold_sync`` per widget, so one message per change."""
-        sections = dict(snapshot.report.sections)
+        status = snapshot.status
         auto_label = {"on": "Pause auto-retain", "paused": "Resume auto-retain"}
         with ExitStack() as stack:
             for widget in self._leaves():
@@ -254,15 +254,11 @@ class HindsightPanel(widgets.VBox):  # type: ignore[misc]
                 snapshot.failed,
                 snapshot.auto,
             )
-            self.w_header.value = header_html(snapshot.report.title, sections)
-            self.w_queue.value = section_html("Queue", "queue", sections.get("Queue", []))
-            self.w_auto.value = section_html(
-                "Auto-retain", "autoretain", sections.get("Auto-retain", [])
-            )
-            self.w_models_state.value = section_html(
-                "Mental models", "models", sections.get("Mental models", [])
-            )
-            self.w_details.value = section_html("Session", "session", sections.get("Session", []))
+            self.w_header.value = header_html(TITLE, status)
+            self.w_queue.value = section_html("Queue", "queue", status.queue_rows())
+            self.w_auto.value = section_html("Auto-retain", "autoretain", status.autoretain_rows())
+            self.w_models_state.value = section_html("Mental models", "models", status.model_rows)
+            self.w_details.value = section_html("Session", "session", status.session_rows())
             self.w_notice.value = snapshot.notice
             self.w_notice.layout.display = "" if snapshot.notice else "none"
             self.w_retry.disabled = snapshot.closed or not snapshot.failed
