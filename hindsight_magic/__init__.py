@@ -69,10 +69,10 @@ if TYPE_CHECKING:
     from ._memory.parsed_replies import RecalledMemory, Sources
     from ._memory.provenance import Provenance
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import WhenError
     from ._session import HindsightSession as Session
     from ._settings import HindsightSettings as Settings
     from ._settings import SettingsError
+    from ._timewindow import WhenError
     from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
@@ -162,7 +162,7 @@ _LAZY = {
     "SettingsError": "._settings",
     "Sources": "._memory.parsed_replies",
     "Timeline": "._ui.pictures",
-    "WhenError": "._memory.timewindow",
+    "WhenError": "._timewindow",
 }
 
 

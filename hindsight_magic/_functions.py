@@ -36,14 +36,13 @@ if TYPE_CHECKING:
     from ._memory.curation import Outcome
     from ._memory.layers import LayerList
     from ._memory.results import RecallResult, ReflectResult
-    from ._memory.timewindow import TimeWindow, When
     from ._operations import Operation
     from ._session import HindsightSession
+    from ._timewindow import TimeWindow, When
     from ._ui.display import FlushResult, Report, RetainResult
     from ._ui.pictures import MemoryMap, Timeline
 
 MAX_MEMORY_CHARS = 1_000_000  # one memory; bigger is refused before anything is queued
-MAX_LATEST = 100  # the newest memories one ``latest`` lists
 
 
 class ShellSession(Protocol):
@@ -240,7 +239,7 @@ def queue_text(
     stamp, dated = None, ""
     if timestamp is not None:
         from ._memory.provenance import RETAIN_MAGIC
-        from ._memory.timewindow import dated as dated_at
+        from ._timewindow import dated as dated_at
 
         name = "--at" if source == RETAIN_MAGIC else "timestamp"
         stamp = dated_at(timestamp, name=name).isoformat()
@@ -340,9 +339,6 @@ def recall(
     """
     # every keyword but session is a field of the request (tests/test_public_api.py checks)
     request = _operations.RecallRequest.from_arguments(locals())
-    from ._memory.timewindow import read_when
-
-    read_when(request)  # a bad WHEN is said before a session is made
     return (session or current_session()).recall(request)
 
 
@@ -393,13 +389,13 @@ def reflect(
     return (session or current_session()).reflect(request)
 
 
-def latest(limit: int = 20, *, session: HindsightSession | None = None) -> RecallResult:
+def latest(
+    limit: int = _operations.DEFAULT_LATEST, *, session: HindsightSession | None = None
+) -> RecallResult:
     """The newest ``limit`` memories of the current scope, newest first (forgotten ones left
     out), as a ``RecallResult``: what happened lately, without a query. What you queued is sent
     first, as for ``recall``; ``#N`` then names the Nth of them."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LATEST:
-        raise InputError(f"Invalid limit {limit!r}: use a whole number from 1 to {MAX_LATEST}.")
-    return (session or current_session()).latest(limit)
+    return (session or current_session()).latest(_operations.LATEST_LIMIT.check(limit))
 
 
 def timeline(
@@ -430,7 +426,10 @@ def timeline(
 
 
 def memory_map(
-    entity: str | None = None, *, top: int = 20, session: HindsightSession | None = None
+    entity: str | None = None,
+    *,
+    top: int = _operations.DEFAULT_TOP,
+    session: HindsightSession | None = None,
 ) -> MemoryMap:
     """The entities of the current scope's memories (what cells define, the files they read,
     the terms their notes capitalise; with an LLM, also the people, places and tools it found)
@@ -441,12 +440,11 @@ def memory_map(
     whole: a bar shows while a long read runs. Needs the ``pictures`` extra to draw; the text
     list shows without it.
     """
-    from ._memory.overview import check_top
     from ._ui.progress import ReadProgress
 
     if entity is not None and not entity.strip():
         raise InputError("Give an entity's name, or none for the whole map.")
-    check_top(top)
+    top = _operations.TOP.check(top)
     progress = ReadProgress(_running_shell(), "reading the bank's memories for the map")
     try:
         found = (session or current_session()).entity_map(
@@ -789,6 +787,6 @@ def dedupe(*, yes: bool = False, session: HindsightSession | None = None) -> Out
 def _window(since: When | None, until: When | None) -> TimeWindow | None:
     """The window ``since``…``until`` name (None when neither is given); a bad WHEN is an
     ``InputError`` saying what to write."""
-    from ._memory.timewindow import TimeWindow
+    from ._timewindow import TimeWindow
 
     return TimeWindow.parse(since, until)

@@ -30,6 +30,15 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple, TypeVar, Union
 
+from ._converters import (
+    Converter,
+    choice,
+    count_between,
+    fraction,
+    identifier,
+    positive_int,
+    tag_list,
+)
 from ._errors import InputError
 from ._settings import BUDGETS, Budget
 from ._text import one_line
@@ -44,8 +53,6 @@ Front = Literal["both", "magic", "cli"]
 both."""
 When = Union[str, datetime, date]  # noqa: UP007 (a runtime alias: the fields' hints name it)
 R = TypeVar("R", bound="Request")
-
-Converter = Callable[[str], Any]
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,7 @@ def _as_text(param: Param, value: Any) -> str | None:
 
 
 def _as_count(param: Param, value: Any) -> int | None:
-    if value is None:
+    if value is None and param.default is None:  # not given; a declared default stands in
         return None
     least = 1 if param.least is None else param.least
     ok = isinstance(value, int) and not isinstance(value, bool)
@@ -247,66 +254,12 @@ def _as_given(param: Param, value: Any) -> Any:
     return value
 
 
-def choice(*allowed: str) -> Converter:
-    """A converter accepting only ``allowed`` values."""
+def _as_when(param: Param, value: Any) -> Any:
+    """A WHEN kept as given (read against now where it is used) once it reads as one."""
+    from ._timewindow import parse_when
 
-    def convert(value: str) -> str:
-        if value not in allowed:
-            raise ValueError(f"use one of {', '.join(allowed)}")
-        return value
-
-    return convert
-
-
-def positive_int(value: str) -> int:
-    """An integer ≥ 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError("use a whole number of at least 1") from None
-    if number < 1:
-        raise ValueError("must be at least 1")
-    return number
-
-
-def count_between(least: int, most: int) -> Converter:
-    """A converter accepting whole numbers from ``least`` to ``most``."""
-
-    def convert(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise ValueError(f"use a whole number from {least} to {most}") from None
-        if not least <= number <= most:
-            raise ValueError(f"use a whole number from {least} to {most}")
-        return number
-
-    return convert
-
-
-def fraction(value: str) -> float:
-    """A number from 0 to 1."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError("use a number from 0 to 1") from None
-    if not 0.0 <= number <= 1.0:
-        raise ValueError("use a number from 0 to 1")
-    return number
-
-
-def tag_list(value: str) -> tuple[str, ...]:
-    """Comma-separated tags, blanks dropped."""
-    tags = tuple(t.strip() for t in value.split(",") if t.strip())
-    if not tags:
-        raise ValueError("give at least one tag")
-    return tags
-
-
-def identifier(value: str) -> str:
-    """A Python variable name."""
-    if not value.isidentifier():
-        raise ValueError("not a valid Python variable name")
+    if value is not None:
+        parse_when(value, name=param.option)
     return value
 
 
@@ -354,8 +307,7 @@ KINDS: dict[str, KindOf] = {
     "choice": KindOf(str, lambda p: choice(*p.choices), _no_bounds, _as_choice),
     "variable": KindOf(str, lambda p: identifier, _no_bounds, _as_given),
     "path": KindOf(str, lambda p: _path, _no_bounds, _as_given),
-    # a WHEN is kept as given: read in the user's zone, against now, by ``timewindow.read_when``
-    "when": KindOf(str, lambda p: str, _no_bounds, _as_given),
+    "when": KindOf(str, lambda p: str, _no_bounds, _as_when),
 }
 
 
@@ -538,8 +490,19 @@ VAR = Param("var", "variable", "also store the result in NAME", "NAME")
 
 # -- the typed values: recall and reflect -----------------------------------------------------
 
-MAX_RESULTS = 50  # the most memories an agent's recall returns …
+MAX_RESULTS = 50  # the most memories an agent's recall returns (the panel's table shows) …
 DEFAULT_RESULTS = 10  # … and how many without max_results
+
+# the Python functions' own bounds (``hm.latest``'s limit, ``hm.memory_map``'s top), whose
+# keywords default to the declared default: ``Param.check`` refuses what lies outside
+MAX_LATEST = 100  # the newest memories one ``latest`` lists …
+DEFAULT_LATEST = 20  # … and how many without limit
+LATEST_LIMIT = Param(
+    "limit", "count", "newest memories", "N", most=MAX_LATEST, default=DEFAULT_LATEST
+)
+MAX_TOP = 200  # the most mentioned entities a memory map draws …
+DEFAULT_TOP = 20  # … and how many without top
+TOP = Param("top", "count", "most mentioned entities", "N", most=MAX_TOP, default=DEFAULT_TOP)
 
 
 @declared
@@ -603,6 +566,12 @@ class RecallRequest(Request):
             "NAME",
         ),
     ] = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from ._timewindow import read_when
+
+        read_when(self.since, self.until, self.as_of)  # since after until, as_of ahead: said now
 
 
 @declared

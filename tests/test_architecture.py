@@ -206,7 +206,7 @@ NOT_VOCABULARIES: dict[str, tuple[set[str], str]] = {
     "_localserver/postgres.py": ({"initdb", "pg_ctl", "1"}, "PostgreSQL's programs and output"),
     "_localserver/storage.py": ({"B", "GB", "PostgreSQL data"}, "size units; a location's label"),
     "_memory/archive.py": ({"GB", "int"}, "size units; a dataclass field's annotation"),
-    "_memory/timewindow.py": ({"now", "today", "yesterday"}, "parsing the user's WHEN"),
+    "_timewindow.py": ({"now", "today", "yesterday"}, "parsing the user's WHEN"),
     "_delivery/journal_file.py": (
         {"ok", "off", "cantopen", "corrupt"},
         "SQLite's integrity check; the setting's off; JournalKind (a Literal, as below)",
@@ -319,6 +319,27 @@ def test_no_two_classes_share_a_name() -> None:
                 where.setdefault(node.name, []).append(path.relative_to(package).as_posix())
     shared = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert not shared, f"classes that share a name: {shared}"
+
+
+def test_bounds_are_checked_where_they_are_declared() -> None:
+    """A count's range is said and checked by ``Param.check`` (``_operations``) only, and each
+    bound is one number, written once: ``hm.latest``'s limit, the map's top and the panel's
+    table once checked theirs by hand, beside the range the help and the MCP schema show.
+    ``_converters`` reads a magic's word with the range its declaration gives it."""
+    package = Path(hm.__file__).parent
+    by_hand, where = [], {}
+    for path in sorted(package.rglob("*.py")):
+        name, text = path.relative_to(package).as_posix(), path.read_text(encoding="utf-8")
+        if "use a whole number" in text and name not in ("_operations.py", "_converters.py"):
+            by_hand.append(name)
+        for node in ast.parse(text).body:
+            numbered = isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            targets = node.targets if numbered else []  # type: ignore[attr-defined]
+            for bound in (t.id for t in targets if isinstance(t, ast.Name)):
+                if bound.startswith(("MAX_", "DEFAULT_")):
+                    where.setdefault(bound, []).append(name)
+    assert by_hand == [], "a range refused by hand, not by its declaration's Param.check"
+    assert {bound: paths for bound, paths in where.items() if len(paths) > 1} == {}
 
 
 # -- the recipes ("Where to add…") name only what exists ------------------------------------------

@@ -37,7 +37,7 @@ BUILTIN_RAISES = {
     ("__init__.py", "AttributeError"): "a module's __getattr__ (PEP 562)",
     ("_settings.py", "ValueError"): "a trait's validation: the settings make it a SettingsError",
     ("_ipython/parsing.py", "ValueError"): "an option converter: the parser makes it InputError",
-    ("_operations.py", "ValueError"): "a kind's converter: the parser makes it InputError",
+    ("_converters.py", "ValueError"): "a kind's converter: the parser makes it InputError",
     ("_settings.py", "NotImplementedError"): "an abstract method",
     ("_ui/pictures.py", "NotImplementedError"): "an abstract method",
     ("_ui/pictures.py", "ImportError"): "pandas, an optional dependency, is not installed",

@@ -156,7 +156,9 @@ def test_a_project_session_works_like_a_kernel_started_in_that_folder(
         (lambda: hm.recall("flux", until=3), "--until is text or a datetime, not int"),  # type: ignore[arg-type]
         (lambda: hm.retain("x", agent=" "), "Invalid agent"),
         (lambda: hm.latest(0), "Invalid limit 0"),
-        (lambda: hm.latest(101), "Invalid limit 101"),
+        (lambda: hm.latest(101), "Invalid limit 101: use a whole number from 1 to 100."),
+        (lambda: hm.latest(None), "Invalid limit None"),  # type: ignore[arg-type]
+        (lambda: hm.memory_map(top=0), "Invalid top 0: use a whole number from 1 to 200."),
         (lambda: hm.project_session("/no/such/folder"), "No such project folder"),
     ],
 )

@@ -33,6 +33,8 @@ def session() -> Iterator[HindsightSession]:
 
 
 def part_types(session: HindsightSession) -> tuple[type, ...]:
+    """The types of the session's parts. A private reach on purpose: these tests check that
+    no public attribute or property hands one out, so they must know what the parts are."""
     parts = PARTS[id(session)]
     found = {type(getattr(parts, field.name)) for field in dataclasses.fields(Parts)}
     found |= {type(parts.connection.client)}

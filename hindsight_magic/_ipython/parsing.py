@@ -24,9 +24,9 @@ from typing import Any, NamedTuple, NoReturn, TypeVar
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
+from .._converters import choice as choice  # the kinds' converters, for the subcommands too
+from .._converters import positive_int as positive_int
 from .._operations import Operation, Param
-from .._operations import choice as choice  # the kinds' converters, for the subcommands too
-from .._operations import positive_int as positive_int
 
 _OPTION = re.compile(r"--([A-Za-z][\w-]*)(?:=|\s+|$)")
 Converter = Callable[[str], Any]

@@ -5,7 +5,7 @@ Both read the server's own records rather than anything kept in the kernel, so a
 notebook and an agent show up too:
 
 - the timeline counts the scope's valid memories on the ``mentioned_at`` axis (the same axis
-  ``--since``/``--until`` filter recall on; see ``timewindow``), in the scope's tags. A scope of
+  ``--since``/``--until`` filter recall on; see ``_timewindow``), in the scope's tags. A scope of
   at most ``READ_WHOLE`` memories is read whole: every count exact. A larger one is counted by
   the server, per period and fact type (``paging.ScopeReader.count``: the list's ``total``
   with no memory sent), so its cost follows the number of periods, not of memories. Which
@@ -49,10 +49,11 @@ from .._capture.evidence import State
 from .._capture.identity import cell_document
 from .._enums import StrEnum
 from .._errors import PUBLIC, InputError
+from .._operations import TOP
 from .._text import encodable, one_line, plain_text, plural
+from .._timewindow import EARLIEST, TimeWindow, WhenError, local_zone, server_time
 from .paging import TICK, ScopeReader
 from .provenance import AGENT, AGENT_NAME, NOTEBOOK, SOURCE
-from .timewindow import EARLIEST, TimeWindow, WhenError, local_zone, server_time
 from .verify import DataCheck
 from .versions import SUPERSEDED
 
@@ -75,7 +76,6 @@ READ_WHOLE = 2 * READ_PAGE  # memories a timeline reads at most: all of a scope 
 MAX_FILES_NAMED = 3  # changed files named under the timeline
 FIRST_SPAN = timedelta(days=32)  # the first window searched back for the oldest memory
 ENTITY_MEMORIES = 20  # memories listed under one entity
-MAX_TOP = 200
 
 
 class Period(StrEnum):
@@ -90,7 +90,8 @@ PERIODS: tuple[str, ...] = tuple(Period)
 
 
 class OverviewError(InputError):
-    """A period, top N or entity that does not fit; the message is one line."""
+    """A period or entity that does not fit; the message is one line (a top N out of range
+    is its declaration's ``InputError``)."""
 
     __module__ = PUBLIC
 
@@ -285,12 +286,6 @@ def check_period(by: str | None) -> Period | None:
     if by is not None and by not in PERIODS:
         raise OverviewError(f"Unknown period {one_line(str(by), 20)!r}: use day, week or month.")
     return None if by is None else Period(by)
-
-
-def check_top(top: int) -> int:
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP:
-        raise OverviewError(f"Invalid top {top!r}: use a whole number from 1 to {MAX_TOP}.")
-    return top
 
 
 def scope_phrase(scope: BankScope) -> str:
@@ -501,7 +496,7 @@ class BankOverview:
         in a scope's tags), so the scope's facts are read whole, by time
         (``paging.ScopeReader``: a page costs the same at the bank's end as at its start), at
         most ``MAP_CAP``; ``read(done, total)`` follows the read (a bar, where it is long)."""
-        check_top(top)
+        top = TOP.check(top)  # a bad one is said by its declaration
         scope = self._scope()
         reader = ScopeReader(self._connection, scope)
         totals = {fact_type: reader.count(fact_type) for fact_type in FACTS}

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from .._api.vocabulary import MemoryState
-from .timewindow import TIME_FIELD, server_time
+from .._timewindow import TIME_FIELD, server_time
 
 if TYPE_CHECKING:
     from .._api.client import Connection

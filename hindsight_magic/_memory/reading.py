@@ -87,12 +87,12 @@ from .._errors import HindsightError
 from .._operations import RecallRequest
 from .._settings import MINE, Budget
 from .._text import encodable, prompt_text
+from .._timewindow import read_when, server_time
 from .excerpt import carries_nothing
 from .layers import Layer, LayerAsking, Skipped, chosen, layers_of
 from .llm import ServerLlm, llm_failure, placeholder
 from .provenance import BEFORE
 from .results import RecallResult, ReflectResult
-from .timewindow import read_when, server_time
 from .versions import collapse
 
 AS_OF_PAGE = 100
@@ -103,10 +103,10 @@ if TYPE_CHECKING:
     from .._api.replies import MemoryUnit
     from .._operations import ReflectRequest
     from .._settings import HindsightSettings
+    from .._timewindow import AsOf, TimeWindow
     from .curation import Curator
     from .parsed_replies import RecalledMemory
     from .scope import BankScope
-    from .timewindow import AsOf, TimeWindow
 
 
 LATEST_QUERY = "(the newest memories)"
@@ -348,7 +348,7 @@ class Reader:
         """``recall``; ``ready``: what ``before_read`` said already (None: ask it now, unless
         the read does not ``wait`` or leaves the session's own bank out: nothing waited for)."""
         s, scope, query = self._settings, self._scope(), request.query
-        window, then = read_when(request)  # a bad WHEN is said before anything is asked
+        window, then = read_when(request.since, request.until, request.as_of)  # read now
         mine = Layer(MINE, scope.bank_id, scope.recall_tags, scope.tags_match)
         layers = layers_of(s.layers)
         asked = chosen(mine, layers, request.layer)

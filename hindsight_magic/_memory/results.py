@@ -40,8 +40,8 @@ from .provenance import (
 
 if TYPE_CHECKING:
     from .._api.replies import Memory
+    from .._timewindow import TimeWindow
     from .parsed_replies import RecalledMemory, Sources
-    from .timewindow import TimeWindow
 
 
 RECALL_PREAMBLE = (

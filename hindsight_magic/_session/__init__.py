@@ -96,8 +96,8 @@ if TYPE_CHECKING:
     from .._memory.mental_models import MentalModel, ModelChange, RefreshOutcome, SeedOutcome
     from .._memory.overview import EntityMap, Period, TimelineCounts
     from .._memory.results import RecallResult, ReflectResult
-    from .._memory.timewindow import TimeWindow
     from .._settings import HindsightSettings
+    from .._timewindow import TimeWindow
 
 
 log = logging.getLogger("hindsight_magic")

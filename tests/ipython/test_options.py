@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
+from hindsight_magic._converters import choice, identifier, positive_int, tag_list
 from hindsight_magic._ipython.parsing import (
     FLAG,
     SubcommandParser,
@@ -19,7 +20,6 @@ from hindsight_magic._ipython.parsing import (
     positive_float,
     setting_assignment,
 )
-from hindsight_magic._operations import choice, identifier, positive_int, tag_list
 
 USAGE = "%recall [--budget low|mid|high] [--max-tokens N] QUERY"
 SPEC: dict[str, Any] = {
@@ -392,3 +392,31 @@ def test_tags_reach_a_recall_from_the_magic_python_and_the_panel_s_search_alike(
     assert RecallRequest.parsed("ratio:3 is fine", PANEL_SEARCH).query == "ratio:3 is fine"
     with pytest.raises(UsageError, match="give at least one tag"):
         RECALL_OPTIONS.parse("--tags , freezer")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"since": "not a date"}, "Cannot read 'not a date' as a time for --since: use an ISO"),
+        ({"until": 3}, "--until is text or a datetime, not int: an ISO date like 2026-11-03"),
+        ({"as_of": "2999-01-01"}, "--as-of (1 Jan 2999) is in the future: memory can be read"),
+        ({"since": "today", "until": "2020-01-01"}, "is not before --until (1 Jan 2020): swap"),
+    ],
+)
+def test_a_recall_s_bad_when_is_refused_when_the_request_is_made(
+    fields: dict[str, Any], message: str
+) -> None:
+    """Python's keywords, an agent's arguments and the panel's boxes make the one request:
+    a WHEN that cannot be read, or bounds that do not fit, are said then, before a session is
+    made, an agent's call waits or the panel's search waits for indexing."""
+    from hindsight_magic import WhenError
+    from hindsight_magic._operations import AGENT_RECALL, PANEL_SEARCH, RecallRequest
+
+    with pytest.raises(WhenError, match=re.escape(message)):
+        RecallRequest("freezer cores", **fields)
+    with pytest.raises(WhenError, match=re.escape(message)):
+        AGENT_RECALL.requested({"query": "freezer cores", **fields})
+    if all(isinstance(value, str) for value in fields.values()):
+        with pytest.raises(WhenError, match=re.escape(message)):
+            RecallRequest.parsed("freezer cores", PANEL_SEARCH, **fields)
+    assert RecallRequest("freezer cores", since="3d", until="today").since == "3d"  # as given

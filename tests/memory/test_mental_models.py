@@ -265,12 +265,18 @@ def make_session(make_session: Any) -> Any:
 
 
 def cache_of(session: Any) -> Any:
-    """The session's mental-model cache, for the tests of its own bookkeeping below: its
-    snapshot, its status rows and when it lists again are what they check, and a user sees
-    them only as the text of ``%hindsight status``."""
+    """The session's mental-model cache (a private reach), for the tests of what no public
+    read shows: when it lists again (its ``load`` among the worker's scheduled jobs) and the
+    names it hands the session's other parts. Everything else reads ``Session.status()``."""
     from hindsight_magic._session import PARTS
 
     return PARTS[id(session)].mental_models
+
+
+def models_status(session: Any) -> Any:
+    """What ``%hindsight status`` shows of the mental models, without asking the server:
+    ``model_rows`` (the report's lines) and ``models`` (those shown, with content)."""
+    return session.status(check_server=False, wait_models=False)
 
 
 def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, make_session: Any):
@@ -278,7 +284,7 @@ def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, m
     session = make_session()
     driver = Driver(session)
     assert not driver.models_loaded(0.05)  # the worker has not run yet
-    assert cache_of(session).status_rows()[0] == ("state", "loading")
+    assert models_status(session).model_rows[0] == ("state", "loading")
     driver.pump()
     assert driver.models_loaded()
     methods = [(m, p.rsplit("/", 1)[-1], q.get("detail")) for m, p, q, _ in fake.requests]
@@ -288,7 +294,7 @@ def test_first_load_ensures_bank_seeds_then_lists_content(fake: FakeHindsight, m
     assert methods[-1] == ("GET", "mental-models", "content")
     seeded = {"user-preferences", "project-conventions-churn", "project-decisions-churn"}
     assert set(fake.banks["nb"]) == seeded
-    assert cache_of(session).models == ()  # seeds have no content yet
+    assert models_status(session).models == ()  # seeds have no content yet
     assert session.prompt_context() == ""
 
 
@@ -322,13 +328,13 @@ def test_cache_keeps_visible_models_with_content_and_renders_them(
     session = make_session(mental_model_auto_seed=False)
     driver = Driver(session)
     driver.pump()
-    assert [m.id for m in cache_of(session).models] == ["mine", "shared"]
+    assert [m.id for m in models_status(session).models] == ["mine", "shared"]
     block = session.prompt_context()
     assert "# Mine" in block
     assert "# Shared" in block
     assert "Theirs" not in block
     assert not fake.calls("POST")  # auto-seed off: nothing created
-    rows = dict(cache_of(session).status_rows())
+    rows = dict(models_status(session).model_rows)
     # status lists what %hindsight models lists for this scope, content or not
     assert re.fullmatch(r"ok, 3 models listed at [\d:]{8} \(1 without content yet\)", rows["state"])
     assert rows["models"] == "empty (empty), mine, shared"
@@ -399,7 +405,7 @@ def test_second_load_creates_nothing_and_reuses_the_ensured_bank(
     driver = Driver(session)
     driver.pump()
     created = len(fake.calls("POST"))
-    cache_of(session).reload(clear=False).wait(0)
+    session.reload_models(wait=False)  # %hindsight models refresh
     driver.pump()
     assert len(fake.calls("POST")) == created == 3
     assert len(fake.calls("GET", "mental-models$")) == 3  # metadata once, content twice
@@ -412,13 +418,13 @@ def test_failed_list_is_recorded_and_the_block_is_empty(fake: FakeHindsight, mak
     driver = Driver(session)
     driver.pump()
     assert driver.models_loaded()
-    state = dict(cache_of(session).status_rows())["state"]
+    state = dict(models_status(session).model_rows)["state"]
     assert state == "unavailable: listMentalModels failed: db down"
     assert session.prompt_context() == ""
     del fake.fail["GET /mental-models$"]  # the server recovers: the next load seeds and lists
-    cache_of(session).reload(clear=False)
+    session.reload_models(wait=False)
     driver.pump()
-    assert dict(cache_of(session).status_rows())["state"].startswith("ok")
+    assert dict(models_status(session).model_rows)["state"].startswith("ok")
     assert len(fake.calls("POST")) == 3
 
 
@@ -429,7 +435,7 @@ def test_disabled_means_no_requests(fake: FakeHindsight, make_session: Any) -> N
     assert fake.requests == []
     assert driver.models_loaded()
     assert session.prompt_context() == ""
-    assert cache_of(session).status_rows() == [("state", "disabled (mental_models = false)")]
+    assert models_status(session).model_rows == (("state", "disabled (mental_models = false)"),)
 
 
 def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session: Any) -> None:
@@ -438,22 +444,20 @@ def test_scope_change_reloads_for_the_new_bank(fake: FakeHindsight, make_session
     session = make_session(mental_model_auto_seed=False)
     driver = Driver(session)
     driver.pump()
-    assert cache_of(session).models == ()
+    assert models_status(session).models == ()
     session.settings.bank_id = "other"
     assert not driver.models_loaded()  # old snapshot dropped
     driver.pump()
-    assert [m.id for m in cache_of(session).models] == ["o"]
-    assert cache_of(session).state.bank_id == "other"
+    assert [m.id for m in models_status(session).models] == ["o"]  # on bank other only
 
 
 def test_loads_repeat_every_refresh_interval(fake: FakeHindsight, make_session: Any) -> None:
     session = make_session(mental_model_refresh_s=0.05, mental_model_auto_seed=False)
     driver = Driver(session)
     driver.pump()
-    first = cache_of(session).state.loaded_at
+    assert len(fake.calls("GET", "mental-models$")) == 1
     time.sleep(0.06)
     driver.pump()
-    assert cache_of(session).state.loaded_at > first
     assert len(fake.calls("GET", "mental-models$")) == 2
 
 

@@ -15,7 +15,7 @@ from hindsight_magic._memory.reading import (
     widened,
     within,
 )
-from hindsight_magic._memory.timewindow import TimeWindow
+from hindsight_magic._timewindow import TimeWindow
 
 ZONE = timezone(timedelta(hours=1))
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=ZONE)

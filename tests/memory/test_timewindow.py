@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from hindsight_magic._memory.timewindow import (
+from hindsight_magic._timewindow import (
     TimeWindow,
     WhenError,
     dated,

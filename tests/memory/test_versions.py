@@ -15,8 +15,8 @@ from hindsight_magic._api.client import Connection, Timeouts
 from hindsight_magic._api.replies import MemoryUnit
 from hindsight_magic._capture.identity import identify
 from hindsight_magic._memory.parsed_replies import RecalledMemory
-from hindsight_magic._memory.timewindow import AsOf, WhenError
 from hindsight_magic._memory.versions import CellVersions, collapse, redundant, what_changed
+from hindsight_magic._timewindow import AsOf, WhenError
 
 WHERE = "project\x1fchurn.ipynb"
 

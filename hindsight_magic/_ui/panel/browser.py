@@ -53,8 +53,7 @@ from ..._delivery.recent import (
 from ..._errors import HindsightError, InputError
 from ..._memory.curation import CURATED_TYPES, OWN_ID
 from ..._memory.provenance import SEPARATOR, provenance_line, relevance_text
-from ..._memory.timewindow import read_when
-from ..._operations import PANEL_SEARCH, RecallRequest
+from ..._operations import MAX_RESULTS, PANEL_SEARCH, RecallRequest
 from ..._settings import MINE
 from ..._text import one_line, plural
 
@@ -62,9 +61,6 @@ if TYPE_CHECKING:
     from ..._memory.curation import Outcome
     from ..._memory.results import RecallResult
     from .live import LiveSession
-
-
-MAX_RESULTS = 50
 
 
 DOC_PREVIEW_CHARS = 1500
@@ -270,8 +266,8 @@ class MemoryBrowser:
                 self.search_view = SearchView(message="Type what to search for, then Search.")
                 return
             try:
+                # made, it is checked: a bad WHEN is said now, not after the wait for indexing
                 request = RecallRequest.parsed(text, PANEL_SEARCH, **others)
-                read_when(request)  # a bad WHEN is said now, not after the wait for indexing
             except InputError as error:
                 self.search_view = SearchView(text.strip(), False, one_line(str(error), 300))
                 return

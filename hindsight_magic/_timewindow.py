@@ -17,13 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
-from .._errors import PUBLIC, InputError
-from .._text import one_line, parse_iso
-
-if TYPE_CHECKING:
-    from .._operations import RecallRequest
+from ._errors import PUBLIC, InputError
+from ._text import one_line, parse_iso
 
 When: TypeAlias = "str | datetime | date"
 
@@ -296,10 +293,13 @@ class AsOf:
         return TimeWindow(window.start, end, f"{window.label}, as it was {self.label}")
 
 
-def read_when(request: RecallRequest) -> tuple[TimeWindow | None, AsOf | None]:
-    """The window ``request``'s ``since``/``until`` make and the moment its ``as_of`` names
-    (None when not given); a bad WHEN is a ``WhenError`` saying what to write. The reader
-    reads them; an edge reads them first too, so that bad input is said before a session
-    is made or a search waits."""
-    window = TimeWindow.parse(request.since, request.until)
-    return window, AsOf.parse(request.as_of) if request.as_of is not None else None
+def read_when(
+    since: When | None, until: When | None, as_of: When | None
+) -> tuple[TimeWindow | None, AsOf | None]:
+    """The window ``since``/``until`` make and the moment ``as_of`` names (None when not
+    given), read now; a ``WhenError`` saying what to write when one is not a WHEN or they do
+    not fit (``since`` not before ``until``, ``as_of`` in the future). A recall's request
+    reads them when made, so that bad input is said before a session is made or a search
+    waits; the reader reads them again, against the moment it reads."""
+    window = TimeWindow.parse(since, until)
+    return window, AsOf.parse(as_of) if as_of is not None else None
