@@ -395,7 +395,8 @@ def latest(
     """The newest ``limit`` memories of the current scope, newest first (forgotten ones left
     out), as a ``RecallResult``: what happened lately, without a query. What you queued is sent
     first, as for ``recall``; ``#N`` then names the Nth of them."""
-    return (session or current_session()).latest(_operations.LATEST_LIMIT.check(limit))
+    checked = _operations.LATEST_LIMIT.check(limit)  # refused before a session is made
+    return (session or current_session()).latest(checked)
 
 
 def timeline(
