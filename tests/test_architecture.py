@@ -570,13 +570,14 @@ def test_the_recall_option_recipe_reaches_every_front_end() -> None:
         request = agents.requested(arguments)
         return f"colour={request.colour} limit={request.limit}"  # type: ignore[attr-defined]
 
+    # (the MCP servers come with the ``mcp`` extra: without it, the checks above still ran)
+    jupyter_server_mcp = pytest.importorskip("jupyter_server_mcp.mcp_server")
     from fastmcp import Client as FastClient
     from mcp import Client
     from mcp.server.mcpserver import MCPServer
 
     standalone = MCPServer("recipe")
     standalone.tool()(tool_function(agents, answer))
-    jupyter_server_mcp = pytest.importorskip("jupyter_server_mcp.mcp_server")
     jupyter = jupyter_server_mcp.MCPServer(name="recipe", port=0)
     jupyter.register_tool(tool_function(agents, answer))
 
