@@ -140,7 +140,10 @@ def _raw_samples(path: Path, allowed: Callable[[str], bool]) -> list[tuple[str, 
                 for n in sorted(names)
                 if allowed(_sample_id(n))
             ]
-    data = json.loads(path.read_text())
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as damaged:
+        raise DataError(f"{path} is not JSON ({damaged}): download it again.") from None
     if isinstance(data, dict):  # one conversation of the zip, unpacked
         return [(_sample_id(path.name), data)] if allowed(_sample_id(path.name)) else []
     if not isinstance(data, list):

@@ -61,17 +61,19 @@ SETTLE_S = 60.0
 class HttpTimer:
     """Wraps client methods; records how long each call of them made on this thread took
     (ms). Calls from the session's worker (a mental model filled by a recall) are not the
-    magic's: they run beside it, and counting them made its own time negative."""
+    magic's: they run beside it, and counting them made its own time negative. With
+    ``any_thread``, every thread's calls count: for a caller that waits while another thread
+    makes its requests (an MCP tool's handler, a recall that first flushes the queue)."""
 
-    def __init__(self, client: Any, *names: str) -> None:
+    def __init__(self, client: Any, *names: str, any_thread: bool = False) -> None:
         self.calls: list[float] = []
-        self._thread = threading.get_ident()
+        self._thread = None if any_thread else threading.get_ident()
         for name in names:
             setattr(client, name, self._timed(getattr(client, name)))
 
     def _timed(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            if threading.get_ident() != self._thread:
+            if self._thread is not None and threading.get_ident() != self._thread:
                 return original(*args, **kwargs)
             started = time.perf_counter_ns()
             try:

@@ -63,8 +63,8 @@ def measure(url: str, runs: int) -> dict[str, Any] | None:
     try:
         with loaded(shell, url, banks["magic"]) as session:
             s, scope = session.settings, session.scope
-            http = [
-                HttpTimer(session._parts.connection.client, "retain_batch"),
+            http = [  # the retain is sent by the worker while the recall waits for it
+                HttpTimer(session._parts.connection.client, "retain_batch", any_thread=True),
                 HttpTimer(session._parts.connection.client, "recall"),
             ]
             asked = {"budget": s.recall_budget, "max_tokens": s.recall_max_tokens}

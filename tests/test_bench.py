@@ -705,6 +705,11 @@ def test_the_external_benchmark_scores_evidence_turns_and_keeps_held_out_ones_ou
     assert "conv-41 held out for an independent check" in capsys.readouterr().err
     with pytest.raises(DataError, match=re.escape(DATA_URL)):
         find_data(tmp_path / "nowhere.json")
+    damaged = tmp_path / "damaged" / "locomo10.json"  # an interrupted download: empty
+    damaged.parent.mkdir()
+    damaged.write_text("")
+    with pytest.raises(DataError, match="is not JSON.*download it again"):
+        load(damaged, ("conv-26",))
 
 
 def test_a_merged_section_keeps_the_notes_about_several_sections(
