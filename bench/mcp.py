@@ -93,7 +93,7 @@ def own_times(project: str, runs: int) -> dict[str, Any]:
 
     server.middleware.insert(0, timed)  # outermost: the server's whole handling of a call
     session = memory.session()
-    timer = HttpTimer(session._parts.connection.client, "call", any_thread=True)
+    timer = HttpTimer(session._parts.connection.client, "call", "retain_batch", any_thread=True)
     token = f"mcp{uuid.uuid4().hex[:8]}"
     calls: dict[str, Any] = {
         "recall": lambda n: ("recall", {"query": f"{token} fact {n}"}),
