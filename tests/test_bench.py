@@ -708,7 +708,7 @@ def test_the_external_benchmark_scores_evidence_turns_and_keeps_held_out_ones_ou
     damaged = tmp_path / "damaged" / "locomo10.json"  # an interrupted download: empty
     damaged.parent.mkdir()
     damaged.write_text("")
-    with pytest.raises(DataError, match="is not JSON.*download it again"):
+    with pytest.raises(DataError, match=r"is not JSON.*download it again"):
         load(damaged, ("conv-26",))
 
 
