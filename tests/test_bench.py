@@ -88,6 +88,12 @@ def check_figures(out: str) -> None:
     assert len(timed) >= 15, timed
     for measurement in timed:
         table.stats(measurement)
+    # every note names its sections (``15: …``): ``--sections`` and a section's ``--output``
+    # merge by that prefix, and a note without one failed the merge after the measurement
+    notes = out.split("## Notes", 1)[1].split("\n## ", 1)[0]
+    unnamed = [n for n in notes.splitlines() if n.startswith("- ")]
+    unnamed = [n[:80] for n in unnamed if not re.match(r"- \d+(, \d+)*: ", n)]
+    assert unnamed == [], unnamed
 
     # 1: %retain costs microseconds; the speed-ups are the ratios of the medians they name
     retain, _, _, calls = table.stats("`%retain TEXT` via `shell.run_line_magic`")
